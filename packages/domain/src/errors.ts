@@ -1,0 +1,22 @@
+/**
+ * Every rule violation the domain can report. The API maps each code to a transport
+ * status and a public message in one table (apps/api/src/errors.ts).
+ */
+export type DomainErrorCode =
+  | 'conversation_not_found'
+  | 'invalid_input'
+  | 'slug_taken'
+  | 'intake_page_unusable'
+  | 'unauthorized';
+
+export class DomainError extends Error {
+  readonly code: DomainErrorCode;
+
+  constructor(code: DomainErrorCode, message: string) {
+    super(message);
+    this.name = 'DomainError';
+    this.code = code;
+  }
+}
+
+export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError;

@@ -1,0 +1,28 @@
+import { slugKey } from './slug.ts';
+import { titleKey } from './title.ts';
+
+/** What get_conversation was asked for. */
+export interface LookupRequest {
+  title?: string | undefined;
+  slug?: string | undefined;
+}
+
+/**
+ * The normalised lookup: each key given must match (exactly, ignoring case). When both are
+ * given both must match. The most recently created match wins, ties broken by the higher id;
+ * with no key, or no match, the account's most recent conversation is the answer.
+ */
+export interface LookupCriteria {
+  titleKey?: string;
+  slugKey?: string;
+}
+
+export function lookupCriteria(req: LookupRequest): LookupCriteria {
+  const criteria: LookupCriteria = {};
+  if (req.title !== undefined) criteria.titleKey = titleKey(req.title);
+  if (req.slug !== undefined) criteria.slugKey = slugKey(req.slug);
+  return criteria;
+}
+
+export const hasCriteria = (c: LookupCriteria): boolean =>
+  c.titleKey !== undefined || c.slugKey !== undefined;

@@ -1,0 +1,102 @@
+import type { LookupCriteria } from './lookup.ts';
+import type { PageWindow } from './paging.ts';
+import type { EpochMicros } from './time.ts';
+import type { AccountAddress } from './urls.ts';
+
+/** The account a request acts for, as resolved from its API token. */
+export interface AccountContext extends AccountAddress {
+  id: number;
+  defaults: ConversationSettings;
+  titleTemplate: string;
+  owner: UserRecord | null;
+}
+
+export interface ConversationSettings {
+  anyoneCanPost: boolean;
+  allowAnonymousMessages: boolean;
+  allowSearchEngines: boolean;
+}
+
+export interface UserRecord {
+  id: number;
+  email: string;
+  name: string;
+}
+
+export interface TagRecord {
+  id: number;
+  name: string;
+}
+
+export interface WorkflowRecord {
+  id: number;
+  name: string;
+  steps: unknown[];
+}
+
+export type MessageAuthorRecord = { anonymous: true } | ({ anonymous: false } & UserRecord);
+
+export interface MessageRecord {
+  id: number;
+  messageType: string;
+  recordedDurationSeconds: number;
+  author: MessageAuthorRecord;
+  text: string;
+  downloadMediaUrl: string | null;
+}
+
+export interface ConversationRecord extends ConversationSettings {
+  id: number;
+  title: string;
+  slug: string;
+  viaPrimaryIntakePage: boolean;
+  intakePageId: number | null;
+  /** The workflow as it was copied from the intake page at creation; null when none applied. */
+  workflow: WorkflowRecord | null;
+  createdAt: EpochMicros;
+  users: UserRecord[];
+  tags: TagRecord[];
+  messages: MessageRecord[];
+}
+
+export interface IntakePageRecord {
+  id: number;
+  primary: boolean;
+  workflow: WorkflowRecord | null;
+}
+
+/** A conversation about to be stored: everything but what the database assigns. */
+export interface NewConversation extends ConversationSettings {
+  title: string;
+  slug: string;
+  viaPrimaryIntakePage: boolean;
+  intakePageId: number | null;
+  workflow: WorkflowRecord | null;
+  memberIds: number[];
+}
+
+export interface StoredConversation {
+  id: number;
+  createdAt: EpochMicros;
+}
+
+/** Conversation storage, always scoped to one account. */
+export interface ConversationStore {
+  findOne(accountId: number, criteria: LookupCriteria): Promise<ConversationRecord | null>;
+  listPage(accountId: number, window: PageWindow): Promise<ConversationRecord[]>;
+  /** Throws SlugTakenError when the account already has the slug (ignoring case). */
+  insert(accountId: number, conversation: NewConversation): Promise<StoredConversation>;
+}
+
+export interface IntakePageStore {
+  findById(accountId: number, id: number): Promise<IntakePageRecord | null>;
+  findPrimary(accountId: number): Promise<IntakePageRecord | null>;
+}
+
+/** Raised by a ConversationStore when the slug's uniqueness constraint refuses an insert. */
+export class SlugTakenError extends Error {
+  constructor() {
+    super('slug already used in this account');
+    this.name = 'SlugTakenError';
+  }
+}

@@ -1,0 +1,109 @@
+import { DomainError } from '../errors.ts';
+import type {
+  AccountContext,
+  ConversationStore,
+  IntakePageRecord,
+  IntakePageStore,
+  NewConversation,
+} from '../ports.ts';
+import { SlugTakenError } from '../ports.ts';
+import { generateSlug, slugProblem } from '../slug.ts';
+import { renderTitle, titleProblem } from '../title.ts';
+import { type CreatedConversationView, createdConversationView } from '../views.ts';
+
+export interface CreateConversationInput {
+  title?: string | undefined;
+  slug?: string | undefined;
+  anyoneCanPost?: boolean | undefined;
+  allowAnonymousMessages?: boolean | undefined;
+  allowSearchEngines?: boolean | undefined;
+  primaryIntakePage?: boolean | undefined;
+  intakePageId?: number | undefined;
+}
+
+export interface CreateConversationDeps {
+  conversations: ConversationStore;
+  intakePages: IntakePageStore;
+  now?: () => Date;
+}
+
+/** One message whether the page is unknown, another account's, or the wrong kind: nothing leaks. */
+export const INTAKE_PAGE_UNUSABLE = 'intake page not found or not usable for this request';
+export const NO_PRIMARY_INTAKE_PAGE = 'the account has no primary intake page';
+
+/** A random slug collides only with astronomically small odds; a few fresh draws settle it. */
+const GENERATED_SLUG_ATTEMPTS = 3;
+
+async function resolveIntakePage(
+  deps: CreateConversationDeps,
+  accountId: number,
+  input: CreateConversationInput,
+): Promise<IntakePageRecord | null> {
+  if (input.primaryIntakePage === true && input.intakePageId !== undefined) {
+    throw new DomainError(
+      'intake_page_unusable',
+      'give either primary_intake_page or intake_page_id, not both',
+    );
+  }
+  if (input.primaryIntakePage === true) {
+    const page = await deps.intakePages.findPrimary(accountId);
+    if (!page) throw new DomainError('intake_page_unusable', NO_PRIMARY_INTAKE_PAGE);
+    return page;
+  }
+  if (input.intakePageId !== undefined) {
+    const page = await deps.intakePages.findById(accountId, input.intakePageId);
+    // The primary page is reached through primary_intake_page, never by its id.
+    if (!page || page.primary) throw new DomainError('intake_page_unusable', INTAKE_PAGE_UNUSABLE);
+    return page;
+  }
+  return null;
+}
+
+export async function createConversation(
+  deps: CreateConversationDeps,
+  account: AccountContext,
+  input: CreateConversationInput,
+): Promise<CreatedConversationView> {
+  if (input.slug !== undefined) {
+    const problem = slugProblem(input.slug);
+    if (problem) throw new DomainError('invalid_input', problem);
+  }
+  if (input.title !== undefined) {
+    const problem = titleProblem(input.title);
+    if (problem) throw new DomainError('invalid_input', problem);
+  }
+  const page = await resolveIntakePage(deps, account.id, input);
+  const now = deps.now?.() ?? new Date();
+
+  const draft: NewConversation = {
+    title: input.title ?? renderTitle(account.titleTemplate, now),
+    slug: input.slug ?? generateSlug(),
+    anyoneCanPost: input.anyoneCanPost ?? account.defaults.anyoneCanPost,
+    allowAnonymousMessages: input.allowAnonymousMessages ?? account.defaults.allowAnonymousMessages,
+    allowSearchEngines: input.allowSearchEngines ?? account.defaults.allowSearchEngines,
+    viaPrimaryIntakePage: page?.primary === true,
+    intakePageId: page && !page.primary ? page.id : null,
+    workflow: page?.workflow ?? null,
+    memberIds: account.owner ? [account.owner.id] : [],
+  };
+
+  const attempts = input.slug === undefined ? GENERATED_SLUG_ATTEMPTS : 1;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const stored = await deps.conversations.insert(account.id, draft);
+      return createdConversationView(account, {
+        ...draft,
+        ...stored,
+        users: account.owner ? [account.owner] : [],
+        tags: [],
+        messages: [],
+      });
+    } catch (e) {
+      if (!(e instanceof SlugTakenError)) throw e;
+      if (attempt >= attempts) {
+        throw new DomainError('slug_taken', 'slug is already used by another conversation in this account');
+      }
+      draft.slug = generateSlug();
+    }
+  }
+}

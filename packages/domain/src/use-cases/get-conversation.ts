@@ -1,0 +1,16 @@
+import { DomainError } from '../errors.ts';
+import { type LookupRequest, lookupCriteria } from '../lookup.ts';
+import type { AccountContext, ConversationStore } from '../ports.ts';
+import { type ConversationView, conversationView } from '../views.ts';
+
+export const NO_CONVERSATIONS = 'No conversations found';
+
+export async function getConversation(
+  deps: { conversations: ConversationStore },
+  account: AccountContext,
+  request: LookupRequest,
+): Promise<ConversationView> {
+  const record = await deps.conversations.findOne(account.id, lookupCriteria(request));
+  if (!record) throw new DomainError('conversation_not_found', NO_CONVERSATIONS);
+  return conversationView(account, record);
+}
