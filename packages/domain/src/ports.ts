@@ -77,7 +77,6 @@ export interface NewConversation extends ConversationSettings {
 
 export interface StoredConversation {
   id: number;
-  createdAt: EpochMicros;
 }
 
 /** Conversation storage, always scoped to one account. */

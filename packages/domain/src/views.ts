@@ -91,7 +91,10 @@ function messageView(a: AccountAddress, conversationId: number, url: string, m: 
 export const workflowView = (w: WorkflowRecord | null): WorkflowView =>
   w === null ? {} : { id: w.id, name: w.name, steps: w.steps };
 
-export function createdConversationView(a: AccountAddress, c: ConversationRecord): CreatedConversationView {
+/** What the create response is built from: a stored conversation, before it has times to show. */
+export type CreatedConversationRecord = Omit<ConversationRecord, 'createdAt' | 'workflow'>;
+
+export function createdConversationView(a: AccountAddress, c: CreatedConversationRecord): CreatedConversationView {
   const url = conversationUrl(a, c.slug);
   return {
     id: c.id,

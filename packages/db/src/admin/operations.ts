@@ -1,0 +1,139 @@
+import { type ConversationSettings, DEFAULT_TITLE_TEMPLATE, generateToken, hashToken } from '@convo/domain';
+import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { Account, ApiToken, IntakePage, User, Workflow } from '../entities/index.ts';
+import { AdminError } from './errors.ts';
+import * as v from './validate.ts';
+
+/*
+ * What an operator does through the CLI: the API itself has no operations for accounts, tokens,
+ * users, workflows or intake pages.
+ */
+
+export interface NewAccount {
+  key: string;
+  name: string;
+  host: string;
+  owner?: { email: string; name: string } | undefined;
+  defaults?: Partial<ConversationSettings> | undefined;
+  titleTemplate?: string | undefined;
+}
+
+export interface IssuedToken {
+  id: number;
+  name: string;
+  /** Shown once; only its hash is stored. */
+  token: string;
+  hint: string;
+}
+
+async function flushUnique(em: EntityManager, what: string): Promise<void> {
+  try {
+    await em.flush();
+  } catch (e) {
+    if (e instanceof UniqueConstraintViolationException) throw new AdminError(`${what} already exists`);
+    throw e;
+  }
+}
+
+export async function findAccount(em: EntityManager, key: string) {
+  const account = await em.findOne(Account, { key });
+  if (!account) throw new AdminError(`no account with key ${JSON.stringify(key)}`);
+  return account;
+}
+
+export async function issueToken(em: EntityManager, accountId: number, name: string, token = generateToken()) {
+  const hint = token.slice(0, 8);
+  const row = em.create(ApiToken, {
+    account: em.getReference(Account, accountId),
+    name: v.name('token name', name),
+    tokenHash: await hashToken(token),
+    hint,
+  });
+  await flushUnique(em, 'that token');
+  return { id: row.id, name: row.name, token, hint } satisfies IssuedToken;
+}
+
+export async function createAccount(em: EntityManager, input: NewAccount, tokenName = 'default') {
+  return em.transactional(async (tx) => {
+    const account = tx.create(Account, {
+      key: v.accountKey(input.key),
+      name: v.name('account name', input.name),
+      host: v.host(input.host),
+      defaultAnyoneCanPost: input.defaults?.anyoneCanPost ?? true,
+      defaultAllowAnonymousMessages: input.defaults?.allowAnonymousMessages ?? true,
+      defaultAllowSearchEngines: input.defaults?.allowSearchEngines ?? true,
+      titleTemplate: v.titleTemplate(input.titleTemplate ?? DEFAULT_TITLE_TEMPLATE),
+    });
+    await flushUnique(tx, `an account with key ${JSON.stringify(input.key)}`);
+    let owner: { id: number; email: string; name: string } | null = null;
+    if (input.owner) {
+      owner = await addUser(tx, account.id, input.owner);
+      account.owner = tx.getReference(User, owner.id);
+      await tx.flush();
+    }
+    const token = await issueToken(tx, account.id, tokenName);
+    return { id: account.id, key: account.key, name: account.name, host: account.host, owner, token };
+  });
+}
+
+export async function addUser(em: EntityManager, accountId: number, input: { email: string; name: string }) {
+  const user = em.create(User, {
+    account: em.getReference(Account, accountId),
+    email: v.email(input.email),
+    name: v.name('user name', input.name),
+  });
+  await flushUnique(em, `a user with e-mail ${JSON.stringify(input.email)}`);
+  return { id: user.id, email: user.email, name: user.name };
+}
+
+export async function revokeToken(em: EntityManager, accountId: number, tokenId: number) {
+  const token = await em.findOne(ApiToken, { id: tokenId, account: accountId });
+  if (!token) throw new AdminError(`no token ${tokenId} in this account`);
+  if (!token.revokedAt) {
+    token.revokedAt = new Date();
+    await em.flush();
+  }
+  return { id: token.id, name: token.name, revokedAt: token.revokedAt };
+}
+
+export async function listTokens(em: EntityManager, accountId: number) {
+  const tokens = await em.find(ApiToken, { account: accountId }, { orderBy: { id: 'asc' } });
+  return tokens.map((t) => ({
+    id: t.id,
+    name: t.name,
+    hint: t.hint,
+    createdAt: t.createdAt,
+    lastUsedAt: t.lastUsedAt ?? null,
+    revokedAt: t.revokedAt ?? null,
+  }));
+}
+
+export async function createWorkflow(em: EntityManager, accountId: number, input: { name: string; steps: unknown[] }) {
+  if (!Array.isArray(input.steps)) throw new AdminError('workflow steps must be a JSON array');
+  const workflow = em.create(Workflow, {
+    account: em.getReference(Account, accountId),
+    name: v.name('workflow name', input.name),
+    steps: input.steps,
+  });
+  await em.flush();
+  return { id: workflow.id, name: workflow.name, steps: workflow.steps };
+}
+
+export async function createIntakePage(
+  em: EntityManager,
+  accountId: number,
+  input: { name: string; primary: boolean; workflowId?: number | undefined },
+) {
+  if (input.workflowId !== undefined) {
+    const workflow = await em.findOne(Workflow, { id: input.workflowId, account: accountId });
+    if (!workflow) throw new AdminError(`no workflow ${input.workflowId} in this account`);
+  }
+  const page = em.create(IntakePage, {
+    account: em.getReference(Account, accountId),
+    name: v.name('intake page name', input.name),
+    isPrimary: input.primary,
+    workflow: input.workflowId === undefined ? null : em.getReference(Workflow, input.workflowId),
+  });
+  await flushUnique(em, 'a primary intake page for this account');
+  return { id: page.id, name: page.name, primary: page.isPrimary, workflowId: input.workflowId ?? null };
+}

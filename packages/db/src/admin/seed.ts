@@ -1,0 +1,340 @@
+import {
+  DEFAULT_TITLE_TEMPLATE,
+  generateSlug,
+  renderTitle,
+  SLUG_MAX_LENGTH,
+  SLUG_PATTERN,
+  TITLE_MAX_LENGTH,
+  titleKey,
+} from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { z } from 'zod';
+import { query } from '../repositories/sql.ts';
+import { AdminError } from './errors.ts';
+import { createAccount, createIntakePage, createWorkflow, issueToken, type IssuedToken } from './operations.ts';
+
+/* The seed file format; docs/seed-format.md and examples/seed.json show it whole. */
+
+/** JS reads at most milliseconds; the database gets the full string, microseconds and all. */
+const seedDate = (s: string): Date => new Date(Date.parse(s.replace(' ', 'T').replace(/(\.\d{3})\d+/, '$1')));
+
+/** ISO 8601 with an offset; up to 6 fractional digits survive into the database. */
+const ZTimestamp = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:?\d{2})$/, 'an ISO 8601 time with offset')
+  .refine((s) => !Number.isNaN(seedDate(s).getTime()), 'a real time');
+
+export const ZSeedMessage = z.strictObject({
+  /** E-mail of one of the account's users, or null for an anonymous author. */
+  author: z.string().nullable().default(null),
+  text: z.string().default(''),
+  type: z.string().min(1).max(32).default('text'),
+  recorded_duration_seconds: z.number().int().min(0).max(2_147_483_647).default(0),
+  download_media_url: z.string().nullable().default(null),
+  created_at: ZTimestamp.optional(),
+});
+
+export const ZSeedConversation = z.strictObject({
+  title: z.string().min(1).max(TITLE_MAX_LENGTH).optional(),
+  slug: z.string().max(SLUG_MAX_LENGTH).regex(SLUG_PATTERN).optional(),
+  anyone_can_post: z.boolean().optional(),
+  allow_anonymous_messages: z.boolean().optional(),
+  allow_search_engines: z.boolean().optional(),
+  /** Name of one of the account's intake pages; the primary one sets via_primary_intake_page. */
+  intake_page: z.string().optional(),
+  created_at: ZTimestamp.optional(),
+  /** E-mails of members; omitted, the owner alone (as the API does). */
+  members: z.array(z.string()).optional(),
+  tags: z.array(z.string().min(1).max(100)).default([]),
+  messages: z.array(ZSeedMessage).default([]),
+});
+
+export const ZSeedAccountHeader = z.strictObject({
+  key: z.string(),
+  name: z.string(),
+  host: z.string(),
+  title_template: z.string().default(DEFAULT_TITLE_TEMPLATE),
+  defaults: z
+    .strictObject({
+      anyone_can_post: z.boolean().default(true),
+      allow_anonymous_messages: z.boolean().default(true),
+      allow_search_engines: z.boolean().default(true),
+    })
+    .prefault({}),
+  /** E-mail of the user who owns the account and joins each new conversation. */
+  owner: z.string().optional(),
+  users: z.array(z.strictObject({ email: z.string(), name: z.string() })).default([]),
+  /** Tokens to install as given (for scripted set-ups); omitted, one is generated and reported. */
+  tokens: z.array(z.strictObject({ name: z.string(), token: z.string().min(20).max(512) })).optional(),
+  workflows: z.array(z.strictObject({ name: z.string(), steps: z.array(z.unknown()) })).default([]),
+  intake_pages: z
+    .array(z.strictObject({ name: z.string(), primary: z.boolean().default(false), workflow: z.string().optional() }))
+    .default([]),
+});
+
+export const ZSeedAccount = ZSeedAccountHeader.extend({ conversations: z.array(ZSeedConversation).default([]) });
+export const ZSeed = z.strictObject({ accounts: z.array(ZSeedAccount) });
+
+export type TSeed = z.input<typeof ZSeed>;
+type TSeedAccountHeader = z.infer<typeof ZSeedAccountHeader>;
+type TSeedConversation = z.infer<typeof ZSeedConversation>;
+
+/** Parses one part of a seed, naming where it is when it is wrong. */
+function parse<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new AdminError(`${where}: ${z.prettifyError(result.error).replaceAll('\n', ' ')}`);
+  return result.data;
+}
+
+export interface SeedCounts {
+  accounts: number;
+  users: number;
+  conversations: number;
+  messages: number;
+  tags: number;
+}
+
+export interface LoadedAccount {
+  key: string;
+  id: number;
+  tokens: IssuedToken[];
+}
+
+/** Conversations written per round of statements (one statement per table per batch). */
+export const SEED_BATCH = 2_000;
+
+interface AccountRefs {
+  id: number;
+  titleTemplate: string;
+  defaults: { anyone_can_post: boolean; allow_anonymous_messages: boolean; allow_search_engines: boolean };
+  ownerId: number | null;
+  users: Map<string, number>;
+  intakePages: Map<string, { id: number; primary: boolean; workflow: { id: number; name: string; steps: unknown[] } | null }>;
+  tags: Map<string, number>;
+}
+
+async function loadHeader(em: EntityManager, header: TSeedAccountHeader): Promise<{ refs: AccountRefs; tokens: IssuedToken[] }> {
+  const ownerSpec = header.owner === undefined ? undefined : header.users.find((u) => u.email === header.owner);
+  if (header.owner !== undefined && !ownerSpec) {
+    throw new AdminError(`account ${header.key}: owner ${header.owner} is not among its users`);
+  }
+  const created = await createAccount(em, {
+    key: header.key,
+    name: header.name,
+    host: header.host,
+    owner: ownerSpec,
+    titleTemplate: header.title_template,
+    defaults: {
+      anyoneCanPost: header.defaults.anyone_can_post,
+      allowAnonymousMessages: header.defaults.allow_anonymous_messages,
+      allowSearchEngines: header.defaults.allow_search_engines,
+    },
+  }, 'seed');
+  const users = new Map<string, number>();
+  if (created.owner) users.set(created.owner.email.toLowerCase(), created.owner.id);
+  const others = header.users.filter((u) => u !== ownerSpec);
+  if (others.length > 0) {
+    const rows = await query<{ id: number; email: string }>(
+      em,
+      `insert into account_user (account_id, email, name)
+       select ?, email, name from jsonb_to_recordset(?::jsonb) as t(email text, name text) returning id, email`,
+      [created.id, JSON.stringify(others)],
+    );
+    for (const r of rows) users.set(r.email.toLowerCase(), r.id);
+  }
+
+  let tokens: IssuedToken[] = [created.token];
+  if (header.tokens) {
+    await query(em, 'delete from api_token where id = ?', [created.token.id]);
+    tokens = [];
+    for (const t of header.tokens) tokens.push(await issueToken(em, created.id, t.name, t.token));
+  }
+
+  const workflows = new Map<string, { id: number; name: string; steps: unknown[] }>();
+  for (const w of header.workflows) workflows.set(w.name, await createWorkflow(em, created.id, w));
+  const intakePages: AccountRefs['intakePages'] = new Map();
+  for (const page of header.intake_pages) {
+    const workflow = page.workflow === undefined ? null : workflows.get(page.workflow);
+    if (workflow === undefined) throw new AdminError(`intake page ${page.name}: no workflow ${page.workflow}`);
+    const made = await createIntakePage(em, created.id, { name: page.name, primary: page.primary, workflowId: workflow?.id });
+    intakePages.set(page.name, { id: made.id, primary: made.primary, workflow });
+  }
+  return {
+    refs: {
+      id: created.id,
+      titleTemplate: header.title_template,
+      defaults: header.defaults,
+      ownerId: created.owner?.id ?? null,
+      users,
+      intakePages,
+      tags: new Map(),
+    },
+    tokens,
+  };
+}
+
+function userId(refs: AccountRefs, email: string, where: string): number {
+  const id = refs.users.get(email.toLowerCase());
+  if (id === undefined) throw new AdminError(`${where}: ${email} is not a user of the account`);
+  return id;
+}
+
+async function ensureTags(em: EntityManager, refs: AccountRefs, names: Iterable<string>): Promise<number> {
+  const missing = [...new Set([...names].filter((n) => !refs.tags.has(n.toLowerCase())))];
+  if (missing.length === 0) return 0;
+  const rows = await query<{ id: number; name: string }>(
+    em,
+    'insert into tag (account_id, name) select ?, n from jsonb_array_elements_text(?::jsonb) as t(n) returning id, name',
+    [refs.id, JSON.stringify(missing)],
+  );
+  for (const r of rows) refs.tags.set(r.name.toLowerCase(), r.id);
+  return rows.length;
+}
+
+async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConversation[], counts: SeedCounts) {
+  counts.tags += await ensureTags(em, refs, batch.flatMap((c) => c.tags));
+  const ids = (
+    await query<{ id: number }>(em, "select nextval('conversation_id_seq')::int as id from generate_series(1, ?)", [
+      batch.length,
+    ])
+  ).map((r) => r.id);
+
+  const conversations: object[] = [];
+  const members: { c: number; u: number }[] = [];
+  const tags: { c: number; t: number }[] = [];
+  const messages: object[] = [];
+  batch.forEach((c, i) => {
+    const id = ids[i] as number;
+    const where = `conversation ${c.slug ?? c.title ?? `#${counts.conversations + i + 1}`}`;
+    const page = c.intake_page === undefined ? null : refs.intakePages.get(c.intake_page);
+    if (page === undefined) throw new AdminError(`${where}: no intake page ${c.intake_page}`);
+    const title = c.title ?? renderTitle(refs.titleTemplate, c.created_at ? seedDate(c.created_at) : new Date());
+    conversations.push({
+      id,
+      title,
+      title_key: titleKey(title),
+      slug: c.slug ?? generateSlug(),
+      anyone_can_post: c.anyone_can_post ?? refs.defaults.anyone_can_post,
+      allow_anonymous_messages: c.allow_anonymous_messages ?? refs.defaults.allow_anonymous_messages,
+      allow_search_engines: c.allow_search_engines ?? refs.defaults.allow_search_engines,
+      via_primary_intake_page: page?.primary === true,
+      intake_page_id: page && !page.primary ? page.id : null,
+      workflow: page?.workflow ?? null,
+      created_at: c.created_at ?? null,
+    });
+    const memberIds = c.members ? c.members.map((e) => userId(refs, e, where)) : refs.ownerId === null ? [] : [refs.ownerId];
+    for (const u of new Set(memberIds)) members.push({ c: id, u });
+    for (const t of new Set(c.tags.map((n) => refs.tags.get(n.toLowerCase()) as number))) tags.push({ c: id, t });
+    for (const m of c.messages) {
+      messages.push({
+        c: id,
+        type: m.type,
+        duration: m.recorded_duration_seconds,
+        author: m.author === null ? null : userId(refs, m.author, where),
+        anonymous: m.author === null,
+        text: m.text,
+        media: m.download_media_url,
+        created_at: m.created_at ?? c.created_at ?? null,
+      });
+    }
+  });
+
+  // Each batch travels as one JSON parameter per table, spread into rows by jsonb_to_recordset.
+  try {
+    await query(
+      em,
+      `insert into conversation (id, account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages,
+         allow_search_engines, via_primary_intake_page, intake_page_id, workflow, created_at)
+       select id, ?, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines,
+         via_primary_intake_page, intake_page_id, workflow, coalesce(created_at, now())
+       from jsonb_to_recordset(?::jsonb) as t(id int, title text, title_key text, slug text, anyone_can_post bool,
+         allow_anonymous_messages bool, allow_search_engines bool, via_primary_intake_page bool, intake_page_id int,
+         workflow jsonb, created_at timestamptz)`,
+      [refs.id, JSON.stringify(conversations)],
+    );
+  } catch (e) {
+    if (e instanceof Error && e.message.includes('conversation_account_slug_unique')) {
+      throw new AdminError('a slug appears twice in the account (slugs are unique ignoring case)');
+    }
+    throw e;
+  }
+  if (members.length > 0) {
+    await query(
+      em,
+      `insert into conversation_member (conversation_id, user_id, account_id)
+       select c, u, ? from jsonb_to_recordset(?::jsonb) as t(c int, u int)`,
+      [refs.id, JSON.stringify(members)],
+    );
+  }
+  if (tags.length > 0) {
+    await query(
+      em,
+      `insert into conversation_tag (conversation_id, tag_id, account_id)
+       select c, t, ? from jsonb_to_recordset(?::jsonb) as x(c int, t int)`,
+      [refs.id, JSON.stringify(tags)],
+    );
+  }
+  if (messages.length > 0) {
+    await query(
+      em,
+      `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
+         text, download_media_url, created_at)
+       select ?, c, type, duration, author, anonymous, text, media, coalesce(created_at, now())
+       from jsonb_to_recordset(?::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
+         media text, created_at timestamptz)`,
+      [refs.id, JSON.stringify(messages)],
+    );
+  }
+  counts.conversations += batch.length;
+  counts.messages += messages.length;
+}
+
+export interface SeedProgress {
+  account: string;
+  counts: SeedCounts;
+}
+
+/**
+ * Loads one account and its conversations, in batches, inside the caller's transaction.
+ * `conversations` may be any (async) iterable, so a large file can be streamed through.
+ */
+export async function loadSeedAccount(
+  em: EntityManager,
+  headerInput: unknown,
+  conversations: AsyncIterable<unknown> | Iterable<unknown>,
+  counts: SeedCounts,
+  onProgress?: (p: SeedProgress) => void,
+): Promise<LoadedAccount> {
+  const header = parse(ZSeedAccountHeader, headerInput, 'account');
+  const { refs, tokens } = await loadHeader(em, header);
+  counts.accounts += 1;
+  counts.users += refs.users.size;
+  let batch: TSeedConversation[] = [];
+  let n = 0;
+  for await (const c of conversations) {
+    n += 1;
+    batch.push(parse(ZSeedConversation, c, `account ${header.key}, conversation ${n}`));
+    if (batch.length >= SEED_BATCH) {
+      await loadBatch(em, refs, batch, counts);
+      batch = [];
+      onProgress?.({ account: header.key, counts });
+    }
+  }
+  if (batch.length > 0) await loadBatch(em, refs, batch, counts);
+  onProgress?.({ account: header.key, counts });
+  return { key: header.key, id: refs.id, tokens };
+}
+
+/** Loads a whole parsed seed in one transaction: all of it, or (on any error) none of it. */
+export async function loadSeed(em: EntityManager, input: TSeed, onProgress?: (p: SeedProgress) => void) {
+  const seed = parse(z.strictObject({ accounts: z.array(z.looseObject({ conversations: z.array(z.unknown()).default([]) })) }), input, 'seed');
+  const counts: SeedCounts = { accounts: 0, users: 0, conversations: 0, messages: 0, tags: 0 };
+  const accounts = await em.transactional(async (tx) => {
+    const loaded: LoadedAccount[] = [];
+    for (const { conversations, ...header } of seed.accounts) {
+      loaded.push(await loadSeedAccount(tx, header, conversations, counts, onProgress));
+    }
+    return loaded;
+  });
+  return { counts, accounts };
+}

@@ -1,0 +1,201 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+
+/*
+ * Every table carries its account (join tables included), and every query filters by it, so the
+ * schema can be sharded by account later without rewriting queries. Creation times are recorded
+ * by the database (microsecond precision) rather than by the JS clock (milliseconds).
+ */
+
+const createdAt = () => p.datetime().columnType('timestamptz(6)').defaultRaw('now()');
+
+export const Account = defineEntity({
+  name: 'Account',
+  properties: {
+    id: p.integer().primary(),
+    key: p.string().length(32).unique('account_key_unique'),
+    name: p.string().length(255),
+    host: p.string().length(255),
+    defaultAnyoneCanPost: p.boolean().default(true),
+    defaultAllowAnonymousMessages: p.boolean().default(true),
+    defaultAllowSearchEngines: p.boolean().default(true),
+    titleTemplate: p.string().length(255).default('{date} Conversation'),
+    owner: () => p.manyToOne(User).nullable().deleteRule('set null'),
+    createdAt: createdAt(),
+  },
+});
+
+export const User = defineEntity({
+  name: 'User',
+  tableName: 'account_user',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    email: p.string().length(320),
+    name: p.string().length(255),
+    createdAt: createdAt(),
+  },
+  indexes: [
+    {
+      name: 'account_user_account_email_unique',
+      expression: 'create unique index "account_user_account_email_unique" on "account_user" ("account_id", lower("email"))',
+    },
+  ],
+});
+
+export const ApiToken = defineEntity({
+  name: 'ApiToken',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    name: p.string().length(255),
+    /** SHA-256 of the token, hex; the token itself is never stored. */
+    tokenHash: p.string().length(64).unique('api_token_hash_unique'),
+    /** The first characters of the token, so an operator can tell tokens apart. */
+    hint: p.string().length(16),
+    createdAt: createdAt(),
+    lastUsedAt: p.datetime().columnType('timestamptz(6)').nullable(),
+    revokedAt: p.datetime().columnType('timestamptz(6)').nullable(),
+  },
+});
+
+export const Workflow = defineEntity({
+  name: 'Workflow',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    name: p.string().length(255),
+    steps: p.json<unknown[]>(),
+    createdAt: createdAt(),
+  },
+});
+
+export const IntakePage = defineEntity({
+  name: 'IntakePage',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    name: p.string().length(255),
+    isPrimary: p.boolean().default(false),
+    workflow: () => p.manyToOne(Workflow).nullable().deleteRule('set null'),
+    createdAt: createdAt(),
+  },
+  indexes: [
+    {
+      name: 'intake_page_one_primary_per_account',
+      expression:
+        'create unique index "intake_page_one_primary_per_account" on "intake_page" ("account_id") where "is_primary"',
+    },
+  ],
+});
+
+export const Conversation = defineEntity({
+  name: 'Conversation',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    title: p.string().length(255),
+    /** The title as get_conversation compares it (lower case, computed by the domain's titleKey). */
+    titleKey: p.text(),
+    slug: p.string().length(100),
+    anyoneCanPost: p.boolean(),
+    allowAnonymousMessages: p.boolean(),
+    allowSearchEngines: p.boolean(),
+    viaPrimaryIntakePage: p.boolean().default(false),
+    intakePage: () => p.manyToOne(IntakePage).nullable().deleteRule('set null'),
+    /** The intake page's workflow, copied at creation so later edits do not rewrite history. */
+    workflow: p.json<{ id: number; name: string; steps: unknown[] }>().nullable(),
+    createdAt: createdAt(),
+  },
+  indexes: [
+    {
+      name: 'conversation_account_slug_unique',
+      expression:
+        'create unique index "conversation_account_slug_unique" on "conversation" ("account_id", lower("slug"))',
+    },
+    {
+      name: 'conversation_account_recent',
+      expression:
+        'create index "conversation_account_recent" on "conversation" ("account_id", "created_at" desc, "id" desc)',
+    },
+    {
+      name: 'conversation_account_title_recent',
+      expression:
+        'create index "conversation_account_title_recent" on "conversation" ("account_id", "title_key", "created_at" desc, "id" desc)',
+    },
+  ],
+});
+
+export const ConversationMember = defineEntity({
+  name: 'ConversationMember',
+  properties: {
+    conversation: () => p.manyToOne(Conversation).primary().deleteRule('cascade'),
+    user: () => p.manyToOne(User).primary().deleteRule('cascade'),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+  },
+});
+
+export const Tag = defineEntity({
+  name: 'Tag',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    name: p.string().length(100),
+  },
+  indexes: [
+    {
+      name: 'tag_account_name_unique',
+      expression: 'create unique index "tag_account_name_unique" on "tag" ("account_id", lower("name"))',
+    },
+  ],
+});
+
+export const ConversationTag = defineEntity({
+  name: 'ConversationTag',
+  properties: {
+    conversation: () => p.manyToOne(Conversation).primary().deleteRule('cascade'),
+    tag: () => p.manyToOne(Tag).primary().deleteRule('cascade'),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+  },
+});
+
+export const Message = defineEntity({
+  name: 'Message',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    conversation: () => p.manyToOne(Conversation).deleteRule('cascade'),
+    messageType: p.string().length(32).default('text'),
+    recordedDurationSeconds: p.integer().default(0),
+    /** Null exactly when the author posted anonymously (the check below holds that). */
+    author: () => p.manyToOne(User).nullable(),
+    anonymous: p.boolean().default(false),
+    text: p.text().default(''),
+    downloadMediaUrl: p.text().nullable(),
+    createdAt: createdAt(),
+  },
+  checks: [{ name: 'message_author_or_anonymous', expression: '"anonymous" = ("author_id" is null)' }],
+  indexes: [
+    {
+      name: 'message_conversation_order',
+      expression:
+        'create index "message_conversation_order" on "message" ("conversation_id", "created_at", "id")',
+    },
+  ],
+});
+
+export type IAccount = InferEntity<typeof Account>;
+export type IUser = InferEntity<typeof User>;
+export type IConversation = InferEntity<typeof Conversation>;
+
+export const entities = [
+  Account,
+  User,
+  ApiToken,
+  Workflow,
+  IntakePage,
+  Conversation,
+  ConversationMember,
+  Tag,
+  ConversationTag,
+  Message,
+];

@@ -1,0 +1,55 @@
+import type { MikroORM, Options } from '@mikro-orm/core';
+import { Migrator } from '@mikro-orm/migrations';
+import { entities } from './entities/index.ts';
+import { migrationsList } from './migrations/index.ts';
+
+/** Where the data lives: a PostgreSQL server, or embedded PGlite (a directory, or memory). */
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; poolMax?: number }
+  | { kind: 'pglite'; dataDir?: string };
+
+export interface OrmOptions {
+  /** Called with every SQL statement the ORM sends (tests count them; operators may log them). */
+  onQuery?: (sql: string) => void;
+}
+
+function commonOptions(o: OrmOptions): Partial<Options> {
+  return {
+    entities,
+    extensions: [Migrator],
+    // Entities are listed explicitly: no folder discovery, nothing for Deno to glob.
+    discovery: { warnWhenNoEntities: true },
+    migrations: { migrationsList, snapshot: false, silent: true, transactional: true, allOrNothing: true },
+    // Each request forks its own EntityManager; the global one is never used for work.
+    allowGlobalContext: false,
+    ...(o.onQuery
+      ? { debug: ['query'], logger: (message: string) => o.onQuery?.(message), colors: false }
+      : { debug: false }),
+  };
+}
+
+export async function openOrm(target: DatabaseTarget, o: OrmOptions = {}): Promise<MikroORM> {
+  if (target.kind === 'postgres') {
+    const { MikroORM } = await import('@mikro-orm/postgresql');
+    return MikroORM.init({
+      ...commonOptions(o),
+      clientUrl: target.url,
+      pool: { min: 0, max: target.poolMax ?? 10 },
+    } as Options);
+  }
+  const { MikroORM } = await import('@mikro-orm/pglite');
+  return MikroORM.init({
+    ...commonOptions(o),
+    ...(target.dataDir ? { dbName: target.dataDir } : {}),
+  } as Options);
+}
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrate(orm: MikroORM): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((m) => m.name);
+}
+
+export async function pendingMigrations(orm: MikroORM): Promise<string[]> {
+  return (await orm.migrator.getPending()).map((m) => m.name);
+}

@@ -1,0 +1,65 @@
+import type { AccountContext } from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { query } from './sql.ts';
+
+interface Row {
+  token_id: number;
+  id: number;
+  key: string;
+  host: string;
+  default_anyone_can_post: boolean;
+  default_allow_anonymous_messages: boolean;
+  default_allow_search_engines: boolean;
+  title_template: string;
+  owner_id: number | null;
+  owner_email: string | null;
+  owner_name: string | null;
+}
+
+const BY_TOKEN = `
+  select t.id as token_id, a.id, a.key, a.host, a.default_anyone_can_post,
+    a.default_allow_anonymous_messages, a.default_allow_search_engines, a.title_template,
+    u.id as owner_id, u.email as owner_email, u.name as owner_name
+  from api_token t
+  join account a on a.id = t.account_id
+  left join account_user u on u.id = a.owner_id
+  where t.token_hash = ? and t.revoked_at is null`;
+
+export interface AuthenticatedAccount {
+  tokenId: number;
+  account: AccountContext;
+}
+
+/** Resolves API tokens (by their hash) to the account they act for. */
+export class AccountStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async findByTokenHash(tokenHash: string): Promise<AuthenticatedAccount | null> {
+    const [row] = await query<Row>(this.em, BY_TOKEN, [tokenHash]);
+    if (!row) return null;
+    return {
+      tokenId: row.token_id,
+      account: {
+        id: row.id,
+        key: row.key,
+        host: row.host,
+        defaults: {
+          anyoneCanPost: row.default_anyone_can_post,
+          allowAnonymousMessages: row.default_allow_anonymous_messages,
+          allowSearchEngines: row.default_allow_search_engines,
+        },
+        titleTemplate: row.title_template,
+        owner:
+          row.owner_id === null ? null : { id: row.owner_id, email: row.owner_email ?? '', name: row.owner_name ?? '' },
+      },
+    };
+  }
+
+  async touchToken(tokenId: number): Promise<void> {
+    await query(this.em, 'update api_token set last_used_at = now() where id = ?', [tokenId]);
+  }
+}

@@ -1,0 +1,181 @@
+import type {
+  ConversationRecord,
+  ConversationStore,
+  LookupCriteria,
+  MessageRecord,
+  NewConversation,
+  PageWindow,
+  StoredConversation,
+  TagRecord,
+  UserRecord,
+  WorkflowRecord,
+} from '@convo/domain';
+import { SlugTakenError, titleKey } from '@convo/domain';
+import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { Account, Conversation, ConversationMember, IntakePage, User } from '../entities/index.ts';
+import { fromJson, query } from './sql.ts';
+
+/*
+ * One statement per read, whatever the page holds: members, tags and messages come back as JSON
+ * arrays from correlated subqueries that each walk an index to just the rows they return.
+ */
+const COLUMNS = `
+  c.id, c.title, c.slug, c.anyone_can_post, c.allow_anonymous_messages, c.allow_search_engines,
+  c.via_primary_intake_page, c.intake_page_id, c.workflow,
+  (extract(epoch from c.created_at) * 1000000)::bigint::text as created_us,
+  coalesce((
+    select json_agg(json_build_object('id', u.id, 'email', u.email, 'name', u.name) order by u.id)
+    from conversation_member cm join account_user u on u.id = cm.user_id
+    where cm.conversation_id = c.id and cm.account_id = c.account_id
+  ), '[]'::json) as users,
+  coalesce((
+    select json_agg(json_build_object('id', t.id, 'name', t.name) order by t.id)
+    from conversation_tag ct join tag t on t.id = ct.tag_id
+    where ct.conversation_id = c.id and ct.account_id = c.account_id
+  ), '[]'::json) as tags,
+  coalesce((
+    select json_agg(json_build_object(
+      'id', m.id, 'type', m.message_type, 'duration', m.recorded_duration_seconds,
+      'anonymous', m.anonymous, 'author_id', u.id, 'author_name', u.name, 'author_email', u.email,
+      'text', m.text, 'media', m.download_media_url) order by m.created_at, m.id)
+    from message m left join account_user u on u.id = m.author_id
+    where m.conversation_id = c.id and m.account_id = c.account_id
+  ), '[]'::json) as messages`;
+
+const RECENT = 'order by created_at desc, id desc limit 1';
+const LATEST = `(select id from conversation where account_id = ? ${RECENT})`;
+
+/** The four shapes of get_conversation: no key, title, slug, or both (both must match). */
+function findOneSql(criteria: LookupCriteria): { sql: string; keys: string[] } {
+  const conditions: string[] = [];
+  const keys: string[] = [];
+  if (criteria.titleKey !== undefined) {
+    conditions.push('title_key = ?');
+    keys.push(criteria.titleKey);
+  }
+  if (criteria.slugKey !== undefined) {
+    conditions.push('lower(slug) = ?');
+    keys.push(criteria.slugKey);
+  }
+  const target =
+    conditions.length === 0
+      ? LATEST
+      : `coalesce((select id from conversation where account_id = ? and ${conditions.join(' and ')} ${RECENT}), ${LATEST})`;
+  return { sql: `select ${COLUMNS} from conversation c where c.account_id = ? and c.id = ${target}`, keys };
+}
+
+const LIST_SQL = `
+  select ${COLUMNS}
+  from (select * from conversation where account_id = ? order by created_at desc, id desc limit ? offset ?) c
+  order by c.created_at desc, c.id desc`;
+
+interface Row {
+  id: number;
+  title: string;
+  slug: string;
+  anyone_can_post: boolean;
+  allow_anonymous_messages: boolean;
+  allow_search_engines: boolean;
+  via_primary_intake_page: boolean;
+  intake_page_id: number | null;
+  workflow: unknown;
+  created_us: string;
+  users: unknown;
+  tags: unknown;
+  messages: unknown;
+}
+
+interface MessageRow {
+  id: number;
+  type: string;
+  duration: number;
+  anonymous: boolean;
+  author_id: number | null;
+  author_name: string | null;
+  author_email: string | null;
+  text: string;
+  media: string | null;
+}
+
+function message(m: MessageRow): MessageRecord {
+  return {
+    id: m.id,
+    messageType: m.type,
+    recordedDurationSeconds: m.duration,
+    author:
+      m.anonymous || m.author_id === null
+        ? { anonymous: true }
+        : { anonymous: false, id: m.author_id, name: m.author_name ?? '', email: m.author_email ?? '' },
+    text: m.text,
+    downloadMediaUrl: m.media,
+  };
+}
+
+function record(row: Row): ConversationRecord {
+  return {
+    id: row.id,
+    title: row.title,
+    slug: row.slug,
+    anyoneCanPost: row.anyone_can_post,
+    allowAnonymousMessages: row.allow_anonymous_messages,
+    allowSearchEngines: row.allow_search_engines,
+    viaPrimaryIntakePage: row.via_primary_intake_page,
+    intakePageId: row.intake_page_id,
+    workflow: row.workflow === null ? null : fromJson<WorkflowRecord>(row.workflow),
+    createdAt: BigInt(row.created_us),
+    users: fromJson<UserRecord[]>(row.users),
+    tags: fromJson<TagRecord[]>(row.tags),
+    messages: fromJson<MessageRow[]>(row.messages).map(message),
+  };
+}
+
+export const SLUG_UNIQUE_INDEX = 'conversation_account_slug_unique';
+
+export class MikroConversationStore implements ConversationStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async findOne(accountId: number, criteria: LookupCriteria): Promise<ConversationRecord | null> {
+    const { sql, keys } = findOneSql(criteria);
+    const params = keys.length === 0 ? [accountId, accountId] : [accountId, accountId, ...keys, accountId];
+    const [row] = await query<Row>(this.em, sql, params);
+    return row ? record(row) : null;
+  }
+
+  async listPage(accountId: number, window: PageWindow): Promise<ConversationRecord[]> {
+    const rows = await query<Row>(this.em, LIST_SQL, [accountId, window.limit, window.offset]);
+    return rows.map(record);
+  }
+
+  async insert(accountId: number, c: NewConversation): Promise<StoredConversation> {
+    const em = this.em.fork();
+    const account = em.getReference(Account, accountId);
+    const conversation = em.create(Conversation, {
+      account,
+      title: c.title,
+      titleKey: titleKey(c.title),
+      slug: c.slug,
+      anyoneCanPost: c.anyoneCanPost,
+      allowAnonymousMessages: c.allowAnonymousMessages,
+      allowSearchEngines: c.allowSearchEngines,
+      viaPrimaryIntakePage: c.viaPrimaryIntakePage,
+      intakePage: c.intakePageId === null ? null : em.getReference(IntakePage, c.intakePageId),
+      workflow: c.workflow,
+    });
+    for (const userId of c.memberIds) {
+      em.create(ConversationMember, { conversation, user: em.getReference(User, userId), account });
+    }
+    try {
+      await em.flush();
+    } catch (e) {
+      if (e instanceof UniqueConstraintViolationException && e.message.includes(SLUG_UNIQUE_INDEX)) {
+        throw new SlugTakenError();
+      }
+      throw e;
+    }
+    return { id: conversation.id };
+  }
+}

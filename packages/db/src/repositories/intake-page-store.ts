@@ -1,0 +1,45 @@
+import type { IntakePageRecord, IntakePageStore } from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { fromJson, query } from './sql.ts';
+
+interface Row {
+  id: number;
+  is_primary: boolean;
+  workflow_id: number | null;
+  workflow_name: string | null;
+  workflow_steps: unknown;
+}
+
+const SELECT = `
+  select ip.id, ip.is_primary, w.id as workflow_id, w.name as workflow_name, w.steps as workflow_steps
+  from intake_page ip left join workflow w on w.id = ip.workflow_id and w.account_id = ip.account_id
+  where ip.account_id = ?`;
+
+function record(row: Row): IntakePageRecord {
+  return {
+    id: row.id,
+    primary: row.is_primary,
+    workflow:
+      row.workflow_id === null
+        ? null
+        : { id: row.workflow_id, name: row.workflow_name ?? '', steps: fromJson<unknown[]>(row.workflow_steps) },
+  };
+}
+
+export class MikroIntakePageStore implements IntakePageStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async findById(accountId: number, id: number): Promise<IntakePageRecord | null> {
+    const [row] = await query<Row>(this.em, `${SELECT} and ip.id = ?`, [accountId, id]);
+    return row ? record(row) : null;
+  }
+
+  async findPrimary(accountId: number): Promise<IntakePageRecord | null> {
+    const [row] = await query<Row>(this.em, `${SELECT} and ip.is_primary`, [accountId]);
+    return row ? record(row) : null;
+  }
+}
