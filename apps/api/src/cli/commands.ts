@@ -1,0 +1,251 @@
+import { createReadStream } from 'node:fs';
+import {
+  AdminError,
+  addUser,
+  createAccount,
+  createIntakePage,
+  createWorkflow,
+  findAccount,
+  issueToken,
+  listTokens,
+  loadSeed,
+  pendingMigrations,
+  revokeToken,
+} from '@convo/db';
+import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import { type Command, InvalidArgumentError } from 'commander';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { migrateDatabase, openDatabase } from '../services.ts';
+import { registerDemo } from './demo.ts';
+
+export type Env = () => { config: Config; logger: Logger };
+
+const int = (what: string) => (value: string) => {
+  if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError(`${what} must be a positive whole number`);
+  return Number(value);
+};
+
+const jsonArray = (value: string): unknown[] => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError('steps must be JSON, e.g. \'[{"action":"assign"}]\'');
+  }
+  if (!Array.isArray(parsed)) throw new InvalidArgumentError('steps must be a JSON array');
+  return parsed;
+};
+
+function emit(json: boolean | undefined, data: unknown, text: string): void {
+  process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${text}\n`);
+}
+
+/** Opens the configured database (migrating it unless told not to), runs `work`, closes. */
+async function withDatabase<T>(env: Env, work: (em: EntityManager, orm: MikroORM) => Promise<T>): Promise<T> {
+  const { config, logger } = env();
+  const orm = await openDatabase(config, logger);
+  try {
+    if (config.migrateOnStart) await migrateDatabase(orm, logger);
+    return await work(orm.em.fork(), orm);
+  } finally {
+    await orm.close();
+  }
+}
+
+const example = (cmd: Command, text: string) => cmd.addHelpText('after', `\nExample:\n  ${text}\n`);
+
+export function registerCommands(program: Command, env: Env): void {
+  registerDemo(program, env);
+
+  example(
+    program
+      .command('migrate')
+      .description('apply pending database migrations')
+      .option('--json', 'print JSON')
+      .action(async (o: { json?: boolean }) => {
+        const { config, logger } = env();
+        const orm = await openDatabase(config, logger);
+        try {
+          const pending = await pendingMigrations(orm);
+          await migrateDatabase(orm, logger);
+          emit(o.json, { applied: pending }, pending.length ? `applied: ${pending.join(', ')}` : 'nothing to migrate');
+        } finally {
+          await orm.close();
+        }
+      }),
+    'npm run cli -- migrate',
+  );
+
+  const account = program.command('account').description('manage accounts');
+  example(
+    account
+      .command('create')
+      .description('create an account and print its first API token (shown once)')
+      .requiredOption('--key <key>', 'short key used in embed URLs (lowercase letters, digits, _ and -)')
+      .requiredOption('--name <name>', 'display name')
+      .requiredOption('--host <origin>', "the account's own host, e.g. https://acme.example.com")
+      .option('--owner-email <email>', 'e-mail of the owner, who joins every new conversation')
+      .option('--owner-name <name>', 'name of the owner')
+      .option('--title-template <template>', 'default title; {date} and {time} are replaced (UTC)')
+      .option('--private', 'new conversations default to private (anyone_can_post false)')
+      .option('--no-anonymous', 'new conversations default to no anonymous messages')
+      .option('--no-search-engines', 'new conversations default to not indexable')
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        if ((o.ownerEmail === undefined) !== (o.ownerName === undefined)) {
+          throw new AdminError('give both --owner-email and --owner-name, or neither');
+        }
+        const made = await withDatabase(env, (em) =>
+          createAccount(em, {
+            key: o.key,
+            name: o.name,
+            host: o.host,
+            owner: o.ownerEmail ? { email: o.ownerEmail, name: o.ownerName } : undefined,
+            titleTemplate: o.titleTemplate,
+            defaults: { anyoneCanPost: !o.private, allowAnonymousMessages: o.anonymous, allowSearchEngines: o.searchEngines },
+          }),
+        );
+        emit(o.json, made, `account ${made.key} (id ${made.id}) created\nAPI token (shown once): ${made.token.token}`);
+      }),
+    'npm run cli -- account create --key acme --name "Acme" --host https://acme.example.com --owner-email o@acme.example --owner-name "Olive"',
+  );
+
+  const token = program.command('token').description('manage API tokens');
+  example(
+    token
+      .command('create')
+      .description('issue a new API token for an account (shown once)')
+      .requiredOption('--account <key>', 'account key')
+      .option('--name <name>', 'what the token is for', 'default')
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const issued = await withDatabase(env, async (em) => issueToken(em, (await findAccount(em, o.account)).id, o.name));
+        emit(o.json, issued, `token ${issued.id} (${issued.name}) created\nAPI token (shown once): ${issued.token}`);
+      }),
+    'npm run cli -- token create --account acme --name "zapier"',
+  );
+  example(
+    token
+      .command('revoke')
+      .description('revoke a token; it stops working at once')
+      .requiredOption('--account <key>', 'account key')
+      .requiredOption('--id <id>', 'token id (see token list)', int('--id'))
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const revoked = await withDatabase(env, async (em) => revokeToken(em, (await findAccount(em, o.account)).id, o.id));
+        emit(o.json, revoked, `token ${revoked.id} (${revoked.name}) revoked`);
+      }),
+    'npm run cli -- token revoke --account acme --id 3',
+  );
+  example(
+    token
+      .command('list')
+      .description("list an account's tokens (never their secret)")
+      .requiredOption('--account <key>', 'account key')
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const tokens = await withDatabase(env, async (em) => listTokens(em, (await findAccount(em, o.account)).id));
+        const lines = tokens.map(
+          (t) => `${t.id}\t${t.hint}…\t${t.name}\t${t.revokedAt ? 'revoked' : 'active'}\tlast used ${t.lastUsedAt?.toISOString() ?? 'never'}`,
+        );
+        emit(o.json, tokens, lines.join('\n') || 'no tokens');
+      }),
+    'npm run cli -- token list --account acme',
+  );
+
+  const user = program.command('user').description('manage account users');
+  example(
+    user
+      .command('add')
+      .description('add a user (member) to an account')
+      .requiredOption('--account <key>', 'account key')
+      .requiredOption('--email <email>', 'e-mail address')
+      .requiredOption('--name <name>', 'display name')
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const added = await withDatabase(env, async (em) =>
+          addUser(em, (await findAccount(em, o.account)).id, { email: o.email, name: o.name }),
+        );
+        emit(o.json, added, `user ${added.id} <${added.email}> added`);
+      }),
+    'npm run cli -- user add --account acme --email sam@acme.example --name "Sam"',
+  );
+
+  const workflow = program.command('workflow').description('manage workflows');
+  example(
+    workflow
+      .command('create')
+      .description('create a workflow (its steps are JSON, stored as given)')
+      .requiredOption('--account <key>', 'account key')
+      .requiredOption('--name <name>', 'workflow name')
+      .option('--steps <json>', 'JSON array of steps', jsonArray, [])
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const made = await withDatabase(env, async (em) =>
+          createWorkflow(em, (await findAccount(em, o.account)).id, { name: o.name, steps: o.steps }),
+        );
+        emit(o.json, made, `workflow ${made.id} (${made.name}) created`);
+      }),
+    `npm run cli -- workflow create --account acme --name Triage --steps '[{"action":"assign","to":"sam@acme.example"}]'`,
+  );
+
+  const intake = program.command('intake-page').description('manage intake pages');
+  example(
+    intake
+      .command('create')
+      .description('create an intake page; at most one per account is primary')
+      .requiredOption('--account <key>', 'account key')
+      .requiredOption('--name <name>', 'page name')
+      .option('--primary', 'make it the primary intake page')
+      .option('--workflow <id>', 'workflow applied to conversations created through it', int('--workflow'))
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const made = await withDatabase(env, async (em) =>
+          createIntakePage(em, (await findAccount(em, o.account)).id, {
+            name: o.name,
+            primary: o.primary === true,
+            workflowId: o.workflow,
+          }),
+        );
+        emit(o.json, made, `intake page ${made.id} (${made.name}${made.primary ? ', primary' : ''}) created`);
+      }),
+    'npm run cli -- intake-page create --account acme --name "Contact us" --primary --workflow 1',
+  );
+
+  example(
+    program
+      .command('seed')
+      .description('load a JSON seed file (format: docs/seed-format.md); all of it or, on error, none')
+      .argument('<file>', 'path to the seed file')
+      .option('--json', 'print JSON')
+      .action(async (file: string, o: { json?: boolean }) => {
+        const seed = await readJson(file);
+        const started = performance.now();
+        const result = await withDatabase(env, (em) => loadSeed(em, seed as never));
+        const seconds = (performance.now() - started) / 1000;
+        const c = result.counts;
+        const tokens = result.accounts.flatMap((a) => a.tokens.map((t) => `  ${a.key}: ${t.token}`));
+        emit(
+          o.json,
+          { ...result, seconds },
+          `loaded ${c.accounts} accounts, ${c.users} users, ${c.conversations} conversations, ${c.messages} messages, ${c.tags} tags in ${seconds.toFixed(1)}s\nAPI tokens (shown once):\n${tokens.join('\n')}`,
+        );
+      }),
+    'npm run cli -- seed examples/seed.json',
+  );
+}
+
+async function readJson(file: string): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of createReadStream(file)) chunks.push(chunk as Buffer);
+  } catch (e) {
+    throw new AdminError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new AdminError(`${file} is not valid JSON`);
+  }
+}

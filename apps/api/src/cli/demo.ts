@@ -1,0 +1,53 @@
+import { readFile } from 'node:fs/promises';
+import { findAccount, issueToken, loadSeed } from '@convo/db';
+import { serve } from '@hono/node-server';
+import type { Command } from 'commander';
+import { createApp } from '../app.ts';
+import { createServices, migrateDatabase, openDatabase } from '../services.ts';
+import type { Env } from './commands.ts';
+
+const DEMO_SEED = new URL('../../../../examples/seed.json', import.meta.url);
+
+/** Starts the server with the demo account from examples/seed.json and prints how to call it. */
+export function registerDemo(program: Command, env: Env): void {
+  program
+    .command('demo')
+    .description('start the server (embedded database by default) with a demo account; prints a fresh token and curl lines')
+    .addHelpText('after', '\nExample:\n  npm run demo\n  PORT=8080 npm run demo\n')
+    .action(async () => {
+      const { config, logger } = env();
+      const orm = await openDatabase(config, logger);
+      await migrateDatabase(orm, logger);
+      const em = orm.em.fork();
+      const existing = await findAccount(em, 'demo').catch(() => null);
+      const accountId =
+        existing?.id ?? (await loadSeed(em, JSON.parse(await readFile(DEMO_SEED, 'utf8')))).accounts[0]?.id ?? 0;
+      const { token } = await issueToken(em, accountId, 'demo');
+
+      const app = createApp(createServices(orm, logger), { maxBodyBytes: config.maxBodyBytes });
+      const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+        const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${info.port}/api/v1/conversations`;
+        const auth = `-H "Authorization: Bearer ${token}"`;
+        process.stdout.write(
+          [
+            `Conversations API listening on ${base.replace('/api/v1/conversations', '')}`,
+            `database: ${config.database.kind === 'pglite' ? `embedded PGlite in ${config.database.dataDir}` : 'PostgreSQL'}`,
+            `demo account "demo", API token (new on every start): ${token}`,
+            '',
+            'Try it:',
+            `  curl -s -X POST ${base}/create_conversation ${auth} -H 'content-type: application/json' -d '{"title":"Hello from curl"}'`,
+            `  curl -s "${base}/get_conversation?slug=welcome" ${auth}`,
+            `  curl -s "${base}/get_conversations?page=1" ${auth}`,
+            '',
+            'Stop with Ctrl-C.',
+            '',
+          ].join('\n'),
+        );
+      });
+      await new Promise<void>((resolve) => {
+        const stop = () => server.close(() => resolve());
+        process.once('SIGINT', stop).once('SIGTERM', stop);
+      });
+      await orm.close();
+    });
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/*
+ * The only module that reads the environment. Everything is validated once at start; a bad value
+ * stops the process with a message naming the variable.
+ */
+
+const ZBoolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const ZEnv = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  DATA_DIR: z.string().min(1).default('.data/pglite'),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MIGRATE_ON_START: ZBoolean.default(true),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(64 * 1024),
+  NODE_ENV: z.string().optional(),
+});
+
+export type Config = {
+  database: { kind: 'postgres'; url: string; poolMax: number } | { kind: 'pglite'; dataDir: string };
+  host: string;
+  port: number;
+  logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
+  migrateOnStart: boolean;
+  maxBodyBytes: number;
+};
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = ZEnv.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    database: e.DATABASE_URL
+      ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DB_POOL_MAX }
+      : { kind: 'pglite', dataDir: e.DATA_DIR },
+    host: e.HOST,
+    port: e.PORT,
+    logLevel: e.LOG_LEVEL,
+    migrateOnStart: e.MIGRATE_ON_START,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+  };
+}

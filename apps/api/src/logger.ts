@@ -1,0 +1,10 @@
+import { pino } from 'pino';
+
+export type Logger = pino.Logger;
+
+/** JSON lines on stdout; never a token, never a request body. */
+export const createLogger = (level: string, destination: 1 | 2 = 1): Logger =>
+  pino(
+    { level, base: { service: 'conversations-api' }, redact: ['req.headers.authorization'] },
+    pino.destination(destination),
+  );

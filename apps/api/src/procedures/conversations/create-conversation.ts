@@ -1,0 +1,25 @@
+import { createConversation } from '@convo/domain';
+import { MikroConversationStore, MikroIntakePageStore } from '@convo/db';
+import { authedProcedure } from '../../trpc.ts';
+import { ZCreatedConversation } from './conversation.types.ts';
+import { createConversationMeta, ZCreateConversationInput } from './create-conversation.types.ts';
+
+export const createConversationProcedure = authedProcedure
+  .meta(createConversationMeta)
+  .input(ZCreateConversationInput)
+  .output(ZCreatedConversation)
+  .mutation(({ ctx, input }) =>
+    createConversation(
+      { conversations: new MikroConversationStore(ctx.em), intakePages: new MikroIntakePageStore(ctx.em) },
+      ctx.account,
+      {
+        title: input.title,
+        slug: input.slug,
+        anyoneCanPost: input.anyone_can_post,
+        allowAnonymousMessages: input.allow_anonymous_messages,
+        allowSearchEngines: input.allow_search_engines,
+        primaryIntakePage: input.primary_intake_page,
+        intakePageId: input.intake_page_id,
+      },
+    ),
+  );

@@ -1,0 +1,12 @@
+import type { MikroORM } from '@mikro-orm/core';
+import { type App, createApp } from './app.ts';
+import type { Config } from './config.ts';
+import type { Logger } from './logger.ts';
+import { createServices, migrateDatabase, openDatabase } from './services.ts';
+
+/** Everything a runtime entry needs: the app, built from config, and a way to close it. */
+export async function buildServer(config: Config, logger: Logger): Promise<{ app: App; orm: MikroORM }> {
+  const orm = await openDatabase(config, logger);
+  if (config.migrateOnStart) await migrateDatabase(orm, logger);
+  return { app: createApp(createServices(orm, logger), { maxBodyBytes: config.maxBodyBytes }), orm };
+}

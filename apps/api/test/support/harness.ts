@@ -1,0 +1,101 @@
+import { createAccount, createIntakePage, createWorkflow, issueToken, revokeToken } from '@convo/db';
+import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
+import { type App, createApp } from '../../src/app.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createServices } from '../../src/services.ts';
+
+export const BASE = 'http://api.test';
+export const REST = `${BASE}/api/v1/conversations`;
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export interface Harness {
+  db: TestDatabase;
+  app: App;
+  statements: string[];
+  close(): Promise<void>;
+}
+
+/** The real app on a real, migrated database (PGlite, or PostgreSQL when DATABASE_URL is set). */
+export async function openHarness(): Promise<Harness> {
+  const statements: string[] = [];
+  const db = await openTestDatabase({ onQuery: (sql) => statements.push(sql) });
+  const app = createApp(createServices(db.orm, createLogger('silent')), { maxBodyBytes: MAX_BODY_BYTES });
+  return { db, app, statements, close: () => db.close() };
+}
+
+export interface TestAccount {
+  id: number;
+  key: string;
+  token: string;
+  ownerId: number;
+  primaryPageId: number;
+  secondaryPageId: number;
+  workflowId: number;
+}
+
+/** An account with an owner, a workflow, a primary page (with the workflow) and a secondary page. */
+export async function makeAccount(h: Harness, key: string, withPrimary = true): Promise<TestAccount> {
+  const em = h.db.orm.em.fork();
+  const made = await createAccount(em, {
+    key,
+    name: `Account ${key}`,
+    host: `https://${key}.example.com`,
+    owner: { email: `owner@${key}.example.com`, name: `Owner ${key}` },
+    defaults: { anyoneCanPost: true, allowAnonymousMessages: false, allowSearchEngines: true },
+  });
+  const workflow = await createWorkflow(em, made.id, { name: `${key} triage`, steps: [{ assign: 'support' }] });
+  const primary = withPrimary
+    ? await createIntakePage(em, made.id, { name: 'Main', primary: true, workflowId: workflow.id })
+    : { id: 0 };
+  const secondary = await createIntakePage(em, made.id, { name: 'Side', primary: false });
+  return {
+    id: made.id,
+    key,
+    token: made.token.token,
+    ownerId: made.owner?.id ?? 0,
+    primaryPageId: primary.id,
+    secondaryPageId: secondary.id,
+    workflowId: workflow.id,
+  };
+}
+
+export async function newToken(h: Harness, accountId: number): Promise<{ id: number; token: string }> {
+  return issueToken(h.db.orm.em.fork(), accountId, 'test');
+}
+
+export async function revoke(h: Harness, accountId: number, tokenId: number): Promise<void> {
+  await revokeToken(h.db.orm.em.fork(), accountId, tokenId);
+}
+
+export interface Call {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+export async function call(h: Harness, req: Request): Promise<Call> {
+  const res = await h.app.fetch(req);
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // left as text: a test asserting JSON will say so
+  }
+  return { status: res.status, body, headers: res.headers };
+}
+
+export const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+
+export const createJson = (h: Harness, token: string, body: unknown) =>
+  call(
+    h,
+    new Request(`${REST}/create_conversation`, {
+      method: 'POST',
+      headers: { ...auth(token), 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+  );
+
+export const get = (h: Harness, token: string | null, path: string) =>
+  call(h, new Request(`${REST}/${path}`, { headers: token ? auth(token) : {} }));
