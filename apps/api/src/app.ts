@@ -27,7 +27,8 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
         router,
         createContext: () => createContext(services, req, requestId),
         onError: ({ error }) => {
-          if (error.code === 'INTERNAL_SERVER_ERROR') services.logger.error({ err: error.cause ?? error }, 'request failed');
+          if (error.code === 'INTERNAL_SERVER_ERROR')
+            services.logger.error({ err: error.cause ?? error }, 'request failed');
         },
       });
     }

@@ -10,7 +10,11 @@ export const ERRORS = {
   invalid_input: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   intake_page_unusable: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   slug_taken: { trpc: 'CONFLICT', status: 409, message: null },
-  unauthorized: { trpc: 'UNAUTHORIZED', status: 401, message: 'a valid API token is required in the Authorization header' },
+  unauthorized: {
+    trpc: 'UNAUTHORIZED',
+    status: 401,
+    message: 'a valid API token is required in the Authorization header',
+  },
   malformed_body: { trpc: 'BAD_REQUEST', status: 400, message: 'the request body is not valid JSON or form data' },
   body_too_large: { trpc: 'PAYLOAD_TOO_LARGE', status: 413, message: null },
   unsupported_media_type: {

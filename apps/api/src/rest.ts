@@ -119,7 +119,10 @@ async function readBody(req: Request, limit: number, kinds: Map<string, FieldKin
   const text = await readText(req, limit);
   const type = (req.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   // No body at all is an empty request: every field of create_conversation is optional.
-  if (text.trim() === '' && (type === '' || type === 'application/json' || type === 'application/x-www-form-urlencoded')) {
+  if (
+    text.trim() === '' &&
+    (type === '' || type === 'application/json' || type === 'application/x-www-form-urlencoded')
+  ) {
     return {};
   }
   if (type === 'application/json' || type.endsWith('+json')) {
@@ -178,7 +181,8 @@ export function createRestHandler(router: AppRouter, services: Services, options
       return status ? { status } : {};
     },
     onError: ({ error }: { error: { code: string; cause?: unknown } }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR') services.logger.error({ err: error.cause ?? error }, 'request failed');
+      if (error.code === 'INTERNAL_SERVER_ERROR')
+        services.logger.error({ err: error.cause ?? error }, 'request failed');
     },
   } as never) as unknown as (req: Request, res: CoreResponse) => Promise<void>;
 

@@ -15,10 +15,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Mikr
     db.kind === 'postgres'
       ? await openOrm({ kind: 'postgres', url: db.url, poolMax: db.poolMax })
       : await openOrm({ kind: 'pglite', dataDir: db.dataDir });
-  logger.info(
-    { database: db.kind === 'postgres' ? 'postgres' : `pglite:${db.dataDir}` },
-    'database connected',
-  );
+  logger.info({ database: db.kind === 'postgres' ? 'postgres' : `pglite:${db.dataDir}` }, 'database connected');
   return orm;
 }
 

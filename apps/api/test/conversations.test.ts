@@ -12,8 +12,20 @@ import {
 } from './support/harness.ts';
 
 const CREATE_KEYS = [
-  'allow_anonymous_messages', 'allow_search_engines', 'anyone_can_post', 'conversation_embed_url', 'conversation_url',
-  'id', 'intake_page_id', 'messages', 'public', 'slug', 'tags', 'title', 'users', 'via_primary_intake_page',
+  'allow_anonymous_messages',
+  'allow_search_engines',
+  'anyone_can_post',
+  'conversation_embed_url',
+  'conversation_url',
+  'id',
+  'intake_page_id',
+  'messages',
+  'public',
+  'slug',
+  'tags',
+  'title',
+  'users',
+  'via_primary_intake_page',
 ];
 const LIST_KEYS = [...CREATE_KEYS, 'workflow'].sort();
 const GET_KEYS = [...LIST_KEYS, 'conversation_created_time', 'conversation_credated_time_nice'].sort();
@@ -80,7 +92,12 @@ describe('create_conversation', () => {
       }),
     );
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ title: 'From a form', slug: 'form-made', anyone_can_post: false, allow_search_engines: true });
+    expect(r.body).toMatchObject({
+      title: 'From a form',
+      slug: 'form-made',
+      anyone_can_post: false,
+      allow_search_engines: true,
+    });
   });
 
   it('accepts a POST without any body', async () => {
@@ -145,7 +162,9 @@ describe('get_conversation', () => {
     expect((await get(h, acme.token, 'get_conversation?title=GIVEN%20TITLE')).body.slug).toBe('Given_Slug-1');
     expect((await get(h, acme.token, 'get_conversation?title=Given')).body.slug).toBe('latest-one');
     expect((await get(h, acme.token, 'get_conversation?slug=FORM-MADE')).body.title).toBe('From a form');
-    expect((await get(h, acme.token, 'get_conversation?title=from%20a%20FORM&slug=form-made')).body.slug).toBe('form-made');
+    expect((await get(h, acme.token, 'get_conversation?title=from%20a%20FORM&slug=form-made')).body.slug).toBe(
+      'form-made',
+    );
   });
 
   it('picks the most recently created among equal titles', async () => {
@@ -185,7 +204,11 @@ describe('get_conversations', () => {
   });
 
   it('answers 404 past the last page and on an empty account', async () => {
-    for (const [token, q] of [[acme.token, '?page=3'], [empty.token, ''], [empty.token, '?page=1']] as const) {
+    for (const [token, q] of [
+      [acme.token, '?page=3'],
+      [empty.token, ''],
+      [empty.token, '?page=1'],
+    ] as const) {
       const r = await get(h, token, `get_conversations${q}`);
       expect(r.status).toBe(404);
       expect(r.body).toEqual({ error: 'No conversations found', code: 'conversation_not_found' });

@@ -207,6 +207,8 @@ describe('authentication', () => {
   });
 
   it('accepts the raw token as well as Bearer', async () => {
-    expect((await call(h, new Request(`${REST}/get_conversation`, { headers: { authorization: acme.token } }))).status).toBe(200);
+    expect(
+      (await call(h, new Request(`${REST}/get_conversation`, { headers: { authorization: acme.token } }))).status,
+    ).toBe(200);
   });
 });

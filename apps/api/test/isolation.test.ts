@@ -133,7 +133,10 @@ describe('messages, members and tags in responses', () => {
       title: `Bulk ${i}`,
       tags: ['bulk'],
       members: ['o@msgs.example.com', 'u@msgs.example.com'],
-      messages: [{ author: null, text: `m${i}` }, { author: 'u@msgs.example.com', text: `n${i}` }],
+      messages: [
+        { author: null, text: `m${i}` },
+        { author: 'u@msgs.example.com', text: `n${i}` },
+      ],
     }));
     const bulkToken = 'cnv_bulk_token_for_statement_counting';
     await loadSeed(h.db.orm.em.fork(), {
@@ -162,4 +165,3 @@ describe('messages, members and tags in responses', () => {
     expect(h.statements).toHaveLength(2);
   });
 });
-

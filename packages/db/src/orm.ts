@@ -4,9 +4,7 @@ import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
 
 /** Where the data lives: a PostgreSQL server, or embedded PGlite (a directory, or memory). */
-export type DatabaseTarget =
-  | { kind: 'postgres'; url: string; poolMax?: number }
-  | { kind: 'pglite'; dataDir?: string };
+export type DatabaseTarget = { kind: 'postgres'; url: string; poolMax?: number } | { kind: 'pglite'; dataDir?: string };
 
 export interface OrmOptions {
   /** Called with every SQL statement the ORM sends (tests count them; operators may log them). */

@@ -93,7 +93,9 @@ describe('get_conversation lookup', () => {
     expect((await store().findOne(acme, lookupCriteria({ slug: 'CONV-3' })))?.title).toBe('Conversation 3');
   });
   it('needs both to match when both are given, else falls back to the most recent', async () => {
-    expect((await store().findOne(acme, lookupCriteria({ title: 'Conversation 3', slug: 'conv-3' })))?.slug).toBe('conv-3');
+    expect((await store().findOne(acme, lookupCriteria({ title: 'Conversation 3', slug: 'conv-3' })))?.slug).toBe(
+      'conv-3',
+    );
     expect((await store().findOne(acme, lookupCriteria({ title: 'Conversation 3', slug: 'conv-4' })))?.slug).toBe(
       'Mixed_Case-Slug',
     );
@@ -156,7 +158,9 @@ describe('slug uniqueness', () => {
   };
   it('is enforced by the database, ignoring case, per account', async () => {
     await expect(store().insert(acme, { ...draft, slug: 'CONV-1' })).rejects.toBeInstanceOf(SlugTakenError);
-    await expect(store().insert(other, { ...draft, slug: 'conv-1' })).resolves.toMatchObject({ id: expect.any(Number) });
+    await expect(store().insert(other, { ...draft, slug: 'conv-1' })).resolves.toMatchObject({
+      id: expect.any(Number),
+    });
   });
   it('lets exactly one of many concurrent inserts of one slug win', async () => {
     const results = await Promise.allSettled(

@@ -7,7 +7,7 @@ export * from './time.ts';
 export * from './title.ts';
 export * from './tokens.ts';
 export * from './urls.ts';
-export * from './views.ts';
 export * from './use-cases/create-conversation.ts';
 export * from './use-cases/get-conversation.ts';
 export * from './use-cases/list-conversations.ts';
+export * from './views.ts';

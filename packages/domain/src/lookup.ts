@@ -24,5 +24,4 @@ export function lookupCriteria(req: LookupRequest): LookupCriteria {
   return criteria;
 }
 
-export const hasCriteria = (c: LookupCriteria): boolean =>
-  c.titleKey !== undefined || c.slugKey !== undefined;
+export const hasCriteria = (c: LookupCriteria): boolean => c.titleKey !== undefined || c.slugKey !== undefined;

@@ -5,7 +5,10 @@
 export const TOKEN_PREFIX = 'cnv_';
 
 const base64url = (bytes: Uint8Array): string =>
-  btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
 
 export function generateToken(): string {
   const bytes = new Uint8Array(32);

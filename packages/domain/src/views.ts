@@ -1,12 +1,6 @@
 import type { ConversationRecord, MessageRecord, WorkflowRecord } from './ports.ts';
 import { formatCreatedTime, formatNiceTime } from './time.ts';
-import {
-  type AccountAddress,
-  conversationEmbedUrl,
-  conversationUrl,
-  embedMessageUrl,
-  messageUrl,
-} from './urls.ts';
+import { type AccountAddress, conversationEmbedUrl, conversationUrl, embedMessageUrl, messageUrl } from './urls.ts';
 
 /*
  * The wire shapes of the spec, field names and all. Which members each operation carries is a

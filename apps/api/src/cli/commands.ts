@@ -103,7 +103,11 @@ export function registerCommands(program: Command, env: Env): void {
             host: o.host,
             owner: o.ownerEmail ? { email: o.ownerEmail, name: o.ownerName } : undefined,
             titleTemplate: o.titleTemplate,
-            defaults: { anyoneCanPost: !o.private, allowAnonymousMessages: o.anonymous, allowSearchEngines: o.searchEngines },
+            defaults: {
+              anyoneCanPost: !o.private,
+              allowAnonymousMessages: o.anonymous,
+              allowSearchEngines: o.searchEngines,
+            },
           }),
         );
         emit(o.json, made, `account ${made.key} (id ${made.id}) created\nAPI token (shown once): ${made.token.token}`);
@@ -120,7 +124,9 @@ export function registerCommands(program: Command, env: Env): void {
       .option('--name <name>', 'what the token is for', 'default')
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const issued = await withDatabase(env, async (em) => issueToken(em, (await findAccount(em, o.account)).id, o.name));
+        const issued = await withDatabase(env, async (em) =>
+          issueToken(em, (await findAccount(em, o.account)).id, o.name),
+        );
         emit(o.json, issued, `token ${issued.id} (${issued.name}) created\nAPI token (shown once): ${issued.token}`);
       }),
     'npm run cli -- token create --account acme --name "zapier"',
@@ -133,7 +139,9 @@ export function registerCommands(program: Command, env: Env): void {
       .requiredOption('--id <id>', 'token id (see token list)', int('--id'))
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const revoked = await withDatabase(env, async (em) => revokeToken(em, (await findAccount(em, o.account)).id, o.id));
+        const revoked = await withDatabase(env, async (em) =>
+          revokeToken(em, (await findAccount(em, o.account)).id, o.id),
+        );
         emit(o.json, revoked, `token ${revoked.id} (${revoked.name}) revoked`);
       }),
     'npm run cli -- token revoke --account acme --id 3',
@@ -147,7 +155,8 @@ export function registerCommands(program: Command, env: Env): void {
       .action(async (o) => {
         const tokens = await withDatabase(env, async (em) => listTokens(em, (await findAccount(em, o.account)).id));
         const lines = tokens.map(
-          (t) => `${t.id}\t${t.hint}…\t${t.name}\t${t.revokedAt ? 'revoked' : 'active'}\tlast used ${t.lastUsedAt?.toISOString() ?? 'never'}`,
+          (t) =>
+            `${t.id}\t${t.hint}…\t${t.name}\t${t.revokedAt ? 'revoked' : 'active'}\tlast used ${t.lastUsedAt?.toISOString() ?? 'never'}`,
         );
         emit(o.json, tokens, lines.join('\n') || 'no tokens');
       }),

@@ -12,7 +12,9 @@ const DEMO_SEED = new URL('../../../../examples/seed.json', import.meta.url);
 export function registerDemo(program: Command, env: Env): void {
   program
     .command('demo')
-    .description('start the server (embedded database by default) with a demo account; prints a fresh token and curl lines')
+    .description(
+      'start the server (embedded database by default) with a demo account; prints a fresh token and curl lines',
+    )
     .addHelpText('after', '\nExample:\n  npm run demo\n  PORT=8080 npm run demo\n')
     .action(async () => {
       const { config, logger } = env();

@@ -28,7 +28,8 @@ try {
 } catch (e) {
   if (e instanceof CommanderError) process.exit(e.exitCode);
   const json = process.argv.includes('--json');
-  const message = e instanceof AdminError || e instanceof ConfigError ? e.message : `unexpected error: ${(e as Error).message}`;
+  const message =
+    e instanceof AdminError || e instanceof ConfigError ? e.message : `unexpected error: ${(e as Error).message}`;
   if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
   else process.stderr.write(`error: ${message}\n`);
   process.exit(e instanceof ConfigError ? 2 : 1);

@@ -2,11 +2,29 @@ import { loadConfig } from '../config.ts';
 import { createLogger } from '../logger.ts';
 import { buildServer } from '../server.ts';
 
-declare const Deno: { serve(o: { port: number; hostname: string; onListen?: (a: { port: number }) => void }, h: (r: Request) => Promise<Response>): { shutdown(): Promise<void> }; addSignalListener(s: string, f: () => void): void; exit(c: number): never };
+declare const Deno: {
+  serve(
+    o: { port: number; hostname: string; onListen?: (a: { port: number }) => void },
+    h: (r: Request) => Promise<Response>,
+  ): { shutdown(): Promise<void> };
+  addSignalListener(s: string, f: () => void): void;
+  exit(c: number): never;
+};
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 const { app, orm } = await buildServer(config, logger);
-const server = Deno.serve({ port: config.port, hostname: config.host, onListen: ({ port }) => logger.info({ url: `http://${config.host}:${port}` }, 'listening') }, app.fetch);
-const stop = () => void server.shutdown().then(() => orm.close()).then(() => Deno.exit(0));
+const server = Deno.serve(
+  {
+    port: config.port,
+    hostname: config.host,
+    onListen: ({ port }) => logger.info({ url: `http://${config.host}:${port}` }, 'listening'),
+  },
+  app.fetch,
+);
+const stop = () =>
+  void server
+    .shutdown()
+    .then(() => orm.close())
+    .then(() => Deno.exit(0));
 for (const signal of ['SIGINT', 'SIGTERM']) Deno.addSignalListener(signal, stop);

@@ -11,7 +11,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { z } from 'zod';
 import { query } from '../repositories/sql.ts';
 import { AdminError } from './errors.ts';
-import { createAccount, createIntakePage, createWorkflow, issueToken, type IssuedToken } from './operations.ts';
+import { createAccount, createIntakePage, createWorkflow, type IssuedToken, issueToken } from './operations.ts';
 
 /* The seed file format; docs/seed-format.md and examples/seed.json show it whole. */
 
@@ -109,27 +109,37 @@ interface AccountRefs {
   defaults: { anyone_can_post: boolean; allow_anonymous_messages: boolean; allow_search_engines: boolean };
   ownerId: number | null;
   users: Map<string, number>;
-  intakePages: Map<string, { id: number; primary: boolean; workflow: { id: number; name: string; steps: unknown[] } | null }>;
+  intakePages: Map<
+    string,
+    { id: number; primary: boolean; workflow: { id: number; name: string; steps: unknown[] } | null }
+  >;
   tags: Map<string, number>;
 }
 
-async function loadHeader(em: EntityManager, header: TSeedAccountHeader): Promise<{ refs: AccountRefs; tokens: IssuedToken[] }> {
+async function loadHeader(
+  em: EntityManager,
+  header: TSeedAccountHeader,
+): Promise<{ refs: AccountRefs; tokens: IssuedToken[] }> {
   const ownerSpec = header.owner === undefined ? undefined : header.users.find((u) => u.email === header.owner);
   if (header.owner !== undefined && !ownerSpec) {
     throw new AdminError(`account ${header.key}: owner ${header.owner} is not among its users`);
   }
-  const created = await createAccount(em, {
-    key: header.key,
-    name: header.name,
-    host: header.host,
-    owner: ownerSpec,
-    titleTemplate: header.title_template,
-    defaults: {
-      anyoneCanPost: header.defaults.anyone_can_post,
-      allowAnonymousMessages: header.defaults.allow_anonymous_messages,
-      allowSearchEngines: header.defaults.allow_search_engines,
+  const created = await createAccount(
+    em,
+    {
+      key: header.key,
+      name: header.name,
+      host: header.host,
+      owner: ownerSpec,
+      titleTemplate: header.title_template,
+      defaults: {
+        anyoneCanPost: header.defaults.anyone_can_post,
+        allowAnonymousMessages: header.defaults.allow_anonymous_messages,
+        allowSearchEngines: header.defaults.allow_search_engines,
+      },
     },
-  }, 'seed');
+    'seed',
+  );
   const users = new Map<string, number>();
   if (created.owner) users.set(created.owner.email.toLowerCase(), created.owner.id);
   const others = header.users.filter((u) => u !== ownerSpec);
@@ -156,7 +166,11 @@ async function loadHeader(em: EntityManager, header: TSeedAccountHeader): Promis
   for (const page of header.intake_pages) {
     const workflow = page.workflow === undefined ? null : workflows.get(page.workflow);
     if (workflow === undefined) throw new AdminError(`intake page ${page.name}: no workflow ${page.workflow}`);
-    const made = await createIntakePage(em, created.id, { name: page.name, primary: page.primary, workflowId: workflow?.id });
+    const made = await createIntakePage(em, created.id, {
+      name: page.name,
+      primary: page.primary,
+      workflowId: workflow?.id,
+    });
     intakePages.set(page.name, { id: made.id, primary: made.primary, workflow });
   }
   return {
@@ -192,7 +206,11 @@ async function ensureTags(em: EntityManager, refs: AccountRefs, names: Iterable<
 }
 
 async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConversation[], counts: SeedCounts) {
-  counts.tags += await ensureTags(em, refs, batch.flatMap((c) => c.tags));
+  counts.tags += await ensureTags(
+    em,
+    refs,
+    batch.flatMap((c) => c.tags),
+  );
   const ids = (
     await query<{ id: number }>(em, "select nextval('conversation_id_seq')::int as id from generate_series(1, ?)", [
       batch.length,
@@ -222,7 +240,11 @@ async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConve
       workflow: page?.workflow ?? null,
       created_at: c.created_at ?? null,
     });
-    const memberIds = c.members ? c.members.map((e) => userId(refs, e, where)) : refs.ownerId === null ? [] : [refs.ownerId];
+    const memberIds = c.members
+      ? c.members.map((e) => userId(refs, e, where))
+      : refs.ownerId === null
+        ? []
+        : [refs.ownerId];
     for (const u of new Set(memberIds)) members.push({ c: id, u });
     for (const t of new Set(c.tags.map((n) => refs.tags.get(n.toLowerCase()) as number))) tags.push({ c: id, t });
     for (const m of c.messages) {
@@ -327,7 +349,11 @@ export async function loadSeedAccount(
 
 /** Loads a whole parsed seed in one transaction: all of it, or (on any error) none of it. */
 export async function loadSeed(em: EntityManager, input: TSeed, onProgress?: (p: SeedProgress) => void) {
-  const seed = parse(z.strictObject({ accounts: z.array(z.looseObject({ conversations: z.array(z.unknown()).default([]) })) }), input, 'seed');
+  const seed = parse(
+    z.strictObject({ accounts: z.array(z.looseObject({ conversations: z.array(z.unknown()).default([]) })) }),
+    input,
+    'seed',
+  );
   const counts: SeedCounts = { accounts: 0, users: 0, conversations: 0, messages: 0, tags: 0 };
   const accounts = await em.transactional(async (tx) => {
     const loaded: LoadedAccount[] = [];

@@ -37,7 +37,8 @@ export const User = defineEntity({
   indexes: [
     {
       name: 'account_user_account_email_unique',
-      expression: 'create unique index "account_user_account_email_unique" on "account_user" ("account_id", lower("email"))',
+      expression:
+        'create unique index "account_user_account_email_unique" on "account_user" ("account_id", lower("email"))',
     },
   ],
 });
@@ -177,8 +178,7 @@ export const Message = defineEntity({
   indexes: [
     {
       name: 'message_conversation_order',
-      expression:
-        'create index "message_conversation_order" on "message" ("conversation_id", "created_at", "id")',
+      expression: 'create index "message_conversation_order" on "message" ("conversation_id", "created_at", "id")',
     },
   ],
 });

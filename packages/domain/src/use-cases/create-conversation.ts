@@ -40,10 +40,7 @@ async function resolveIntakePage(
   input: CreateConversationInput,
 ): Promise<IntakePageRecord | null> {
   if (input.primaryIntakePage === true && input.intakePageId !== undefined) {
-    throw new DomainError(
-      'intake_page_unusable',
-      'give either primary_intake_page or intake_page_id, not both',
-    );
+    throw new DomainError('intake_page_unusable', 'give either primary_intake_page or intake_page_id, not both');
   }
   if (input.primaryIntakePage === true) {
     const page = await deps.intakePages.findPrimary(accountId);

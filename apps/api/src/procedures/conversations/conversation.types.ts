@@ -10,8 +10,7 @@ import { z } from 'zod';
  * so "false" would read as true and [5] as 5. It leaves a pipe alone, so strict members are piped.
  */
 export const exactBoolean = () => z.boolean().pipe(z.boolean());
-export const exactInt = (min: number, max: number) =>
-  z.number().int().min(min).max(max).pipe(z.number());
+export const exactInt = (min: number, max: number) => z.number().int().min(min).max(max).pipe(z.number());
 
 export const ZSlug = z
   .string()
@@ -49,10 +48,7 @@ export const ZMessage = z
   .meta({ id: 'Message' });
 
 export const ZWorkflow = z
-  .union([
-    z.object({ id: z.number().int(), name: z.string(), steps: z.array(z.unknown()) }),
-    z.strictObject({}),
-  ])
+  .union([z.object({ id: z.number().int(), name: z.string(), steps: z.array(z.unknown()) }), z.strictObject({})])
   .meta({ id: 'Workflow', description: 'The workflow applied at creation, or {} when none applies.' });
 
 const conversationFields = {

@@ -1,5 +1,5 @@
-import { createConversation } from '@convo/domain';
 import { MikroConversationStore, MikroIntakePageStore } from '@convo/db';
+import { createConversation } from '@convo/domain';
 import { authedProcedure } from '../../trpc.ts';
 import { ZCreatedConversation } from './conversation.types.ts';
 import { createConversationMeta, ZCreateConversationInput } from './create-conversation.types.ts';

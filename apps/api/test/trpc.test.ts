@@ -1,0 +1,85 @@
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppRouter } from '../src/router.ts';
+import { BASE, createJson, type Harness, makeAccount, openHarness, type TestAccount } from './support/harness.ts';
+
+let h: Harness;
+let a: TestAccount;
+let b: TestAccount;
+
+const client = (token: string | null) =>
+  createTRPCClient<AppRouter>({
+    links: [
+      httpLink({
+        url: `${BASE}/trpc`,
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+        fetch: (url, init) => h.app.fetch(new Request(url, init as RequestInit)),
+      }),
+    ],
+  });
+
+const failure = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof TRPCClientError) return e as TRPCClientError<AppRouter>;
+    throw e;
+  }
+  throw new Error('expected the call to fail');
+};
+
+beforeAll(async () => {
+  h = await openHarness();
+  a = await makeAccount(h, 'alpha');
+  b = await makeAccount(h, 'beta');
+});
+afterAll(async () => h?.close());
+
+describe('typed tRPC procedures', () => {
+  it('create, get and list behave as their REST twins', async () => {
+    const created = await client(a.token).conversations.create.mutate({
+      title: 'Typed',
+      slug: 'typed',
+      anyone_can_post: false,
+    });
+    expect(created).toMatchObject({ title: 'Typed', slug: 'typed', public: false });
+    expect(created).not.toHaveProperty('workflow');
+    const got = await client(a.token).conversations.get.query({ slug: 'TYPED' });
+    expect(got.id).toBe(created.id);
+    expect(got.conversation_created_time).toMatch(/\.\d{6}$/);
+    const listed = await client(a.token).conversations.list.query({ page: 1 });
+    expect(listed.conversations.map((c) => c.id)).toEqual([created.id]);
+    expect(await client(a.token).conversations.list.query({})).toEqual(listed);
+  });
+
+  it('answers with the same error codes: 401, 404, 409, 422', async () => {
+    expect((await failure(client(null).conversations.get.query({}))).data?.httpStatus).toBe(401);
+    const notFound = await failure(client(b.token).conversations.get.query({}));
+    expect(notFound.data).toMatchObject({ httpStatus: 404, appCode: 'conversation_not_found' });
+    expect(notFound.message).toBe('No conversations found');
+    const taken = await failure(client(a.token).conversations.create.mutate({ slug: 'typed' }));
+    expect(taken.data).toMatchObject({ httpStatus: 409, appCode: 'slug_taken' });
+    const bad = await failure(client(a.token).conversations.create.mutate({ slug: 'no spaces' }));
+    expect(bad.data).toMatchObject({ httpStatus: 422, appCode: 'invalid_input' });
+    const badPage = await failure(client(a.token).conversations.list.query({ page: 0 }));
+    expect(badPage.data?.httpStatus).toBe(422);
+  });
+
+  it('refuses wrongly typed input even after a REST call switched on the library’s coercion', async () => {
+    expect((await createJson(h, a.token, { anyone_can_post: true })).status).toBe(201);
+    const e = await failure(
+      client(a.token).conversations.create.mutate({ anyone_can_post: 'false' as unknown as boolean }),
+    );
+    expect(e.data?.httpStatus).toBe(422);
+  });
+
+  it('keeps accounts apart', async () => {
+    const e = await failure(client(b.token).conversations.get.query({ slug: 'typed' }));
+    expect(e.data?.httpStatus).toBe(404);
+  });
+
+  it('never leaks internals in an error', async () => {
+    const e = await failure(client(a.token).conversations.create.mutate({ intake_page_id: 123_456 }));
+    expect(JSON.stringify(e.shape)).not.toMatch(/stack|at .*\.ts|select |insert /i);
+  });
+});
