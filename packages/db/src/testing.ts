@@ -8,6 +8,8 @@ import { migrate, type OrmOptions, openOrm } from './orm.ts';
 export interface TestDatabase {
   orm: MikroORM;
   kind: 'pglite' | 'postgres';
+  /** For PostgreSQL: the throwaway database's URL, for other processes to use. */
+  url?: string;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ export async function openTestDatabase(options: OrmOptions = {}): Promise<TestDa
   return {
     orm,
     kind: 'postgres',
+    url: url.toString(),
     async close() {
       await orm.close(true);
       await admin.em.getConnection().execute(`drop database if exists "${name}" with (force)`);

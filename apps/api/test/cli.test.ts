@@ -1,0 +1,179 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { openOrm } from '@convo/db';
+import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.ts';
+import { createLogger } from '../src/logger.ts';
+import { createServices } from '../src/services.ts';
+
+/* The CLI as an operator runs it: a separate process on a real database. */
+
+const run = promisify(execFile);
+const CLI = new URL('../src/cli/main.ts', import.meta.url).pathname;
+const SEED = new URL('../../../examples/seed.json', import.meta.url).pathname;
+
+let env: Record<string, string>;
+let dataDir: string | undefined;
+let server: TestDatabase | undefined;
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+const json = async (...args: string[]) => {
+  const r = await cli(...args, '--json');
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout);
+};
+
+/** Opens the same database in this process and asks the API something with `token`. */
+async function apiStatus(token: string, path = 'get_conversation'): Promise<number> {
+  const orm = env.DATABASE_URL
+    ? await openOrm({ kind: 'postgres', url: env.DATABASE_URL })
+    : await openOrm({ kind: 'pglite', dataDir: env.DATA_DIR as string });
+  try {
+    const app = createApp(createServices(orm, createLogger('silent')), { maxBodyBytes: 65_536 });
+    const res = await app.fetch(
+      new Request(`http://cli.test/api/v1/conversations/${path}`, { headers: { authorization: token } }),
+    );
+    return res.status;
+  } finally {
+    await orm.close();
+  }
+}
+
+beforeAll(async () => {
+  env = { PATH: process.env.PATH ?? '', LOG_LEVEL: 'error' };
+  if (process.env.DATABASE_URL) {
+    server = await openTestDatabase();
+    env.DATABASE_URL = server.url as string;
+  } else {
+    dataDir = await mkdtemp(join(tmpdir(), 'convo-cli-'));
+    env.DATA_DIR = dataDir;
+  }
+});
+
+afterAll(async () => {
+  await server?.close();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('operator CLI', () => {
+  let token: string;
+
+  it('creates an account and prints its first token once', async () => {
+    const made = await json(
+      'account',
+      'create',
+      '--key',
+      'acme',
+      '--name',
+      'Acme',
+      '--host',
+      'acme.example.com',
+      '--owner-email',
+      'o@acme.example',
+      '--owner-name',
+      'Olive',
+      '--private',
+    );
+    expect(made).toMatchObject({ key: 'acme', host: 'https://acme.example.com', owner: { email: 'o@acme.example' } });
+    token = made.token.token;
+    expect(token).toMatch(/^cnv_/);
+    expect(await apiStatus(token)).toBe(404); // authenticated; the account simply has no conversations yet
+  });
+
+  it('adds users, workflows and intake pages', async () => {
+    expect(
+      await json('user', 'add', '--account', 'acme', '--email', 'sam@acme.example', '--name', 'Sam'),
+    ).toMatchObject({
+      email: 'sam@acme.example',
+    });
+    const wf = await json(
+      'workflow',
+      'create',
+      '--account',
+      'acme',
+      '--name',
+      'Triage',
+      '--steps',
+      '[{"assign":"sam"}]',
+    );
+    expect(wf).toMatchObject({ name: 'Triage', steps: [{ assign: 'sam' }] });
+    const page = await json(
+      'intake-page',
+      'create',
+      '--account',
+      'acme',
+      '--name',
+      'Main',
+      '--primary',
+      '--workflow',
+      String(wf.id),
+    );
+    expect(page).toMatchObject({ primary: true, workflowId: wf.id });
+    const second = await cli('intake-page', 'create', '--account', 'acme', '--name', 'Also main', '--primary');
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/primary intake page/);
+  });
+
+  it('issues, lists and revokes tokens; a revoked token stops working', async () => {
+    const issued = await json('token', 'create', '--account', 'acme', '--name', 'zapier');
+    expect(await apiStatus(issued.token)).toBe(404);
+    const listed = await json('token', 'list', '--account', 'acme');
+    expect(listed.map((t: { name: string }) => t.name)).toEqual(['default', 'zapier']);
+    expect(JSON.stringify(listed)).not.toContain(issued.token);
+    await json('token', 'revoke', '--account', 'acme', '--id', String(issued.id));
+    expect(await apiStatus(issued.token)).toBe(401);
+    expect(await apiStatus(token)).toBe(404);
+  });
+
+  it('loads the example seed file and reports what it loaded', async () => {
+    const loaded = await json('seed', SEED);
+    expect(loaded.counts).toEqual({ accounts: 1, users: 2, conversations: 3, messages: 3, tags: 3 });
+    const demoToken = loaded.accounts[0].tokens[0].token;
+    expect(await apiStatus(demoToken, 'get_conversation?slug=welcome')).toBe(200);
+  });
+
+  it('explains mistakes, in text or JSON, and exits non-zero', async () => {
+    const dup = await cli('account', 'create', '--key', 'acme', '--name', 'Again', '--host', 'https://x.example');
+    expect(dup.code).toBe(1);
+    expect(dup.stderr).toMatch(/already exists/);
+    const missing = await cli('token', 'create', '--account', 'nobody', '--json');
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout)).toEqual({ error: 'no account with key "nobody"' });
+    const badSteps = await cli(
+      'workflow',
+      'create',
+      '--account',
+      'acme',
+      '--name',
+      'x',
+      '--steps',
+      '{"not":"an array"}',
+    );
+    expect(badSteps.code).not.toBe(0);
+    expect(badSteps.stderr).toMatch(/JSON array/);
+    const badHost = await cli('account', 'create', '--key', 'k2', '--name', 'K', '--host', 'ftp://nope');
+    expect(badHost.stderr).toMatch(/origin/);
+  });
+
+  it('documents every command with an example', async () => {
+    for (const command of [['account', 'create'], ['token', 'revoke'], ['seed'], ['intake-page', 'create'], ['demo']]) {
+      const help = await cli(...command, '--help');
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/Example:/);
+    }
+  });
+});
