@@ -1,0 +1,95 @@
+/**
+ * Deno smoke test: an account made by the (Node) CLI, the server started with `deno run`, and
+ * create, get and list called over real HTTP. Uses a throwaway PGlite directory unless
+ * DATABASE_URL names a PostgreSQL server. Exits non-zero on any mismatch.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const dataDir = mkdtempSync(join(tmpdir(), 'convo-deno-'));
+const port = 3900 + Math.floor(Math.random() * 90);
+const key = `deno${Date.now().toString(36)}`;
+const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+
+function check(what: string, ok: boolean, detail: unknown): void {
+  if (!ok) throw new Error(`${what}: ${JSON.stringify(detail)}`);
+  console.log(`ok - ${what}`);
+}
+
+const account = JSON.parse(
+  execFileSync(
+    process.execPath,
+    [
+      join(root, 'apps/api/src/cli/main.ts'),
+      'account',
+      'create',
+      '--key',
+      key,
+      '--name',
+      'Deno smoke',
+      '--host',
+      'https://deno.example.com',
+      '--owner-email',
+      'o@deno.example.com',
+      '--owner-name',
+      'Owner',
+      '--json',
+    ],
+    { env, encoding: 'utf8' },
+  ),
+);
+const auth = { authorization: `Bearer ${account.token.token}` };
+
+const server = spawn(
+  join(root, 'node_modules/.bin/deno'),
+  ['run', '--allow-all', join(root, 'apps/api/src/entry/deno.ts')],
+  {
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  },
+);
+const base = `http://127.0.0.1:${port}/api/v1/conversations`;
+
+try {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) break;
+    if (Date.now() > deadline || server.exitCode !== null) throw new Error('the Deno server did not start');
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  const created = await fetch(`${base}/create_conversation`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ title: 'Hello from Deno', slug: 'deno-smoke' }),
+  });
+  const body = await created.json();
+  check('create answers 201 with the slug', created.status === 201 && body.slug === 'deno-smoke', body);
+  const got = await fetch(`${base}/get_conversation?slug=DENO-SMOKE`, { headers: auth });
+  const one = await got.json();
+  check(
+    'get finds it ignoring case',
+    got.status === 200 && one.id === body.id && 'conversation_credated_time_nice' in one,
+    one,
+  );
+  const listed = await fetch(`${base}/get_conversations?page=1`, { headers: auth });
+  const page = await listed.json();
+  check('list holds it', listed.status === 200 && page.conversations.length === 1, page);
+  const denied = await fetch(`${base}/get_conversations`);
+  check(
+    'no token is 401 with the error body',
+    denied.status === 401 && typeof (await denied.json()).error === 'string',
+    denied.status,
+  );
+  console.log('deno-smoke: 4 passed, 0 failed');
+} finally {
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  rmSync(dataDir, { recursive: true, force: true });
+}
