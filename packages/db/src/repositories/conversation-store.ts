@@ -64,10 +64,15 @@ function findOneSql(criteria: LookupCriteria): { sql: string; keys: string[] } {
   return { sql: `select ${COLUMNS} from conversation c where c.account_id = ? and c.id = ${target}`, keys };
 }
 
+/*
+ * The page's ids come from an index-only scan of (account_id, created_at desc, id desc), so the
+ * rows skipped by a deep page's offset are read from the index only, never from the table.
+ */
 const LIST_SQL = `
   select ${COLUMNS}
-  from (select * from conversation where account_id = ? order by created_at desc, id desc limit ? offset ?) c
-  order by c.created_at desc, c.id desc`;
+  from (select id, created_at from conversation where account_id = ? order by created_at desc, id desc limit ? offset ?) p
+  join conversation c on c.id = p.id
+  order by p.created_at desc, p.id desc`;
 
 interface Row {
   id: number;
