@@ -48,6 +48,8 @@ describe('refused creates change nothing', () => {
     ['a slug over 100 characters', () => ({ slug: 'x'.repeat(101) })],
     ['an empty title', () => ({ title: '' })],
     ['a title over 255 characters', () => ({ title: 'x'.repeat(256) })],
+    ['a title with a NUL character', () => ({ title: 'a\u0000b' })],
+    ['a slug with a NUL character', () => ({ slug: 'a\u0000b' })],
     ['a string for a boolean', () => ({ anyone_can_post: 'false' })],
     ['a number for a boolean', () => ({ allow_search_engines: 0 })],
     ['null for a boolean', () => ({ allow_anonymous_messages: null })],
@@ -161,6 +163,17 @@ describe('intake page rules', () => {
 describe('paging parameters', () => {
   it.each(['0', '-1', '1.5', 'abc', '1e999', '1&page=2', String(2 ** 60)])('422 for page=%s', async (page) => {
     expectError(await get(h, acme.token, `get_conversations?page=${page}`), 422, 'invalid_input');
+  });
+});
+
+describe('lookup values no conversation can hold', () => {
+  it('a NUL in title or slug matches nothing, so the most recent conversation answers', async () => {
+    const latest = await get(h, acme.token, 'get_conversation');
+    for (const q of ['title=a%00b', 'slug=%00', 'title=Taken&slug=taken%00']) {
+      const r = await get(h, acme.token, `get_conversation?${q}`);
+      expect(r.status).toBe(200);
+      expect(r.body.id).toBe(latest.body.id);
+    }
   });
 });
 

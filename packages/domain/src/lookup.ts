@@ -18,6 +18,9 @@ export interface LookupCriteria {
 }
 
 export function lookupCriteria(req: LookupRequest): LookupCriteria {
+  // No stored title or slug holds a NUL (PostgreSQL text cannot), so such a key matches nothing,
+  // and a key that matches nothing means: the most recent conversation.
+  if (req.title?.includes('\u0000') || req.slug?.includes('\u0000')) return {};
   const criteria: LookupCriteria = {};
   if (req.title !== undefined) criteria.titleKey = titleKey(req.title);
   if (req.slug !== undefined) criteria.slugKey = slugKey(req.slug);

@@ -13,6 +13,7 @@ export const TITLE_PLACEHOLDERS = {
 export function titleProblem(title: string): string | null {
   if (title.length === 0) return 'title must not be empty';
   if (title.length > TITLE_MAX_LENGTH) return `title must be at most ${TITLE_MAX_LENGTH} characters`;
+  if (title.includes('\u0000')) return 'title must not contain NUL characters';
   return null;
 }
 

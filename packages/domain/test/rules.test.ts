@@ -81,6 +81,7 @@ describe('titles', () => {
     expect(titleProblem('')).toMatch(/empty/);
     expect(titleProblem('x'.repeat(TITLE_MAX_LENGTH))).toBeNull();
     expect(titleProblem('x'.repeat(TITLE_MAX_LENGTH + 1))).toMatch(/at most/);
+    expect(titleProblem('a\u0000b')).toMatch(/NUL/);
   });
 });
 
@@ -152,6 +153,7 @@ describe('lookup criteria', () => {
     expect(lookupCriteria({ title: 'Hello World' })).toEqual({ titleKey: 'hello world' });
     expect(lookupCriteria({ slug: 'AbC' })).toEqual({ slugKey: 'abc' });
     expect(lookupCriteria({ title: 'ÄRGER', slug: 'X' })).toEqual({ titleKey: 'ärger', slugKey: 'x' });
+    expect(lookupCriteria({ title: 'a\u0000', slug: 'x' })).toEqual({});
   });
 });
 

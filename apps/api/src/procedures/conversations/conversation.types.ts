@@ -21,7 +21,8 @@ export const ZSlug = z
 export const ZTitle = z
   .string()
   .min(1, 'title must not be empty')
-  .max(TITLE_MAX_LENGTH, `title must be at most ${TITLE_MAX_LENGTH} characters`);
+  .max(TITLE_MAX_LENGTH, `title must be at most ${TITLE_MAX_LENGTH} characters`)
+  .refine((t) => !t.includes('\u0000'), 'title must not contain NUL characters');
 
 export const ZUser = z.object({ id: z.number().int(), email: z.string(), name: z.string() }).meta({ id: 'User' });
 export const ZTag = z.object({ id: z.number().int(), name: z.string() }).meta({ id: 'Tag' });
