@@ -225,7 +225,7 @@ export function registerCommands(program: Command, env: Env): void {
   example(
     program
       .command('seed')
-      .description('load a JSON seed file (format: docs/seed-format.md); all of it or, on error, none')
+      .description('load a JSON seed file (format: README, examples/seed.json); all of it or, on error, none')
       .argument('<file>', 'path to the seed file')
       .option('--json', 'print JSON')
       .action(async (file: string, o: { json?: boolean }) => {

@@ -1,7 +1,8 @@
 import {
+  type AccountContext,
   DEFAULT_TITLE_TEMPLATE,
-  generateSlug,
-  renderTitle,
+  draftConversation,
+  type IntakePageRecord,
   SLUG_MAX_LENGTH,
   SLUG_PATTERN,
   TITLE_MAX_LENGTH,
@@ -13,7 +14,7 @@ import { query } from '../repositories/sql.ts';
 import { AdminError } from './errors.ts';
 import { createAccount, createIntakePage, createWorkflow, type IssuedToken, issueToken } from './operations.ts';
 
-/* The seed file format; docs/seed-format.md and examples/seed.json show it whole. */
+/* The seed file format; the README describes it and examples/seed.json shows it whole. */
 
 /** JS reads at most milliseconds; the database gets the full string, microseconds and all. */
 const seedDate = (s: string): Date => new Date(Date.parse(s.replace(' ', 'T').replace(/(\.\d{3})\d+/, '$1')));
@@ -103,16 +104,10 @@ export interface LoadedAccount {
 /** Conversations written per round of statements (one statement per table per batch). */
 export const SEED_BATCH = 2_000;
 
-interface AccountRefs {
+interface AccountRefs extends Pick<AccountContext, 'titleTemplate' | 'defaults' | 'owner'> {
   id: number;
-  titleTemplate: string;
-  defaults: { anyone_can_post: boolean; allow_anonymous_messages: boolean; allow_search_engines: boolean };
-  ownerId: number | null;
   users: Map<string, number>;
-  intakePages: Map<
-    string,
-    { id: number; primary: boolean; workflow: { id: number; name: string; steps: unknown[] } | null }
-  >;
+  intakePages: Map<string, IntakePageRecord>;
   tags: Map<string, number>;
 }
 
@@ -177,8 +172,12 @@ async function loadHeader(
     refs: {
       id: created.id,
       titleTemplate: header.title_template,
-      defaults: header.defaults,
-      ownerId: created.owner?.id ?? null,
+      defaults: {
+        anyoneCanPost: header.defaults.anyone_can_post,
+        allowAnonymousMessages: header.defaults.allow_anonymous_messages,
+        allowSearchEngines: header.defaults.allow_search_engines,
+      },
+      owner: created.owner,
       users,
       intakePages,
       tags: new Map(),
@@ -205,6 +204,11 @@ async function ensureTags(em: EntityManager, refs: AccountRefs, names: Iterable<
   return rows.length;
 }
 
+/** Writes `rows` with one statement whose parameters are the account id and the rows as JSON. */
+async function insertRows(em: EntityManager, accountId: number, rows: object[], sql: string): Promise<void> {
+  if (rows.length > 0) await query(em, sql, [accountId, JSON.stringify(rows)]);
+}
+
 async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConversation[], counts: SeedCounts) {
   counts.tags += await ensureTags(
     em,
@@ -226,26 +230,33 @@ async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConve
     const where = `conversation ${c.slug ?? c.title ?? `#${counts.conversations + i + 1}`}`;
     const page = c.intake_page === undefined ? null : refs.intakePages.get(c.intake_page);
     if (page === undefined) throw new AdminError(`${where}: no intake page ${c.intake_page}`);
-    const title = c.title ?? renderTitle(refs.titleTemplate, c.created_at ? seedDate(c.created_at) : new Date());
+    const draft = draftConversation(
+      refs,
+      {
+        title: c.title,
+        slug: c.slug,
+        anyoneCanPost: c.anyone_can_post,
+        allowAnonymousMessages: c.allow_anonymous_messages,
+        allowSearchEngines: c.allow_search_engines,
+        memberIds: c.members?.map((e) => userId(refs, e, where)),
+      },
+      page,
+      c.created_at ? seedDate(c.created_at) : new Date(),
+    );
     conversations.push({
       id,
-      title,
-      title_key: titleKey(title),
-      slug: c.slug ?? generateSlug(),
-      anyone_can_post: c.anyone_can_post ?? refs.defaults.anyone_can_post,
-      allow_anonymous_messages: c.allow_anonymous_messages ?? refs.defaults.allow_anonymous_messages,
-      allow_search_engines: c.allow_search_engines ?? refs.defaults.allow_search_engines,
-      via_primary_intake_page: page?.primary === true,
-      intake_page_id: page && !page.primary ? page.id : null,
-      workflow: page?.workflow ?? null,
+      title: draft.title,
+      title_key: titleKey(draft.title),
+      slug: draft.slug,
+      anyone_can_post: draft.anyoneCanPost,
+      allow_anonymous_messages: draft.allowAnonymousMessages,
+      allow_search_engines: draft.allowSearchEngines,
+      via_primary_intake_page: draft.viaPrimaryIntakePage,
+      intake_page_id: draft.intakePageId,
+      workflow: draft.workflow,
       created_at: c.created_at ?? null,
     });
-    const memberIds = c.members
-      ? c.members.map((e) => userId(refs, e, where))
-      : refs.ownerId === null
-        ? []
-        : [refs.ownerId];
-    for (const u of new Set(memberIds)) members.push({ c: id, u });
+    for (const u of new Set(draft.memberIds)) members.push({ c: id, u });
     for (const t of new Set(c.tags.map((n) => refs.tags.get(n.toLowerCase()) as number))) tags.push({ c: id, t });
     for (const m of c.messages) {
       messages.push({
@@ -263,8 +274,10 @@ async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConve
 
   // Each batch travels as one JSON parameter per table, spread into rows by jsonb_to_recordset.
   try {
-    await query(
+    await insertRows(
       em,
+      refs.id,
+      conversations,
       `insert into conversation (id, account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages,
          allow_search_engines, via_primary_intake_page, intake_page_id, workflow, created_at)
        select id, ?, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines,
@@ -272,7 +285,6 @@ async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConve
        from jsonb_to_recordset(?::jsonb) as t(id int, title text, title_key text, slug text, anyone_can_post bool,
          allow_anonymous_messages bool, allow_search_engines bool, via_primary_intake_page bool, intake_page_id int,
          workflow jsonb, created_at timestamptz)`,
-      [refs.id, JSON.stringify(conversations)],
     );
   } catch (e) {
     if (e instanceof Error && e.message.includes('conversation_account_slug_unique')) {
@@ -280,33 +292,30 @@ async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConve
     }
     throw e;
   }
-  if (members.length > 0) {
-    await query(
-      em,
-      `insert into conversation_member (conversation_id, user_id, account_id)
-       select c, u, ? from jsonb_to_recordset(?::jsonb) as t(c int, u int)`,
-      [refs.id, JSON.stringify(members)],
-    );
-  }
-  if (tags.length > 0) {
-    await query(
-      em,
-      `insert into conversation_tag (conversation_id, tag_id, account_id)
-       select c, t, ? from jsonb_to_recordset(?::jsonb) as x(c int, t int)`,
-      [refs.id, JSON.stringify(tags)],
-    );
-  }
-  if (messages.length > 0) {
-    await query(
-      em,
-      `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
-         text, download_media_url, created_at)
-       select ?, c, type, duration, author, anonymous, text, media, coalesce(created_at, now())
-       from jsonb_to_recordset(?::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
-         media text, created_at timestamptz)`,
-      [refs.id, JSON.stringify(messages)],
-    );
-  }
+  await insertRows(
+    em,
+    refs.id,
+    members,
+    `insert into conversation_member (conversation_id, user_id, account_id)
+     select c, u, ? from jsonb_to_recordset(?::jsonb) as t(c int, u int)`,
+  );
+  await insertRows(
+    em,
+    refs.id,
+    tags,
+    `insert into conversation_tag (conversation_id, tag_id, account_id)
+     select c, t, ? from jsonb_to_recordset(?::jsonb) as x(c int, t int)`,
+  );
+  await insertRows(
+    em,
+    refs.id,
+    messages,
+    `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
+       text, download_media_url, created_at)
+     select ?, c, type, duration, author, anonymous, text, media, coalesce(created_at, now())
+     from jsonb_to_recordset(?::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
+       media text, created_at timestamptz)`,
+  );
   counts.conversations += batch.length;
   counts.messages += messages.length;
 }

@@ -56,6 +56,36 @@ async function resolveIntakePage(
   return null;
 }
 
+/** What a new conversation's fields are when only some are given: the rule create and seeding share. */
+export interface ConversationDraftInput {
+  title?: string | undefined;
+  slug?: string | undefined;
+  anyoneCanPost?: boolean | undefined;
+  allowAnonymousMessages?: boolean | undefined;
+  allowSearchEngines?: boolean | undefined;
+  memberIds?: number[] | undefined;
+}
+
+export function draftConversation(
+  account: Pick<AccountContext, 'titleTemplate' | 'defaults' | 'owner'>,
+  input: ConversationDraftInput,
+  page: IntakePageRecord | null,
+  createdAt: Date,
+): NewConversation {
+  return {
+    title: input.title ?? renderTitle(account.titleTemplate, createdAt),
+    slug: input.slug ?? generateSlug(),
+    anyoneCanPost: input.anyoneCanPost ?? account.defaults.anyoneCanPost,
+    allowAnonymousMessages: input.allowAnonymousMessages ?? account.defaults.allowAnonymousMessages,
+    allowSearchEngines: input.allowSearchEngines ?? account.defaults.allowSearchEngines,
+    viaPrimaryIntakePage: page?.primary === true,
+    intakePageId: page && !page.primary ? page.id : null,
+    workflow: page?.workflow ?? null,
+    // The account's owner joins every new conversation unless members are named.
+    memberIds: input.memberIds ?? (account.owner ? [account.owner.id] : []),
+  };
+}
+
 export async function createConversation(
   deps: CreateConversationDeps,
   account: AccountContext,
@@ -70,19 +100,7 @@ export async function createConversation(
     if (problem) throw new DomainError('invalid_input', problem);
   }
   const page = await resolveIntakePage(deps, account.id, input);
-  const now = deps.now?.() ?? new Date();
-
-  const draft: NewConversation = {
-    title: input.title ?? renderTitle(account.titleTemplate, now),
-    slug: input.slug ?? generateSlug(),
-    anyoneCanPost: input.anyoneCanPost ?? account.defaults.anyoneCanPost,
-    allowAnonymousMessages: input.allowAnonymousMessages ?? account.defaults.allowAnonymousMessages,
-    allowSearchEngines: input.allowSearchEngines ?? account.defaults.allowSearchEngines,
-    viaPrimaryIntakePage: page?.primary === true,
-    intakePageId: page && !page.primary ? page.id : null,
-    workflow: page?.workflow ?? null,
-    memberIds: account.owner ? [account.owner.id] : [],
-  };
+  const draft = draftConversation(account, input, page, deps.now?.() ?? new Date());
 
   const attempts = input.slug === undefined ? GENERATED_SLUG_ATTEMPTS : 1;
   for (let attempt = 1; ; attempt++) {
