@@ -34,6 +34,7 @@ export type ErrorCode = keyof typeof ERRORS;
 
 /** The code for a tRPC error that did not come from our table (e.g. a library's own). */
 export function codeForTrpc(trpc: TRPC_ERROR_CODE_KEY): ErrorCode {
+  if (trpc === 'PARSE_ERROR') return 'malformed_body';
   const found = (Object.keys(ERRORS) as ErrorCode[]).find((c) => ERRORS[c].trpc === trpc);
   return found ?? 'internal';
 }

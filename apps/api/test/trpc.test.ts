@@ -78,6 +78,20 @@ describe('typed tRPC procedures', () => {
     expect(e.data?.httpStatus).toBe(404);
   });
 
+  it('answers malformed tRPC input as a 400 with a true message', async () => {
+    const res = await h.app.fetch(
+      new Request(`${BASE}/trpc/conversations.create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' },
+        body: '{not json',
+      }),
+    );
+    const body = (await res.json()) as { error: { message: string; data: { appCode: string } } };
+    expect(res.status).toBe(400);
+    expect(body.error.data.appCode).toBe('malformed_body');
+    expect(body.error.message).not.toMatch(/internal/i);
+  });
+
   it('never leaks internals in an error', async () => {
     const e = await failure(client(a.token).conversations.create.mutate({ intake_page_id: 123_456 }));
     expect(JSON.stringify(e.shape)).not.toMatch(/stack|at .*\.ts|select |insert /i);

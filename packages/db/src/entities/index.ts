@@ -1,4 +1,4 @@
-import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '@mikro-orm/core';
 
 /*
  * Every table carries its account (join tables included), and every query filters by it, so the
@@ -182,10 +182,6 @@ export const Message = defineEntity({
     },
   ],
 });
-
-export type IAccount = InferEntity<typeof Account>;
-export type IUser = InferEntity<typeof User>;
-export type IConversation = InferEntity<typeof Conversation>;
 
 export const entities = [
   Account,
