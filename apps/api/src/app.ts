@@ -1,6 +1,8 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import pkg from '../package.json' with { type: 'json' };
 import { createContext, type Services } from './context.ts';
 import { errorBody } from './errors.ts';
+import { buildOpenApiDocument } from './openapi.ts';
 import { createRestHandler, json, REST_PREFIX } from './rest.ts';
 import { type AppRouter, appRouter } from './router.ts';
 
@@ -17,8 +19,13 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 /** The whole HTTP surface as one fetch-standard handler, the same on Node and on Deno. */
 export function createApp(services: Services, options: AppOptions, router: AppRouter = appRouter): App {
   const rest = createRestHandler(router, services, options);
+  let openApi: string | undefined;
 
   async function route(req: Request, path: string, requestId: string): Promise<Response> {
+    if (path === `${REST_PREFIX}/openapi.json` && req.method === 'GET') {
+      openApi ??= JSON.stringify(buildOpenApiDocument(router, pkg.version));
+      return new Response(openApi, { headers: { 'content-type': 'application/json' } });
+    }
     if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, requestId);
     if (path.startsWith('/trpc/')) {
       return fetchRequestHandler({

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { Meta } from '../../trpc.ts';
 
 export const ZGetConversationInput = z.object({
-  title: z.string().optional().meta({ description: 'Exact title, ignoring case; the most recent match wins.' }),
-  slug: z.string().optional().meta({ description: 'Exact slug, ignoring case.' }),
+  title: z.string().meta({ description: 'Exact title, ignoring case; the most recent match wins.' }).optional(),
+  slug: z.string().meta({ description: 'Exact slug, ignoring case.' }).optional(),
 });
 
 export const getConversationMeta = {

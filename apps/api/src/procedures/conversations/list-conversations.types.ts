@@ -3,7 +3,7 @@ import type { Meta } from '../../trpc.ts';
 import { ZListedConversation, ZPage } from './conversation.types.ts';
 
 export const ZListConversationsInput = z.object({
-  page: ZPage.optional().meta({ description: 'Page number, counted from 1; 50 conversations a page.' }),
+  page: ZPage.meta({ description: 'Page number, counted from 1; 50 conversations a page.' }).optional(),
 });
 
 export const ZConversationList = z.object({ conversations: z.array(ZListedConversation) });

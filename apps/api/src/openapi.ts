@@ -1,0 +1,172 @@
+import { MAX_PAGE, PAGE_SIZE } from '@convo/domain';
+import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { ERRORS, type ErrorCode } from './errors.ts';
+import { REST_PREFIX } from './rest.ts';
+import type { AppRouter } from './router.ts';
+
+/*
+ * The OpenAPI 3.1 document: generated from the procedures' zod schemas by trpc-to-openapi, then
+ * patched where the generator cannot say the truth: our error body for each status an operation
+ * really returns, 201 for create, an optional create body, both auth forms, and examples.
+ */
+
+type Operation = Record<string, any>;
+
+const example = {
+  id: 42,
+  title: 'Billing question',
+  slug: 'billing-question',
+  public: true,
+  via_primary_intake_page: false,
+  intake_page_id: null,
+  conversation_url: 'https://acme.example.com/c/billing-question',
+  conversation_embed_url: 'https://acme.example.com/embeds/conversations/acme/billing-question',
+  anyone_can_post: true,
+  allow_anonymous_messages: true,
+  allow_search_engines: false,
+  tags: [{ id: 3, name: 'billing' }],
+  users: [{ id: 1, email: 'olive@acme.example.com', name: 'Olive Owner' }],
+  messages: [
+    {
+      id: 7,
+      conversation_id: 42,
+      message_type: 'text',
+      recorded_duration_seconds: 0,
+      author: { anonymous: true },
+      message_url: 'https://acme.example.com/c/billing-question#message-7',
+      embed_message_url: 'https://acme.example.com/embeds/messages/acme/7&show_author=true',
+      download_media_url: null,
+      text: 'Why was I charged twice?',
+    },
+  ],
+};
+const { messages: _m, tags: _t, ...createdBase } = example;
+const createdExample = { ...createdBase, tags: [], messages: [] };
+const listedExample = { ...example, workflow: { id: 2, name: 'Support triage', steps: [{ action: 'assign' }] } };
+const singleExample = {
+  ...listedExample,
+  conversation_created_time: '2022-02-01 17:21:09.123456',
+  conversation_credated_time_nice: 'February 1st, 2022 05:21PM UTC',
+};
+
+const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
+  conversation_not_found: 'No conversations found',
+  invalid_input: "slug: slug may contain only ASCII letters, digits, '_' and '-'",
+  intake_page_unusable: 'intake page not found or not usable for this request',
+  slug_taken: 'slug is already used by another conversation in this account',
+  body_too_large: 'the request body is limited to 65536 bytes',
+};
+
+const errorResponse = (description: string, codes: ErrorCode[]) => ({
+  description,
+  content: {
+    'application/json': {
+      schema: { $ref: '#/components/schemas/Error' },
+      examples: Object.fromEntries(
+        codes.map((code) => [code, { value: { error: ERROR_EXAMPLES[code] ?? ERRORS[code].message, code } }]),
+      ),
+    },
+  },
+});
+
+const COMMON_ERRORS = {
+  '401': errorResponse('No token, an unknown or revoked token, or a malformed Authorization header', ['unauthorized']),
+  '500': errorResponse('A fault of the service; never caused by anything a client sends', ['internal']),
+};
+
+export function buildOpenApiDocument(router: AppRouter, version: string): OpenAPIObject {
+  const doc = generateOpenApiDocument(router, {
+    title: 'Conversations API',
+    version,
+    openApiVersion: '3.1.0',
+    license: { name: 'MIT', identifier: 'MIT' },
+    baseUrl: REST_PREFIX,
+    description: [
+      'Create, fetch and list the conversations of the account an API token belongs to.',
+      '',
+      'Authenticate with the token in the `Authorization` header, raw or as `Bearer <token>`.',
+      'Every error is a JSON body `{"error": "<message>", "code": "<code>"}`; a refused request changes nothing.',
+      `Pages count from 1 and hold up to ${PAGE_SIZE} conversations, newest created first.`,
+    ].join('\n'),
+    securitySchemes: {
+      ApiToken: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description: 'The account API token, raw (`Authorization: cnv_…`) or as `Bearer cnv_…`.',
+      },
+      BearerToken: { type: 'http', scheme: 'bearer', description: 'The account API token as a Bearer token.' },
+    },
+  });
+
+  // Either scheme authenticates: OpenAPI reads a list of requirement objects as alternatives.
+  const security = [{ ApiToken: [] }, { BearerToken: [] }];
+  const paths = doc.paths as Record<string, Record<string, Operation>>;
+
+  const create = paths['/conversations/create_conversation']?.post as Operation;
+  create.security = security;
+  create.description =
+    'Every member is optional; omitted flags take the account defaults, an omitted title the account naming ' +
+    'template, an omitted slug 25 random hex characters. Members a client may not set (`id`, URLs, ' +
+    '`via_primary_intake_page`, …) are ignored. Form bodies take booleans as `true`/`false`.';
+  create.requestBody.required = false;
+  for (const media of Object.values(create.requestBody.content) as Operation[]) {
+    media.examples = { titled: { value: { title: 'Billing question', slug: 'billing-question' } } };
+  }
+  create.requestBody.content['application/x-www-form-urlencoded'].examples = {
+    titled: { value: { title: 'Billing question', slug: 'billing-question', anyone_can_post: true } },
+  };
+  const created = create.responses['200'];
+  created.content['application/json'].example = createdExample;
+  create.responses = {
+    '201': created,
+    '400': errorResponse('The body is not valid JSON', ['malformed_body']),
+    ...COMMON_ERRORS,
+    '409': errorResponse('The slug is already used by a conversation of this account (ignoring case)', ['slug_taken']),
+    '413': errorResponse('The body is over the size limit', ['body_too_large']),
+    '415': errorResponse('The body is neither JSON nor form-encoded', ['unsupported_media_type']),
+    '422': errorResponse('A member breaks its rule, or the intake page cannot be used', [
+      'invalid_input',
+      'intake_page_unusable',
+    ]),
+  };
+
+  const get = paths['/conversations/get_conversation']?.get as Operation;
+  get.security = security;
+  get.description =
+    'Title and slug match exactly, ignoring case; the most recently created match wins (ties: the higher id). ' +
+    'When both are given both must match. With no parameter, or no match, the most recent conversation is returned.';
+  get.responses['200'].content['application/json'].example = singleExample;
+  get.responses = {
+    '200': get.responses['200'],
+    ...COMMON_ERRORS,
+    '404': errorResponse('The account has no conversation', ['conversation_not_found']),
+    '422': errorResponse('A parameter is given twice', ['invalid_input']),
+  };
+
+  const list = paths['/conversations/get_conversations']?.get as Operation;
+  list.security = security;
+  list.description = `Up to ${PAGE_SIZE} conversations a page, newest created first; pages count from 1 (at most ${MAX_PAGE}).`;
+  list.responses['200'].content['application/json'].example = { conversations: [listedExample] };
+  list.responses = {
+    '200': list.responses['200'],
+    ...COMMON_ERRORS,
+    '404': errorResponse('The account has no conversations, or the page is past the last one', [
+      'conversation_not_found',
+    ]),
+    '422': errorResponse('The page is not a whole number from 1', ['invalid_input']),
+  };
+
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, unknown>;
+  for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
+  schemas.Error = {
+    type: 'object',
+    required: ['error', 'code'],
+    properties: {
+      error: { type: 'string', description: 'A human-readable message.' },
+      code: { type: 'string', enum: Object.keys(ERRORS), description: 'A machine-readable code.' },
+    },
+  };
+  doc.servers = [{ url: REST_PREFIX, description: 'This server' }];
+  return doc;
+}
