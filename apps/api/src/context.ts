@@ -1,3 +1,4 @@
+import type { PagePosition } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Logger } from './logger.ts';
 
@@ -10,11 +11,17 @@ export interface Services {
   touchToken(tokenId: number): Promise<void>;
 }
 
+/** What a procedure tells its transport beside its result (shared by reference through middleware). */
+export interface ResponseNotes {
+  pagePosition?: PagePosition;
+}
+
 export interface Context {
   services: Services;
   em: EntityManager;
   authorization: string | null;
   requestId: string;
+  notes: ResponseNotes;
 }
 
 export function createContext(services: Services, req: Request, requestId: string): Context {
@@ -23,5 +30,6 @@ export function createContext(services: Services, req: Request, requestId: strin
     em: services.forkEm(),
     authorization: req.headers.get('authorization'),
     requestId,
+    notes: {},
   };
 }

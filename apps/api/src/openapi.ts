@@ -148,6 +148,15 @@ export function buildOpenApiDocument(router: AppRouter, version: string): OpenAP
   list.security = security;
   list.description = `Up to ${PAGE_SIZE} conversations a page, newest created first; pages count from 1 (at most ${MAX_PAGE}).`;
   list.responses['200'].content['application/json'].example = { conversations: [listedExample] };
+  list.responses['200'].headers = {
+    Link: {
+      description:
+        'GitHub-style links to the next, previous and first pages (`rel="next"`, `rel="prev"`, `rel="first"`), ' +
+        'each present only when that page exists.',
+      schema: { type: 'string' },
+      example: '<https://api.example.com/api/v1/conversations/get_conversations?page=3>; rel="next"',
+    },
+  };
   list.responses = {
     '200': list.responses['200'],
     ...COMMON_ERRORS,

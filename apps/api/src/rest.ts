@@ -1,3 +1,4 @@
+import type { PagePosition } from '@convo/domain';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { z } from 'zod';
 import { type Context, createContext, type Services } from './context.ts';
@@ -159,6 +160,19 @@ function proxied(req: Request, url: string, body: unknown): Request {
   });
 }
 
+/** GitHub-style paging links: next, prev and first, each only when that page exists. */
+function linkHeader(url: URL, position: PagePosition): string | undefined {
+  const to = (page: number, rel: string) => {
+    const target = new URL(url);
+    target.searchParams.set('page', String(page));
+    return `<${target.toString()}>; rel="${rel}"`;
+  };
+  const links: string[] = [];
+  if (position.hasNext) links.push(to(position.page + 1, 'next'));
+  if (position.hasPrevious) links.push(to(position.page - 1, 'prev'), to(1, 'first'));
+  return links.length > 0 ? links.join(', ') : undefined;
+}
+
 interface CoreResponse {
   statusCode: number;
   setHeader(key: string, value: string | string[]): void;
@@ -206,7 +220,8 @@ export function createRestHandler(router: AppRouter, services: Services, options
       }
     }
     const inner = proxied(req, `${url.origin}${path}${url.search}`, body);
-    contexts.set(inner, createContext(services, req, requestId));
+    const context = createContext(services, req, requestId);
+    contexts.set(inner, context);
 
     return new Promise<Response>((resolve, reject) => {
       const headers = new Headers();
@@ -217,6 +232,8 @@ export function createRestHandler(router: AppRouter, services: Services, options
         },
         end: (text) => {
           if (res.statusCode < 400) {
+            const link = context.notes.pagePosition && linkHeader(url, context.notes.pagePosition);
+            if (link) headers.set('link', link);
             resolve(new Response(text, { status: res.statusCode, headers }));
             return;
           }

@@ -197,6 +197,20 @@ describe('get_conversations', () => {
     expect([...ids].sort((a, b) => b - a)).toEqual(ids);
   });
 
+  it('links pages with a GitHub-style Link header, keeping other parameters', async () => {
+    const first = await get(h, acme.token, 'get_conversations?x=1');
+    expect(first.headers.get('link')).toBe(`<${REST}/get_conversations?x=1&page=2>; rel="next"`);
+    const second = await get(h, acme.token, 'get_conversations?page=2');
+    expect(second.headers.get('link')).toBe(
+      `<${REST}/get_conversations?page=1>; rel="prev", <${REST}/get_conversations?page=1>; rel="first"`,
+    );
+    const one = await makeAccount(h, 'one-page');
+    await createJson(h, one.token, {});
+    const single = await get(h, one.token, 'get_conversations');
+    expect(single.status).toBe(200);
+    expect(single.headers.get('link')).toBeNull();
+  });
+
   it('carries the workflow and messages but not the creation times', async () => {
     const r = await get(h, acme.token, 'get_conversations');
     for (const c of r.body.conversations) expect(Object.keys(c).sort()).toEqual(LIST_KEYS);

@@ -126,14 +126,15 @@ describe('get_conversation lookup', () => {
 
 describe('get_conversations paging', () => {
   it('returns 50 a page, newest first, and the rest on page 2', async () => {
-    const first = await store().listPage(acme, pageWindow(1));
-    const second = await store().listPage(acme, pageWindow(2));
+    const { records: first, hasMore: moreAfterFirst } = await store().listPage(acme, pageWindow(1));
+    const { records: second, hasMore: moreAfterSecond } = await store().listPage(acme, pageWindow(2));
     expect(first).toHaveLength(50);
     expect(second).toHaveLength(8);
+    expect([moreAfterFirst, moreAfterSecond]).toEqual([true, false]);
     expect(first[0]?.slug).toBe('Mixed_Case-Slug');
     const all = [...first, ...second].map((c) => c.createdAt);
     expect([...all].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))).toEqual(all);
-    expect(await store().listPage(acme, pageWindow(3))).toEqual([]);
+    expect(await store().listPage(acme, pageWindow(3))).toEqual({ records: [], hasMore: false });
   });
   it('uses one SQL statement for a page of 50 with their members, tags and messages', async () => {
     statements = [];

@@ -82,7 +82,8 @@ export interface StoredConversation {
 /** Conversation storage, always scoped to one account. */
 export interface ConversationStore {
   findOne(accountId: number, criteria: LookupCriteria): Promise<ConversationRecord | null>;
-  listPage(accountId: number, window: PageWindow): Promise<ConversationRecord[]>;
+  /** One page, newest first, and whether any conversation lies beyond it. */
+  listPage(accountId: number, window: PageWindow): Promise<{ records: ConversationRecord[]; hasMore: boolean }>;
   /** Throws SlugTakenError when the account already has the slug (ignoring case). */
   insert(accountId: number, conversation: NewConversation): Promise<StoredConversation>;
 }

@@ -66,12 +66,17 @@ function findOneSql(criteria: LookupCriteria): { sql: string; keys: string[] } {
 
 /*
  * The page's ids come from an index-only scan of (account_id, created_at desc, id desc), so the
- * rows skipped by a deep page's offset are read from the index only, never from the table.
+ * rows skipped by a deep page's offset are read from the index only, never from the table. One id
+ * past the page is read too, to tell whether another page follows; its row is not built.
  */
 const LIST_SQL = `
-  select ${COLUMNS}
-  from (select id, created_at from conversation where account_id = ? order by created_at desc, id desc limit ? offset ?) p
+  select ${COLUMNS}, p.total > ? as has_more
+  from (
+    select id, created_at, row_number() over (order by created_at desc, id desc) as rn, count(*) over () as total
+    from (select id, created_at from conversation where account_id = ? order by created_at desc, id desc limit ? offset ?) w
+  ) p
   join conversation c on c.id = p.id
+  where p.rn <= ?
   order by p.created_at desc, p.id desc`;
 
 interface Row {
@@ -150,9 +155,16 @@ export class MikroConversationStore implements ConversationStore {
     return row ? record(row) : null;
   }
 
-  async listPage(accountId: number, window: PageWindow): Promise<ConversationRecord[]> {
-    const rows = await query<Row>(this.em, LIST_SQL, [accountId, window.limit, window.offset]);
-    return rows.map(record);
+  async listPage(accountId: number, window: PageWindow): Promise<{ records: ConversationRecord[]; hasMore: boolean }> {
+    const { limit, offset } = window;
+    const rows = await query<Row & { has_more: boolean }>(this.em, LIST_SQL, [
+      limit,
+      accountId,
+      limit + 1,
+      offset,
+      limit,
+    ]);
+    return { records: rows.map(record), hasMore: rows[0]?.has_more === true };
   }
 
   async insert(accountId: number, c: NewConversation): Promise<StoredConversation> {

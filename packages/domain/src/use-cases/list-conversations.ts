@@ -1,22 +1,33 @@
 import { DomainError } from '../errors.ts';
-import { pageWindow } from '../paging.ts';
+import { FIRST_PAGE, pageWindow } from '../paging.ts';
 import type { AccountContext, ConversationStore } from '../ports.ts';
 import { type ConversationListView, listedConversationView } from '../views.ts';
 import { NO_CONVERSATIONS } from './get-conversation.ts';
+
+/** Where a page stands among its neighbours, for transports that link pages (REST's Link header). */
+export interface PagePosition {
+  page: number;
+  hasPrevious: boolean;
+  hasNext: boolean;
+}
 
 export async function listConversations(
   deps: { conversations: ConversationStore },
   account: AccountContext,
   request: { page?: number | undefined },
-): Promise<ConversationListView> {
+): Promise<{ view: ConversationListView; position: PagePosition }> {
   let window: ReturnType<typeof pageWindow>;
   try {
     window = pageWindow(request.page);
   } catch (e) {
     throw new DomainError('invalid_input', (e as Error).message);
   }
-  const records = await deps.conversations.listPage(account.id, window);
+  const { records, hasMore } = await deps.conversations.listPage(account.id, window);
   // An empty account and a page past the last one both mean: nothing here.
   if (records.length === 0) throw new DomainError('conversation_not_found', NO_CONVERSATIONS);
-  return { conversations: records.map((r) => listedConversationView(account, r)) };
+  const page = request.page ?? FIRST_PAGE;
+  return {
+    view: { conversations: records.map((r) => listedConversationView(account, r)) },
+    position: { page, hasPrevious: page > FIRST_PAGE, hasNext: hasMore },
+  };
 }

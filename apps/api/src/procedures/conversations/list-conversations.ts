@@ -7,6 +7,12 @@ export const listConversationsProcedure = authedProcedure
   .meta(listConversationsMeta)
   .input(ZListConversationsInput)
   .output(ZConversationList)
-  .query(({ ctx, input }) =>
-    listConversations({ conversations: new MikroConversationStore(ctx.em) }, ctx.account, input),
-  );
+  .query(async ({ ctx, input }) => {
+    const { view, position } = await listConversations(
+      { conversations: new MikroConversationStore(ctx.em) },
+      ctx.account,
+      input,
+    );
+    ctx.notes.pagePosition = position;
+    return view;
+  });
