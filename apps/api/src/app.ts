@@ -1,7 +1,8 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import pkg from '../package.json' with { type: 'json' };
-import { createContext, type Services } from './context.ts';
+import { createContext, type RequestState, type Services } from './context.ts';
 import { errorBody } from './errors.ts';
+import { operationOf } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createRestHandler, json, REST_PREFIX } from './rest.ts';
 import { type AppRouter, appRouter } from './router.ts';
@@ -21,18 +22,18 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
   const rest = createRestHandler(router, services, options);
   let openApi: string | undefined;
 
-  async function route(req: Request, path: string, requestId: string): Promise<Response> {
+  async function route(req: Request, path: string, request: RequestState): Promise<Response> {
     if (path === `${REST_PREFIX}/openapi.json` && req.method === 'GET') {
       openApi ??= JSON.stringify(buildOpenApiDocument(router, pkg.version));
       return new Response(openApi, { headers: { 'content-type': 'application/json' } });
     }
-    if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, requestId);
+    if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, request);
     if (path.startsWith('/trpc/')) {
       return fetchRequestHandler({
         endpoint: '/trpc',
         req,
         router,
-        createContext: () => createContext(services, req, requestId),
+        createContext: () => createContext(services, req, request),
         onError: ({ error }) => {
           if (error.code === 'INTERNAL_SERVER_ERROR')
             services.logger.error({ err: error.cause ?? error }, 'request failed');
@@ -40,6 +41,14 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       });
     }
     if (path === '/healthz') return json(200, { status: 'ok' });
+    if (path === '/readyz') {
+      const problem = await services.notReady();
+      return problem ? json(503, errorBody('not_ready', problem)) : json(200, { status: 'ready' });
+    }
+    if (path === '/metrics') {
+      const registry = services.metrics.registry;
+      return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } });
+    }
     return json(404, errorBody('route_not_found'));
   }
 
@@ -47,19 +56,31 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
     async fetch(req) {
       const started = performance.now();
       const incoming = req.headers.get('x-request-id');
-      const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+      const request: RequestState = {
+        id: incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
+        notes: {},
+      };
       const path = new URL(req.url).pathname;
       let res: Response;
       try {
-        res = await route(req, path, requestId);
+        res = await route(req, path, request);
       } catch (err) {
-        services.logger.error({ err, requestId }, 'unhandled error');
+        services.logger.error({ err, requestId: request.id }, 'unhandled error');
         res = json(500, errorBody('internal'));
       }
-      res.headers.set('x-request-id', requestId);
+      res.headers.set('x-request-id', request.id);
       res.headers.set('cache-control', 'no-store');
+      const seconds = (performance.now() - started) / 1000;
+      services.metrics.observe(operationOf(path), req.method, res.status, seconds);
       services.logger.info(
-        { requestId, method: req.method, path, status: res.status, ms: Math.round(performance.now() - started) },
+        {
+          requestId: request.id,
+          method: req.method,
+          path,
+          status: res.status,
+          ms: Math.round(seconds * 1000),
+          accountId: request.notes.accountId,
+        },
         'request',
       );
       return res;

@@ -24,6 +24,7 @@ export const ERRORS = {
   },
   route_not_found: { trpc: 'NOT_FOUND', status: 404, message: 'no such endpoint' },
   method_not_allowed: { trpc: 'METHOD_NOT_SUPPORTED', status: 405, message: 'method not allowed on this endpoint' },
+  not_ready: { trpc: 'SERVICE_UNAVAILABLE', status: 503, message: null },
   internal: { trpc: 'INTERNAL_SERVER_ERROR', status: 500, message: 'internal server error' },
 } as const satisfies Record<
   DomainErrorCode | string,

@@ -3,8 +3,8 @@ import { pino } from 'pino';
 export type Logger = pino.Logger;
 
 /** JSON lines on stdout; never a token, never a request body. */
-export const createLogger = (level: string, destination: 1 | 2 = 1): Logger =>
+export const createLogger = (level: string, destination: 1 | 2 | pino.DestinationStream = 1): Logger =>
   pino(
     { level, base: { service: 'conversations-api' }, redact: ['req.headers.authorization'] },
-    pino.destination(destination),
+    typeof destination === 'number' ? pino.destination(destination) : destination,
   );

@@ -1,7 +1,7 @@
 import type { PagePosition } from '@convo/domain';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { z } from 'zod';
-import { type Context, createContext, type Services } from './context.ts';
+import { type Context, createContext, type RequestState, type Services } from './context.ts';
 import { type ErrorCode, errorBody } from './errors.ts';
 import type { AppRouter } from './router.ts';
 import type { Meta } from './trpc.ts';
@@ -200,7 +200,7 @@ export function createRestHandler(router: AppRouter, services: Services, options
     },
   } as never) as unknown as (req: Request, res: CoreResponse) => Promise<void>;
 
-  return async function handleRest(req: Request, requestId: string): Promise<Response> {
+  return async function handleRest(req: Request, request: RequestState): Promise<Response> {
     const url = new URL(req.url);
     const path = url.pathname.slice(REST_PREFIX.length).replace(/\/+$/, '') || '/';
     const candidates = byPath.get(path);
@@ -220,7 +220,7 @@ export function createRestHandler(router: AppRouter, services: Services, options
       }
     }
     const inner = proxied(req, `${url.origin}${path}${url.search}`, body);
-    const context = createContext(services, req, requestId);
+    const context = createContext(services, req, request);
     contexts.set(inner, context);
 
     return new Promise<Response>((resolve, reject) => {

@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
-import { AccountStore, migrate, openOrm } from '@convo/db';
+import { AccountStore, migrate, openOrm, pendingMigrations } from '@convo/db';
 import type { MikroORM } from '@mikro-orm/core';
 import type { Config } from './config.ts';
 import type { Services } from './context.ts';
 import type { Logger } from './logger.ts';
+import { createMetrics, type PoolStats } from './metrics.ts';
 
 /** A token's last use is written at most this often per process: reads stay free of writes. */
 export const TOKEN_TOUCH_INTERVAL_MS = 60_000;
@@ -24,11 +25,37 @@ export async function migrateDatabase(orm: MikroORM, logger: Logger): Promise<vo
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 }
 
+interface NativePool {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/** The pg pool's figures; embedded PGlite is a single connection. */
+async function poolStats(orm: MikroORM): Promise<PoolStats> {
+  const connection = orm.em.getConnection() as unknown as { getNativeClient(): Promise<unknown> };
+  const pool = (await connection.getNativeClient()) as Partial<NativePool>;
+  if (typeof pool.totalCount !== 'number') return { total: 1, idle: 0, waiting: 0 };
+  return { total: pool.totalCount, idle: pool.idleCount ?? 0, waiting: pool.waitingCount ?? 0 };
+}
+
 export function createServices(orm: MikroORM, logger: Logger): Services {
   const lastTouch = new Map<number, number>();
+  let migrated = false;
   return {
     forkEm: () => orm.em.fork(),
     logger,
+    metrics: createMetrics(() => poolStats(orm)),
+    async notReady() {
+      try {
+        await orm.em.getConnection().execute('select 1');
+      } catch {
+        return 'the database does not answer';
+      }
+      // Once every migration is applied it stays so for this process's code.
+      migrated ||= (await pendingMigrations(orm)).length === 0;
+      return migrated ? null : 'database migrations are pending';
+    },
     async touchToken(tokenId) {
       const now = Date.now();
       if ((lastTouch.get(tokenId) ?? 0) + TOKEN_TOUCH_INTERVAL_MS > now) return;

@@ -66,5 +66,6 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
   if (!found) throw new ApiError('unauthorized');
   await ctx.services.touchToken(found.tokenId);
   const account: AccountContext = found.account;
+  ctx.notes.accountId = account.id;
   return next({ ctx: { ...ctx, account } });
 });

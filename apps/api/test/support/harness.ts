@@ -16,10 +16,11 @@ export interface Harness {
 }
 
 /** The real app on a real, migrated database (PGlite, or PostgreSQL when DATABASE_URL is set). */
-export async function openHarness(): Promise<Harness> {
+export async function openHarness(logTo?: { write(line: string): void }): Promise<Harness> {
   const statements: string[] = [];
   const db = await openTestDatabase({ onQuery: (sql) => statements.push(sql) });
-  const app = createApp(createServices(db.orm, createLogger('silent')), { maxBodyBytes: MAX_BODY_BYTES });
+  const logger = logTo ? createLogger('info', logTo) : createLogger('silent');
+  const app = createApp(createServices(db.orm, logger), { maxBodyBytes: MAX_BODY_BYTES });
   return { db, app, statements, close: () => db.close() };
 }
 

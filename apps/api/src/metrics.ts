@@ -1,0 +1,70 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Pool figures at scrape time: connections open, idle, and requests waiting for one. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+export interface Metrics {
+  registry: Registry;
+  observe(operation: string, method: string, status: number, seconds: number): void;
+}
+
+const OPERATIONS = new Map([
+  ['/api/v1/conversations/create_conversation', 'create_conversation'],
+  ['/api/v1/conversations/get_conversation', 'get_conversation'],
+  ['/api/v1/conversations/get_conversations', 'get_conversations'],
+  ['/api/v1/openapi.json', 'openapi'],
+  ['/api/v1/docs', 'docs'],
+  ['/healthz', 'healthz'],
+  ['/readyz', 'readyz'],
+  ['/metrics', 'metrics'],
+]);
+
+/** A bounded label for a path, so that clients cannot grow the metric series without limit. */
+export function operationOf(path: string): string {
+  const known = OPERATIONS.get(path.replace(/\/+$/, '') || '/');
+  if (known) return known;
+  if (path.startsWith('/api/v1/docs/')) return 'docs';
+  const trpc = /^\/trpc\/(conversations\.(?:create|get|list))$/.exec(path);
+  return trpc ? `trpc:${trpc[1]}` : 'other';
+}
+
+export function createMetrics(poolStats: () => Promise<PoolStats>): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by operation, method and status',
+    labelNames: ['operation', 'method', 'status'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by operation and status',
+    labelNames: ['operation', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'db_pool_connections',
+    help: 'Database connections by state (open, idle) and requests waiting for one (waiting)',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      const s = await poolStats();
+      this.set({ state: 'open' }, s.total);
+      this.set({ state: 'idle' }, s.idle);
+      this.set({ state: 'waiting' }, s.waiting);
+    },
+  });
+  return {
+    registry,
+    observe(operation, method, status, seconds) {
+      requests.inc({ operation, method, status });
+      duration.observe({ operation, status }, seconds);
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { openOrm } from '@convo/db';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.ts';
+import { createLogger } from '../src/logger.ts';
+import { createServices } from '../src/services.ts';
+import { BASE, call, createJson, type Harness, makeAccount, openHarness, type TestAccount } from './support/harness.ts';
+
+let h: Harness;
+let acme: TestAccount;
+const lines: Record<string, unknown>[] = [];
+
+beforeAll(async () => {
+  h = await openHarness({ write: (line: string) => void lines.push(JSON.parse(line)) });
+  acme = await makeAccount(h, 'acme');
+});
+afterAll(async () => h?.close());
+
+describe('request logs', () => {
+  it('give a JSON line per request with id, method, path, status, duration and account, never the token or body', async () => {
+    lines.length = 0;
+    const r = await call(
+      h,
+      new Request(`${BASE}/api/v1/conversations/create_conversation`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${acme.token}`,
+          'content-type': 'application/json',
+          'x-request-id': 'abc-123',
+        },
+        body: JSON.stringify({ title: 'Top secret title' }),
+      }),
+    );
+    expect(r.headers.get('x-request-id')).toBe('abc-123');
+    const line = lines.find((l) => l.msg === 'request');
+    expect(line).toMatchObject({
+      requestId: 'abc-123',
+      method: 'POST',
+      path: '/api/v1/conversations/create_conversation',
+      status: 201,
+      accountId: acme.id,
+    });
+    expect(line?.ms).toEqual(expect.any(Number));
+    const all = JSON.stringify(lines);
+    expect(all).not.toContain(acme.token);
+    expect(all).not.toContain('Top secret title');
+  });
+
+  it('make up a request id when the incoming one is missing or unusable', async () => {
+    for (const incoming of [undefined, 'has spaces in it', 'x'.repeat(200)]) {
+      const headers: Record<string, string> = incoming ? { 'x-request-id': incoming } : {};
+      const r = await call(h, new Request(`${BASE}/healthz`, { headers }));
+      expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+});
+
+describe('health, readiness and metrics', () => {
+  it('healthz and readyz answer without a token', async () => {
+    expect(await call(h, new Request(`${BASE}/healthz`))).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await call(h, new Request(`${BASE}/readyz`))).toMatchObject({ status: 200, body: { status: 'ready' } });
+  });
+
+  it('readyz answers 503 while migrations are pending', async () => {
+    const orm = await openOrm({ kind: 'pglite' });
+    try {
+      const app = createApp(createServices(orm, createLogger('silent')), { maxBodyBytes: 1024 });
+      const res = await app.fetch(new Request(`${BASE}/readyz`));
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ error: 'database migrations are pending', code: 'not_ready' });
+    } finally {
+      await orm.close();
+    }
+  });
+
+  it('metrics count requests and their latency by operation and status, and show the pool', async () => {
+    await createJson(h, acme.token, {});
+    await call(h, new Request(`${BASE}/api/v1/conversations/get_conversation`));
+    await call(h, new Request(`${BASE}/no/such/path/${Math.random()}`));
+    const res = await h.app.fetch(new Request(`${BASE}/metrics`));
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    expect(text).toMatch(/http_requests_total\{operation="create_conversation",method="POST",status="201"\} \d+/);
+    expect(text).toMatch(/http_requests_total\{operation="get_conversation",method="GET",status="401"\} 1/);
+    expect(text).toMatch(/http_requests_total\{operation="other",method="GET",status="404"\} \d+/);
+    expect(text).toMatch(
+      /http_request_duration_seconds_bucket\{le="0\.1",operation="create_conversation",status="201"\}/,
+    );
+    expect(text).toMatch(/db_pool_connections\{state="open"\} \d+/);
+    expect(text).not.toMatch(/no\/such\/path/);
+  });
+});
