@@ -1,11 +1,10 @@
+import { type AppRouter, appRouter, createContext, errorBody, type RequestState } from '@convo/router';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import pkg from '../package.json' with { type: 'json' };
-import { createContext, type RequestState, type Services } from './context.ts';
-import { errorBody } from './errors.ts';
 import { operationOf } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createRestHandler, json, REST_PREFIX } from './rest.ts';
-import { type AppRouter, appRouter } from './router.ts';
+import type { Services } from './services.ts';
 
 export interface AppOptions {
   maxBodyBytes: number;

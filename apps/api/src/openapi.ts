@@ -1,8 +1,7 @@
 import { MAX_PAGE, PAGE_SIZE } from '@convo/domain';
+import { type AppRouter, ERRORS, type ErrorCode } from '@convo/router';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { ERRORS, type ErrorCode } from './errors.ts';
 import { REST_PREFIX } from './rest.ts';
-import type { AppRouter } from './router.ts';
 
 /*
  * The OpenAPI 3.1 document: generated from the procedures' zod schemas by trpc-to-openapi, then

@@ -1,10 +1,16 @@
 import type { PagePosition } from '@convo/domain';
+import {
+  type AppRouter,
+  type Context,
+  createContext,
+  type ErrorCode,
+  errorBody,
+  type Meta,
+  type RequestState,
+} from '@convo/router';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { z } from 'zod';
-import { type Context, createContext, type RequestState, type Services } from './context.ts';
-import { type ErrorCode, errorBody } from './errors.ts';
-import type { AppRouter } from './router.ts';
-import type { Meta } from './trpc.ts';
+import type { Services } from './services.ts';
 
 /*
  * REST v1 on top of trpc-to-openapi's core handler. The library's fetch adapter rebuilds that

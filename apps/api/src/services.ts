@@ -1,10 +1,18 @@
 import { mkdirSync } from 'node:fs';
 import { AccountStore, migrate, openOrm, pendingMigrations } from '@convo/db';
+import type { ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
 import type { Config } from './config.ts';
-import type { Services } from './context.ts';
 import type { Logger } from './logger.ts';
-import { createMetrics, type PoolStats } from './metrics.ts';
+import { createMetrics, type Metrics, type PoolStats } from './metrics.ts';
+
+/** What the HTTP surface uses: the procedures' services, plus logs, metrics and readiness. */
+export interface Services extends ProcedureServices {
+  logger: Logger;
+  metrics: Metrics;
+  /** Null when the database answers and every migration is applied; else what is wrong. */
+  notReady(): Promise<string | null>;
+}
 
 /** A token's last use is written at most this often per process: reads stay free of writes. */
 export const TOKEN_TOUCH_INTERVAL_MS = 60_000;

@@ -1,6 +1,6 @@
+import type { AppRouter } from '@convo/router';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AppRouter } from '../src/router.ts';
 import { BASE, createJson, type Harness, makeAccount, openHarness, type TestAccount } from './support/harness.ts';
 
 let h: Harness;
