@@ -1,6 +1,7 @@
 import { type AppRouter, appRouter, createContext, errorBody, type RequestState } from '@convo/router';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import pkg from '../package.json' with { type: 'json' };
+import { serveDocs } from './docs.ts';
 import { operationOf } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createRestHandler, json, REST_PREFIX } from './rest.ts';
@@ -25,6 +26,10 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
     if (path === `${REST_PREFIX}/openapi.json` && req.method === 'GET') {
       openApi ??= JSON.stringify(buildOpenApiDocument(router, pkg.version));
       return new Response(openApi, { headers: { 'content-type': 'application/json' } });
+    }
+    if (req.method === 'GET' && (path === `${REST_PREFIX}/docs` || path.startsWith(`${REST_PREFIX}/docs/`))) {
+      const page = await serveDocs(REST_PREFIX, path);
+      if (page) return page;
     }
     if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, request);
     if (path.startsWith('/trpc/')) {

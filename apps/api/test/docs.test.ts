@@ -1,0 +1,81 @@
+import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, call, type Harness, openHarness } from './support/harness.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium)
+  console.warn(`docs.test.ts: ${CHROMIUM} is absent, so the browser check is skipped (apt-get install -y chromium)`);
+
+let h: Harness;
+beforeAll(async () => {
+  h = await openHarness();
+});
+afterAll(async () => h?.close());
+
+describe('the API reference page', () => {
+  it('is HTML served from our own assets, with a policy that forbids other origins', async () => {
+    const page = await h.app.fetch(new Request(`${BASE}/api/v1/docs`));
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    const html = await page.text();
+    expect(html).not.toMatch(/https?:\/\//);
+    for (const asset of ['swagger-ui.css', 'swagger-ui-bundle.js', 'init.js']) {
+      expect((await h.app.fetch(new Request(`${BASE}/api/v1/docs/${asset}`))).status).toBe(200);
+    }
+    const missing = await call(h, new Request(`${BASE}/api/v1/docs/nope.js`));
+    expect(missing).toMatchObject({ status: 404, body: { code: 'route_not_found' } });
+    expect((await h.app.fetch(new Request(`${BASE}/api/v1/docs/`))).status).toBe(301);
+  });
+
+  it.skipIf(!hasChromium)(
+    'renders the three operations in headless Chromium, fetching nothing from elsewhere',
+    async () => {
+      const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' });
+      await new Promise((r) => server.once('listening', r));
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
+      try {
+        const page = await browser.newPage();
+        const elsewhere: string[] = [];
+        page.on('request', (r) => {
+          if (!r.url().startsWith(origin) && !r.url().startsWith('data:')) elsewhere.push(r.url());
+        });
+        const errors: string[] = [];
+        page.on('pageerror', (e) => errors.push(e.message));
+        await page.goto(`${origin}/api/v1/docs`);
+        for (const summary of [
+          'Create a conversation',
+          'Get one conversation by title or slug, or the most recent one',
+          'Get a page of conversations, newest first',
+        ]) {
+          await page.getByText(summary).first().waitFor({ timeout: 20_000 });
+        }
+        for (const path of ['create_conversation', 'get_conversation', 'get_conversations']) {
+          expect(await page.getByText(`/conversations/${path}`, { exact: true }).count()).toBeGreaterThan(0);
+        }
+        expect(elsewhere).toEqual([]);
+        expect(errors).toEqual([]);
+      } finally {
+        await browser.close();
+        await new Promise((r) => server.close(r));
+      }
+    },
+    60_000,
+  );
+});
