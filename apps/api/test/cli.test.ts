@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -146,6 +146,55 @@ describe('operator CLI', () => {
     expect(await apiStatus(demoToken, 'get_conversation?slug=welcome')).toBe(200);
   });
 
+  it('streams large seed files, and holds an account’s conversations only when they come first', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'convo-seed-'));
+    try {
+      const many = Array.from({ length: 4_500 }, (_, i) => ({
+        title: `Bulk ${i}`,
+        messages: [{ author: null, text: 'x' }],
+      }));
+      const streamed = join(dir, 'streamed.json');
+      await writeFile(
+        streamed,
+        JSON.stringify({ accounts: [{ key: 'bulk', name: 'Bulk', host: 'bulk.example.com', conversations: many }] }),
+      );
+      const loaded = await json('seed', streamed);
+      expect(loaded.counts).toMatchObject({ accounts: 1, conversations: 4_500, messages: 4_500 });
+
+      // Conversations before the account's key: still loaded (held in memory for that account).
+      const early = join(dir, 'early.json');
+      await writeFile(
+        early,
+        '{"accounts":[{"conversations":[{"title":"First"}],"name":"Early","host":"early.example.com","key":"early"}]}',
+      );
+      expect((await json('seed', early)).counts).toMatchObject({ accounts: 1, conversations: 1 });
+
+      // A bad conversation in a later batch: nothing of the file stays.
+      const bad = join(dir, 'bad.json');
+      const withBad = [...many.slice(0, 2_500), { title: 'Bad', slug: 'not a slug' }];
+      await writeFile(
+        bad,
+        JSON.stringify({ accounts: [{ key: 'partial', name: 'P', host: 'p.example.com', conversations: withBad }] }),
+      );
+      const refused = await cli('seed', bad);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/conversation 2501: .*slug/);
+      expect((await cli('token', 'list', '--account', 'partial')).stderr).toMatch(/no account with key "partial"/);
+
+      const broken = join(dir, 'broken.json');
+      await writeFile(
+        broken,
+        '{"accounts":[{"key":"broken","name":"B","host":"b.example.com","conversations":[{"title":',
+      );
+      const r = await cli('seed', broken);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/broken\.json (is not valid JSON|ends before its JSON does)/);
+      expect((await cli('seed', join(dir, 'absent.json'))).stderr).toMatch(/cannot read .*ENOENT/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('explains mistakes, in text or JSON, and exits non-zero', async () => {
     const dup = await cli('account', 'create', '--key', 'acme', '--name', 'Again', '--host', 'https://x.example');
     expect(dup.code).toBe(1);
@@ -170,7 +219,19 @@ describe('operator CLI', () => {
   });
 
   it('documents every command with an example', async () => {
-    for (const command of [['account', 'create'], ['token', 'revoke'], ['seed'], ['intake-page', 'create'], ['demo']]) {
+    const commands = [
+      ['migrate'],
+      ['account', 'create'],
+      ['token', 'create'],
+      ['token', 'list'],
+      ['token', 'revoke'],
+      ['user', 'add'],
+      ['workflow', 'create'],
+      ['intake-page', 'create'],
+      ['seed'],
+      ['demo'],
+    ];
+    for (const command of commands) {
       const help = await cli(...command, '--help');
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(/Example:/);

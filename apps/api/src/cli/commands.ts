@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { statSync } from 'node:fs';
 import {
   AdminError,
   addUser,
@@ -7,10 +7,12 @@ import {
   createWorkflow,
   findAccount,
   issueToken,
+  type LoadedAccount,
   listTokens,
-  loadSeed,
+  loadSeedAccount,
   pendingMigrations,
   revokeToken,
+  type SeedCounts,
 } from '@convo/db';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { type Command, InvalidArgumentError } from 'commander';
@@ -18,6 +20,8 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { migrateDatabase, openDatabase } from '../services.ts';
 import { registerDemo } from './demo.ts';
+import { seedProgress } from './progress.ts';
+import { readSeedFile } from './seed-file.ts';
 
 export type Env = () => { config: Config; logger: Logger };
 
@@ -225,36 +229,37 @@ export function registerCommands(program: Command, env: Env): void {
   example(
     program
       .command('seed')
-      .description('load a JSON seed file (format: README, examples/seed.json); all of it or, on error, none')
+      .description('load a JSON seed file, streamed (format: README, examples/seed.json); all of it or, on error, none')
       .argument('<file>', 'path to the seed file')
-      .option('--json', 'print JSON')
+      .option('--json', 'print JSON (and no progress)')
       .action(async (file: string, o: { json?: boolean }) => {
-        const seed = await readJson(file);
+        let size: number;
+        try {
+          size = statSync(file).size;
+        } catch (e) {
+          throw new AdminError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        }
+        const progress = seedProgress(size, o.json === true);
         const started = performance.now();
-        const result = await withDatabase(env, (em) => loadSeed(em, seed as never));
+        const result = await withDatabase(env, (em) =>
+          em.transactional(async (tx) => {
+            const counts: SeedCounts = { accounts: 0, users: 0, conversations: 0, messages: 0, tags: 0 };
+            const accounts: LoadedAccount[] = [];
+            for await (const { header, conversations } of readSeedFile(file, progress.bytes)) {
+              accounts.push(await loadSeedAccount(tx, header, conversations, counts, progress.update));
+            }
+            return { counts, accounts };
+          }),
+        ).finally(() => progress.stop());
         const seconds = (performance.now() - started) / 1000;
         const c = result.counts;
         const tokens = result.accounts.flatMap((a) => a.tokens.map((t) => `  ${a.key}: ${t.token}`));
         emit(
           o.json,
           { ...result, seconds },
-          `loaded ${c.accounts} accounts, ${c.users} users, ${c.conversations} conversations, ${c.messages} messages, ${c.tags} tags in ${seconds.toFixed(1)}s\nAPI tokens (shown once):\n${tokens.join('\n')}`,
+          `loaded ${c.accounts} accounts, ${c.users} users, ${c.conversations} conversations, ${c.messages} messages, ${c.tags} tags in ${seconds.toFixed(1)}s (${Math.round(c.conversations / Math.max(seconds, 0.001))} conversations/s)\nAPI tokens (shown once):\n${tokens.join('\n')}`,
         );
       }),
     'npm run cli -- seed examples/seed.json',
   );
-}
-
-async function readJson(file: string): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of createReadStream(file)) chunks.push(chunk as Buffer);
-  } catch (e) {
-    throw new AdminError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new AdminError(`${file} is not valid JSON`);
-  }
 }
