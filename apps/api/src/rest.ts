@@ -153,13 +153,16 @@ async function readBody(req: Request, limit: number, kinds: Map<string, FieldKin
  * (so, whatever the client sent, it is JSON now: the core refuses any other content type).
  */
 function proxied(req: Request, url: string, body: unknown): Request {
-  const headers = new Headers(req.headers);
-  if (body !== undefined) headers.set('content-type', 'application/json');
+  let headers: Headers | undefined;
   return new Proxy(req, {
     get(target, prop) {
       if (prop === 'url') return url;
       if (prop === 'body') return body;
-      if (prop === 'headers') return headers;
+      if (prop === 'headers' && body !== undefined) {
+        headers ??= new Headers(target.headers);
+        headers.set('content-type', 'application/json');
+        return headers;
+      }
       const value = Reflect.get(target, prop, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },

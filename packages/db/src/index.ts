@@ -5,3 +5,4 @@ export * from './orm.ts';
 export * from './repositories/account-store.ts';
 export * from './repositories/conversation-store.ts';
 export * from './repositories/intake-page-store.ts';
+export * from './tokens.ts';

@@ -1,6 +1,6 @@
 /**
- * API tokens: 32 random bytes behind a recognisable prefix. Only the SHA-256 of a token is
- * stored; a token has 256 bits of entropy, so a fast hash is enough (no password stretching).
+ * API tokens: 32 random bytes behind a recognisable prefix. Only a hash of a token is stored
+ * (see hashToken in @convo/db); a token has 256 bits of entropy, so a fast hash is enough.
  */
 export const TOKEN_PREFIX = 'cnv_';
 
@@ -14,13 +14,6 @@ export function generateToken(): string {
   const bytes = new Uint8Array(32);
   crypto.getRandomValues(bytes);
   return `${TOKEN_PREFIX}${base64url(bytes)}`;
-}
-
-export async function hashToken(token: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token));
-  let hex = '';
-  for (const b of new Uint8Array(digest)) hex += b.toString(16).padStart(2, '0');
-  return hex;
 }
 
 /** Accepts `Bearer <token>` or the raw token, as the original service does. */

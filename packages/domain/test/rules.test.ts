@@ -5,7 +5,6 @@ import {
   GENERATED_SLUG_LENGTH,
   generateSlug,
   generateToken,
-  hashToken,
   lookupCriteria,
   MAX_PAGE,
   normaliseHost,
@@ -171,14 +170,11 @@ describe('paging', () => {
 });
 
 describe('tokens', () => {
-  it('are prefixed, long and distinct; only a stable hash is kept', async () => {
+  it('are prefixed, long and distinct', () => {
     const a = generateToken();
     const b = generateToken();
     expect(a).toMatch(/^cnv_[A-Za-z0-9_-]{43}$/);
     expect(a).not.toBe(b);
-    expect(await hashToken(a)).toBe(await hashToken(a));
-    expect(await hashToken(a)).toMatch(/^[0-9a-f]{64}$/);
-    expect(await hashToken(a)).not.toBe(await hashToken(b));
   });
   it('are read from a raw or Bearer Authorization header', () => {
     expect(tokenFromAuthorization('cnv_abc')).toBe('cnv_abc');

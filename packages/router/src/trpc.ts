@@ -1,5 +1,5 @@
-import { AccountStore } from '@convo/db';
-import { type AccountContext, DomainError, hashToken, tokenFromAuthorization } from '@convo/domain';
+import { AccountStore, hashToken } from '@convo/db';
+import { type AccountContext, DomainError, tokenFromAuthorization } from '@convo/domain';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { z } from 'zod';
@@ -62,7 +62,7 @@ export const publicProcedure = t.procedure.use(mapErrors);
 export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const token = tokenFromAuthorization(ctx.authorization);
   if (!token) throw new ApiError('unauthorized');
-  const found = await new AccountStore(ctx.em).findByTokenHash(await hashToken(token));
+  const found = await new AccountStore(ctx.em).findByTokenHash(hashToken(token));
   if (!found) throw new ApiError('unauthorized');
   await ctx.services.touchToken(found.tokenId);
   const account: AccountContext = found.account;

@@ -9,5 +9,5 @@ const { app, orm } = await buildServer(config, logger);
 const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
   logger.info({ url: `http://${config.host}:${info.port}` }, 'listening'),
 );
-const stop = () => server.close(() => void orm.close().then(() => process.exit(0)));
+const stop = () => server.close(() => void orm.close().then(() => logger.flush(() => process.exit(0))));
 process.once('SIGINT', stop).once('SIGTERM', stop);

@@ -1,6 +1,7 @@
-import { type ConversationSettings, DEFAULT_TITLE_TEMPLATE, generateToken, hashToken } from '@convo/domain';
+import { type ConversationSettings, DEFAULT_TITLE_TEMPLATE, generateToken } from '@convo/domain';
 import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Account, ApiToken, IntakePage, User, Workflow } from '../entities/index.ts';
+import { hashToken } from '../tokens.ts';
 import { AdminError } from './errors.ts';
 import * as v from './validate.ts';
 
@@ -46,7 +47,7 @@ export async function issueToken(em: EntityManager, accountId: number, name: str
   const row = em.create(ApiToken, {
     account: em.getReference(Account, accountId),
     name: v.name('token name', name),
-    tokenHash: await hashToken(token),
+    tokenHash: hashToken(token),
     hint,
   });
   await flushUnique(em, 'that token');

@@ -1,0 +1,340 @@
+/**
+ * npm run bench [-- --conversations 10000 --large 1000000 --duration 10 --connections 32,64]
+ *
+ * Loads a dataset through the project's own seed path, starts the product and the hand-written
+ * baseline (bench/baseline) against one PostgreSQL database with production settings, checks that
+ * they answer a sample of requests identically, then drives both with autocannon, alternating them
+ * so machine noise hits both alike, and prints req/s, p50/p99 latency, non-2xx and the ratios.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const { values: opt } = parseArgs({
+  options: {
+    conversations: { type: 'string', default: '10000' },
+    large: { type: 'string' },
+    'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/convo_bench' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32,64' },
+    'skip-load': { type: 'boolean', default: false },
+  },
+});
+const DB = opt['database-url'] as string;
+const N = Number(opt.conversations);
+const LARGE = opt.large ? Number(opt.large) : 0;
+const DURATION = Number(opt.duration);
+const CONNECTIONS = String(opt.connections).split(',').map(Number);
+const TOKEN = 'cnv_bench_token_for_the_benchmark_only_0000000000';
+const LARGE_TOKEN = 'cnv_bench_token_for_the_large_account_00000000000';
+
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+// ---------------------------------------------------------------- data
+
+async function writeSeed(file: string, key: string, token: string, count: number): Promise<void> {
+  const out = createWriteStream(file);
+  const write = (s: string) => (out.write(s) ? undefined : new Promise<void>((r) => out.once('drain', () => r())));
+  const users = [0, 1, 2].map((i) => ({ email: `user${i}@${key}.example.com`, name: `User ${i}` }));
+  await write(
+    `{"accounts":[{"key":${JSON.stringify(key)},"name":"Bench","host":"https://${key}.example.com","owner":"${users[0]?.email}",` +
+      `"users":${JSON.stringify(users)},"tokens":[{"name":"bench","token":"${token}"}],"conversations":[`,
+  );
+  const start = Date.UTC(2020, 0, 1);
+  for (let i = 1; i <= count; i++) {
+    const created = new Date(start + i * 60_000).toISOString().replace('Z', `${String(i % 1000).padStart(3, '0')}Z`);
+    const c = {
+      title: `Bench conversation ${i}`,
+      slug: `${key}-${i}`,
+      created_at: created,
+      members: users.map((u) => u.email),
+      tags: ['alpha', 'beta'],
+      messages: [0, 1, 2, 3, 4].map((j) => ({
+        author: j % 2 ? null : users[j % 3]?.email,
+        text: `Message ${j} of conversation ${i}`,
+      })),
+    };
+    await write((i === 1 ? '' : ',') + JSON.stringify(c));
+  }
+  await write(']}]}');
+  await new Promise<void>((r) => out.end(r));
+}
+
+function cli(args: string[]): string {
+  return execFileSync(process.execPath, [join(ROOT, 'apps/api/src/cli/main.ts'), ...args], {
+    env: { ...process.env, DATABASE_URL: DB, LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+async function load(): Promise<Record<string, number>> {
+  const url = new URL(DB);
+  const name = url.pathname.slice(1);
+  url.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  await admin.query(`drop database if exists "${name}" with (force)`);
+  await admin.query(`create database "${name}"`);
+  await admin.end();
+  cli(['migrate']);
+  const dir = mkdtempSync(join(tmpdir(), 'convo-bench-'));
+  const timings: Record<string, number> = {};
+  try {
+    const accounts: [string, string, number][] = [['bench', TOKEN, N]];
+    if (LARGE) accounts.push(['large', LARGE_TOKEN, LARGE]);
+    for (const [key, token, count] of accounts) {
+      const file = join(dir, `${key}.json`);
+      await writeSeed(file, key, token, count);
+      log(`loading ${count} conversations (5 messages, 3 members, 2 tags each) through \`convo seed\`…`);
+      const report = JSON.parse(cli(['seed', file, '--json']));
+      timings[key] = report.seconds;
+      log(`  loaded in ${report.seconds.toFixed(1)} s (${Math.round(count / report.seconds)} conversations/s)`);
+      rmSync(file);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const db = new pg.Client({ connectionString: DB });
+  await db.connect();
+  await db.query('vacuum analyze');
+  await db.end();
+  return timings;
+}
+
+// ---------------------------------------------------------------- servers
+
+interface Server {
+  name: string;
+  base: string;
+  child: ChildProcess;
+}
+
+async function start(name: string, script: string, port: number): Promise<Server> {
+  const child = spawn(process.execPath, [join(ROOT, script)], {
+    env: {
+      ...process.env,
+      DATABASE_URL: DB,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      NODE_ENV: 'production',
+      DB_POOL_MAX: '10',
+      LOG_LEVEL: 'info',
+      MIGRATE_ON_START: 'false',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await fetch(`${base}/api/v1/conversations/get_conversation`, {
+      headers: { authorization: TOKEN },
+    }).catch(() => null);
+    if (res?.ok) break;
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${name} did not start`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { name, base, child };
+}
+
+function peakRssMb(server: Server): number {
+  const status = readFileSync(`/proc/${server.child.pid}/status`, 'utf8');
+  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+// ---------------------------------------------------------------- correctness
+
+const pick = (n: number) => 1 + Math.floor(Math.random() * n);
+const GET = (path: string) => ({ path, init: { headers: { authorization: `Bearer ${TOKEN}` } } });
+const POST = (body: unknown) => ({
+  path: '/api/v1/conversations/create_conversation',
+  init: {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  },
+});
+
+/** Fields that legitimately differ between two creates: their ids and the URLs built from them. */
+function normaliseCreated(body: Record<string, unknown>) {
+  const { id: _id, slug: _s, conversation_url: _u, conversation_embed_url: _e, ...rest } = body;
+  return rest;
+}
+
+async function sameAnswers(a: Server, b: Server): Promise<number> {
+  const samples = [
+    GET('/api/v1/conversations/get_conversation'),
+    GET('/api/v1/conversations/get_conversation?slug=BENCH-7'),
+    GET(`/api/v1/conversations/get_conversation?title=bench%20conversation%20${pick(N)}`),
+    GET('/api/v1/conversations/get_conversation?title=no%20such%20title'),
+    GET('/api/v1/conversations/get_conversation?title=Bench%20conversation%203&slug=bench-3'),
+    GET('/api/v1/conversations/get_conversations'),
+    GET('/api/v1/conversations/get_conversations?page=100'),
+    GET(`/api/v1/conversations/get_conversations?page=${pick(Math.ceil(N / 50))}`),
+    GET(`/api/v1/conversations/get_conversations?page=${Math.ceil(N / 50) + 1}`),
+  ];
+  for (const s of samples) {
+    const [x, y] = await Promise.all([fetch(a.base + s.path, s.init), fetch(b.base + s.path, s.init)]);
+    const [bx, by] = await Promise.all([x.json(), y.json()]);
+    if (x.status !== y.status || (x.ok && !isDeepStrictEqual(bx, by))) {
+      throw new Error(
+        `answers differ for ${s.path}:\n${a.name} ${x.status} ${JSON.stringify(bx).slice(0, 400)}\n${b.name} ${y.status} ${JSON.stringify(by).slice(0, 400)}`,
+      );
+    }
+  }
+  const create = POST({ title: 'Compared create', anyone_can_post: false });
+  const [x, y] = await Promise.all([
+    fetch(a.base + create.path, create.init),
+    fetch(b.base + create.path, create.init),
+  ]);
+  const [cx, cy] = [
+    normaliseCreated((await x.json()) as Record<string, unknown>),
+    normaliseCreated((await y.json()) as Record<string, unknown>),
+  ];
+  if (x.status !== 201 || y.status !== 201 || !isDeepStrictEqual(cx, cy)) {
+    throw new Error(`create answers differ:\n${JSON.stringify(cx)}\n${JSON.stringify(cy)}`);
+  }
+  return samples.length + 1;
+}
+
+// ---------------------------------------------------------------- load
+
+interface Scenario {
+  name: string;
+  method?: 'GET' | 'POST';
+  path: () => string;
+  body?: string;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: 'get_conversation (latest)', path: () => '/api/v1/conversations/get_conversation' },
+  { name: 'get_conversation ?slug', path: () => `/api/v1/conversations/get_conversation?slug=bench-${pick(N)}` },
+  {
+    name: 'get_conversation ?title',
+    path: () => `/api/v1/conversations/get_conversation?title=Bench%20conversation%20${pick(N)}`,
+  },
+  { name: 'get_conversations page 1', path: () => '/api/v1/conversations/get_conversations?page=1' },
+  { name: 'get_conversations page 100', path: () => '/api/v1/conversations/get_conversations?page=100' },
+  {
+    name: 'create_conversation',
+    method: 'POST',
+    path: () => '/api/v1/conversations/create_conversation',
+    body: '{"title":"Bench create"}',
+  },
+];
+
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+async function drive(server: Server, s: Scenario, connections: number, seconds: number, token = TOKEN): Promise<Run> {
+  const result = await autocannon({
+    url: server.base,
+    connections,
+    duration: seconds,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    requests: [
+      {
+        method: s.method ?? 'GET',
+        setupRequest: (req) => ({ ...req, path: s.path(), ...(s.body ? { body: s.body } : {}) }),
+      },
+    ],
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+const fmt = (n: number, d = 0) => n.toFixed(d).padStart(8);
+
+async function main() {
+  const timings = opt['skip-load'] ? {} : await load();
+  const product = await start('product', 'apps/api/src/entry/node.ts', 3301);
+  const baseline = await start('baseline', 'bench/baseline/server.ts', 3302);
+  try {
+    log(`checked ${await sameAnswers(product, baseline)} sample requests: both servers answer identically`);
+    for (const s of SCENARIOS) {
+      await drive(product, s, 16, 2);
+      await drive(baseline, s, 16, 2);
+    }
+    const rows: string[] = [];
+    let order = [product, baseline];
+    let worst = { ratio: Number.POSITIVE_INFINITY, p99: 0, non2xx: 0 };
+    for (const s of SCENARIOS) {
+      for (const c of CONNECTIONS) {
+        const runs = new Map<string, Run>();
+        for (const server of order) runs.set(server.name, await drive(server, s, c, DURATION));
+        order = [...order].reverse();
+        const p = runs.get('product') as Run;
+        const b = runs.get('baseline') as Run;
+        const ratio = p.rps / b.rps;
+        const p99ratio = p.p99 / Math.max(b.p99, 1);
+        worst = {
+          ratio: Math.min(worst.ratio, ratio),
+          p99: c === Math.max(...CONNECTIONS) ? Math.max(worst.p99, p99ratio) : worst.p99,
+          non2xx: worst.non2xx + p.non2xx,
+        };
+        rows.push(
+          `${s.name.padEnd(28)}${String(c).padStart(5)} |${fmt(p.rps)}${fmt(p.p50)}${fmt(p.p99)}${fmt(p.non2xx)} |${fmt(b.rps)}${fmt(b.p50)}${fmt(b.p99)}${fmt(b.non2xx)} |${fmt(ratio, 2)}${fmt(p99ratio, 2)}`,
+        );
+        log(rows.at(-1) as string);
+      }
+    }
+    const header = `${'scenario'.padEnd(28)}${'conns'.padStart(5)} |${'req/s'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'non2xx'.padStart(8)} |${'req/s'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'non2xx'.padStart(8)} |${'rps x'.padStart(8)}${'p99 x'.padStart(8)}`;
+    console.log(
+      `\n${' '.repeat(34)}| product${' '.repeat(25)}| baseline (node:http + pg)${' '.repeat(7)}| product/baseline`,
+    );
+    console.log(header);
+    console.log(rows.join('\n'));
+    console.log(
+      `\nconversations: ${N}${LARGE ? ` (+ ${LARGE} in a second account)` : ''}; load: ${
+        Object.entries(timings)
+          .map(([k, v]) => `${k} ${v.toFixed(1)} s`)
+          .join(', ') || 'skipped'
+      }; ${DURATION} s a run`,
+    );
+    console.log(`peak RSS: product ${peakRssMb(product)} MB, baseline ${peakRssMb(baseline)} MB`);
+    console.log(
+      `targets: lowest req/s ratio ${worst.ratio.toFixed(2)} (>= 0.80), worst p99 ratio at ${Math.max(...CONNECTIONS)} connections ${worst.p99.toFixed(2)} (<= 1.50), product non-2xx ${worst.non2xx} (0), peak RSS ${peakRssMb(product)} MB (< 250)`,
+    );
+    if (LARGE) await scale(product);
+  } finally {
+    for (const s of [product, baseline]) s.child.kill('SIGTERM');
+  }
+}
+
+/** At LARGE conversations: single-client latency against the 10k account, and a deep page. */
+async function scale(product: Server) {
+  const single = async (token: string, path: string) =>
+    (await drive(product, { name: path, path: () => path }, 1, Math.max(5, Math.round(DURATION / 2)), token)).p50;
+  const lines: string[] = [];
+  for (const path of ['/api/v1/conversations/get_conversation', '/api/v1/conversations/get_conversations?page=1']) {
+    const small = await single(TOKEN, path);
+    const big = await single(LARGE_TOKEN, path);
+    lines.push(
+      `${path}: p50 ${small} ms at ${N}, ${big} ms at ${LARGE} (x${(big / Math.max(small, 1)).toFixed(2)}, target <= 1.25)`,
+    );
+  }
+  const deep = await drive(
+    product,
+    { name: 'deep', path: () => '/api/v1/conversations/get_conversations?page=2000' },
+    1,
+    5,
+    LARGE_TOKEN,
+  );
+  lines.push(`page 2000 at ${LARGE}: p50 ${deep.p50} ms, p99 ${deep.p99} ms, non-2xx ${deep.non2xx} (target < 50 ms)`);
+  console.log(`\nscale (one client):\n${lines.join('\n')}`);
+}
+
+await main();
