@@ -1,5 +1,6 @@
 import type { AccountContext } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
+import { type Prepared, runPrepared } from './prepared.ts';
 import { query } from './sql.ts';
 
 interface Row {
@@ -16,14 +17,17 @@ interface Row {
   owner_name: string | null;
 }
 
-const BY_TOKEN = `
+const BY_TOKEN: Prepared = {
+  name: 'account_by_token',
+  text: `
   select t.id as token_id, a.id, a.key, a.host, a.default_anyone_can_post,
     a.default_allow_anonymous_messages, a.default_allow_search_engines, a.title_template,
     u.id as owner_id, u.email as owner_email, u.name as owner_name
   from api_token t
   join account a on a.id = t.account_id
   left join account_user u on u.id = a.owner_id
-  where t.token_hash = ? and t.revoked_at is null`;
+  where t.token_hash = $1 and t.revoked_at is null`,
+};
 
 export interface AuthenticatedAccount {
   tokenId: number;
@@ -39,7 +43,7 @@ export class AccountStore {
   }
 
   async findByTokenHash(tokenHash: string): Promise<AuthenticatedAccount | null> {
-    const [row] = await query<Row>(this.em, BY_TOKEN, [tokenHash]);
+    const [row] = await runPrepared<Row>(this.em, BY_TOKEN, [tokenHash]);
     if (!row) return null;
     return {
       tokenId: row.token_id,

@@ -13,7 +13,8 @@ import type {
 import { SlugTakenError, titleKey } from '@convo/domain';
 import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Account, Conversation, ConversationMember, IntakePage, User } from '../entities/index.ts';
-import { fromJson, query } from './sql.ts';
+import { type Prepared, runPrepared } from './prepared.ts';
+import { fromJson } from './sql.ts';
 
 /*
  * One statement per read, whatever the page holds: members, tags and messages come back as JSON
@@ -43,41 +44,43 @@ const COLUMNS = `
   ), '[]'::json) as messages`;
 
 const RECENT = 'order by created_at desc, id desc limit 1';
-const LATEST = `(select id from conversation where account_id = ? ${RECENT})`;
+const LATEST = `(select id from conversation where account_id = $1 ${RECENT})`;
 
-/** The four shapes of get_conversation: no key, title, slug, or both (both must match). */
-function findOneSql(criteria: LookupCriteria): { sql: string; keys: string[] } {
-  const conditions: string[] = [];
-  const keys: string[] = [];
-  if (criteria.titleKey !== undefined) {
-    conditions.push('title_key = ?');
-    keys.push(criteria.titleKey);
-  }
-  if (criteria.slugKey !== undefined) {
-    conditions.push('lower(slug) = ?');
-    keys.push(criteria.slugKey);
-  }
+/** The four shapes of get_conversation: no key, title, slug, or both (both must match). $1 is the account. */
+function findOneStatement(name: string, conditions: string[]): Prepared {
   const target =
     conditions.length === 0
       ? LATEST
-      : `coalesce((select id from conversation where account_id = ? and ${conditions.join(' and ')} ${RECENT}), ${LATEST})`;
-  return { sql: `select ${COLUMNS} from conversation c where c.account_id = ? and c.id = ${target}`, keys };
+      : `coalesce((select id from conversation where account_id = $1 and ${conditions.join(' and ')} ${RECENT}), ${LATEST})`;
+  return { name, text: `select ${COLUMNS} from conversation c where c.account_id = $1 and c.id = ${target}` };
 }
+
+const FIND_ONE = {
+  latest: findOneStatement('conversation_latest', []),
+  title: findOneStatement('conversation_by_title', ['title_key = $2']),
+  slug: findOneStatement('conversation_by_slug', ['lower(slug) = $2']),
+  both: findOneStatement('conversation_by_title_and_slug', ['title_key = $2', 'lower(slug) = $3']),
+};
 
 /*
  * The page's ids come from an index-only scan of (account_id, created_at desc, id desc), so the
  * rows skipped by a deep page's offset are read from the index only, never from the table. One id
  * past the page is read too, to tell whether another page follows; its row is not built.
+ * $1 account, $2 page size, $3 offset.
  */
-const LIST_SQL = `
-  select ${COLUMNS}, p.total > ? as has_more
+const LIST_PAGE: Prepared = {
+  name: 'conversation_page',
+  text: `
+  select ${COLUMNS}, p.total > $2 as has_more
   from (
     select id, created_at, row_number() over (order by created_at desc, id desc) as rn, count(*) over () as total
-    from (select id, created_at from conversation where account_id = ? order by created_at desc, id desc limit ? offset ?) w
+    from (select id, created_at from conversation where account_id = $1 order by created_at desc, id desc
+          limit $2 + 1 offset $3) w
   ) p
   join conversation c on c.id = p.id
-  where p.rn <= ?
-  order by p.created_at desc, p.id desc`;
+  where p.rn <= $2
+  order by p.created_at desc, p.id desc`,
+};
 
 interface Row {
   id: number;
@@ -149,21 +152,21 @@ export class MikroConversationStore implements ConversationStore {
   }
 
   async findOne(accountId: number, criteria: LookupCriteria): Promise<ConversationRecord | null> {
-    const { sql, keys } = findOneSql(criteria);
-    const params = keys.length === 0 ? [accountId, accountId] : [accountId, accountId, ...keys, accountId];
-    const [row] = await query<Row>(this.em, sql, params);
+    const { titleKey: title, slugKey: slug } = criteria;
+    const [row] =
+      title !== undefined && slug !== undefined
+        ? await runPrepared<Row>(this.em, FIND_ONE.both, [accountId, title, slug])
+        : title !== undefined
+          ? await runPrepared<Row>(this.em, FIND_ONE.title, [accountId, title])
+          : slug !== undefined
+            ? await runPrepared<Row>(this.em, FIND_ONE.slug, [accountId, slug])
+            : await runPrepared<Row>(this.em, FIND_ONE.latest, [accountId]);
     return row ? record(row) : null;
   }
 
   async listPage(accountId: number, window: PageWindow): Promise<{ records: ConversationRecord[]; hasMore: boolean }> {
     const { limit, offset } = window;
-    const rows = await query<Row & { has_more: boolean }>(this.em, LIST_SQL, [
-      limit,
-      accountId,
-      limit + 1,
-      offset,
-      limit,
-    ]);
+    const rows = await runPrepared<Row & { has_more: boolean }>(this.em, LIST_PAGE, [accountId, limit, offset]);
     return { records: rows.map(record), hasMore: rows[0]?.has_more === true };
   }
 

@@ -1,6 +1,7 @@
 import type { IntakePageRecord, IntakePageStore } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { fromJson, query } from './sql.ts';
+import { type Prepared, runPrepared } from './prepared.ts';
+import { fromJson } from './sql.ts';
 
 interface Row {
   id: number;
@@ -13,7 +14,9 @@ interface Row {
 const SELECT = `
   select ip.id, ip.is_primary, w.id as workflow_id, w.name as workflow_name, w.steps as workflow_steps
   from intake_page ip left join workflow w on w.id = ip.workflow_id and w.account_id = ip.account_id
-  where ip.account_id = ?`;
+  where ip.account_id = $1`;
+const BY_ID: Prepared = { name: 'intake_page_by_id', text: `${SELECT} and ip.id = $2` };
+const PRIMARY: Prepared = { name: 'intake_page_primary', text: `${SELECT} and ip.is_primary` };
 
 function record(row: Row): IntakePageRecord {
   return {
@@ -34,12 +37,12 @@ export class MikroIntakePageStore implements IntakePageStore {
   }
 
   async findById(accountId: number, id: number): Promise<IntakePageRecord | null> {
-    const [row] = await query<Row>(this.em, `${SELECT} and ip.id = ?`, [accountId, id]);
+    const [row] = await runPrepared<Row>(this.em, BY_ID, [accountId, id]);
     return row ? record(row) : null;
   }
 
   async findPrimary(accountId: number): Promise<IntakePageRecord | null> {
-    const [row] = await query<Row>(this.em, `${SELECT} and ip.is_primary`, [accountId]);
+    const [row] = await runPrepared<Row>(this.em, PRIMARY, [accountId]);
     return row ? record(row) : null;
   }
 }
