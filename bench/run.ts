@@ -23,6 +23,7 @@ const { values: opt } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32,64' },
     'skip-load': { type: 'boolean', default: false },
+    only: { type: 'string' },
   },
 });
 const DB = opt['database-url'] as string;
@@ -264,14 +265,15 @@ async function main() {
   const baseline = await start('baseline', 'bench/baseline/server.ts', 3302);
   try {
     log(`checked ${await sameAnswers(product, baseline)} sample requests: both servers answer identically`);
-    for (const s of SCENARIOS) {
+    const scenarios = SCENARIOS.filter((s) => !opt.only || s.name.includes(opt.only));
+    for (const s of scenarios) {
       await drive(product, s, 16, 2);
       await drive(baseline, s, 16, 2);
     }
     const rows: string[] = [];
     let order = [product, baseline];
     let worst = { ratio: Number.POSITIVE_INFINITY, p99: 0, non2xx: 0 };
-    for (const s of SCENARIOS) {
+    for (const s of scenarios) {
       for (const c of CONNECTIONS) {
         const runs = new Map<string, Run>();
         for (const server of order) runs.set(server.name, await drive(server, s, c, DURATION));

@@ -95,6 +95,9 @@ async function readText(req: Request, limit: number): Promise<string> {
   const declared = Number(req.headers.get('content-length') ?? '0');
   const tooLarge = () => new BodyError(413, 'body_too_large', `the request body is limited to ${limit} bytes`);
   if (declared > limit) throw tooLarge();
+  // A declared length within the limit can be read whole, on the server adapter's fast path;
+  // an undeclared (chunked) body is read chunk by chunk and cut off at the limit.
+  if (req.headers.has('content-length')) return decodeUtf8(new Uint8Array(await req.arrayBuffer()));
   if (!req.body) return '';
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -115,6 +118,10 @@ async function readText(req: Request, limit: number): Promise<string> {
     bytes.set(c, at);
     at += c.byteLength;
   }
+  return decodeUtf8(bytes);
+}
+
+function decodeUtf8(bytes: Uint8Array): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
