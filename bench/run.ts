@@ -231,6 +231,7 @@ const SCENARIOS: Scenario[] = [
 
 interface Run {
   rps: number;
+  mean: number;
   p50: number;
   p99: number;
   non2xx: number;
@@ -251,6 +252,7 @@ async function drive(server: Server, s: Scenario, connections: number, seconds: 
   });
   return {
     rps: result.requests.average,
+    mean: result.latency.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx + result.errors + result.timeouts,
@@ -318,14 +320,20 @@ async function main() {
 
 /** At LARGE conversations: single-client latency against the 10k account, and a deep page. */
 async function scale(product: Server) {
+  // Percentiles come in whole milliseconds; a sub-millisecond answer needs the mean to compare.
   const single = async (token: string, path: string) =>
-    (await drive(product, { name: path, path: () => path }, 1, Math.max(5, Math.round(DURATION / 2)), token)).p50;
+    (await drive(product, { name: path, path: () => path }, 1, Math.max(5, Math.round(DURATION / 2)), token)).mean;
   const lines: string[] = [];
   for (const path of ['/api/v1/conversations/get_conversation', '/api/v1/conversations/get_conversations?page=1']) {
-    const small = await single(TOKEN, path);
-    const big = await single(LARGE_TOKEN, path);
+    // Alternated twice, so that machine noise falls on both accounts alike.
+    const small1 = await single(TOKEN, path);
+    const big1 = await single(LARGE_TOKEN, path);
+    const big2 = await single(LARGE_TOKEN, path);
+    const small2 = await single(TOKEN, path);
+    const small = (small1 + small2) / 2;
+    const big = (big1 + big2) / 2;
     lines.push(
-      `${path}: p50 ${small} ms at ${N}, ${big} ms at ${LARGE} (x${(big / Math.max(small, 1)).toFixed(2)}, target <= 1.25)`,
+      `${path}: mean ${small.toFixed(2)} ms at ${N}, ${big.toFixed(2)} ms at ${LARGE} (x${(big / small).toFixed(2)}, target <= 1.25)`,
     );
   }
   const deep = await drive(
