@@ -156,14 +156,28 @@ async function readBody(req: Request, limit: number, kinds: Map<string, FieldKin
 }
 
 /**
+ * Query parameters as the core handler expects them (each a list of values), in an object with no
+ * prototype: the library's own parser collects them into `{}`, where `?constructor=` or
+ * `?__proto__=` reach Object.prototype and crash it (a 500 found by fuzzing).
+ */
+function queryOf(url: URL): Record<string, string[]> {
+  const query: Record<string, string[]> = Object.create(null);
+  for (const [key, value] of url.searchParams) (query[key] ??= []).push(value);
+  return query;
+}
+
+/**
  * The Request the core handler sees: its path relative to the prefix, its body already parsed
  * (so, whatever the client sent, it is JSON now: the core refuses any other content type).
  */
-function proxied(req: Request, url: string, body: unknown): Request {
+function proxied(req: Request, url: URL, path: string, body: unknown): Request {
   let headers: Headers | undefined;
+  const query = queryOf(url);
+  const inner = `${url.origin}${path}${url.search}`;
   return new Proxy(req, {
     get(target, prop) {
-      if (prop === 'url') return url;
+      if (prop === 'url') return inner;
+      if (prop === 'query') return query;
       if (prop === 'body') return body;
       if (prop === 'headers' && body !== undefined) {
         headers ??= new Headers(target.headers);
@@ -235,7 +249,7 @@ export function createRestHandler(router: AppRouter, services: Services, options
         throw e;
       }
     }
-    const inner = proxied(req, `${url.origin}${path}${url.search}`, body);
+    const inner = proxied(req, url, path, body);
     const context = createContext(services, req, request);
     contexts.set(inner, context);
 

@@ -166,6 +166,17 @@ describe('paging parameters', () => {
   });
 });
 
+describe('parameters named like Object.prototype members', () => {
+  it('are ordinary unknown parameters, never a 500', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      for (const path of ['get_conversation', 'get_conversations']) {
+        const r = await get(h, acme.token, `${path}?${name}=x&${name}=y`);
+        expect(r.status).toBe(200);
+      }
+    }
+  });
+});
+
 describe('lookup values no conversation can hold', () => {
   it('a NUL in title or slug matches nothing, so the most recent conversation answers', async () => {
     const latest = await get(h, acme.token, 'get_conversation');

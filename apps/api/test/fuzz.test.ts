@@ -1,0 +1,192 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BASE,
+  createJson,
+  get,
+  type Harness,
+  makeAccount,
+  openHarness,
+  REST,
+  type TestAccount,
+} from './support/harness.ts';
+
+/*
+ * Property-based fuzzing of the HTTP handler: whatever a client sends, the answer is never a 5xx,
+ * it is always the {"error"} body with a documented status when refused, and a refused request
+ * changes nothing. FUZZ_RUNS sets the number of cases (10,000 under CI); a failure prints its seed.
+ */
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? (process.env.CI ? 10_000 : 1_000));
+const DOCUMENTED = new Set([200, 201, 400, 401, 404, 405, 409, 413, 415, 422]);
+
+let h: Harness;
+let acme: TestAccount;
+
+beforeAll(async () => {
+  h = await openHarness();
+  acme = await makeAccount(h, 'acme');
+  expect((await createJson(h, acme.token, { title: 'Existing', slug: 'existing' })).status).toBe(201);
+});
+afterAll(async () => h?.close());
+
+const nasty = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    'null',
+    'true',
+    'false',
+    '0',
+    '-1',
+    '1e309',
+    'NaN',
+    "' or 1=1 --",
+    '%',
+    '_',
+    '%_%',
+    '\\',
+    '__proto__',
+    'constructor',
+    'x'.repeat(300),
+    'ü',
+    '😀',
+    '\u202e',
+    'existing',
+    'EXISTING',
+    '<script>',
+  ),
+);
+const jsonValue = fc.oneof(
+  nasty,
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(nasty, { maxLength: 3 }),
+  fc.dictionary(nasty, nasty, { maxKeys: 3 }),
+);
+const fieldName = fc.oneof(
+  fc.constantFrom(
+    'title',
+    'slug',
+    'anyone_can_post',
+    'allow_anonymous_messages',
+    'allow_search_engines',
+    'primary_intake_page',
+    'intake_page_id',
+    'id',
+    'public',
+    '__proto__',
+    'constructor',
+    'page',
+  ),
+  fc.string({ maxLength: 12 }),
+);
+const body = fc.oneof(
+  fc.dictionary(fieldName, jsonValue, { maxKeys: 6 }).map((o) => JSON.stringify(o)),
+  jsonValue.map((v) => JSON.stringify(v)),
+  fc.string({ maxLength: 80 }),
+  fc.constantFrom('{', '{"title":', '[]', '{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{}}}'),
+);
+const contentType = fc.constantFrom(
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/x-www-form-urlencoded',
+  'text/plain',
+  'multipart/form-data',
+  '',
+  'application/vnd.api+json',
+  'APPLICATION/JSON',
+);
+const query = fc
+  .array(fc.tuple(fieldName, nasty), { maxLength: 4 })
+  .map((pairs) => new URLSearchParams(pairs).toString());
+const authorization = fc.oneof(
+  fc.constant('valid'),
+  fc.constantFrom('', 'Bearer', 'Bearer ', 'Basic abc', 'cnv_', 'Bearer cnv_nope'),
+  fc.string({ maxLength: 40 }).filter((s) => /^[\x21-\x7e ]*$/.test(s)),
+);
+const path = fc.constantFrom(
+  '/conversations/create_conversation',
+  '/conversations/get_conversation',
+  '/conversations/get_conversations',
+  '/conversations/nope',
+  '/conversations/get_conversation/',
+  '/conversations',
+  '/openapi.json',
+);
+
+describe('fuzzing the HTTP handler', () => {
+  it(`never answers 5xx, always with a documented status and the error body (${RUNS} cases)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'),
+          path,
+          query,
+          body,
+          contentType,
+          authorization,
+        }),
+        async (c) => {
+          const headers: Record<string, string> = {};
+          if (c.contentType) headers['content-type'] = c.contentType;
+          if (c.authorization)
+            headers.authorization = c.authorization === 'valid' ? `Bearer ${acme.token}` : c.authorization;
+          const hasBody = c.method !== 'GET';
+          const res = await h.app.fetch(
+            new Request(`${BASE}/api/v1${c.path}${c.query ? `?${c.query}` : ''}`, {
+              method: c.method,
+              headers,
+              ...(hasBody ? { body: c.body } : {}),
+            }),
+          );
+          const text = await res.text();
+          expect(res.status).toBeLessThan(500);
+          expect(DOCUMENTED.has(res.status)).toBe(true);
+          if (res.status >= 400) {
+            const parsed = JSON.parse(text);
+            expect(typeof parsed.error).toBe('string');
+            expect(text).not.toMatch(/at .*\.(ts|js):\d+|stack|select |insert /i);
+          }
+        },
+      ),
+      { numRuns: RUNS, verbose: 1 },
+    );
+  }, 600_000);
+
+  it('changes nothing with a refused create: the rows grow by exactly the accepted ones', async () => {
+    const count = async () => {
+      const rows = (await h.db.orm.em
+        .fork()
+        .getConnection()
+        .execute('select (select count(*) from conversation) + (select count(*) from conversation_member) as n')) as {
+        n: string | number;
+      }[];
+      return Number(rows[0]?.n);
+    };
+    const before = await count();
+    let accepted = 0;
+    await fc.assert(
+      fc.asyncProperty(body, contentType, async (payload, type) => {
+        const res = await h.app.fetch(
+          new Request(`${REST}/create_conversation`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${acme.token}`, ...(type ? { 'content-type': type } : {}) },
+            body: payload,
+          }),
+        );
+        await res.text();
+        expect(res.status).toBeLessThan(500);
+        if (res.status === 201) accepted += 1;
+      }),
+      { numRuns: Math.ceil(RUNS / 10) },
+    );
+    // Each accepted create adds a conversation and its owner as member; refused ones add nothing.
+    expect(await count()).toBe(before + 2 * accepted);
+  }, 600_000);
+});
