@@ -162,7 +162,11 @@ async function readBody(req: Request, limit: number, kinds: Map<string, FieldKin
  */
 function queryOf(url: URL): Record<string, string[]> {
   const query: Record<string, string[]> = Object.create(null);
-  for (const [key, value] of url.searchParams) (query[key] ??= []).push(value);
+  for (const [key, value] of url.searchParams) {
+    const values = query[key];
+    if (values) values.push(value);
+    else query[key] = [value];
+  }
   return query;
 }
 

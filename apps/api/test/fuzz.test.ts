@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BASE,
   createJson,
-  get,
   type Harness,
   makeAccount,
   openHarness,
