@@ -1,14 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BASE,
-  createJson,
-  type Harness,
-  makeAccount,
-  openHarness,
-  REST,
-  type TestAccount,
-} from './support/harness.ts';
+import { BASE, createJson, type Harness, makeAccount, openHarness, REST, type TestAccount } from './support/harness.ts';
 
 /*
  * Property-based fuzzing of the HTTP handler: whatever a client sends, the answer is never a 5xx,
