@@ -15,6 +15,7 @@ const ZEnv = z.object({
     .or(z.literal('').transform(() => undefined)),
   DATA_DIR: z.string().min(1).default('.data/pglite'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -29,7 +30,9 @@ const ZEnv = z.object({
 });
 
 export type Config = {
-  database: { kind: 'postgres'; url: string; poolMax: number } | { kind: 'pglite'; dataDir: string };
+  database:
+    | { kind: 'postgres'; url: string; poolMax: number; statementTimeoutMs: number }
+    | { kind: 'pglite'; dataDir: string };
   host: string;
   port: number;
   logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
@@ -48,7 +51,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   return {
     database: e.DATABASE_URL
-      ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DB_POOL_MAX }
+      ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DB_POOL_MAX, statementTimeoutMs: e.STATEMENT_TIMEOUT_MS }
       : { kind: 'pglite', dataDir: e.DATA_DIR },
     host: e.HOST,
     port: e.PORT,

@@ -22,7 +22,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Mikr
   if (db.kind === 'pglite') mkdirSync(db.dataDir, { recursive: true });
   const orm =
     db.kind === 'postgres'
-      ? await openOrm({ kind: 'postgres', url: db.url, poolMax: db.poolMax })
+      ? await openOrm({ kind: 'postgres', url: db.url, poolMax: db.poolMax, statementTimeoutMs: db.statementTimeoutMs })
       : await openOrm({ kind: 'pglite', dataDir: db.dataDir });
   logger.info({ database: db.kind === 'postgres' ? 'postgres' : `pglite:${db.dataDir}` }, 'database connected');
   return orm;

@@ -4,7 +4,9 @@ import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
 
 /** Where the data lives: a PostgreSQL server, or embedded PGlite (a directory, or memory). */
-export type DatabaseTarget = { kind: 'postgres'; url: string; poolMax?: number } | { kind: 'pglite'; dataDir?: string };
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; poolMax?: number; statementTimeoutMs?: number }
+  | { kind: 'pglite'; dataDir?: string };
 
 export interface OrmOptions {
   /** Called with every SQL statement the ORM sends (tests count them; operators may log them). */
@@ -33,6 +35,13 @@ export async function openOrm(target: DatabaseTarget, o: OrmOptions = {}): Promi
       ...commonOptions(o),
       clientUrl: target.url,
       pool: { min: 0, max: target.poolMax ?? 10 },
+      // Merged into pg's pool config: no statement holds a connection past this, and a pool that
+      // cannot connect fails a request instead of queueing it forever.
+      driverOptions: {
+        statement_timeout: target.statementTimeoutMs ?? 5_000,
+        idle_in_transaction_session_timeout: (target.statementTimeoutMs ?? 5_000) * 2,
+        connectionTimeoutMillis: 5_000,
+      },
     } as Options);
   }
   const { MikroORM } = await import('@mikro-orm/pglite');

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { openOrm } from '../src/index.ts';
+
+const serverUrl = process.env.DATABASE_URL;
+
+describe('statement timeout', () => {
+  // Only a PostgreSQL server has one (embedded PGlite runs in-process); CI runs this file against the server.
+  it.runIf(serverUrl)('cancels a statement that runs longer than the configured limit', async () => {
+    const orm = await openOrm({ kind: 'postgres', url: serverUrl as string, statementTimeoutMs: 200 });
+    try {
+      const started = performance.now();
+      await expect(orm.em.getConnection().execute('select pg_sleep(2)')).rejects.toThrow(/statement timeout/);
+      expect(performance.now() - started).toBeLessThan(1_500);
+      await expect(orm.em.getConnection().execute('select 1 as ok')).resolves.toEqual([{ ok: 1 }]);
+    } finally {
+      await orm.close();
+    }
+  });
+});
