@@ -22,7 +22,8 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
   const rest = createRestHandler(router, services, options);
   let openApi: string | undefined;
 
-  async function route(req: Request, path: string, request: RequestState): Promise<Response> {
+  async function route(req: Request, url: URL, request: RequestState): Promise<Response> {
+    const path = url.pathname;
     if (path === `${REST_PREFIX}/openapi.json` && req.method === 'GET') {
       openApi ??= JSON.stringify(buildOpenApiDocument(router, pkg.version));
       return new Response(openApi, { headers: { 'content-type': 'application/json' } });
@@ -31,7 +32,7 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       const page = await serveDocs(REST_PREFIX, path);
       if (page) return page;
     }
-    if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, request);
+    if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, url, request);
     if (path.startsWith('/trpc/')) {
       return fetchRequestHandler({
         endpoint: '/trpc',
@@ -64,10 +65,12 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
         id: incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
         notes: {},
       };
-      const path = new URL(req.url).pathname;
+      // Parsed once here; routing and the REST adapter share it.
+      const url = new URL(req.url);
+      const path = url.pathname;
       let res: Response;
       try {
-        res = await route(req, path, request);
+        res = await route(req, url, request);
       } catch (err) {
         services.logger.error({ err, requestId: request.id }, 'unhandled error');
         res = json(500, errorBody('internal'));

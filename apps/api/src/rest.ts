@@ -234,8 +234,7 @@ export function createRestHandler(router: AppRouter, services: Services, options
     },
   } as never) as unknown as (req: Request, res: CoreResponse) => Promise<void>;
 
-  return async function handleRest(req: Request, request: RequestState): Promise<Response> {
-    const url = new URL(req.url);
+  return async function handleRest(req: Request, url: URL, request: RequestState): Promise<Response> {
     const path = url.pathname.slice(REST_PREFIX.length).replace(/\/+$/, '') || '/';
     const candidates = byPath.get(path);
     if (!candidates) return fail(404, 'route_not_found');

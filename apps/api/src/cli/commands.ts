@@ -7,12 +7,10 @@ import {
   createWorkflow,
   findAccount,
   issueToken,
-  type LoadedAccount,
   listTokens,
-  loadSeedAccount,
+  loadSeedAccounts,
   pendingMigrations,
   revokeToken,
-  type SeedCounts,
 } from '@convo/db';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { type Command, InvalidArgumentError } from 'commander';
@@ -242,14 +240,7 @@ export function registerCommands(program: Command, env: Env): void {
         const progress = seedProgress(size, o.json === true);
         const started = performance.now();
         const result = await withDatabase(env, (em) =>
-          em.transactional(async (tx) => {
-            const counts: SeedCounts = { accounts: 0, users: 0, conversations: 0, messages: 0, tags: 0 };
-            const accounts: LoadedAccount[] = [];
-            for await (const { header, conversations } of readSeedFile(file, progress.bytes)) {
-              accounts.push(await loadSeedAccount(tx, header, conversations, counts, progress.update));
-            }
-            return { counts, accounts };
-          }),
+          loadSeedAccounts(em, readSeedFile(file, progress.bytes), progress.update),
         ).finally(() => progress.stop());
         const seconds = (performance.now() - started) / 1000;
         const c = result.counts;

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { AdminError } from '@convo/db';
+import { AdminError, type SeedAccountSource } from '@convo/db';
 import { parser } from 'stream-json';
 import Assembler from 'stream-json/assembler.js';
 
@@ -13,11 +13,6 @@ import Assembler from 'stream-json/assembler.js';
 interface Token {
   name: string;
   value?: unknown;
-}
-
-export interface SeedAccountStream {
-  header: Record<string, unknown>;
-  conversations: AsyncIterable<unknown> | unknown[];
 }
 
 class TokenReader {
@@ -63,7 +58,7 @@ async function* elements(reader: TokenReader): AsyncGenerator<unknown> {
 export async function* readSeedFile(
   file: string,
   onBytes?: (bytes: number) => void,
-): AsyncGenerator<SeedAccountStream> {
+): AsyncGenerator<SeedAccountSource> {
   const source = createReadStream(file);
   source.on('error', () => {});
   if (onBytes) source.on('data', () => onBytes(source.bytesRead));

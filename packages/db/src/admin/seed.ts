@@ -10,6 +10,7 @@ import {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { z } from 'zod';
+import { SLUG_UNIQUE_INDEX } from '../entities/index.ts';
 import { query } from '../repositories/sql.ts';
 import { AdminError } from './errors.ts';
 import { createAccount, createIntakePage, createWorkflow, type IssuedToken, issueToken } from './operations.ts';
@@ -287,7 +288,7 @@ async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConve
          workflow jsonb, created_at timestamptz)`,
     );
   } catch (e) {
-    if (e instanceof Error && e.message.includes('conversation_account_slug_unique')) {
+    if (e instanceof Error && e.message.includes(SLUG_UNIQUE_INDEX)) {
       throw new AdminError('a slug appears twice in the account (slugs are unique ignoring case)');
     }
     throw e;
@@ -356,20 +357,39 @@ export async function loadSeedAccount(
   return { key: header.key, id: refs.id, tokens };
 }
 
-/** Loads a whole parsed seed in one transaction: all of it, or (on any error) none of it. */
+/** One account of a seed: its own members, then its conversations (possibly streamed). */
+export interface SeedAccountSource {
+  header: unknown;
+  conversations: AsyncIterable<unknown> | Iterable<unknown>;
+}
+
+/**
+ * Loads accounts in one transaction: all of them, or (on any error) none. The accounts may come
+ * from a parsed object (loadSeed) or be streamed from a file, one after the other.
+ */
+export async function loadSeedAccounts(
+  em: EntityManager,
+  sources: AsyncIterable<SeedAccountSource> | Iterable<SeedAccountSource>,
+  onProgress?: (p: SeedProgress) => void,
+) {
+  const counts: SeedCounts = { accounts: 0, users: 0, conversations: 0, messages: 0, tags: 0 };
+  const accounts = await em.transactional(async (tx) => {
+    const loaded: LoadedAccount[] = [];
+    for await (const { header, conversations } of sources) {
+      loaded.push(await loadSeedAccount(tx, header, conversations, counts, onProgress));
+    }
+    return loaded;
+  });
+  return { counts, accounts };
+}
+
+/** Loads a whole parsed seed in one transaction. */
 export async function loadSeed(em: EntityManager, input: TSeed, onProgress?: (p: SeedProgress) => void) {
   const seed = parse(
     z.strictObject({ accounts: z.array(z.looseObject({ conversations: z.array(z.unknown()).default([]) })) }),
     input,
     'seed',
   );
-  const counts: SeedCounts = { accounts: 0, users: 0, conversations: 0, messages: 0, tags: 0 };
-  const accounts = await em.transactional(async (tx) => {
-    const loaded: LoadedAccount[] = [];
-    for (const { conversations, ...header } of seed.accounts) {
-      loaded.push(await loadSeedAccount(tx, header, conversations, counts, onProgress));
-    }
-    return loaded;
-  });
-  return { counts, accounts };
+  const sources = seed.accounts.map(({ conversations, ...header }) => ({ header, conversations }));
+  return loadSeedAccounts(em, sources, onProgress);
 }

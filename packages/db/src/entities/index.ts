@@ -6,6 +6,9 @@ import { defineEntity, p } from '@mikro-orm/core';
  * by the database (microsecond precision) rather than by the JS clock (milliseconds).
  */
 
+/** The unique index that keeps slugs unique per account, ignoring case; a violation means 'slug taken'. */
+export const SLUG_UNIQUE_INDEX = 'conversation_account_slug_unique';
+
 const createdAt = () => p.datetime().columnType('timestamptz(6)').defaultRaw('now()');
 
 export const Account = defineEntity({
@@ -109,9 +112,8 @@ export const Conversation = defineEntity({
   },
   indexes: [
     {
-      name: 'conversation_account_slug_unique',
-      expression:
-        'create unique index "conversation_account_slug_unique" on "conversation" ("account_id", lower("slug"))',
+      name: SLUG_UNIQUE_INDEX,
+      expression: `create unique index "${SLUG_UNIQUE_INDEX}" on "conversation" ("account_id", lower("slug"))`,
     },
     {
       name: 'conversation_account_recent',

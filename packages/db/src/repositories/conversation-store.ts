@@ -12,7 +12,7 @@ import type {
 } from '@convo/domain';
 import { SlugTakenError, titleKey } from '@convo/domain';
 import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Conversation, ConversationMember } from '../entities/index.ts';
+import { Conversation, ConversationMember, SLUG_UNIQUE_INDEX } from '../entities/index.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { fromJson } from './sql.ts';
 
@@ -141,8 +141,6 @@ function record(row: Row): ConversationRecord {
     messages: fromJson<MessageRow[]>(row.messages).map(message),
   };
 }
-
-export const SLUG_UNIQUE_INDEX = 'conversation_account_slug_unique';
 
 export class MikroConversationStore implements ConversationStore {
   private readonly em: EntityManager;
