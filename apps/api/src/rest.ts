@@ -174,13 +174,14 @@ function queryOf(url: URL): Record<string, string[]> {
  * The Request the core handler sees: its path relative to the prefix, its body already parsed
  * (so, whatever the client sent, it is JSON now: the core refuses any other content type).
  */
-function proxied(req: Request, url: URL, path: string, body: unknown): Request {
+function proxied(req: Request, url: URL, path: string, method: string, body: unknown): Request {
   let headers: Headers | undefined;
   const query = queryOf(url);
   const inner = `${url.origin}${path}${url.search}`;
   return new Proxy(req, {
     get(target, prop) {
       if (prop === 'url') return inner;
+      if (prop === 'method') return method;
       if (prop === 'query') return query;
       if (prop === 'body') return body;
       if (prop === 'headers' && body !== undefined) {
@@ -238,9 +239,13 @@ export function createRestHandler(router: AppRouter, services: Services, options
     const path = url.pathname.slice(REST_PREFIX.length).replace(/\/+$/, '') || '/';
     const candidates = byPath.get(path);
     if (!candidates) return fail(404, 'route_not_found');
-    const route = candidates.find((r) => r.method === req.method);
+    // HEAD is GET without the body, as HTTP has it.
+    const head = req.method === 'HEAD';
+    const method = head ? 'GET' : req.method;
+    const route = candidates.find((r) => r.method === method);
     if (!route) {
-      return fail(405, 'method_not_allowed', '', { allow: candidates.map((r) => r.method).join(', ') });
+      const allow = candidates.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method]));
+      return fail(405, 'method_not_allowed', '', { allow: allow.join(', ') });
     }
 
     let body: unknown;
@@ -252,7 +257,7 @@ export function createRestHandler(router: AppRouter, services: Services, options
         throw e;
       }
     }
-    const inner = proxied(req, url, path, body);
+    const inner = proxied(req, url, path, method, body);
     const context = createContext(services, req, request);
     contexts.set(inner, context);
 
@@ -267,7 +272,7 @@ export function createRestHandler(router: AppRouter, services: Services, options
           if (res.statusCode < 400) {
             const link = context.notes.pagePosition && linkHeader(url, context.notes.pagePosition);
             if (link) headers.set('link', link);
-            resolve(new Response(text, { status: res.statusCode, headers }));
+            resolve(new Response(head ? null : text, { status: res.statusCode, headers }));
             return;
           }
           // The library's error shape is {message, code, data}; ours is {error, code}.

@@ -195,6 +195,17 @@ describe('routes', () => {
     expectError(await call(h, new Request(`${BASE}/api/v2/conversations/get_conversation`)), 404, 'route_not_found');
   });
 
+  it('answers HEAD on the GET operations like GET, without a body', async () => {
+    const head = await h.app.fetch(
+      new Request(`${REST}/get_conversations`, { method: 'HEAD', headers: auth(acme.token) }),
+    );
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await head.text()).toBe('');
+    const anonymous = await h.app.fetch(new Request(`${REST}/get_conversation`, { method: 'HEAD' }));
+    expect(anonymous.status).toBe(401);
+  });
+
   it('405 JSON with Allow for a wrong method', async () => {
     const r = await call(h, new Request(`${REST}/create_conversation`, { headers: auth(acme.token) }));
     expectError(r, 405, 'method_not_allowed');
@@ -202,7 +213,7 @@ describe('routes', () => {
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
       const g = await call(h, new Request(`${REST}/get_conversations`, { method, headers: auth(acme.token) }));
       expectError(g, 405, 'method_not_allowed');
-      expect(g.headers.get('allow')).toBe('GET');
+      expect(g.headers.get('allow')).toBe('GET, HEAD');
     }
   });
 });
