@@ -1,3 +1,4 @@
+import { databaseUnavailable } from '@convo/db';
 import { type AppRouter, appRouter, createContext, errorBody, type RequestState } from '@convo/router';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import pkg from '../package.json' with { type: 'json' };
@@ -9,10 +10,14 @@ import type { Services } from './services.ts';
 
 export interface AppOptions {
   maxBodyBytes: number;
+  /** A request not answered by then gets 503 `timeout` (default 10 s). */
+  requestTimeoutMs?: number;
 }
 
 export interface App {
   fetch(req: Request): Promise<Response>;
+  /** From now on every response asks the client to close its connection (the server is stopping). */
+  drain(): void;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -20,7 +25,18 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 /** The whole HTTP surface as one fetch-standard handler, the same on Node and on Deno. */
 export function createApp(services: Services, options: AppOptions, router: AppRouter = appRouter): App {
   const rest = createRestHandler(router, services, options);
+  const timeoutMs = options.requestTimeoutMs ?? 10_000;
   let openApi: string | undefined;
+  let draining = false;
+
+  /** The route's answer, or 503 when it takes longer than the request timeout. */
+  function answer(req: Request, url: URL, request: RequestState): Promise<Response> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<Response>((resolve) => {
+      timer = setTimeout(() => resolve(json(503, errorBody('timeout'))), timeoutMs);
+    });
+    return Promise.race([route(req, url, request), late]).finally(() => clearTimeout(timer));
+  }
 
   async function route(req: Request, url: URL, request: RequestState): Promise<Response> {
     const path = url.pathname;
@@ -58,6 +74,9 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
   }
 
   return {
+    drain() {
+      draining = true;
+    },
     async fetch(req) {
       const started = performance.now();
       const incoming = req.headers.get('x-request-id');
@@ -70,13 +89,28 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       const path = url.pathname;
       let res: Response;
       try {
-        res = await route(req, url, request);
+        res = await answer(req, url, request);
       } catch (err) {
-        services.logger.error({ err, requestId: request.id }, 'unhandled error');
-        res = json(500, errorBody('internal'));
+        if (databaseUnavailable(err)) {
+          res = json(503, errorBody('unavailable'));
+        } else {
+          services.logger.error({ err, requestId: request.id }, 'unhandled error');
+          res = json(500, errorBody('internal'));
+        }
       }
-      res.headers.set('x-request-id', request.id);
-      res.headers.set('cache-control', 'no-store');
+      const headers = res.headers;
+      headers.set('x-request-id', request.id);
+      headers.set('cache-control', 'no-store');
+      const quota = request.notes.rateLimit;
+      if (quota) {
+        headers.set('ratelimit-limit', String(quota.limit));
+        headers.set('ratelimit-remaining', String(quota.remaining));
+        headers.set('ratelimit-reset', String(quota.resetSeconds));
+        if (!quota.allowed) headers.set('retry-after', String(quota.resetSeconds));
+      }
+      if (request.notes.idempotentReplay) headers.set('idempotent-replayed', 'true');
+      if (res.status === 503 && !headers.has('retry-after')) headers.set('retry-after', '1');
+      if (draining) headers.set('connection', 'close');
       const seconds = (performance.now() - started) / 1000;
       services.metrics.observe(operationOf(path), req.method, res.status, seconds);
       services.logger.info(

@@ -26,6 +26,11 @@ const ZEnv = z.object({
     .min(1024)
     .max(10 * 1024 * 1024)
     .default(64 * 1024),
+  /** Requests per window for each token, unless its account sets its own; 0 turns limiting off. */
+  RATE_LIMIT: z.coerce.number().int().min(0).max(1_000_000_000).default(600_000),
+  RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** A request that has not been answered by then gets 503; a slow database cannot hold it forever. */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   NODE_ENV: z.string().optional(),
 });
 
@@ -38,6 +43,8 @@ export type Config = {
   logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
   migrateOnStart: boolean;
   maxBodyBytes: number;
+  rateLimit: { limit: number; windowSeconds: number };
+  requestTimeoutMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -58,5 +65,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     migrateOnStart: e.MIGRATE_ON_START,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    rateLimit: { limit: e.RATE_LIMIT, windowSeconds: e.RATE_LIMIT_WINDOW_S },
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
   };
 }

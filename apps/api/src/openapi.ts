@@ -68,9 +68,49 @@ const errorResponse = (description: string, codes: ErrorCode[]) => ({
   },
 });
 
+const RETRY_AFTER = { $ref: '#/components/headers/Retry-After' };
+
 const COMMON_ERRORS = {
   '401': errorResponse('No token, an unknown or revoked token, or a malformed Authorization header', ['unauthorized']),
+  '429': {
+    ...errorResponse("The token's rate limit for the current window is used up", ['rate_limited']),
+    headers: { 'Retry-After': RETRY_AFTER },
+  },
   '500': errorResponse('A fault of the service; never caused by anything a client sends', ['internal']),
+  '503': {
+    ...errorResponse('The database is unreachable or the request ran past its time limit; retry shortly', [
+      'unavailable',
+      'timeout',
+    ]),
+    headers: { 'Retry-After': RETRY_AFTER },
+  },
+};
+
+/** What every answer to an authenticated request carries. */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { $ref: '#/components/headers/RateLimit-Limit' },
+  'RateLimit-Remaining': { $ref: '#/components/headers/RateLimit-Remaining' },
+  'RateLimit-Reset': { $ref: '#/components/headers/RateLimit-Reset' },
+};
+
+const HEADERS = {
+  'RateLimit-Limit': {
+    description: "Requests the token may make in the current window (the account's limit, or the server's).",
+    schema: { type: 'integer' },
+  },
+  'RateLimit-Remaining': {
+    description: 'Requests left in the current window, across every server process.',
+    schema: { type: 'integer' },
+  },
+  'RateLimit-Reset': {
+    description: 'Seconds until the window ends and the quota is whole again.',
+    schema: { type: 'integer' },
+  },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+  'Idempotent-Replayed': {
+    description: 'Present (`true`) when this answer is the stored first answer to a repeated Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
 };
 
 export function buildOpenApiDocument(router: AppRouter, version: string): OpenAPIObject {
@@ -86,6 +126,10 @@ export function buildOpenApiDocument(router: AppRouter, version: string): OpenAP
       'Authenticate with the token in the `Authorization` header, raw or as `Bearer <token>`.',
       'Every error is a JSON body `{"error": "<message>", "code": "<code>"}`; a refused request changes nothing.',
       `Pages count from 1 and hold up to ${PAGE_SIZE} conversations, newest created first.`,
+      '',
+      'Each token may make a limited number of requests per window (set per account by the operator); every answer',
+      'to an authenticated request carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and',
+      'past the limit the answer is 429 with `Retry-After`. Every answer carries `Cache-Control: no-store`.',
     ].join('\n'),
     securitySchemes: {
       ApiToken: {
@@ -117,6 +161,21 @@ export function buildOpenApiDocument(router: AppRouter, version: string): OpenAP
   };
   const created = create.responses['200'];
   created.content['application/json'].example = createdExample;
+  created.headers = { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } };
+  create.parameters = [
+    {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Up to 255 printable ASCII characters, remembered for 24 hours per account. A retry with the same key and ' +
+        'the same body answers the first 201 again (status and body) and creates nothing; the same key with a ' +
+        'different body is refused with 422 `idempotency_key_reused`. A concurrent retry waits for the first. ' +
+        'Refused creates are not remembered: their retry runs again.',
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+      example: 'order-1234-conversation',
+    },
+  ];
   create.responses = {
     '201': created,
     '400': errorResponse('The body is not valid JSON', ['malformed_body']),
@@ -124,10 +183,10 @@ export function buildOpenApiDocument(router: AppRouter, version: string): OpenAP
     '409': errorResponse('The slug is already used by a conversation of this account (ignoring case)', ['slug_taken']),
     '413': errorResponse('The body is over the size limit', ['body_too_large']),
     '415': errorResponse('The body is neither JSON nor form-encoded', ['unsupported_media_type']),
-    '422': errorResponse('A member breaks its rule, or the intake page cannot be used', [
-      'invalid_input',
-      'intake_page_unusable',
-    ]),
+    '422': errorResponse(
+      'A member breaks its rule, the intake page cannot be used, or the Idempotency-Key was used with another body',
+      ['invalid_input', 'intake_page_unusable', 'idempotency_key_reused'],
+    ),
   };
 
   const get = paths['/conversations/get_conversation']?.get as Operation;
@@ -165,6 +224,12 @@ export function buildOpenApiDocument(router: AppRouter, version: string): OpenAP
     '422': errorResponse('The page is not a whole number from 1', ['invalid_input']),
   };
 
+  for (const op of [create, get, list]) {
+    for (const [status, response] of Object.entries(op.responses as Record<string, Operation>)) {
+      if (status !== '401') response.headers = { ...RATE_LIMIT_HEADERS, ...response.headers };
+    }
+  }
+
   const schemas = (doc.components?.schemas ?? {}) as Record<string, unknown>;
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
   schemas.Error = {
@@ -175,6 +240,7 @@ export function buildOpenApiDocument(router: AppRouter, version: string): OpenAP
       code: { type: 'string', enum: Object.keys(ERRORS), description: 'A machine-readable code.' },
     },
   };
+  (doc.components as Record<string, unknown>).headers = HEADERS;
   doc.servers = [{ url: REST_PREFIX, description: 'This server' }];
   return doc;
 }

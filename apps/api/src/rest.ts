@@ -3,6 +3,7 @@ import {
   type AppRouter,
   type Context,
   createContext,
+  ERRORS,
   type ErrorCode,
   errorBody,
   type Meta,
@@ -277,7 +278,8 @@ export function createRestHandler(router: AppRouter, services: Services, options
           }
           // The library's error shape is {message, code, data}; ours is {error, code}.
           const shape = JSON.parse(text ?? '{}') as { message?: string; data?: { appCode?: ErrorCode } };
-          resolve(fail(res.statusCode, shape.data?.appCode ?? 'internal', shape.message ?? ''));
+          const code = shape.data?.appCode ?? 'internal';
+          resolve(fail(ERRORS[code]?.status ?? res.statusCode, code, shape.message ?? ''));
         },
       };
       core(inner, res).catch(reject);

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { AccountStore, migrate, openOrm, pendingMigrations } from '@convo/db';
+import { AccountStore, migrate, openOrm, pendingMigrations, RateLimiter, type RateLimitPolicy } from '@convo/db';
 import type { ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
 import type { Config } from './config.ts';
@@ -22,7 +22,10 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Mikr
   if (db.kind === 'pglite') mkdirSync(db.dataDir, { recursive: true });
   const orm =
     db.kind === 'postgres'
-      ? await openOrm({ kind: 'postgres', url: db.url, poolMax: db.poolMax, statementTimeoutMs: db.statementTimeoutMs })
+      ? await openOrm(
+          { kind: 'postgres', url: db.url, poolMax: db.poolMax, statementTimeoutMs: db.statementTimeoutMs },
+          { onPoolError: (err) => logger.warn({ err: err.message }, 'idle database connection lost') },
+        )
       : await openOrm({ kind: 'pglite', dataDir: db.dataDir });
   logger.info({ database: db.kind === 'postgres' ? 'postgres' : `pglite:${db.dataDir}` }, 'database connected');
   return orm;
@@ -47,8 +50,17 @@ async function poolStats(orm: MikroORM): Promise<PoolStats> {
   return { total: pool.totalCount, idle: pool.idleCount ?? 0, waiting: pool.waitingCount ?? 0 };
 }
 
-export function createServices(orm: MikroORM, logger: Logger): Services {
+export interface ServiceOptions {
+  rateLimit: RateLimitPolicy;
+}
+
+export const DEFAULT_SERVICE_OPTIONS: ServiceOptions = { rateLimit: { limit: 600_000, windowSeconds: 60 } };
+
+export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_SERVICE_OPTIONS): Services {
   const lastTouch = new Map<number, number>();
+  const limiter = new RateLimiter(orm.em, options.rateLimit);
+  // Ended windows are forgotten; the timer never keeps the process alive.
+  setInterval(() => limiter.sweep(), options.rateLimit.windowSeconds * 1000).unref();
   let migrated = false;
   return {
     forkEm: () => orm.em.fork(),
@@ -64,6 +76,7 @@ export function createServices(orm: MikroORM, logger: Logger): Services {
       migrated ||= (await pendingMigrations(orm)).length === 0;
       return migrated ? null : 'database migrations are pending';
     },
+    rateLimit: (tokenId, accountId, accountLimit) => limiter.take(tokenId, accountId, accountLimit),
     async touchToken(tokenId) {
       const now = Date.now();
       if ((lastTouch.get(tokenId) ?? 0) + TOKEN_TOUCH_INTERVAL_MS > now) return;

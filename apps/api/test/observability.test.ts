@@ -10,7 +10,7 @@ let acme: TestAccount;
 const lines: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
-  h = await openHarness({ write: (line: string) => void lines.push(JSON.parse(line)) });
+  h = await openHarness({ logTo: { write: (line: string) => void lines.push(JSON.parse(line)) } });
   acme = await makeAccount(h, 'acme');
 });
 afterAll(async () => h?.close());

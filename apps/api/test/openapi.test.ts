@@ -19,7 +19,19 @@ describe('the OpenAPI document', () => {
   it('tells the truth the generator cannot: statuses, error bodies, auth, content types', async () => {
     const doc = (await call(h, new Request(`${BASE}/api/v1/openapi.json`))).body;
     const create = doc.paths['/conversations/create_conversation'].post;
-    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '422', '500']);
+    expect(Object.keys(create.responses).sort()).toEqual([
+      '201',
+      '400',
+      '401',
+      '409',
+      '413',
+      '415',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
+    expect(create.parameters).toContainEqual(expect.objectContaining({ name: 'Idempotency-Key', in: 'header' }));
     expect(Object.keys(create.requestBody.content).sort()).toEqual([
       'application/json',
       'application/x-www-form-urlencoded',
@@ -27,7 +39,13 @@ describe('the OpenAPI document', () => {
     expect(create.requestBody.required).toBe(false);
     expect(create.responses['409'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     const get = doc.paths['/conversations/get_conversation'].get;
-    expect(Object.keys(get.responses).sort()).toEqual(['200', '401', '404', '422', '500']);
+    expect(Object.keys(get.responses).sort()).toEqual(['200', '401', '404', '422', '429', '500', '503']);
+    expect(Object.keys(get.responses['200'].headers)).toEqual([
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+    ]);
+    expect(get.responses['429'].headers['Retry-After']).toBeDefined();
     expect(get.security).toEqual([{ ApiToken: [] }, { BearerToken: [] }]);
     expect(doc.components.securitySchemes.ApiToken).toMatchObject({
       type: 'apiKey',

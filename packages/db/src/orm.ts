@@ -11,6 +11,8 @@ export type DatabaseTarget =
 export interface OrmOptions {
   /** Called with every SQL statement the ORM sends (tests count them; operators may log them). */
   onQuery?: (sql: string) => void;
+  /** Told when an idle pooled connection fails (the pool recovers by itself). */
+  onPoolError?: (err: Error) => void;
 }
 
 function commonOptions(o: OrmOptions): Partial<Options> {
@@ -31,7 +33,7 @@ function commonOptions(o: OrmOptions): Partial<Options> {
 export async function openOrm(target: DatabaseTarget, o: OrmOptions = {}): Promise<MikroORM> {
   if (target.kind === 'postgres') {
     const { MikroORM } = await import('@mikro-orm/postgresql');
-    return MikroORM.init({
+    const orm = await MikroORM.init({
       ...commonOptions(o),
       clientUrl: target.url,
       pool: { min: 0, max: target.poolMax ?? 10 },
@@ -40,9 +42,18 @@ export async function openOrm(target: DatabaseTarget, o: OrmOptions = {}): Promi
       driverOptions: {
         statement_timeout: target.statementTimeoutMs ?? 5_000,
         idle_in_transaction_session_timeout: (target.statementTimeoutMs ?? 5_000) * 2,
-        connectionTimeoutMillis: 5_000,
+        connectionTimeoutMillis: 3_000,
       },
     } as Options);
+    // An idle connection dropped by the server (restart, failover) is an error event on the pool;
+    // unheard, Node would end the process. The pool replaces the connection on next use.
+    const pool = (await (
+      orm.em.getConnection() as unknown as { getNativeClient(): Promise<unknown> }
+    ).getNativeClient()) as {
+      on?(event: 'error', f: (err: Error) => void): void;
+    };
+    pool.on?.('error', (err) => o.onPoolError?.(err));
+    return orm;
   }
   const { MikroORM } = await import('@mikro-orm/pglite');
   return MikroORM.init({

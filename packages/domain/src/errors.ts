@@ -1,12 +1,13 @@
 /**
  * Every rule violation the domain can report. The API maps each code to a transport
- * status and a public message in one table (apps/api/src/errors.ts).
+ * status and a public message in one table (packages/router/src/errors.ts).
  */
 export type DomainErrorCode =
   | 'conversation_not_found'
   | 'invalid_input'
   | 'slug_taken'
   | 'intake_page_unusable'
+  | 'idempotency_key_reused'
   | 'unauthorized';
 
 export class DomainError extends Error {

@@ -79,6 +79,22 @@ export interface StoredConversation {
   id: number;
 }
 
+/**
+ * An Idempotency-Key guarding a create: the request it was first used with (in a canonical form)
+ * and how the create's answer is rendered, so the store can keep that answer beside the key.
+ */
+export interface OnceOnly {
+  key: string;
+  request: string;
+  answer(stored: StoredConversation): unknown;
+}
+
+/** A guarded insert either stores, or finds the key already used: for the same request, or another. */
+export type OnceOnlyInsert =
+  | { kind: 'stored'; stored: StoredConversation }
+  | { kind: 'replay'; answer: unknown }
+  | { kind: 'key_reused' };
+
 /** Conversation storage, always scoped to one account. */
 export interface ConversationStore {
   findOne(accountId: number, criteria: LookupCriteria): Promise<ConversationRecord | null>;
@@ -86,6 +102,11 @@ export interface ConversationStore {
   listPage(accountId: number, window: PageWindow): Promise<{ records: ConversationRecord[]; hasMore: boolean }>;
   /** Throws SlugTakenError when the account already has the slug (ignoring case). */
   insert(accountId: number, conversation: NewConversation): Promise<StoredConversation>;
+  /**
+   * insert, at most once per key: the key is claimed in the insert's transaction, so a concurrent
+   * request with the same key waits for this one and then finds the key used.
+   */
+  insertOnce(accountId: number, conversation: NewConversation, once: OnceOnly): Promise<OnceOnlyInsert>;
 }
 
 export interface IntakePageStore {

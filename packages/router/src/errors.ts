@@ -24,6 +24,22 @@ export const ERRORS = {
   },
   route_not_found: { trpc: 'NOT_FOUND', status: 404, message: 'no such endpoint' },
   method_not_allowed: { trpc: 'METHOD_NOT_SUPPORTED', status: 405, message: 'method not allowed on this endpoint' },
+  rate_limited: {
+    trpc: 'TOO_MANY_REQUESTS',
+    status: 429,
+    message: "this token's rate limit is used up; retry after the seconds in Retry-After",
+  },
+  idempotency_key_reused: {
+    trpc: 'UNPROCESSABLE_CONTENT',
+    status: 422,
+    message: 'this Idempotency-Key was already used with a different request',
+  },
+  unavailable: {
+    trpc: 'SERVICE_UNAVAILABLE',
+    status: 503,
+    message: 'the service is temporarily unavailable; retry shortly',
+  },
+  timeout: { trpc: 'SERVICE_UNAVAILABLE', status: 503, message: 'the request took too long; retry shortly' },
   not_ready: { trpc: 'SERVICE_UNAVAILABLE', status: 503, message: null },
   internal: { trpc: 'INTERNAL_SERVER_ERROR', status: 500, message: 'internal server error' },
 } as const satisfies Record<

@@ -1,4 +1,4 @@
-import { AccountStore, hashToken } from '@convo/db';
+import { AccountStore, databaseUnavailable, hashToken } from '@convo/db';
 import { type AccountContext, DomainError, tokenFromAuthorization } from '@convo/domain';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
@@ -49,6 +49,7 @@ const mapErrors = t.middleware(async ({ next }) => {
   if (!result.ok) {
     const cause = result.error.cause;
     if (cause instanceof DomainError) throw new ApiError(cause.code, cause.message);
+    if (databaseUnavailable(cause)) throw new ApiError('unavailable');
     if (cause instanceof Error && cause.name === 'ZodError' && 'issues' in cause) {
       throw new ApiError('invalid_input', describeIssues(cause.issues as z.core.$ZodIssue[]));
     }
@@ -64,6 +65,11 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
   if (!token) throw new ApiError('unauthorized');
   const found = await new AccountStore(ctx.em).findByTokenHash(hashToken(token));
   if (!found) throw new ApiError('unauthorized');
+  const quota = await ctx.services.rateLimit(found.tokenId, found.account.id, found.rateLimit);
+  if (quota) {
+    ctx.notes.rateLimit = quota;
+    if (!quota.allowed) throw new ApiError('rate_limited');
+  }
   await ctx.services.touchToken(found.tokenId);
   const account: AccountContext = found.account;
   ctx.notes.accountId = account.id;

@@ -11,6 +11,7 @@ import {
   loadSeedAccounts,
   pendingMigrations,
   revokeToken,
+  setRateLimit,
 } from '@convo/db';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { type Command, InvalidArgumentError } from 'commander';
@@ -115,6 +116,26 @@ export function registerCommands(program: Command, env: Env): void {
         emit(o.json, made, `account ${made.key} (id ${made.id}) created\nAPI token (shown once): ${made.token.token}`);
       }),
     'npm run cli -- account create --key acme --name "Acme" --host https://acme.example.com --owner-email o@acme.example --owner-name "Olive"',
+  );
+
+  example(
+    account
+      .command('rate-limit')
+      .description("set how many requests each of the account's tokens may make per window (RATE_LIMIT_WINDOW_S)")
+      .requiredOption('--key <key>', 'account key')
+      .requiredOption(
+        '--limit <n|default>',
+        'requests per window; 0 for no limit; "default" for the server\'s RATE_LIMIT',
+        (v) => (v === 'default' ? null : int('--limit')(v)),
+      )
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const set = await withDatabase(env, (em) => setRateLimit(em, o.key, o.limit));
+        const what =
+          set.rateLimit === null ? "the server's default" : set.rateLimit === 0 ? 'no limit' : `${set.rateLimit}`;
+        emit(o.json, set, `account ${set.key}: rate limit ${what} per token`);
+      }),
+    'npm run cli -- account rate-limit --key acme --limit 600',
   );
 
   const token = program.command('token').description('manage API tokens');

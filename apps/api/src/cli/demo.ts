@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { findAccount, issueToken, loadSeed } from '@convo/db';
 import { serve } from '@hono/node-server';
 import type { Command } from 'commander';
-import { createApp } from '../app.ts';
-import { createServices, migrateDatabase, openDatabase } from '../services.ts';
+import { buildApp } from '../server.ts';
+import { migrateDatabase, openDatabase } from '../services.ts';
 import type { Env } from './commands.ts';
 
 const DEMO_SEED = new URL('../../../../examples/seed.json', import.meta.url);
@@ -26,7 +26,7 @@ export function registerDemo(program: Command, env: Env): void {
         existing?.id ?? (await loadSeed(em, JSON.parse(await readFile(DEMO_SEED, 'utf8')))).accounts[0]?.id ?? 0;
       const { token } = await issueToken(em, accountId, 'demo');
 
-      const app = createApp(createServices(orm, logger), { maxBodyBytes: config.maxBodyBytes });
+      const app = buildApp(orm, config, logger);
       const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
         const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${info.port}/api/v1/conversations`;
         const auth = `-H "Authorization: Bearer ${token}"`;

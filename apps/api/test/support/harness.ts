@@ -2,7 +2,7 @@ import { createAccount, createIntakePage, createWorkflow, issueToken, revokeToke
 import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
 import { type App, createApp } from '../../src/app.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createServices } from '../../src/services.ts';
+import { createServices, DEFAULT_SERVICE_OPTIONS, type ServiceOptions } from '../../src/services.ts';
 
 export const BASE = 'http://api.test';
 export const REST = `${BASE}/api/v1/conversations`;
@@ -15,13 +15,27 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+export interface HarnessOptions {
+  logTo?: { write(line: string): void };
+  services?: Partial<ServiceOptions>;
+  requestTimeoutMs?: number;
+}
+
 /** The real app on a real, migrated database (PGlite, or PostgreSQL when DATABASE_URL is set). */
-export async function openHarness(logTo?: { write(line: string): void }): Promise<Harness> {
+export async function openHarness(o: HarnessOptions = {}): Promise<Harness> {
   const statements: string[] = [];
   const db = await openTestDatabase({ onQuery: (sql) => statements.push(sql) });
-  const logger = logTo ? createLogger('info', logTo) : createLogger('silent');
-  const app = createApp(createServices(db.orm, logger), { maxBodyBytes: MAX_BODY_BYTES });
+  const logger = o.logTo ? createLogger('info', o.logTo) : createLogger('silent');
+  const services = createServices(db.orm, logger, { ...DEFAULT_SERVICE_OPTIONS, ...o.services });
+  const app = createApp(services, { maxBodyBytes: MAX_BODY_BYTES, requestTimeoutMs: o.requestTimeoutMs });
   return { db, app, statements, close: () => db.close() };
+}
+
+/** Another process's view of the same database: its own services (rate-limit buckets and all). */
+export function secondApp(h: Harness, services: Partial<ServiceOptions> = {}): App {
+  return createApp(createServices(h.db.orm, createLogger('silent'), { ...DEFAULT_SERVICE_OPTIONS, ...services }), {
+    maxBodyBytes: MAX_BODY_BYTES,
+  });
 }
 
 export interface TestAccount {

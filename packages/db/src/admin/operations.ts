@@ -77,6 +77,17 @@ export async function createAccount(em: EntityManager, input: NewAccount, tokenN
   });
 }
 
+/** Sets how many requests each of the account's tokens may make per window; null restores the server default, 0 lifts the limit. */
+export async function setRateLimit(em: EntityManager, key: string, limit: number | null) {
+  if (limit !== null && (!Number.isInteger(limit) || limit < 0 || limit > 1_000_000_000)) {
+    throw new AdminError('the rate limit must be a whole number from 0 to 1000000000');
+  }
+  const account = await findAccount(em, key);
+  account.rateLimit = limit;
+  await em.flush();
+  return { key: account.key, rateLimit: limit };
+}
+
 export async function addUser(em: EntityManager, accountId: number, input: { email: string; name: string }) {
   const user = em.create(User, {
     account: em.getReference(Account, accountId),

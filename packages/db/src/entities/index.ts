@@ -22,6 +22,8 @@ export const Account = defineEntity({
     defaultAllowAnonymousMessages: p.boolean().default(true),
     defaultAllowSearchEngines: p.boolean().default(true),
     titleTemplate: p.string().length(255).default('{date} Conversation'),
+    /** Requests each of the account's tokens may make per rate-limit window; null: the server's default. */
+    rateLimit: p.integer().nullable(),
     owner: () => p.manyToOne(User).nullable().deleteRule('set null'),
     createdAt: createdAt(),
   },
@@ -185,6 +187,41 @@ export const Message = defineEntity({
   ],
 });
 
+/**
+ * One row per token: how many requests the token's processes have claimed in the current
+ * fixed window. Processes claim quota in blocks, so this row is written once per block, not
+ * once per request, and the sum of the claims never passes the limit.
+ */
+export const RateLimitBucket = defineEntity({
+  name: 'RateLimitBucket',
+  properties: {
+    token: () => p.manyToOne(ApiToken).primary().deleteRule('cascade'),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    windowStart: p.datetime().columnType('timestamptz(6)'),
+    used: p.integer(),
+  },
+});
+
+/**
+ * A create made with an Idempotency-Key: the request's fingerprint and the response it got, so
+ * a retry replays it. The row is written in the create's own transaction, so a concurrent retry
+ * waits for the first and then replays; a create that fails leaves no row (and its retry runs
+ * again, reaching the same answer).
+ */
+export const IdempotencyKey = defineEntity({
+  name: 'IdempotencyKey',
+  properties: {
+    account: () => p.manyToOne(Account).primary().deleteRule('cascade'),
+    key: p.string().length(255).primary(),
+    /** SHA-256 of the validated input, hex. */
+    fingerprint: p.string().length(64),
+    /** The response body exactly as first sent (json, not jsonb: key order is kept); only 201s are kept. */
+    body: p.json().columnType('json').nullable(),
+    createdAt: createdAt(),
+  },
+  indexes: [{ name: 'idempotency_key_created', properties: ['createdAt'] }],
+});
+
 export const entities = [
   Account,
   User,
@@ -196,4 +233,6 @@ export const entities = [
   Tag,
   ConversationTag,
   Message,
+  RateLimitBucket,
+  IdempotencyKey,
 ];

@@ -1,7 +1,12 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121043346_initial } from './Migration20261121043346_initial.ts';
+import { Migration20261121065351_limits_and_idempotency } from './Migration20261121065351_limits_and_idempotency.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121043346_initial', class: Migration20261121043346_initial },
+  {
+    name: 'Migration20261121065351_limits_and_idempotency',
+    class: Migration20261121065351_limits_and_idempotency,
+  },
 ];

@@ -5,6 +5,7 @@ import { query } from './sql.ts';
 
 interface Row {
   token_id: number;
+  rate_limit: number | null;
   id: number;
   key: string;
   host: string;
@@ -20,7 +21,7 @@ interface Row {
 const BY_TOKEN: Prepared = {
   name: 'account_by_token',
   text: `
-  select t.id as token_id, a.id, a.key, a.host, a.default_anyone_can_post,
+  select t.id as token_id, a.rate_limit, a.id, a.key, a.host, a.default_anyone_can_post,
     a.default_allow_anonymous_messages, a.default_allow_search_engines, a.title_template,
     u.id as owner_id, u.email as owner_email, u.name as owner_name
   from api_token t
@@ -31,6 +32,8 @@ const BY_TOKEN: Prepared = {
 
 export interface AuthenticatedAccount {
   tokenId: number;
+  /** The account's own requests per rate-limit window; null: the server's default. */
+  rateLimit: number | null;
   account: AccountContext;
 }
 
@@ -47,6 +50,7 @@ export class AccountStore {
     if (!row) return null;
     return {
       tokenId: row.token_id,
+      rateLimit: row.rate_limit,
       account: {
         id: row.id,
         key: row.key,

@@ -4,6 +4,8 @@ import type {
   LookupCriteria,
   MessageRecord,
   NewConversation,
+  OnceOnly,
+  OnceOnlyInsert,
   PageWindow,
   StoredConversation,
   TagRecord,
@@ -13,8 +15,9 @@ import type {
 import { SlugTakenError, titleKey } from '@convo/domain';
 import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Conversation, ConversationMember, SLUG_UNIQUE_INDEX } from '../entities/index.ts';
+import { sha256 } from '../tokens.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
-import { fromJson } from './sql.ts';
+import { fromJson, query } from './sql.ts';
 
 /*
  * One statement per read, whatever the page holds: members, tags and messages come back as JSON
@@ -173,33 +176,88 @@ export class MikroConversationStore implements ConversationStore {
    * unit of work (change sets, identity map), which was most of create's CPU.
    */
   async insert(accountId: number, c: NewConversation): Promise<StoredConversation> {
-    try {
-      return await this.em.transactional(async (tx) => {
-        const id = (await tx.insert(Conversation, {
-          account: accountId,
-          title: c.title,
-          titleKey: titleKey(c.title),
-          slug: c.slug,
-          anyoneCanPost: c.anyoneCanPost,
-          allowAnonymousMessages: c.allowAnonymousMessages,
-          allowSearchEngines: c.allowSearchEngines,
-          viaPrimaryIntakePage: c.viaPrimaryIntakePage,
-          intakePage: c.intakePageId,
-          workflow: c.workflow,
-        })) as number;
-        if (c.memberIds.length > 0) {
-          await tx.insertMany(
-            ConversationMember,
-            c.memberIds.map((user) => ({ conversation: id, user, account: accountId })),
-          );
-        }
-        return { id };
-      });
-    } catch (e) {
-      if (e instanceof UniqueConstraintViolationException && e.message.includes(SLUG_UNIQUE_INDEX)) {
-        throw new SlugTakenError();
-      }
-      throw e;
-    }
+    return this.em.transactional((tx) => insertConversation(tx, accountId, c));
   }
+
+  async insertOnce(accountId: number, c: NewConversation, once: OnceOnly): Promise<OnceOnlyInsert> {
+    const fingerprint = sha256(once.request);
+    return this.em.transactional(async (tx): Promise<OnceOnlyInsert> => {
+      // A key older than its retention is free again.
+      await query(
+        tx,
+        `delete from idempotency_key where account_id = ? and key = ? and created_at < now() - interval '${IDEMPOTENCY_RETENTION_HOURS} hours'`,
+        [accountId, once.key],
+      );
+      // Waits while another transaction holds the same key, then finds it taken.
+      const claimed = await query(
+        tx,
+        'insert into idempotency_key (account_id, key, fingerprint) values (?, ?, ?) on conflict do nothing returning key',
+        [accountId, once.key, fingerprint],
+      );
+      if (claimed.length === 0) {
+        const [used] = await query<{ fingerprint: string; body: unknown }>(
+          tx,
+          'select fingerprint, body from idempotency_key where account_id = ? and key = ?',
+          [accountId, once.key],
+        );
+        if (!used || used.fingerprint !== fingerprint || used.body === null) return { kind: 'key_reused' };
+        return { kind: 'replay', answer: fromJson(used.body) };
+      }
+      const stored = await insertConversation(tx, accountId, c);
+      await query(tx, 'update idempotency_key set body = ? where account_id = ? and key = ?', [
+        JSON.stringify(once.answer(stored)),
+        accountId,
+        once.key,
+      ]);
+      return { kind: 'stored', stored };
+    });
+  }
+}
+
+/** How long an Idempotency-Key is remembered (at least; expired keys are purged now and then). */
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+
+async function insertConversation(
+  tx: EntityManager,
+  accountId: number,
+  c: NewConversation,
+): Promise<StoredConversation> {
+  try {
+    // A savepoint: a refused insert leaves the surrounding transaction usable.
+    return await tx.transactional(async (sp) => {
+      const id = (await sp.insert(Conversation, {
+        account: accountId,
+        title: c.title,
+        titleKey: titleKey(c.title),
+        slug: c.slug,
+        anyoneCanPost: c.anyoneCanPost,
+        allowAnonymousMessages: c.allowAnonymousMessages,
+        allowSearchEngines: c.allowSearchEngines,
+        viaPrimaryIntakePage: c.viaPrimaryIntakePage,
+        intakePage: c.intakePageId,
+        workflow: c.workflow,
+      })) as number;
+      if (c.memberIds.length > 0) {
+        await sp.insertMany(
+          ConversationMember,
+          c.memberIds.map((user) => ({ conversation: id, user, account: accountId })),
+        );
+      }
+      return { id };
+    });
+  } catch (e) {
+    if (e instanceof UniqueConstraintViolationException && e.message.includes(SLUG_UNIQUE_INDEX)) {
+      throw new SlugTakenError();
+    }
+    throw e;
+  }
+}
+
+/** Deletes Idempotency-Keys past their retention; returns how many. */
+export async function purgeIdempotencyKeys(em: EntityManager): Promise<number> {
+  const rows = await query(
+    em,
+    `delete from idempotency_key where created_at < now() - interval '${IDEMPOTENCY_RETENTION_HOURS} hours' returning 1`,
+  );
+  return rows.length;
 }

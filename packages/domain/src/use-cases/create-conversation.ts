@@ -5,6 +5,7 @@ import type {
   IntakePageRecord,
   IntakePageStore,
   NewConversation,
+  StoredConversation,
 } from '../ports.ts';
 import { SlugTakenError } from '../ports.ts';
 import { generateSlug, slugProblem } from '../slug.ts';
@@ -19,6 +20,19 @@ export interface CreateConversationInput {
   allowSearchEngines?: boolean | undefined;
   primaryIntakePage?: boolean | undefined;
   intakePageId?: number | undefined;
+}
+
+/** The Idempotency-Key a create came with, if any. */
+export interface CreateOptions {
+  idempotencyKey?: string | undefined;
+}
+
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** What create answers: the new conversation, or the first answer replayed for a repeated key. */
+export interface CreateResult {
+  view: CreatedConversationView;
+  replayed: boolean;
 }
 
 export interface CreateConversationDeps {
@@ -86,11 +100,32 @@ export function draftConversation(
   };
 }
 
+/** The request as an Idempotency-Key remembers it: every field, in one order, defaults explicit. */
+function canonicalRequest(input: CreateConversationInput): string {
+  return JSON.stringify([
+    input.title ?? null,
+    input.slug ?? null,
+    input.anyoneCanPost ?? null,
+    input.allowAnonymousMessages ?? null,
+    input.allowSearchEngines ?? null,
+    input.primaryIntakePage ?? null,
+    input.intakePageId ?? null,
+  ]);
+}
+
 export async function createConversation(
   deps: CreateConversationDeps,
   account: AccountContext,
   input: CreateConversationInput,
-): Promise<CreatedConversationView> {
+  options: CreateOptions = {},
+): Promise<CreateResult> {
+  const key = options.idempotencyKey;
+  if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || /[^\x20-\x7e]/.test(key))) {
+    throw new DomainError(
+      'invalid_input',
+      `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters`,
+    );
+  }
   if (input.slug !== undefined) {
     const problem = slugProblem(input.slug);
     if (problem) throw new DomainError('invalid_input', problem);
@@ -101,18 +136,35 @@ export async function createConversation(
   }
   const page = await resolveIntakePage(deps, account.id, input);
   const draft = draftConversation(account, input, page, deps.now?.() ?? new Date());
+  const answer = (stored: StoredConversation): CreatedConversationView =>
+    createdConversationView(account, {
+      ...draft,
+      ...stored,
+      users: account.owner ? [account.owner] : [],
+      tags: [],
+      messages: [],
+    });
 
   const attempts = input.slug === undefined ? GENERATED_SLUG_ATTEMPTS : 1;
   for (let attempt = 1; ; attempt++) {
     try {
-      const stored = await deps.conversations.insert(account.id, draft);
-      return createdConversationView(account, {
-        ...draft,
-        ...stored,
-        users: account.owner ? [account.owner] : [],
-        tags: [],
-        messages: [],
+      if (key === undefined) {
+        return { view: answer(await deps.conversations.insert(account.id, draft)), replayed: false };
+      }
+      const outcome = await deps.conversations.insertOnce(account.id, draft, {
+        key,
+        request: canonicalRequest(input),
+        answer,
       });
+      if (outcome.kind === 'key_reused') {
+        throw new DomainError(
+          'idempotency_key_reused',
+          'this Idempotency-Key was already used with a different request',
+        );
+      }
+      return outcome.kind === 'stored'
+        ? { view: answer(outcome.stored), replayed: false }
+        : { view: outcome.answer as CreatedConversationView, replayed: true };
     } catch (e) {
       if (!(e instanceof SlugTakenError)) throw e;
       if (attempt >= attempts) {

@@ -8,8 +8,8 @@ export const createConversationProcedure = authedProcedure
   .meta(createConversationMeta)
   .input(ZCreateConversationInput)
   .output(ZCreatedConversation)
-  .mutation(({ ctx, input }) =>
-    createConversation(
+  .mutation(async ({ ctx, input }) => {
+    const { view, replayed } = await createConversation(
       { conversations: new MikroConversationStore(ctx.em), intakePages: new MikroIntakePageStore(ctx.em) },
       ctx.account,
       {
@@ -21,5 +21,8 @@ export const createConversationProcedure = authedProcedure
         primaryIntakePage: input.primary_intake_page,
         intakePageId: input.intake_page_id,
       },
-    ),
-  );
+      { idempotencyKey: ctx.idempotencyKey ?? undefined },
+    );
+    if (replayed) ctx.notes.idempotentReplay = true;
+    return view;
+  });
