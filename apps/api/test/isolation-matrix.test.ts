@@ -1,0 +1,228 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BASE,
+  type Call,
+  call,
+  createJson,
+  type Harness,
+  makeAccount,
+  newToken,
+  openHarness,
+  REST,
+  revoke,
+  type TestAccount,
+} from './support/harness.ts';
+
+/*
+ * OWASP API1/API5: every REST operation and every tRPC procedure, called with each kind of
+ * credential. Another account's token must see nothing of ours — not through slugs, titles,
+ * intake page ids or paging — and what it gets must be exactly what it gets for objects that do
+ * not exist. No token, a malformed one and a revoked one get 401 and change nothing.
+ */
+
+let h: Harness;
+let a: TestAccount;
+let b: TestAccount;
+let revoked: string;
+let aIds: number[];
+
+const SECRET = { title: 'Alpha private plans', slug: 'alpha-private' };
+
+beforeAll(async () => {
+  h = await openHarness();
+  a = await makeAccount(h, 'alpha');
+  b = await makeAccount(h, 'beta');
+  const made = await createJson(h, a.token, SECRET);
+  const more = await Promise.all(
+    Array.from({ length: 55 }, (_, i) => createJson(h, a.token, { title: `Alpha ${i}`, slug: `alpha-${i}` })),
+  );
+  aIds = [made.body.id, ...more.map((r) => r.body.id)];
+  await createJson(h, b.token, { title: 'Beta only', slug: 'beta-only' });
+  const extra = await newToken(h, a.id);
+  await revoke(h, a.id, extra.id);
+  revoked = extra.token;
+});
+afterAll(async () => h?.close());
+
+type Credential = 'own' | 'other' | 'none' | 'malformed' | 'revoked';
+
+const MALFORMED = [
+  'Bearer',
+  'Bearer ',
+  'Basic dXNlcjpwYXNz',
+  'Bearer cnv_\u00ff\u00fe',
+  `Bearer ${'x'.repeat(5000)}`,
+  'cnv_',
+];
+
+function headersFor(credential: Credential, variant = 0): Record<string, string> {
+  switch (credential) {
+    case 'own':
+      return { authorization: `Bearer ${a.token}` };
+    case 'other':
+      return { authorization: `Bearer ${b.token}` };
+    case 'none':
+      return {};
+    case 'malformed':
+      return { authorization: MALFORMED[variant % MALFORMED.length] as string };
+    case 'revoked':
+      return { authorization: revoked };
+  }
+}
+
+interface Operation {
+  name: string;
+  /** Sends the operation; `lookup` is what it looks for (a slug, a title, an intake page id, a page). */
+  send(headers: Record<string, string>, lookup: 'secret' | 'absent'): Promise<Call>;
+  write?: boolean;
+}
+
+const rest = (path: string, headers: Record<string, string>) => call(h, new Request(`${REST}/${path}`, { headers }));
+const restPost = (headers: Record<string, string>, body: unknown) =>
+  call(
+    h,
+    new Request(`${REST}/create_conversation`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }),
+  );
+const trpcQuery = (procedure: string, input: unknown, headers: Record<string, string>) =>
+  call(h, new Request(`${BASE}/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers }));
+const trpcMutation = (procedure: string, input: unknown, headers: Record<string, string>) =>
+  call(
+    h,
+    new Request(`${BASE}/trpc/${procedure}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(input),
+    }),
+  );
+
+let created = 0;
+const unique = () => `matrix-${++created}`;
+
+const OPERATIONS: Operation[] = [
+  {
+    name: 'REST get_conversation by slug',
+    send: (hd, l) => rest(`get_conversation?slug=${l === 'secret' ? SECRET.slug : 'no-such-slug'}`, hd),
+  },
+  {
+    name: 'REST get_conversation by slug, other case',
+    send: (hd, l) => rest(`get_conversation?slug=${l === 'secret' ? 'ALPHA-PRIVATE' : 'NO-SUCH-SLUG'}`, hd),
+  },
+  {
+    name: 'REST get_conversation by title',
+    send: (hd, l) =>
+      rest(`get_conversation?title=${encodeURIComponent(l === 'secret' ? SECRET.title : 'No such')}`, hd),
+  },
+  { name: 'REST get_conversation, latest', send: (hd) => rest('get_conversation', hd) },
+  { name: 'REST get_conversations page 1', send: (hd) => rest('get_conversations?page=1', hd) },
+  { name: 'REST get_conversations page 2', send: (hd) => rest('get_conversations?page=2', hd) },
+  {
+    name: 'REST create_conversation through an intake page',
+    write: true,
+    send: (hd, l) => restPost(hd, { slug: unique(), intake_page_id: l === 'secret' ? a.secondaryPageId : 999_999 }),
+  },
+  {
+    name: 'REST create_conversation with a slug the other account uses',
+    write: true,
+    send: (hd) => restPost(hd, { slug: `${unique()}-${SECRET.slug}` }),
+  },
+  {
+    name: 'tRPC conversations.get by slug',
+    send: (hd, l) => trpcQuery('conversations.get', { slug: l === 'secret' ? SECRET.slug : 'no-such-slug' }, hd),
+  },
+  {
+    name: 'tRPC conversations.get by title',
+    send: (hd, l) => trpcQuery('conversations.get', { title: l === 'secret' ? SECRET.title : 'No such' }, hd),
+  },
+  { name: 'tRPC conversations.list page 2', send: (hd) => trpcQuery('conversations.list', { page: 2 }, hd) },
+  {
+    name: 'tRPC conversations.create through an intake page',
+    write: true,
+    send: (hd, l) =>
+      trpcMutation(
+        'conversations.create',
+        { slug: unique(), intake_page_id: l === 'secret' ? a.secondaryPageId : 999_999 },
+        hd,
+      ),
+  },
+];
+
+const counts = async () =>
+  (
+    await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ account_id: number; n: number }[]>(
+        'select account_id, count(*)::int as n from conversation group by account_id order by account_id',
+      )
+  ).map((r) => `${r.account_id}:${r.n}`);
+
+/** What a response may differ in between two identical requests: ids of things it created. */
+const comparable = (r: Call) =>
+  JSON.stringify({ status: r.status, body: r.body })
+    .replace(/matrix-\d+/g, 'matrix-N')
+    .replace(/"id":\d+/g, '"id":N');
+
+/** The conversations a body holds, REST or tRPC, one or a page. */
+const conversationIds = (body: any): number[] => {
+  const data = body?.result?.data ?? body;
+  if (Array.isArray(data?.conversations)) return data.conversations.map((c: { id: number }) => c.id);
+  return typeof data?.id === 'number' ? [data.id] : [];
+};
+
+/** True when the body names anything of account alpha's: a conversation, its host, title or slug. */
+const leaksAlpha = (r: Call) =>
+  /alpha/i.test(JSON.stringify(r.body).replace(/matrix-\d+-alpha-private/g, '')) ||
+  conversationIds(r.body).some((id) => aIds.includes(id));
+
+const isUnauthorized = (r: Call) =>
+  r.status === 401 && (r.body?.code === 'unauthorized' || r.body?.error?.data?.appCode === 'unauthorized');
+
+describe.each(OPERATIONS)('$name', (op) => {
+  it('with the own token: reaches the own data', async () => {
+    const r = await op.send(headersFor('own'), 'secret');
+    expect(r.status).toBeLessThan(300);
+  });
+
+  it("with another account's token: nothing of the other account, exactly as if it did not exist", async () => {
+    const before = await counts();
+    const secret = await op.send(headersFor('other'), 'secret');
+    const absent = await op.send(headersFor('other'), 'absent');
+    expect(leaksAlpha(secret)).toBe(false);
+    expect(comparable(secret)).toBe(comparable(absent));
+    if (!op.write) expect(await counts()).toEqual(before);
+    // alpha's own row count never moves because of beta's calls
+    expect((await counts()).find((c) => c.startsWith(`${a.id}:`))).toBe(before.find((c) => c.startsWith(`${a.id}:`)));
+  });
+
+  it.each(['none', 'malformed', 'revoked'] as const)(
+    'with %s credentials: 401, and nothing changes',
+    async (credential) => {
+      const before = await counts();
+      for (let variant = 0; variant < (credential === 'malformed' ? MALFORMED.length : 1); variant++) {
+        const r = await op.send(headersFor(credential, variant), 'secret');
+        expect(isUnauthorized(r), `${credential} #${variant}: ${r.status} ${JSON.stringify(r.body)}`).toBe(true);
+        expect(leaksAlpha(r)).toBe(false);
+      }
+      expect(await counts()).toEqual(before);
+    },
+  );
+});
+
+describe('paging across accounts', () => {
+  it("never shows another account's conversations on any page", async () => {
+    const own = await rest('get_conversations?page=2', headersFor('own'));
+    expect(own.status).toBe(200);
+    expect(own.body.conversations.length).toBeGreaterThanOrEqual(6);
+    const other = await rest('get_conversations?page=1', headersFor('other'));
+    expect(
+      other.body.conversations.every((c: { conversation_url: string }) =>
+        c.conversation_url.startsWith('https://beta.'),
+      ),
+    ).toBe(true);
+    expect((await rest('get_conversations?page=2', headersFor('other'))).status).toBe(404);
+  });
+});
