@@ -69,22 +69,22 @@ try {
     headers: { ...auth, 'content-type': 'application/json' },
     body: JSON.stringify({ title: 'Hello from Deno', slug: 'deno-smoke' }),
   });
-  const body = await created.json();
+  const body: any = await created.json();
   check('create answers 201 with the slug', created.status === 201 && body.slug === 'deno-smoke', body);
   const got = await fetch(`${base}/get_conversation?slug=DENO-SMOKE`, { headers: auth });
-  const one = await got.json();
+  const one: any = await got.json();
   check(
     'get finds it ignoring case',
     got.status === 200 && one.id === body.id && 'conversation_credated_time_nice' in one,
     one,
   );
   const listed = await fetch(`${base}/get_conversations?page=1`, { headers: auth });
-  const page = await listed.json();
+  const page: any = await listed.json();
   check('list holds it', listed.status === 200 && page.conversations.length === 1, page);
   const denied = await fetch(`${base}/get_conversations`);
   check(
     'no token is 401 with the error body',
-    denied.status === 401 && typeof (await denied.json()).error === 'string',
+    denied.status === 401 && typeof ((await denied.json()) as { error?: unknown }).error === 'string',
     denied.status,
   );
   console.log('deno-smoke: 4 passed, 0 failed');

@@ -213,3 +213,39 @@ describe('Idempotency-Key on create', () => {
     expect((await create(token, 'x'.repeat(255), {})).status).toBe(201);
   });
 });
+
+describe('request timeout', () => {
+  // A lock held by another session makes the request wait; only a PostgreSQL server has sessions.
+  it.runIf(process.env.DATABASE_URL)('answers 503 when a request runs past REQUEST_TIMEOUT_MS', async () => {
+    const slow = await openHarness({ requestTimeoutMs: 300 });
+    try {
+      const c = await makeAccount(slow, 'slow');
+      expect((await createJson(slow, c.token, { slug: 'before' })).status).toBe(201);
+      const holder = slow.db.orm.em.fork();
+      let release!: () => void;
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      const locking = holder.transactional(async (tx) => {
+        await tx
+          .getConnection()
+          .execute('lock table conversation in access exclusive mode', [], 'all', tx.getTransactionContext());
+        await held;
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      const started = performance.now();
+      const r = await get(slow, c.token, 'get_conversation?slug=before');
+      const ms = performance.now() - started;
+      release();
+      await locking;
+      expect(r.status).toBe(503);
+      expect(r.body).toEqual({ error: expect.any(String), code: 'timeout' });
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(ms).toBeLessThan(1_500);
+      // The lock gone, the same request succeeds.
+      expect((await get(slow, c.token, 'get_conversation?slug=before')).status).toBe(200);
+    } finally {
+      await slow.close();
+    }
+  });
+});

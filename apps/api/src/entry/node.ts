@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import { serve } from '@hono/node-server';
 import { loadConfig } from '../config.ts';
 import { createLogger } from '../logger.ts';
@@ -6,6 +7,8 @@ import { buildServer } from '../server.ts';
 
 /** After SIGTERM: requests in flight get this long to finish before their connections are cut. */
 const DRAIN_MS = 8_000;
+/** After SIGTERM, keep-alive connections may still bring a request this long before idle ones are closed. */
+const IDLE_GRACE_MS = 1_000;
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
@@ -22,12 +25,19 @@ function stop(signal: string): void {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, 'stopping: no new connections; finishing the requests in flight');
-  // Answers from now on carry `Connection: close`, and idle keep-alive connections are closed, so
-  // no client sends a request on a connection that is about to go.
+  // Answers from now on carry `Connection: close`, so each busy connection ends after its next
+  // answer. Idle ones are closed only after a grace: closing one at once races a request the client
+  // may be writing on it, which it would see as a reset.
   app.drain();
-  const idle = setInterval(() => server.closeIdleConnections(), 50);
+  let idle: ReturnType<typeof setInterval> | undefined;
+  const grace = setTimeout(() => {
+    idle = setInterval(() => server.closeIdleConnections(), 50);
+  }, IDLE_GRACE_MS);
   const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
-  server.close(() => {
+  // net.Server's close stops listening and waits for the connections; http.Server's would also
+  // close the idle ones at once.
+  NetServer.prototype.close.call(server, () => {
+    clearTimeout(grace);
     clearInterval(idle);
     clearTimeout(cut);
     void orm

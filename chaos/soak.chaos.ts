@@ -1,0 +1,100 @@
+import autocannon from 'autocannon';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sleep } from './support/load.ts';
+import { startThrowawayPostgres, type ThrowawayPostgres } from './support/postgres.ts';
+import { createAccount, type ServerProcess, startServer } from './support/server.ts';
+
+/*
+ * A bounded soak: mixed load (creates, lookups by slug and title, pages, a 404, a 401) for
+ * SOAK_SECONDS (300 by default), the server's RSS and JS heap sampled every 5 s. A leak shows as a
+ * rising floor of the heap in use (its lowest value in a stretch, just after a collection): the
+ * last third's floor must stay within noise of the first third's after warm-up. RSS grows for a
+ * while as V8 and the allocator keep pages they may reuse; it must level off: the last sample
+ * within noise of the one half-way through.
+ */
+
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
+const WARMUP_S = Math.min(30, Math.floor(SECONDS / 4));
+/** What "noise" is allowed between the two medians. */
+const NOISE = { ratio: 1.1, mb: 15 };
+
+let db: ThrowawayPostgres;
+let server: ServerProcess;
+let token: string;
+
+beforeAll(async () => {
+  db = await startThrowawayPostgres();
+  token = createAccount(db.url, 'soak').token;
+  server = await startServer(db.url, { RATE_LIMIT: '600000' });
+});
+afterAll(async () => {
+  await server?.kill();
+  db?.destroy();
+});
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+it(`keeps its memory level under ${SECONDS} s of mixed load`, async () => {
+  const auth = { authorization: `Bearer ${token}` };
+  const json = { ...auth, 'content-type': 'application/json' };
+  let n = 0;
+  const samples: { s: number; mb: number; heapMb: number }[] = [];
+  const started = Date.now();
+  // RSS from /proc; the JS heap in use from the server's own /metrics (its floor shows live objects).
+  const heapUsedMb = async () => {
+    const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? 0) / 2 ** 20;
+  };
+  const sampler = setInterval(
+    () =>
+      void heapUsedMb().then((heapMb) =>
+        samples.push({ s: (Date.now() - started) / 1000, mb: server.rssMb(), heapMb }),
+      ),
+    5_000,
+  );
+  const result = await autocannon({
+    url: server.baseUrl,
+    connections: 32,
+    duration: SECONDS,
+    requests: [
+      {
+        method: 'POST',
+        path: '/api/v1/conversations/create_conversation',
+        headers: json,
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ title: `soak ${++n}`, slug: `soak-${n}` }) }),
+      },
+      { method: 'GET', path: '/api/v1/conversations/get_conversation?slug=soak-1', headers: auth },
+      { method: 'GET', path: '/api/v1/conversations/get_conversation?title=soak%202', headers: auth },
+      { method: 'GET', path: '/api/v1/conversations/get_conversations?page=1', headers: auth },
+      { method: 'GET', path: '/api/v1/conversations/get_conversations?page=3', headers: auth },
+      { method: 'GET', path: '/api/v1/conversations/get_conversations?page=100000', headers: auth },
+      { method: 'GET', path: '/api/v1/conversations/get_conversation' },
+    ],
+  });
+  clearInterval(sampler);
+  await sleep(100);
+
+  const steady = samples.filter((x) => x.s >= WARMUP_S);
+  const third = Math.max(1, Math.floor(steady.length / 3));
+  const early = median(steady.slice(0, third).map((x) => x.mb));
+  const late = median(steady.slice(-third).map((x) => x.mb));
+  const halfway = samples.find((x) => x.s >= SECONDS / 2)?.mb ?? 0;
+  const end = samples.at(-1)?.mb ?? 0;
+  const peak = Math.max(...samples.map((x) => x.mb));
+  const earlyHeap = Math.min(...steady.slice(0, third).map((x) => x.heapMb));
+  const lateHeap = Math.min(...steady.slice(-third).map((x) => x.heapMb));
+  console.log(
+    [
+      `soak: ${SECONDS} s, ${result.requests.total} requests (${Math.round(result.requests.average)} req/s), ` +
+        `${result.errors} errors, ${result.timeouts} timeouts, ${result['5xx']} 5xx`,
+      `  RSS after warm-up ${early.toFixed(0)} MB, half-way ${halfway.toFixed(0)} MB, at the end ${end.toFixed(0)} MB (last third's median ${late.toFixed(0)} MB), peak ${peak.toFixed(0)} MB`,
+      `  heap in use after warm-up ${earlyHeap.toFixed(0)} MB, at the end ${lateHeap.toFixed(0)} MB`,
+      `  samples (s:RSS/heap MB): ${samples.map((x) => `${x.s.toFixed(0)}:${x.mb.toFixed(0)}/${x.heapMb.toFixed(0)}`).join(' ')}`,
+    ].join('\n'),
+  );
+  expect(server.child.exitCode, server.output()).toBeNull();
+  expect(result.errors).toBe(0);
+  expect(result['5xx']).toBe(0);
+  expect(lateHeap).toBeLessThanOrEqual(earlyHeap * NOISE.ratio + NOISE.mb);
+  expect(end).toBeLessThanOrEqual(halfway * NOISE.ratio + NOISE.mb);
+});

@@ -1,0 +1,100 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from './postgres.ts';
+
+/* The real server and CLI, as processes started the way an operator starts them. */
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const NODE = process.execPath;
+
+export interface ServerProcess {
+  baseUrl: string;
+  child: ChildProcess;
+  /** What the process wrote (its JSON log lines), for a failing test to show. */
+  output(): string;
+  rssMb(): number;
+  /** Resolves with the exit code (null when killed by a signal) and how long the exit took. */
+  exited(): Promise<{ code: number | null; signal: string | null }>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+const baseEnv = (databaseUrl: string, extra: Record<string, string> = {}) => ({
+  PATH: process.env.PATH ?? '',
+  DATABASE_URL: databaseUrl,
+  LOG_LEVEL: 'warn',
+  HOST: '127.0.0.1',
+  NODE_ENV: 'production',
+  RATE_LIMIT: '0',
+  ...extra,
+});
+
+/** Runs the operator CLI with --json and returns what it printed. */
+export function cli(databaseUrl: string, args: string[]): any {
+  const out = execFileSync(NODE, [join(ROOT, 'apps/api/src/cli/main.ts'), ...args, '--json'], {
+    env: baseEnv(databaseUrl),
+    encoding: 'utf8',
+  });
+  return JSON.parse(out);
+}
+
+/** An account on the database (migrating it first), and its token. */
+export function createAccount(databaseUrl: string, key: string): { id: number; token: string } {
+  const made = cli(databaseUrl, [
+    'account',
+    'create',
+    '--key',
+    key,
+    '--name',
+    key,
+    '--host',
+    `https://${key}.example.com`,
+    '--owner-email',
+    `o@${key}.example.com`,
+    '--owner-name',
+    'Owner',
+  ]);
+  return { id: made.id, token: made.token.token };
+}
+
+export async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(NODE, [join(ROOT, 'apps/api/src/entry/node.ts')], {
+    env: baseEnv(databaseUrl, { PORT: String(port), ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while (
+    !(await fetch(`${baseUrl}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the server did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    baseUrl,
+    child,
+    output: () => output,
+    rssMb() {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    },
+    exited: () => exit,
+    async kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exit;
+    },
+  };
+}
