@@ -101,6 +101,16 @@ const authorization = fc.oneof(
   fc.constantFrom('', 'Bearer', 'Bearer ', 'Basic abc', 'cnv_', 'Bearer cnv_nope'),
   fc.string({ maxLength: 40 }).filter((s) => /^[\x21-\x7e ]*$/.test(s)),
 );
+/** Idempotency-Key: absent, a few reused ones (replays and mismatches), or any header-safe text. */
+const idempotencyKey = fc.option(
+  fc.oneof(
+    fc.constantFrom('k1', 'k2', 'x'.repeat(255), 'x'.repeat(256)),
+    fc
+      .string({ maxLength: 300 })
+      .filter((s) => /^[\x21-\x7e\xa0-\xff]([\x20-\x7e\xa0-\xff]*[\x21-\x7e\xa0-\xff])?$/.test(s)),
+  ),
+  { nil: undefined },
+);
 const path = fc.constantFrom(
   '/conversations/create_conversation',
   '/conversations/get_conversation',
@@ -122,10 +132,12 @@ describe('fuzzing the HTTP handler', () => {
           body,
           contentType,
           authorization,
+          idempotencyKey,
         }),
         async (c) => {
           const headers: Record<string, string> = {};
           if (c.contentType) headers['content-type'] = c.contentType;
+          if (c.idempotencyKey !== undefined) headers['idempotency-key'] = c.idempotencyKey;
           if (c.authorization)
             headers.authorization = c.authorization === 'valid' ? `Bearer ${acme.token}` : c.authorization;
           const hasBody = c.method !== 'GET';
@@ -163,21 +175,26 @@ describe('fuzzing the HTTP handler', () => {
     const before = await count();
     let accepted = 0;
     await fc.assert(
-      fc.asyncProperty(body, contentType, async (payload, type) => {
+      fc.asyncProperty(body, contentType, idempotencyKey, async (payload, type, key) => {
         const res = await h.app.fetch(
           new Request(`${REST}/create_conversation`, {
             method: 'POST',
-            headers: { authorization: `Bearer ${acme.token}`, ...(type ? { 'content-type': type } : {}) },
+            headers: {
+              authorization: `Bearer ${acme.token}`,
+              ...(type ? { 'content-type': type } : {}),
+              ...(key === undefined ? {} : { 'idempotency-key': key }),
+            },
             body: payload,
           }),
         );
         await res.text();
         expect(res.status).toBeLessThan(500);
-        if (res.status === 201) accepted += 1;
+        // A replayed answer created nothing.
+        if (res.status === 201 && !res.headers.has('idempotent-replayed')) accepted += 1;
       }),
       { numRuns: Math.ceil(RUNS / 10) },
     );
-    // Each accepted create adds a conversation and its owner as member; refused ones add nothing.
+    // Each accepted create adds a conversation and its owner as member; refused and replayed ones add nothing.
     expect(await count()).toBe(before + 2 * accepted);
   }, 600_000);
 });
