@@ -13,6 +13,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** What the process wrote (its JSON log lines), for a failing test to show. */
   output(): string;
+  /** With `--trace-gc`: the heap in use after each full (mark-compact) collection, in MB, in order. */
+  liveHeapMb(): number[];
   rssMb(): number;
   /** Resolves with the exit code (null when killed by a signal) and how long the exit took. */
   exited(): Promise<{ code: number | null; signal: string | null }>;
@@ -57,15 +59,24 @@ export function createAccount(databaseUrl: string, key: string): { id: number; t
   return { id: made.id, token: made.token.token };
 }
 
-export async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServer(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(NODE, [join(ROOT, 'apps/api/src/entry/node.ts')], {
+  const child = spawn(NODE, [...nodeArgs, join(ROOT, 'apps/api/src/entry/node.ts')], {
     env: baseEnv(databaseUrl, { PORT: String(port), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  const live: number[] = [];
+  // e.g. "[123:0x…]  5012 ms: Mark-Compact 61.2 (80.5) -> 35.4 (78.0) MB, …"
+  const FULL_GC = /Mark-Compact [\d.]+ \([\d.]+\) -> ([\d.]+) \(/g;
   const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
+    const text = chunk.toString();
+    for (const m of text.matchAll(FULL_GC)) live.push(Number(m[1]));
+    output = (output + text).slice(-20_000);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
@@ -87,6 +98,7 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
     baseUrl,
     child,
     output: () => output,
+    liveHeapMb: () => [...live],
     rssMb() {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
