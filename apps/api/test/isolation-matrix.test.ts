@@ -150,15 +150,16 @@ const OPERATIONS: Operation[] = [
   },
 ];
 
-const counts = async () =>
-  (
-    await h.db.orm.em
-      .fork()
-      .getConnection()
-      .execute<{ account_id: number; n: number }[]>(
-        'select account_id, count(*)::int as n from conversation group by account_id order by account_id',
-      )
-  ).map((r) => `${r.account_id}:${r.n}`);
+const counts = async (): Promise<string[]> => {
+  const rows = (await h.db.orm.em
+    .fork()
+    .getConnection()
+    .execute('select account_id, count(*)::int as n from conversation group by account_id order by account_id')) as {
+    account_id: number;
+    n: number;
+  }[];
+  return rows.map((r) => `${r.account_id}:${r.n}`);
+};
 
 /** What a response may differ in between two identical requests: ids of things it created. */
 const comparable = (r: Call) =>

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { findAccount, issueToken, loadSeed } from '@convo/db';
-import { serve } from '@hono/node-server';
 import type { Command } from 'commander';
+import { serveOnNode } from '../serve-node.ts';
 import { buildApp } from '../server.ts';
 import { migrateDatabase, openDatabase } from '../services.ts';
 import type { Env } from './commands.ts';
@@ -27,8 +27,8 @@ export function registerDemo(program: Command, env: Env): void {
       const { token } = await issueToken(em, accountId, 'demo');
 
       const app = buildApp(orm, config, logger);
-      const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-        const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${info.port}/api/v1/conversations`;
+      const printHelp = (port: number) => {
+        const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}/api/v1/conversations`;
         const auth = `-H "Authorization: Bearer ${token}"`;
         process.stdout.write(
           [
@@ -45,11 +45,7 @@ export function registerDemo(program: Command, env: Env): void {
             '',
           ].join('\n'),
         );
-      });
-      await new Promise<void>((resolve) => {
-        const stop = () => server.close(() => resolve());
-        process.once('SIGINT', stop).once('SIGTERM', stop);
-      });
-      await orm.close();
+      };
+      await serveOnNode(app, orm, { host: config.host, port: config.port, logger, onListen: printHelp });
     });
 }

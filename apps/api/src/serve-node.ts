@@ -1,0 +1,55 @@
+import type { Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { MikroORM } from '@mikro-orm/core';
+import type { App } from './app.ts';
+import type { Logger } from './logger.ts';
+
+/** After SIGTERM: requests in flight get this long to finish before their connections are cut. */
+const DRAIN_MS = 8_000;
+/** After SIGTERM, keep-alive connections may still bring a request this long before idle ones are closed. */
+const IDLE_GRACE_MS = 1_000;
+
+/**
+ * Serves the app on Node until SIGTERM or SIGINT, then stops without breaking a request it
+ * accepted: no new connections; answers carry `Connection: close`, so each busy connection ends
+ * after its next answer; idle ones are closed only after a grace (closing one at once races a
+ * request the client may be writing on it, which it would see as a reset); then the pool closes.
+ */
+export function serveOnNode(
+  app: App,
+  orm: MikroORM,
+  o: { host: string; port: number; logger: Logger; onListen?: (port: number) => void },
+): Promise<void> {
+  const { logger } = o;
+  const server = serve({ fetch: app.fetch, port: o.port, hostname: o.host }, (info) => {
+    logger.info({ url: `http://${o.host}:${info.port}`, pid: process.pid }, 'listening');
+    o.onListen?.(info.port);
+  }) as Server;
+  // A stray rejection is a bug to log, not a reason to drop every request in flight.
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
+
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'stopping: no new connections; finishing the requests in flight');
+      app.drain();
+      let idle: ReturnType<typeof setInterval> | undefined;
+      const grace = setTimeout(() => {
+        idle = setInterval(() => server.closeIdleConnections(), 50);
+      }, IDLE_GRACE_MS);
+      const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+      // net.Server's close stops listening and waits for the connections; http.Server's would
+      // also close the idle ones at once.
+      NetServer.prototype.close.call(server, () => {
+        clearTimeout(grace);
+        clearInterval(idle);
+        clearTimeout(cut);
+        void orm
+          .close()
+          .catch((err: unknown) => logger.error({ err }, 'closing the database pool failed'))
+          .finally(() => logger.flush(() => resolve()));
+      });
+    };
+    process.once('SIGINT', () => stop('SIGINT')).once('SIGTERM', () => stop('SIGTERM'));
+  });
+}
