@@ -1,0 +1,163 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { Job } from 'kubernetes-models/batch/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+
+/*
+ * No container engine or cluster runs here, so the infrastructure is checked as far as tools
+ * allow: every Kubernetes object against the Kubernetes schemas (kubernetes-models), the kustomize
+ * overlay rendered by kubectl when it is installed, and the essentials an operator relies on.
+ */
+
+const INFRA = new URL('../', import.meta.url).pathname;
+const read = (path: string) => readFileSync(`${INFRA}${path}`, 'utf8');
+
+const MODELS: Record<string, new (doc: any) => { validate(): void }> = {
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'batch/v1/Job': Job,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+};
+
+type Doc = Record<string, any>;
+
+const baseDocs = (): Doc[] =>
+  readdirSync(`${INFRA}k8s/base`)
+    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    .flatMap((f) => parseAllDocuments(read(`k8s/base/${f}`)).map((d) => d.toJS() as Doc));
+
+const hasKubectl = (() => {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+function validate(docs: Doc[]) {
+  for (const doc of docs) {
+    const Model = MODELS[`${doc.apiVersion}/${doc.kind}`];
+    expect(Model, `no schema for ${doc.apiVersion} ${doc.kind}`).toBeDefined();
+    expect(
+      () => new (Model as NonNullable<typeof Model>)(doc).validate(),
+      `${doc.kind} ${doc.metadata?.name}`,
+    ).not.toThrow();
+  }
+}
+
+const find = (docs: Doc[], kind: string) => docs.find((d) => d.kind === kind) as Doc;
+
+describe('Kubernetes manifests', () => {
+  it('are valid against the Kubernetes schemas', () => {
+    const docs = baseDocs();
+    expect(docs.map((d) => d.kind).sort()).toEqual([
+      'ConfigMap',
+      'Deployment',
+      'HorizontalPodAutoscaler',
+      'Job',
+      'PodDisruptionBudget',
+      'Secret',
+      'Service',
+    ]);
+    validate(docs);
+  });
+
+  it.skipIf(!hasKubectl)('render through the production overlay (kubectl kustomize) into valid objects', () => {
+    const rendered = parseAllDocuments(
+      execFileSync('kubectl', ['kustomize', `${INFRA}k8s/overlays/production`], { encoding: 'utf8' }),
+    ).map((d) => d.toJS() as Doc);
+    validate(rendered);
+    expect(rendered.every((d) => d.metadata.namespace === 'conversations')).toBe(true);
+    expect(find(rendered, 'HorizontalPodAutoscaler').spec.minReplicas).toBe(3);
+    expect(find(rendered, 'Deployment').spec.template.spec.containers[0].image).toBe(
+      'registry.example.com/conversations-api:0.1.0',
+    );
+  });
+
+  it('wire probes, resources, configuration, the secret and a preStop pause into the Deployment', () => {
+    const docs = baseDocs();
+    const deployment = find(docs, 'Deployment');
+    const pod = deployment.spec.template.spec;
+    const [api] = pod.containers;
+    expect(api.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(api.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(api.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+    expect(api.resources.limits.memory).toBeDefined();
+    expect(api.lifecycle.preStop.exec.command).toEqual(['sleep', '5']);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(5 + 10);
+    expect(pod.securityContext.runAsNonRoot).toBe(true);
+    expect(deployment.spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
+    expect(api.envFrom).toEqual([{ configMapRef: { name: find(docs, 'ConfigMap').metadata.name } }]);
+    expect(api.env).toContainEqual({
+      name: 'DATABASE_URL',
+      valueFrom: { secretKeyRef: { name: find(docs, 'Secret').metadata.name, key: 'DATABASE_URL' } },
+    });
+    expect(find(docs, 'ConfigMap').data.MIGRATE_ON_START).toBe('false');
+  });
+
+  it('point the Service, autoscaler and disruption budget at the Deployment, and migrate in a Job', () => {
+    const docs = baseDocs();
+    const deployment = find(docs, 'Deployment');
+    const podLabels = deployment.spec.template.metadata.labels;
+    expect(deployment.spec.selector.matchLabels).toEqual(podLabels);
+    expect(find(docs, 'Service').spec.selector).toEqual(podLabels);
+    expect(find(docs, 'PodDisruptionBudget').spec.selector.matchLabels).toEqual(podLabels);
+    const hpa = find(docs, 'HorizontalPodAutoscaler');
+    expect(hpa.spec.scaleTargetRef).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: deployment.metadata.name,
+    });
+    expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    const job = find(docs, 'Job');
+    expect(job.spec.template.spec.containers[0].command).toEqual(['node', 'apps/api/src/cli/main.ts', 'migrate']);
+    expect(job.spec.template.spec.restartPolicy).toBe('Never');
+  });
+});
+
+describe('the compose stack', () => {
+  const compose = parse(read('compose/compose.yaml')) as Doc;
+  const services = compose.services as Record<string, Doc>;
+
+  it('has PostgreSQL (pinned major, health check, volume), a migration job, API replicas and nginx in front', () => {
+    expect(Object.keys(services).sort()).toEqual(['api', 'migrate', 'postgres', 'proxy']);
+    expect(services.postgres?.image).toMatch(/^postgres:\d+$/);
+    expect(services.postgres?.healthcheck.test.join(' ')).toContain('pg_isready');
+    expect(services.postgres?.volumes[0]).toMatch(/^pgdata:/);
+    expect(compose.volumes).toHaveProperty('pgdata');
+    expect(services.migrate?.command).toEqual(['node', 'apps/api/src/cli/main.ts', 'migrate']);
+    expect(services.migrate?.depends_on.postgres.condition).toBe('service_healthy');
+    expect(services.api?.depends_on.migrate.condition).toBe('service_completed_successfully');
+    expect(services.api?.environment.MIGRATE_ON_START).toBe('false');
+    expect(services.api?.deploy.replicas).toBeGreaterThan(1);
+    expect(services.proxy?.image).toMatch(/^nginx:/);
+    expect(services.proxy?.depends_on.api.condition).toBe('service_healthy');
+    expect(read('compose/nginx.conf')).toMatch(/server api:3000 resolve;/);
+  });
+});
+
+describe('the container image', () => {
+  const dockerfile = read('docker/Dockerfile');
+
+  it('is multi-stage, production dependencies only, non-root, health-checked on /readyz, not migrating at start', () => {
+    expect(dockerfile.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
+    expect(dockerfile).toMatch(/npm install --omit=dev/);
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toMatch(/HEALTHCHECK[\s\S]*\/readyz/);
+    expect(dockerfile).toMatch(/MIGRATE_ON_START=false/);
+    expect(dockerfile).toMatch(/^CMD \["node", "apps\/api\/src\/entry\/node.ts"\]$/m);
+    // Everything the image copies exists.
+    for (const [, from] of dockerfile.matchAll(/^COPY (?!--from)(\S+)/gm)) {
+      expect(() => readFileSync(new URL(`../../${from}`, import.meta.url))).not.toThrow(/ENOENT/);
+    }
+  });
+});
