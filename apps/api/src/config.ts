@@ -15,6 +15,8 @@ const ZEnv = z.object({
     .or(z.literal('').transform(() => undefined)),
   DATA_DIR: z.string().min(1).default('.data/pglite'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** false behind a pooler in transaction mode (PgBouncer < 1.21): no named prepared statements. */
+  DB_NAMED_STATEMENTS: ZBoolean.default(true),
   STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -36,7 +38,7 @@ const ZEnv = z.object({
 
 export type Config = {
   database:
-    | { kind: 'postgres'; url: string; poolMax: number; statementTimeoutMs: number }
+    | { kind: 'postgres'; url: string; poolMax: number; statementTimeoutMs: number; namedStatements: boolean }
     | { kind: 'pglite'; dataDir: string };
   host: string;
   port: number;
@@ -58,7 +60,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   return {
     database: e.DATABASE_URL
-      ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DB_POOL_MAX, statementTimeoutMs: e.STATEMENT_TIMEOUT_MS }
+      ? {
+          kind: 'postgres',
+          url: e.DATABASE_URL,
+          poolMax: e.DB_POOL_MAX,
+          statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
+          namedStatements: e.DB_NAMED_STATEMENTS,
+        }
       : { kind: 'pglite', dataDir: e.DATA_DIR },
     host: e.HOST,
     port: e.PORT,

@@ -23,7 +23,13 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Mikr
   const orm =
     db.kind === 'postgres'
       ? await openOrm(
-          { kind: 'postgres', url: db.url, poolMax: db.poolMax, statementTimeoutMs: db.statementTimeoutMs },
+          {
+            kind: 'postgres',
+            url: db.url,
+            poolMax: db.poolMax,
+            statementTimeoutMs: db.statementTimeoutMs,
+            namedStatements: db.namedStatements,
+          },
           { onPoolError: (err) => logger.warn({ err: err.message }, 'idle database connection lost') },
         )
       : await openOrm({ kind: 'pglite', dataDir: db.dataDir });

@@ -40,7 +40,11 @@ const json = async (...args: string[]) => {
 /** Opens the same database in this process and asks the API something with `token`. */
 async function apiStatus(token: string, path = 'get_conversation'): Promise<number> {
   const orm = env.DATABASE_URL
-    ? await openOrm({ kind: 'postgres', url: env.DATABASE_URL })
+    ? await openOrm({
+        kind: 'postgres',
+        url: env.DATABASE_URL,
+        namedStatements: process.env.DB_NAMED_STATEMENTS !== 'false',
+      })
     : await openOrm({ kind: 'pglite', dataDir: env.DATA_DIR as string });
   try {
     const app = createApp(createServices(orm, createLogger('silent')), { maxBodyBytes: 65_536 });
@@ -55,6 +59,7 @@ async function apiStatus(token: string, path = 'get_conversation'): Promise<numb
 
 beforeAll(async () => {
   env = { PATH: process.env.PATH ?? '', LOG_LEVEL: 'error' };
+  if (process.env.DB_NAMED_STATEMENTS) env.DB_NAMED_STATEMENTS = process.env.DB_NAMED_STATEMENTS;
   if (process.env.DATABASE_URL) {
     server = await openTestDatabase();
     env.DATABASE_URL = server.url as string;

@@ -2,10 +2,18 @@ import type { MikroORM, Options } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
+import { disableNamedStatements } from './repositories/prepared.ts';
 
 /** Where the data lives: a PostgreSQL server, or embedded PGlite (a directory, or memory). */
 export type DatabaseTarget =
-  | { kind: 'postgres'; url: string; poolMax?: number; statementTimeoutMs?: number }
+  | {
+      kind: 'postgres';
+      url: string;
+      poolMax?: number;
+      statementTimeoutMs?: number;
+      /** False behind a pooler in transaction mode (PgBouncer): no named prepared statements. */
+      namedStatements?: boolean;
+    }
   | { kind: 'pglite'; dataDir?: string };
 
 export interface OrmOptions {
@@ -53,6 +61,7 @@ export async function openOrm(target: DatabaseTarget, o: OrmOptions = {}): Promi
       on?(event: 'error', f: (err: Error) => void): void;
     };
     pool.on?.('error', (err) => o.onPoolError?.(err));
+    if (target.namedStatements === false) disableNamedStatements(orm.em);
     return orm;
   }
   const { MikroORM } = await import('@mikro-orm/pglite');

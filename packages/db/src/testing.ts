@@ -25,7 +25,9 @@ export async function openTestDatabase(options: OrmOptions = {}): Promise<TestDa
   await admin.em.getConnection().execute(`create database "${name}"`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const orm = await openOrm({ kind: 'postgres', url: url.toString(), poolMax: 10 }, options);
+  // DB_NAMED_STATEMENTS=false runs the suite as it would run behind PgBouncer in transaction mode.
+  const namedStatements = process.env.DB_NAMED_STATEMENTS !== 'false';
+  const orm = await openOrm({ kind: 'postgres', url: url.toString(), poolMax: 10, namedStatements }, options);
   await migrate(orm);
   return {
     orm,

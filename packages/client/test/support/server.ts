@@ -20,6 +20,7 @@ export interface RunningServer {
 
 export async function startServer(): Promise<RunningServer> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1' };
+  if (process.env.DB_NAMED_STATEMENTS) env.DB_NAMED_STATEMENTS = process.env.DB_NAMED_STATEMENTS;
   let db: TestDatabase | undefined;
   let dataDir: string | undefined;
   if (process.env.DATABASE_URL) {

@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/core';
  */
 
 interface PgPool {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 interface Pglite {
@@ -19,6 +19,18 @@ interface Pglite {
 type Native = { kind: 'pg'; pool: PgPool } | { kind: 'pglite'; db: Pglite };
 
 const natives = new WeakMap<object, Promise<Native>>();
+
+/*
+ * Connections through a pooler in transaction mode (PgBouncer before 1.21) must not use named
+ * statements: the next transaction may run on another server connection, where the name is unknown.
+ * There, statements go unnamed (parsed and planned each time, still parameterised).
+ */
+const unnamed = new WeakSet<object>();
+
+/** Sends this ORM's prepared statements unnamed from now on. */
+export function disableNamedStatements(em: EntityManager): void {
+  unnamed.add(em.getConnection());
+}
 
 function native(em: EntityManager): Promise<Native> {
   const connection = em.getConnection() as unknown as { getNativeClient(): Promise<unknown> };
@@ -50,7 +62,11 @@ export async function runPrepared<T>(em: EntityManager, statement: Prepared, par
   (em.getConnection() as unknown as { logQuery(sql: string): void }).logQuery(statement.text);
   const result =
     n.kind === 'pg'
-      ? await n.pool.query({ name: statement.name, text: statement.text, values: params })
+      ? await n.pool.query(
+          unnamed.has(em.getConnection())
+            ? { text: statement.text, values: params }
+            : { name: statement.name, text: statement.text, values: params },
+        )
       : await n.db.query(statement.text, params);
   return result.rows as T[];
 }
