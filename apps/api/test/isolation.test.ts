@@ -163,5 +163,9 @@ describe('messages, members and tags in responses', () => {
     h.statements.length = 0;
     await get(h, bulkToken, 'get_conversation?title=Bulk%201');
     expect(h.statements).toHaveLength(2);
+    // A create, its owner's membership included, is one statement after the token lookup.
+    h.statements.length = 0;
+    expect((await createJson(h, bulkToken, { title: 'One round trip' })).status).toBe(201);
+    expect(h.statements).toHaveLength(2);
   });
 });
