@@ -203,8 +203,11 @@ try {
   const failed = load.outcomes.filter((o) => o.status >= 500 || o.status === 0);
   const inFlight = load.outcomes.filter((o) => o.started <= killedAt && o.started + o.ms >= killedAt);
   const after = load.outcomes.filter((o) => o.started > killedAt + 100);
+  const kinds: Record<string, number> = {};
+  for (const o of failed)
+    kinds[`${o.kind} ${o.status || o.error}`] = (kinds[`${o.kind} ${o.status || o.error}`] ?? 0) + 1;
   console.log(
-    `  ${load.outcomes.length} requests; ${inFlight.length} in flight at the kill; ${failed.length} failed (${[...new Set(failed.map((o) => o.status || o.error))].join(', ') || 'none'})`,
+    `  ${load.outcomes.length} requests; ${inFlight.length} in flight at the kill; ${failed.length} failed ${JSON.stringify(kinds)}`,
   );
   check(failed.length <= inFlight.length / 4 + 1, 'only requests the killed replica had in flight failed');
   check(
