@@ -14,6 +14,8 @@ export interface Outcome {
   body?: any;
   /** The network error's code (ECONNREFUSED, ECONNRESET, …) when there was no answer. */
   error?: string;
+  /** Which server a load balancer passed the request to (its X-Upstream header), when it says. */
+  upstream?: string;
 }
 
 export interface Load {
@@ -45,7 +47,15 @@ export async function request(kind: Outcome['kind'], url: string, init: RequestI
     } catch {
       body = text;
     }
-    return { kind, started, ms: performance.now() - started, status: res.status, body };
+    const upstream = res.headers.get('x-upstream') ?? undefined;
+    return {
+      kind,
+      started,
+      ms: performance.now() - started,
+      status: res.status,
+      body,
+      ...(upstream ? { upstream } : {}),
+    };
   } catch (e) {
     return { kind, started, ms: performance.now() - started, status: 0, error: errorCode(e) };
   }
