@@ -8,16 +8,18 @@ import { createAccount, type ServerProcess, startServer } from './support/server
  * A bounded soak: mixed load (creates, lookups by slug and title, pages, a 404, a 401) for
  * SOAK_SECONDS (300 by default). A leak shows as live objects that survive full collections: the
  * server runs with --trace-gc, and the heap left after each mark-compact in the last third of the
- * run must stay within noise of the first third's (after warm-up). RSS, sampled every 5 s, grows
- * for a while as V8 and the allocator keep pages they may reuse; it must level off: the last
- * sample within noise of the one half-way through.
+ * run must stay within noise of the first third's (after warm-up). RSS, sampled every 5 s, is
+ * reported but judged only against runaway growth (at most twice its size after warm-up): it
+ * rises in steps whenever V8 enlarges its young generation (up to 128 MB), at a moment that
+ * differs from run to run — one CI run saw a 60 MB step at 160 s with the live heap flat.
  */
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const WARMUP_S = Math.min(30, Math.floor(SECONDS / 4));
-/** What "noise" is allowed: live heap between the thirds' medians, RSS between half-way and the end. */
+/** What "noise" is allowed in the live heap between the thirds' medians. */
 const HEAP_NOISE = { ratio: 1.1, mb: 5 };
-const RSS_NOISE = { ratio: 1.1, mb: 15 };
+/** RSS may grow by steps of V8's young generation, never to twice its size after warm-up. */
+const RSS_RUNAWAY = 2;
 
 let db: ThrowawayPostgres;
 let server: ServerProcess;
@@ -94,5 +96,5 @@ it(`keeps its memory level under ${SECONDS} s of mixed load`, async () => {
   expect(result['5xx']).toBe(0);
   expect(live.length).toBeGreaterThanOrEqual(3);
   expect(liveLate).toBeLessThanOrEqual(liveEarly * HEAP_NOISE.ratio + HEAP_NOISE.mb);
-  expect(end).toBeLessThanOrEqual(halfway * RSS_NOISE.ratio + RSS_NOISE.mb);
+  expect(peak).toBeLessThanOrEqual(early * RSS_RUNAWAY);
 });
