@@ -5,6 +5,9 @@ import { z } from 'zod';
  * stops the process with a message naming the variable.
  */
 
+/** Requests per window for each token unless its account sets its own, and the window: stops runaway clients. */
+export const DEFAULT_RATE_LIMIT = { limit: 600_000, windowSeconds: 60 };
+
 const ZBoolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const ZEnv = z.object({
@@ -29,8 +32,8 @@ const ZEnv = z.object({
     .max(10 * 1024 * 1024)
     .default(64 * 1024),
   /** Requests per window for each token, unless its account sets its own; 0 turns limiting off. */
-  RATE_LIMIT: z.coerce.number().int().min(0).max(1_000_000_000).default(600_000),
-  RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(60),
+  RATE_LIMIT: z.coerce.number().int().min(0).max(1_000_000_000).default(DEFAULT_RATE_LIMIT.limit),
+  RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_RATE_LIMIT.windowSeconds),
   /** A request that has not been answered by then gets 503; a slow database cannot hold it forever. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   NODE_ENV: z.string().optional(),

@@ -1,8 +1,16 @@
 import { mkdirSync } from 'node:fs';
-import { AccountStore, migrate, openOrm, pendingMigrations, RateLimiter, type RateLimitPolicy } from '@convo/db';
+import {
+  AccountStore,
+  migrate,
+  openOrm,
+  pendingMigrations,
+  purgeIdempotencyKeys,
+  RateLimiter,
+  type RateLimitPolicy,
+} from '@convo/db';
 import type { ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
-import type { Config } from './config.ts';
+import { type Config, DEFAULT_RATE_LIMIT } from './config.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics, type PoolStats } from './metrics.ts';
 
@@ -60,13 +68,23 @@ export interface ServiceOptions {
   rateLimit: RateLimitPolicy;
 }
 
-export const DEFAULT_SERVICE_OPTIONS: ServiceOptions = { rateLimit: { limit: 600_000, windowSeconds: 60 } };
+export const DEFAULT_SERVICE_OPTIONS: ServiceOptions = { rateLimit: DEFAULT_RATE_LIMIT };
+
+const IDEMPOTENCY_PURGE_MS = 60 * 60_000;
 
 export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_SERVICE_OPTIONS): Services {
   const lastTouch = new Map<number, number>();
   const limiter = new RateLimiter(orm.em, options.rateLimit);
   // Ended windows are forgotten; the timer never keeps the process alive.
   setInterval(() => limiter.sweep(), options.rateLimit.windowSeconds * 1000).unref();
+  // Idempotency-Keys past their 24 hours are deleted now and then (and on reuse, by the create).
+  setInterval(
+    () =>
+      void purgeIdempotencyKeys(orm.em.fork()).catch((err: unknown) =>
+        logger.warn({ err: (err as Error).message }, 'purging expired idempotency keys failed'),
+      ),
+    IDEMPOTENCY_PURGE_MS,
+  ).unref();
   let migrated = false;
   return {
     forkEm: () => orm.em.fork(),

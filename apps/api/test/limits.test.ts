@@ -1,4 +1,4 @@
-import { setRateLimit } from '@convo/db';
+import { purgeIdempotencyKeys, setRateLimit } from '@convo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   auth,
@@ -192,6 +192,8 @@ describe('Idempotency-Key on create', () => {
       .fork()
       .getConnection()
       .execute(`update idempotency_key set created_at = now() - interval '25 hours' where key = 'old-key'`);
+    // The hourly purge takes exactly the expired key; younger ones stay.
+    expect(await purgeIdempotencyKeys(h.db.orm.em.fork())).toBe(1);
     const later = await create(token, 'old-key', { title: 'Old' });
     expect(later.status).toBe(201);
     expect(later.body.id).not.toBe(first.body.id);

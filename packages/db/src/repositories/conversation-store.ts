@@ -228,24 +228,23 @@ export class MikroConversationStore implements ConversationStore {
 let insertSql: string | undefined;
 let insertPrepared: Prepared | undefined;
 
-/** The conversation row exactly as the entity maps it: columns, JSON serialisation, references. */
-function conversationRow(em: EntityManager, accountId: number, c: NewConversation) {
-  return (em as SqlEntityManager)
-    .createQueryBuilder(Conversation)
-    .insert({
-      account: accountId,
-      title: c.title,
-      titleKey: titleKey(c.title),
-      slug: c.slug,
-      anyoneCanPost: c.anyoneCanPost,
-      allowAnonymousMessages: c.allowAnonymousMessages,
-      allowSearchEngines: c.allowSearchEngines,
-      viaPrimaryIntakePage: c.viaPrimaryIntakePage,
-      intakePage: c.intakePageId,
-      workflow: c.workflow,
-    })
-    .toQuery();
-}
+/** The conversation's row, in the entity's terms: both inserts write exactly this. */
+const conversationData = (accountId: number, c: NewConversation) => ({
+  account: accountId,
+  title: c.title,
+  titleKey: titleKey(c.title),
+  slug: c.slug,
+  anyoneCanPost: c.anyoneCanPost,
+  allowAnonymousMessages: c.allowAnonymousMessages,
+  allowSearchEngines: c.allowSearchEngines,
+  viaPrimaryIntakePage: c.viaPrimaryIntakePage,
+  intakePage: c.intakePageId,
+  workflow: c.workflow,
+});
+
+/** The row as the entity's query builder writes it: columns, JSON serialisation, references. */
+const conversationRow = (em: EntityManager, accountId: number, c: NewConversation) =>
+  (em as SqlEntityManager).createQueryBuilder(Conversation).insert(conversationData(accountId, c)).toQuery();
 
 /** The builder's insert, with the members' insert beside it in one statement ($n placeholders). */
 function insertStatement(em: EntityManager, accountId: number, c: NewConversation) {
@@ -276,37 +275,28 @@ const isSlugTaken = (e: unknown): boolean =>
     (e as { code?: unknown }).code === '23505' &&
     ((e as { constraint?: unknown }).constraint === SLUG_UNIQUE_INDEX || e.message.includes(SLUG_UNIQUE_INDEX)));
 
-/** How long an Idempotency-Key is remembered (at least; expired keys are purged now and then). */
+/** How long an Idempotency-Key is remembered (at least: expired keys are purged hourly, and on reuse). */
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
 
+/**
+ * The insert inside insertOnce's transaction (prepared statements run outside transactions). A
+ * refused insert fails that whole transaction, key claim included, which is what a refused create
+ * must leave behind: nothing.
+ */
 async function insertConversation(
   tx: EntityManager,
   accountId: number,
   c: NewConversation,
 ): Promise<StoredConversation> {
   try {
-    // A savepoint: a refused insert leaves the surrounding transaction usable.
-    return await tx.transactional(async (sp) => {
-      const id = (await sp.insert(Conversation, {
-        account: accountId,
-        title: c.title,
-        titleKey: titleKey(c.title),
-        slug: c.slug,
-        anyoneCanPost: c.anyoneCanPost,
-        allowAnonymousMessages: c.allowAnonymousMessages,
-        allowSearchEngines: c.allowSearchEngines,
-        viaPrimaryIntakePage: c.viaPrimaryIntakePage,
-        intakePage: c.intakePageId,
-        workflow: c.workflow,
-      })) as number;
-      if (c.memberIds.length > 0) {
-        await sp.insertMany(
-          ConversationMember,
-          c.memberIds.map((user) => ({ conversation: id, user, account: accountId })),
-        );
-      }
-      return { id };
-    });
+    const id = (await tx.insert(Conversation, conversationData(accountId, c))) as number;
+    if (c.memberIds.length > 0) {
+      await tx.insertMany(
+        ConversationMember,
+        c.memberIds.map((user) => ({ conversation: id, user, account: accountId })),
+      );
+    }
+    return { id };
   } catch (e) {
     if (isSlugTaken(e)) throw new SlugTakenError();
     throw e;
