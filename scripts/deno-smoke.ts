@@ -87,7 +87,34 @@ try {
     denied.status === 401 && typeof ((await denied.json()) as { error?: unknown }).error === 'string',
     denied.status,
   );
-  console.log('deno-smoke: 4 passed, 0 failed');
+  // The body limits hold on Deno too: they live in the fetch handler, not in a runtime's server.
+  const chunk = new Uint8Array(16 * 1024).fill(32);
+  let sent = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      sent += chunk.byteLength;
+      if (sent > 4 * 1024 * 1024) controller.close();
+      else controller.enqueue(chunk);
+    },
+  });
+  const oversized = await fetch(`http://127.0.0.1:${port}/trpc/conversations.create`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: endless,
+    duplex: 'half',
+  } as RequestInit);
+  const refusal: any = await oversized.json();
+  check(
+    'a chunked tRPC body over the limit is 413, cut off',
+    oversized.status === 413 && refusal.error?.data?.appCode === 'body_too_large',
+    refusal,
+  );
+  const batch = await fetch(
+    `http://127.0.0.1:${port}/trpc/${Array(11).fill('conversations.list').join(',')}?batch=1&input=%7B%7D`,
+    { headers: auth },
+  );
+  check('a tRPC batch over the cap is 400', batch.status === 400, batch.status);
+  console.log('deno-smoke: 6 passed, 0 failed');
 } finally {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));

@@ -105,7 +105,7 @@ async function getOne(a: Account, q: URLSearchParams, res: ServerResponse) {
   const conditions: string[] = [];
   const params: unknown[] = [a.id];
   if (title !== null) conditions.push(`title_key = $${params.push(title.toLowerCase())}`);
-  if (slug !== null) conditions.push(`lower(slug) = $${params.push(slug.toLowerCase())}`);
+  if (slug !== null) conditions.push(`lower(slug collate "C") = $${params.push(slug.toLowerCase())}`);
   const pick = conditions.length
     ? `coalesce((select id from conversation where account_id = $1 and ${conditions.join(' and ')} order by created_at desc, id desc limit 1), (${LATEST}))`
     : `(${LATEST})`;

@@ -54,6 +54,12 @@ function validate(docs: Doc[]) {
   }
 }
 
+if (!hasKubectl) {
+  console.warn(
+    'manifests.test.ts: kubectl is absent, so rendering the production overlay is skipped (the base objects are still checked)',
+  );
+}
+
 const find = (docs: Doc[], kind: string) => docs.find((d) => d.kind === kind) as Doc;
 
 describe('Kubernetes manifests', () => {
@@ -102,6 +108,13 @@ describe('Kubernetes manifests', () => {
       valueFrom: { secretKeyRef: { name: find(docs, 'Secret').metadata.name, key: 'DATABASE_URL' } },
     });
     expect(find(docs, 'ConfigMap').data.MIGRATE_ON_START).toBe('false');
+    // /metrics asks for a bearer token: the pods get it from the Secret, never from the ConfigMap.
+    expect(api.env).toContainEqual({
+      name: 'METRICS_TOKEN',
+      valueFrom: { secretKeyRef: { name: find(docs, 'Secret').metadata.name, key: 'METRICS_TOKEN' } },
+    });
+    expect(find(docs, 'ConfigMap').data.METRICS_TOKEN).toBeUndefined();
+    expect(deployment.spec.template.metadata.annotations['prometheus.io/path']).toBe('/metrics');
   });
 
   it('point the Service, autoscaler and disruption budget at the Deployment, and migrate in a Job', () => {
@@ -142,6 +155,8 @@ describe('the compose stack', () => {
     expect(services.proxy?.image).toMatch(/^nginx:/);
     expect(services.proxy?.depends_on.api.condition).toBe('service_healthy');
     expect(read('compose/nginx.conf')).toMatch(/server api:3000 resolve;/);
+    expect(services.api?.environment.METRICS_TOKEN).toMatch(/\S{16,}/);
+    expect(read('compose/nginx.conf')).toMatch(/location = \/metrics \{\s*return 404;/);
   });
 });
 

@@ -1,17 +1,39 @@
+import { timingSafeEqual } from 'node:crypto';
 import { databaseUnavailable } from '@convo/db';
-import { type AppRouter, appRouter, createContext, errorBody, type RequestState } from '@convo/router';
+import {
+  type AppRouter,
+  appRouter,
+  createContext,
+  ERRORS,
+  type ErrorCode,
+  errorBody,
+  operations,
+  type RequestState,
+  trpcErrorShape,
+} from '@convo/router';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import pkg from '../package.json' with { type: 'json' };
 import { serveDocs } from './docs.ts';
-import { operationOf } from './metrics.ts';
+import { HttpError, readBody } from './http/body.ts';
+import { operationLabels } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
-import { createRestHandler, json, REST_PREFIX } from './rest.ts';
+import { createRestHandler, json, REST_PREFIX } from './rest/handler.ts';
 import type { Services } from './services.ts';
 
 export interface AppOptions {
   maxBodyBytes: number;
   /** A request not answered by then gets 503 `timeout` (default 10 s). */
   requestTimeoutMs?: number;
+  /** A body must have arrived this long after reading began, or the answer is 408 (default 5 s). */
+  bodyTimeoutMs?: number;
+  /** The most calls one tRPC batch may carry (default 10). */
+  maxBatch?: number;
+  /** The origin absolute links are built on (`PUBLIC_URL`); unset, links are relative. */
+  publicUrl?: string | undefined;
+  /** Believe X-Forwarded-Host and X-Forwarded-Proto (`TRUST_PROXY`): only behind a proxy that sets them. */
+  trustProxy?: boolean;
+  /** The bearer token /metrics asks for (`METRICS_TOKEN`); unset, /metrics is not served. */
+  metricsToken?: string | undefined;
 }
 
 export interface App {
@@ -21,56 +43,128 @@ export interface App {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const FORWARDED_HOST = /^[a-z0-9.-]{1,253}(:\d{1,5})?$/i;
+const TRPC_PREFIX = '/trpc/';
+
+/** The answer to a refused request, in the shape its transport speaks: tRPC's, or REST's `{error, code}`. */
+function refusal(path: string, code: ErrorCode, detail = '', headers: Record<string, string> = {}): Response {
+  const status = ERRORS[code].status;
+  if (!path.startsWith(TRPC_PREFIX)) return json(status, errorBody(code, detail), headers);
+  return json(status, { error: trpcErrorShape(code, detail, path.slice(TRPC_PREFIX.length) || undefined) }, headers);
+}
+
+const sameSecret = (given: string, expected: string): boolean => {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
 
 /** The whole HTTP surface as one fetch-standard handler, the same on Node and on Deno. */
 export function createApp(services: Services, options: AppOptions, router: AppRouter = appRouter): App {
-  const rest = createRestHandler(router, services, options);
   const timeoutMs = options.requestTimeoutMs ?? 10_000;
+  const bodyLimits = { maxBytes: options.maxBodyBytes, timeoutMs: options.bodyTimeoutMs ?? 5_000 };
+  const maxBatch = options.maxBatch ?? 10;
+  const publicUrl = options.publicUrl?.replace(/\/+$/, '');
+
+  /** Where absolute links point: configuration, or a proxy the operator trusts; never the raw Host. */
+  function origin(req: Request): string | null {
+    if (publicUrl) return publicUrl;
+    if (!options.trustProxy) return null;
+    const host = req.headers.get('x-forwarded-host')?.split(',')[0]?.trim();
+    const proto = req.headers.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
+    if (!host || !FORWARDED_HOST.test(host) || (proto !== 'http' && proto !== 'https')) return null;
+    return `${proto}://${host}`;
+  }
+
+  const rest = createRestHandler(operations, services, { body: bodyLimits, origin });
+  const operationOf = operationLabels(REST_PREFIX, operations);
   let openApi: string | undefined;
   let draining = false;
+
+  /** Endpoints beside the operations: each answers GET (and so HEAD) only. */
+  const fixed = new Map<string, (req: Request, path: string) => Promise<Response> | Response>([
+    [
+      `${REST_PREFIX}/openapi.json`,
+      () => {
+        openApi ??= JSON.stringify(buildOpenApiDocument(router, operations, pkg.version));
+        return new Response(openApi, { headers: { 'content-type': 'application/json' } });
+      },
+    ],
+    ['/healthz', () => json(200, { status: 'ok' })],
+    [
+      '/readyz',
+      async () => {
+        const problem = await services.notReady();
+        return problem ? json(503, errorBody('not_ready', problem)) : json(200, { status: 'ready' });
+      },
+    ],
+    [
+      '/metrics',
+      async (req, path) => {
+        // Off unless the operator set a token: the figures are for their scraper, not for anyone.
+        if (!options.metricsToken) return refusal(path, 'route_not_found');
+        const given = /^bearer\s+(\S+)$/i.exec(req.headers.get('authorization') ?? '')?.[1];
+        if (!given || !sameSecret(given, options.metricsToken)) {
+          return refusal(path, 'unauthorized', '', { 'www-authenticate': 'Bearer' });
+        }
+        const registry = services.metrics.registry;
+        return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } });
+      },
+    ],
+  ]);
+
+  /**
+   * tRPC, with the limits every route has: at most `maxBatch` calls a request; a token checked
+   * before a body is read (every procedure needs one); the body bounded in size and time.
+   */
+  async function trpc(req: Request, url: URL, request: RequestState): Promise<Response> {
+    const path = url.pathname;
+    const calls = path.slice(TRPC_PREFIX.length).split(',').length;
+    if (url.searchParams.get('batch') === '1' && calls > maxBatch) {
+      return refusal(path, 'batch_too_large', `a batch may carry at most ${maxBatch} calls`);
+    }
+    const context = createContext(services, req, request);
+    let inner = req;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      if (!(await context.authenticate())) return refusal(path, 'unauthorized');
+      const body = await readBody(req, bodyLimits);
+      inner = new Request(req.url, { method: req.method, headers: req.headers, body, signal: req.signal });
+    }
+    return fetchRequestHandler({
+      endpoint: '/trpc',
+      req: inner,
+      router,
+      createContext: () => context,
+      onError: ({ error }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR')
+          services.logger.error({ err: error.cause ?? error, requestId: request.id }, 'request failed');
+      },
+    });
+  }
+
+  async function route(req: Request, url: URL, request: RequestState): Promise<Response> {
+    const path = url.pathname;
+    if (path.startsWith(TRPC_PREFIX)) return trpc(req, url, request);
+    const endpoint = fixed.get(path);
+    const docs = path === `${REST_PREFIX}/docs` || path.startsWith(`${REST_PREFIX}/docs/`);
+    if (endpoint || docs) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        return refusal(path, 'method_not_allowed', '', { allow: 'GET, HEAD' });
+      }
+      if (endpoint) return endpoint(req, path);
+      return (await serveDocs(REST_PREFIX, path)) ?? refusal(path, 'route_not_found');
+    }
+    if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, url, request);
+    return refusal(path, 'route_not_found');
+  }
 
   /** The route's answer, or 503 when it takes longer than the request timeout. */
   function answer(req: Request, url: URL, request: RequestState): Promise<Response> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<Response>((resolve) => {
-      timer = setTimeout(() => resolve(json(503, errorBody('timeout'))), timeoutMs);
+      timer = setTimeout(() => resolve(refusal(url.pathname, 'timeout')), timeoutMs);
     });
     return Promise.race([route(req, url, request), late]).finally(() => clearTimeout(timer));
-  }
-
-  async function route(req: Request, url: URL, request: RequestState): Promise<Response> {
-    const path = url.pathname;
-    if (path === `${REST_PREFIX}/openapi.json` && req.method === 'GET') {
-      openApi ??= JSON.stringify(buildOpenApiDocument(router, pkg.version));
-      return new Response(openApi, { headers: { 'content-type': 'application/json' } });
-    }
-    if (req.method === 'GET' && (path === `${REST_PREFIX}/docs` || path.startsWith(`${REST_PREFIX}/docs/`))) {
-      const page = await serveDocs(REST_PREFIX, path);
-      if (page) return page;
-    }
-    if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, url, request);
-    if (path.startsWith('/trpc/')) {
-      return fetchRequestHandler({
-        endpoint: '/trpc',
-        req,
-        router,
-        createContext: () => createContext(services, req, request),
-        onError: ({ error }) => {
-          if (error.code === 'INTERNAL_SERVER_ERROR')
-            services.logger.error({ err: error.cause ?? error }, 'request failed');
-        },
-      });
-    }
-    if (path === '/healthz') return json(200, { status: 'ok' });
-    if (path === '/readyz') {
-      const problem = await services.notReady();
-      return problem ? json(503, errorBody('not_ready', problem)) : json(200, { status: 'ready' });
-    }
-    if (path === '/metrics') {
-      const registry = services.metrics.registry;
-      return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } });
-    }
-    return json(404, errorBody('route_not_found'));
   }
 
   return {
@@ -91,11 +185,15 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       try {
         res = await answer(req, url, request);
       } catch (err) {
-        if (databaseUnavailable(err)) {
-          res = json(503, errorBody('unavailable'));
+        if (err instanceof HttpError) {
+          res = refusal(path, err.code, err.message);
+        } else if (req.signal.aborted) {
+          res = refusal(path, 'client_closed');
+        } else if (databaseUnavailable(err)) {
+          res = refusal(path, 'unavailable');
         } else {
           services.logger.error({ err, requestId: request.id }, 'unhandled error');
-          res = json(500, errorBody('internal'));
+          res = refusal(path, 'internal');
         }
       }
       const headers = res.headers;
@@ -110,20 +208,26 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       }
       if (request.notes.idempotentReplay) headers.set('idempotent-replayed', 'true');
       if (res.status === 503 && !headers.has('retry-after')) headers.set('retry-after', '1');
-      if (draining) headers.set('connection', 'close');
+      // After a body that did not arrive whole, what is left on the connection cannot be trusted.
+      if (draining || res.status === 408) headers.set('connection', 'close');
+      // A client that went away gets no answer, and is no fault of ours: 499, as nginx counts it.
+      const status = req.signal.aborted ? ERRORS.client_closed.status : res.status;
       const seconds = (performance.now() - started) / 1000;
-      services.metrics.observe(operationOf(path), req.method, res.status, seconds);
+      services.metrics.observe(operationOf(path), req.method, status, seconds);
       services.logger.info(
         {
           requestId: request.id,
           method: req.method,
           path,
-          status: res.status,
+          status,
           ms: Math.round(seconds * 1000),
           accountId: request.notes.accountId,
         },
         'request',
       );
+      if (req.method === 'HEAD' && res.body && !path.startsWith(TRPC_PREFIX)) {
+        return new Response(null, { status: res.status, headers });
+      }
       return res;
     },
   };

@@ -36,6 +36,26 @@ const ZEnv = z.object({
   RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_RATE_LIMIT.windowSeconds),
   /** A request that has not been answered by then gets 503; a slow database cannot hold it forever. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** A body must have arrived this long after reading began; else 408. */
+  BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  /** An answer its client has not taken this long after it was ready is cut off (Node). */
+  SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  /** The most calls one tRPC batch may carry. */
+  TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(1_000).default(10),
+  /** The origin absolute links (Link headers) are built on, e.g. https://api.example.com. */
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /** Believe X-Forwarded-Host/-Proto: only behind a proxy that sets them and strips clients' own. */
+  TRUST_PROXY: ZBoolean.default(false),
+  /** The bearer token /metrics asks for; unset, /metrics is not served. */
+  METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .regex(/^\S+$/, 'must not contain spaces')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   NODE_ENV: z.string().optional(),
 });
 
@@ -50,6 +70,12 @@ export type Config = {
   maxBodyBytes: number;
   rateLimit: { limit: number; windowSeconds: number };
   requestTimeoutMs: number;
+  bodyTimeoutMs: number;
+  sendTimeoutMs: number;
+  maxBatch: number;
+  publicUrl: string | undefined;
+  trustProxy: boolean;
+  metricsToken: string | undefined;
 };
 
 export class ConfigError extends Error {}
@@ -78,5 +104,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: e.MAX_BODY_BYTES,
     rateLimit: { limit: e.RATE_LIMIT, windowSeconds: e.RATE_LIMIT_WINDOW_S },
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    bodyTimeoutMs: e.BODY_TIMEOUT_MS,
+    sendTimeoutMs: e.SEND_TIMEOUT_MS,
+    maxBatch: e.TRPC_MAX_BATCH,
+    publicUrl: e.PUBLIC_URL,
+    trustProxy: e.TRUST_PROXY,
+    metricsToken: e.METRICS_TOKEN,
   };
 }

@@ -7,10 +7,11 @@ import { fileURLToPath } from 'node:url';
  * swagger-ui-dist package once, on first use.
  */
 
-const ASSETS: Record<string, { file: string; type: string }> = {
-  'swagger-ui.css': { file: 'swagger-ui-dist/swagger-ui.css', type: 'text/css; charset=utf-8' },
-  'swagger-ui-bundle.js': { file: 'swagger-ui-dist/swagger-ui-bundle.js', type: 'text/javascript; charset=utf-8' },
-};
+// A Map, not an object: a name from the URL (`constructor`, `__proto__`) must find nothing.
+const ASSETS = new Map([
+  ['swagger-ui.css', { file: 'swagger-ui-dist/swagger-ui.css', type: 'text/css; charset=utf-8' }],
+  ['swagger-ui-bundle.js', { file: 'swagger-ui-dist/swagger-ui-bundle.js', type: 'text/javascript; charset=utf-8' }],
+]);
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -64,7 +65,7 @@ export async function serveDocs(prefix: string, path: string): Promise<Response 
   }
   const name = path.slice(`${prefix}/docs/`.length);
   if (name === 'init.js') return new Response(INIT, { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
-  const known = ASSETS[name];
+  const known = ASSETS.get(name);
   if (!known) return null;
   return new Response(await asset(known.file), { headers: { 'content-type': known.type, ...SECURITY } });
 }

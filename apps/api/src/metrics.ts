@@ -12,24 +12,33 @@ export interface Metrics {
   observe(operation: string, method: string, status: number, seconds: number): void;
 }
 
-const OPERATIONS = new Map([
-  ['/api/v1/conversations/create_conversation', 'create_conversation'],
-  ['/api/v1/conversations/get_conversation', 'get_conversation'],
-  ['/api/v1/conversations/get_conversations', 'get_conversations'],
+/** The endpoints beside the operations. */
+const FIXED = [
   ['/api/v1/openapi.json', 'openapi'],
   ['/api/v1/docs', 'docs'],
   ['/healthz', 'healthz'],
   ['/readyz', 'readyz'],
   ['/metrics', 'metrics'],
-]);
+] as const;
 
-/** A bounded label for a path, so that clients cannot grow the metric series without limit. */
-export function operationOf(path: string): string {
-  const known = OPERATIONS.get(path.replace(/\/+$/, '') || '/');
-  if (known) return known;
-  if (path.startsWith('/api/v1/docs/')) return 'docs';
-  const trpc = /^\/trpc\/(conversations\.(?:create|get|list))$/.exec(path);
-  return trpc ? `trpc:${trpc[1]}` : 'other';
+/**
+ * A bounded label for a path, so that clients cannot grow the metric series without limit: each
+ * operation's declared label for its REST path, `trpc:<name>` for its tRPC procedure, else `other`.
+ */
+export function operationLabels(
+  restPrefix: string,
+  operations: readonly { name: string; label: string; meta: { openapi: { path: string } } }[],
+): (path: string) => string {
+  const labels = new Map<string, string>(FIXED);
+  for (const o of operations) {
+    labels.set(`${restPrefix}${o.meta.openapi.path}`, o.label);
+    labels.set(`/trpc/${o.name}`, `trpc:${o.name}`);
+  }
+  return (path) => {
+    const known = labels.get(path.replace(/\/+$/, '') || '/');
+    if (known) return known;
+    return path.startsWith(`${restPrefix}/docs/`) ? 'docs' : 'other';
+  };
 }
 
 export function createMetrics(poolStats: () => Promise<PoolStats>): Metrics {

@@ -1,59 +1,33 @@
-import { MAX_PAGE, PAGE_SIZE } from '@convo/domain';
-import { type AppRouter, ERRORS, type ErrorCode } from '@convo/router';
+import {
+  IDEMPOTENCY_KEY_REUSED,
+  INTAKE_PAGE_UNUSABLE,
+  NO_CONVERSATIONS,
+  PAGE_SIZE,
+  SLUG_TAKEN,
+  slugProblem,
+} from '@convo/domain';
+import { type AppRouter, ERRORS, type ErrorCode, type Operation } from '@convo/router';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { REST_PREFIX } from './rest.ts';
+import { tooLarge } from './http/body.ts';
+import { REST_PREFIX } from './rest/handler.ts';
 
 /*
  * The OpenAPI 3.1 document: generated from the procedures' zod schemas by trpc-to-openapi, then
- * patched where the generator cannot say the truth: our error body for each status an operation
- * really returns, 201 for create, an optional create body, both auth forms, and examples.
+ * completed from each operation's declaration (its .types.ts) where the generator cannot say the
+ * truth: our error body for each status an operation really returns, its success status, an
+ * optional body, both auth forms, headers and examples. One loop, nothing per operation here.
  */
 
-type Operation = Record<string, any>;
+type Json = Record<string, any>;
 
-const example = {
-  id: 42,
-  title: 'Billing question',
-  slug: 'billing-question',
-  public: true,
-  via_primary_intake_page: false,
-  intake_page_id: null,
-  conversation_url: 'https://acme.example.com/c/billing-question',
-  conversation_embed_url: 'https://acme.example.com/embeds/conversations/acme/billing-question',
-  anyone_can_post: true,
-  allow_anonymous_messages: true,
-  allow_search_engines: false,
-  tags: [{ id: 3, name: 'billing' }],
-  users: [{ id: 1, email: 'olive@acme.example.com', name: 'Olive Owner' }],
-  messages: [
-    {
-      id: 7,
-      conversation_id: 42,
-      message_type: 'text',
-      recorded_duration_seconds: 0,
-      author: { anonymous: true },
-      message_url: 'https://acme.example.com/c/billing-question#message-7',
-      embed_message_url: 'https://acme.example.com/embeds/messages/acme/7&show_author=true',
-      download_media_url: null,
-      text: 'Why was I charged twice?',
-    },
-  ],
-};
-const { messages: _m, tags: _t, ...createdBase } = example;
-const createdExample = { ...createdBase, tags: [], messages: [] };
-const listedExample = { ...example, workflow: { id: 2, name: 'Support triage', steps: [{ action: 'assign' }] } };
-const singleExample = {
-  ...listedExample,
-  conversation_created_time: '2022-02-01 17:21:09.123456',
-  conversation_credated_time_nice: 'February 1st, 2022 05:21PM UTC',
-};
-
+/** Examples of the error bodies whose message is the domain's own (the table's message is null). */
 const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
-  conversation_not_found: 'No conversations found',
-  invalid_input: "slug: slug may contain only ASCII letters, digits, '_' and '-'",
-  intake_page_unusable: 'intake page not found or not usable for this request',
-  slug_taken: 'slug is already used by another conversation in this account',
-  body_too_large: 'the request body is limited to 65536 bytes',
+  conversation_not_found: NO_CONVERSATIONS,
+  invalid_input: `slug: ${slugProblem('has space')}`,
+  intake_page_unusable: INTAKE_PAGE_UNUSABLE,
+  slug_taken: SLUG_TAKEN,
+  idempotency_key_reused: IDEMPOTENCY_KEY_REUSED,
+  body_too_large: tooLarge(64 * 1024).message,
 };
 
 const errorResponse = (description: string, codes: ErrorCode[]) => ({
@@ -113,7 +87,11 @@ const HEADERS = {
   },
 };
 
-export function buildOpenApiDocument(router: AppRouter, version: string): OpenAPIObject {
+export function buildOpenApiDocument(
+  router: AppRouter,
+  operations: readonly Operation[],
+  version: string,
+): OpenAPIObject {
   const doc = generateOpenApiDocument(router, {
     title: 'Conversations API',
     version,
@@ -144,88 +122,36 @@ export function buildOpenApiDocument(router: AppRouter, version: string): OpenAP
 
   // Either scheme authenticates: OpenAPI reads a list of requirement objects as alternatives.
   const security = [{ ApiToken: [] }, { BearerToken: [] }];
-  const paths = doc.paths as Record<string, Record<string, Operation>>;
+  const paths = doc.paths as Record<string, Record<string, Json>>;
 
-  const create = paths['/conversations/create_conversation']?.post as Operation;
-  create.security = security;
-  create.description =
-    'Every member is optional; omitted flags take the account defaults, an omitted title the account naming ' +
-    'template, an omitted slug 25 random hex characters. Members a client may not set (`id`, URLs, ' +
-    '`via_primary_intake_page`, …) are ignored. Form bodies take booleans as `true`/`false`.';
-  create.requestBody.required = false;
-  for (const media of Object.values(create.requestBody.content) as Operation[]) {
-    media.examples = { titled: { value: { title: 'Billing question', slug: 'billing-question' } } };
-  }
-  create.requestBody.content['application/x-www-form-urlencoded'].examples = {
-    titled: { value: { title: 'Billing question', slug: 'billing-question', anyone_can_post: true } },
-  };
-  const created = create.responses['200'];
-  created.content['application/json'].example = createdExample;
-  created.headers = { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } };
-  create.parameters = [
-    {
-      name: 'Idempotency-Key',
-      in: 'header',
-      required: false,
-      description:
-        'Up to 255 printable ASCII characters, remembered for 24 hours per account. A retry with the same key and ' +
-        'the same body answers the first 201 again (status and body) and creates nothing; the same key with a ' +
-        'different body is refused with 422 `idempotency_key_reused`. A concurrent retry waits for the first. ' +
-        'Refused creates are not remembered: their retry runs again.',
-      schema: { type: 'string', minLength: 1, maxLength: 255 },
-      example: 'order-1234-conversation',
-    },
-  ];
-  create.responses = {
-    '201': created,
-    '400': errorResponse('The body is not valid JSON', ['malformed_body']),
-    ...COMMON_ERRORS,
-    '409': errorResponse('The slug is already used by a conversation of this account (ignoring case)', ['slug_taken']),
-    '413': errorResponse('The body is over the size limit', ['body_too_large']),
-    '415': errorResponse('The body is neither JSON nor form-encoded', ['unsupported_media_type']),
-    '422': errorResponse(
-      'A member breaks its rule, the intake page cannot be used, or the Idempotency-Key was used with another body',
-      ['invalid_input', 'intake_page_unusable', 'idempotency_key_reused'],
-    ),
-  };
-
-  const get = paths['/conversations/get_conversation']?.get as Operation;
-  get.security = security;
-  get.description =
-    'Title and slug match exactly, ignoring case; the most recently created match wins (ties: the higher id). ' +
-    'When both are given both must match. With no parameter, or no match, the most recent conversation is returned.';
-  get.responses['200'].content['application/json'].example = singleExample;
-  get.responses = {
-    '200': get.responses['200'],
-    ...COMMON_ERRORS,
-    '404': errorResponse('The account has no conversation', ['conversation_not_found']),
-    '422': errorResponse('A parameter is given twice', ['invalid_input']),
-  };
-
-  const list = paths['/conversations/get_conversations']?.get as Operation;
-  list.security = security;
-  list.description = `Up to ${PAGE_SIZE} conversations a page, newest created first; pages count from 1 (at most ${MAX_PAGE}).`;
-  list.responses['200'].content['application/json'].example = { conversations: [listedExample] };
-  list.responses['200'].headers = {
-    Link: {
-      description:
-        'GitHub-style links to the next, previous and first pages (`rel="next"`, `rel="prev"`, `rel="first"`), ' +
-        'each present only when that page exists.',
-      schema: { type: 'string' },
-      example: '<https://api.example.com/api/v1/conversations/get_conversations?page=3>; rel="next"',
-    },
-  };
-  list.responses = {
-    '200': list.responses['200'],
-    ...COMMON_ERRORS,
-    '404': errorResponse('The account has no conversations, or the page is past the last one', [
-      'conversation_not_found',
-    ]),
-    '422': errorResponse('The page is not a whole number from 1', ['invalid_input']),
-  };
-
-  for (const op of [create, get, list]) {
-    for (const [status, response] of Object.entries(op.responses as Record<string, Operation>)) {
+  // Each operation's declaration says what the generator cannot: statuses and their error bodies,
+  // the success status, examples, headers and header parameters.
+  for (const { meta, doc: declared } of operations) {
+    const op = paths[meta.openapi.path]?.[meta.openapi.method.toLowerCase()] as Json;
+    op.security = security;
+    op.description = declared.description;
+    const success = op.responses['200'];
+    success.content['application/json'].example = declared.example;
+    if (declared.headers) success.headers = declared.headers;
+    if (declared.parameters) op.parameters = declared.parameters;
+    if (op.requestBody) {
+      // Every member is optional, so no body at all is a request too.
+      op.requestBody.required = false;
+      for (const [type, media] of Object.entries(op.requestBody.content as Record<string, Json>)) {
+        const example = declared.requestExamples?.[type];
+        if (example) media.examples = { titled: { value: example } };
+      }
+    }
+    const errors = Object.entries(declared.errors).map(([status, e]) => [
+      status,
+      errorResponse(e.description, e.codes),
+    ]);
+    op.responses = {
+      [String(meta.successStatus ?? 200)]: success,
+      ...COMMON_ERRORS,
+      ...Object.fromEntries(errors),
+    };
+    for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
       if (status !== '401') response.headers = { ...RATE_LIMIT_HEADERS, ...response.headers };
     }
   }

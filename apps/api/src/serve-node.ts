@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
-import { Server as NetServer } from 'node:net';
-import { serve } from '@hono/node-server';
+import { Server as NetServer, type Socket } from 'node:net';
+import { errorBody } from '@convo/router';
+import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
 import type { MikroORM } from '@mikro-orm/core';
 import type { App } from './app.ts';
 import type { Logger } from './logger.ts';
@@ -19,13 +20,24 @@ const IDLE_GRACE_MS = 1_000;
 export function serveOnNode(
   app: App,
   orm: MikroORM,
-  o: { host: string; port: number; logger: Logger; onListen?: (port: number) => void },
+  o: { host: string; port: number; logger: Logger; sendTimeoutMs?: number; onListen?: (port: number) => void },
 ): Promise<void> {
   const { logger } = o;
-  const server = serve({ fetch: app.fetch, port: o.port, hostname: o.host }, (info) => {
+  const sendTimeoutMs = o.sendTimeoutMs ?? 15_000;
+  // A client that never reads its answer would hold the answer's memory and its socket forever:
+  // an answer not taken within sendTimeoutMs of being ready is cut off.
+  const fetch = async (req: Request, env: HttpBindings | Http2Bindings) => {
+    const res = await app.fetch(req);
+    const out = env.outgoing;
+    const timer = setTimeout(() => out.destroy(), sendTimeoutMs);
+    out.once('close', () => clearTimeout(timer));
+    return res;
+  };
+  const server = serve({ fetch, port: o.port, hostname: o.host }, (info) => {
     logger.info({ url: `http://${o.host}:${info.port}`, pid: process.pid }, 'listening');
     o.onListen?.(info.port);
   }) as Server;
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
   // A stray rejection is a bug to log, not a reason to drop every request in flight.
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
 
@@ -52,4 +64,26 @@ export function serveOnNode(
     };
     process.once('SIGINT', () => stop('SIGINT')).once('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/**
+ * What Node's HTTP parser refuses (a malformed request, headers too large, a request that did not
+ * arrive in time) gets the JSON error body too, where the connection can still carry it.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, reason] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? ([431, 'header_too_large', 'Request Header Fields Too Large'] as const)
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ([408, 'request_timeout', 'Request Timeout'] as const)
+        : ([400, 'bad_request', 'Bad Request'] as const);
+  const body = JSON.stringify(errorBody(code));
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `cache-control: no-store\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

@@ -7,7 +7,15 @@ import { createServices, migrateDatabase, openDatabase } from './services.ts';
 /** The app as the configuration describes it, on an open database. */
 export function buildApp(orm: MikroORM, config: Config, logger: Logger): App {
   const services = createServices(orm, logger, { rateLimit: config.rateLimit });
-  return createApp(services, { maxBodyBytes: config.maxBodyBytes, requestTimeoutMs: config.requestTimeoutMs });
+  return createApp(services, {
+    maxBodyBytes: config.maxBodyBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+    maxBatch: config.maxBatch,
+    publicUrl: config.publicUrl,
+    trustProxy: config.trustProxy,
+    metricsToken: config.metricsToken,
+  });
 }
 
 /** Everything a runtime entry needs: the app, built from config, and a way to close it. */

@@ -1,9 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import {
   AccountStore,
+  databaseUnavailable,
+  hashToken,
+  MikroConversationStore,
+  MikroIntakePageStore,
   migrate,
   openOrm,
   pendingMigrations,
+  poolStats,
   purgeIdempotencyKeys,
   RateLimiter,
   type RateLimitPolicy,
@@ -12,7 +17,7 @@ import type { ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
 import { type Config, DEFAULT_RATE_LIMIT } from './config.ts';
 import type { Logger } from './logger.ts';
-import { createMetrics, type Metrics, type PoolStats } from './metrics.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 
 /** What the HTTP surface uses: the procedures' services, plus logs, metrics and readiness. */
 export interface Services extends ProcedureServices {
@@ -50,20 +55,6 @@ export async function migrateDatabase(orm: MikroORM, logger: Logger): Promise<vo
   if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
 }
 
-interface NativePool {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-}
-
-/** The pg pool's figures; embedded PGlite is a single connection. */
-async function poolStats(orm: MikroORM): Promise<PoolStats> {
-  const connection = orm.em.getConnection() as unknown as { getNativeClient(): Promise<unknown> };
-  const pool = (await connection.getNativeClient()) as Partial<NativePool>;
-  if (typeof pool.totalCount !== 'number') return { total: 1, idle: 0, waiting: 0 };
-  return { total: pool.totalCount, idle: pool.idleCount ?? 0, waiting: pool.waitingCount ?? 0 };
-}
-
 export interface ServiceOptions {
   rateLimit: RateLimitPolicy;
 }
@@ -86,10 +77,17 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     IDEMPOTENCY_PURGE_MS,
   ).unref();
   let migrated = false;
+  // The stores are built once: their reads are prepared statements and their writes native
+  // inserts or their own transactions, so none keeps an identity map a request could share.
+  const em = orm.em.fork();
+  const accounts = new AccountStore(em);
   return {
-    forkEm: () => orm.em.fork(),
+    conversations: new MikroConversationStore(em),
+    intakePages: new MikroIntakePageStore(em),
+    authenticate: (token) => accounts.findByTokenHash(hashToken(token)),
+    isUnavailable: databaseUnavailable,
     logger,
-    metrics: createMetrics(() => poolStats(orm)),
+    metrics: createMetrics(() => poolStats(em)),
     async notReady() {
       try {
         await orm.em.getConnection().execute('select 1');
@@ -105,7 +103,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
       const now = Date.now();
       if ((lastTouch.get(tokenId) ?? 0) + TOKEN_TOUCH_INTERVAL_MS > now) return;
       lastTouch.set(tokenId, now);
-      await new AccountStore(orm.em.fork()).touchToken(tokenId);
+      await accounts.touchToken(tokenId);
     },
   };
 }

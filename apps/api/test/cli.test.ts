@@ -99,6 +99,20 @@ describe('operator CLI', () => {
     expect(await apiStatus(token)).toBe(404); // authenticated; the account simply has no conversations yet
   });
 
+  it('sets an account rate limit and returns it to the server default', async () => {
+    expect(await json('account', 'rate-limit', '--key', 'acme', '--limit', '600')).toEqual({
+      key: 'acme',
+      rateLimit: 600,
+    });
+    expect(await json('account', 'rate-limit', '--key', 'acme', '--limit', 'default')).toEqual({
+      key: 'acme',
+      rateLimit: null,
+    });
+    const refused = await cli('account', 'rate-limit', '--key', 'acme', '--limit', 'lots');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/--limit/);
+  });
+
   it('adds users, workflows and intake pages', async () => {
     expect(
       await json('user', 'add', '--account', 'acme', '--email', 'sam@acme.example', '--name', 'Sam'),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.ts';
 import {
   auth,
   call,
@@ -8,6 +9,7 @@ import {
   makeAccount,
   openHarness,
   REST,
+  secondApp,
   type TestAccount,
 } from './support/harness.ts';
 
@@ -198,17 +200,38 @@ describe('get_conversations', () => {
   });
 
   it('links pages with a GitHub-style Link header, keeping other parameters', async () => {
+    const path = '/api/v1/conversations/get_conversations';
     const first = await get(h, acme.token, 'get_conversations?x=1');
-    expect(first.headers.get('link')).toBe(`<${REST}/get_conversations?x=1&page=2>; rel="next"`);
+    expect(first.headers.get('link')).toBe(`<${path}?x=1&page=2>; rel="next"`);
     const second = await get(h, acme.token, 'get_conversations?page=2');
-    expect(second.headers.get('link')).toBe(
-      `<${REST}/get_conversations?page=1>; rel="prev", <${REST}/get_conversations?page=1>; rel="first"`,
-    );
+    expect(second.headers.get('link')).toBe(`<${path}?page=1>; rel="prev", <${path}?page=1>; rel="first"`);
     const one = await makeAccount(h, 'one-page');
     await createJson(h, one.token, {});
     const single = await get(h, one.token, 'get_conversations');
     expect(single.status).toBe(200);
     expect(single.headers.get('link')).toBeNull();
+  });
+
+  it('builds absolute links only on PUBLIC_URL or a trusted proxy, never on the Host header', async () => {
+    const path = '/api/v1/conversations/get_conversations';
+    const page1 = (app: App, headers: Record<string, string>) =>
+      app.fetch(new Request(`http://evil.example:666${path}`, { headers: { ...auth(acme.token), ...headers } }));
+    const spoofed = { host: 'evil.example:666', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
+    expect((await page1(h.app, spoofed)).headers.get('link')).toBe(`<${path}?page=2>; rel="next"`);
+
+    const configured = secondApp(h, {}, { publicUrl: 'https://api.acme.example/' });
+    expect((await page1(configured, spoofed)).headers.get('link')).toBe(
+      `<https://api.acme.example${path}?page=2>; rel="next"`,
+    );
+
+    const proxied = secondApp(h, {}, { trustProxy: true });
+    const behind = { 'x-forwarded-host': 'api.acme.example', 'x-forwarded-proto': 'https' };
+    expect((await page1(proxied, behind)).headers.get('link')).toBe(
+      `<https://api.acme.example${path}?page=2>; rel="next"`,
+    );
+    // A forwarded value that is not a host is ignored: the link stays relative.
+    const garbage = { 'x-forwarded-host': 'a b/c', 'x-forwarded-proto': 'https' };
+    expect((await page1(proxied, garbage)).headers.get('link')).toBe(`<${path}?page=2>; rel="next"`);
   });
 
   it('carries the workflow and messages but not the creation times', async () => {

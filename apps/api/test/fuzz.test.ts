@@ -82,6 +82,10 @@ const body = fc.oneof(
   jsonValue.map((v) => JSON.stringify(v)),
   fc.string({ maxLength: 80 }),
   fc.constantFrom('{', '{"title":', '[]', '{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{}}}'),
+  // Many-field forms: the shape that once cost quadratic time.
+  fc
+    .tuple(fc.integer({ min: 1, max: 3_000 }), fc.constantFrom('a', 'title=x', 'f', '__proto__=1', 'constructor'))
+    .map(([n, field]) => Array.from({ length: n }, (_, i) => (i % 3 === 0 ? field : `f${i}`)).join('&')),
 );
 const contentType = fc.constantFrom(
   'application/json',
@@ -119,6 +123,12 @@ const path = fc.constantFrom(
   '/conversations/get_conversation/',
   '/conversations',
   '/openapi.json',
+  '/docs',
+  '/docs/constructor',
+  '/docs/__proto__',
+  '/constructor',
+  '/conversations/__proto__',
+  '/conversations/toString',
 );
 
 describe('fuzzing the HTTP handler', () => {
@@ -133,13 +143,18 @@ describe('fuzzing the HTTP handler', () => {
           contentType,
           authorization,
           idempotencyKey,
+          repeatKey: fc.boolean(),
         }),
         async (c) => {
-          const headers: Record<string, string> = {};
-          if (c.contentType) headers['content-type'] = c.contentType;
-          if (c.idempotencyKey !== undefined) headers['idempotency-key'] = c.idempotencyKey;
+          const headers = new Headers();
+          if (c.contentType) headers.set('content-type', c.contentType);
+          if (c.idempotencyKey !== undefined) {
+            headers.set('idempotency-key', c.idempotencyKey);
+            // A repeated header reaches the app joined with a comma, as HTTP has it.
+            if (c.repeatKey) headers.append('idempotency-key', 'another');
+          }
           if (c.authorization)
-            headers.authorization = c.authorization === 'valid' ? `Bearer ${acme.token}` : c.authorization;
+            headers.set('authorization', c.authorization === 'valid' ? `Bearer ${acme.token}` : c.authorization);
           const hasBody = c.method !== 'GET';
           const res = await h.app.fetch(
             new Request(`${BASE}/api/v1${c.path}${c.query ? `?${c.query}` : ''}`, {
@@ -159,6 +174,78 @@ describe('fuzzing the HTTP handler', () => {
         },
       ),
       { numRuns: RUNS, verbose: 1 },
+    );
+  }, 600_000);
+
+  it(`answers tRPC in tRPC's shape, never 5xx: batches, odd names, large and chunked bodies (${Math.ceil(RUNS / 5)} cases)`, async () => {
+    const procedure = fc.constantFrom(
+      'conversations.create',
+      'conversations.get',
+      'conversations.list',
+      'conversations.nope',
+      'constructor',
+      '__proto__',
+      'toString',
+      'conversations.__proto__',
+      '',
+    );
+    const largeBody = fc
+      .tuple(fc.integer({ min: 1, max: 200_000 }), fc.constantFrom('x', '{', '"', ' '))
+      .map(([n, c]) => c.repeat(n));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          method: fc.constantFrom('GET', 'POST', 'PUT', 'HEAD'),
+          calls: fc.array(procedure, { minLength: 1, maxLength: 14 }),
+          batch: fc.boolean(),
+          input: fc.option(
+            fc.oneof(
+              body,
+              jsonValue.map((v) => JSON.stringify(v)),
+            ),
+            { nil: undefined },
+          ),
+          payload: fc.oneof(body, largeBody),
+          chunked: fc.boolean(),
+          authorization,
+        }),
+        async (c) => {
+          const headers = new Headers({ 'content-type': 'application/json' });
+          if (c.authorization)
+            headers.set('authorization', c.authorization === 'valid' ? `Bearer ${acme.token}` : c.authorization);
+          const query = new URLSearchParams();
+          if (c.batch) query.set('batch', '1');
+          if (c.input !== undefined) query.set('input', c.input);
+          const hasBody = c.method === 'POST' || c.method === 'PUT';
+          const bytes = new TextEncoder().encode(c.payload);
+          const stream = new ReadableStream<Uint8Array>({
+            start(controller) {
+              for (let at = 0; at < bytes.length; at += 8192) controller.enqueue(bytes.slice(at, at + 8192));
+              controller.close();
+            },
+          });
+          const res = await h.app.fetch(
+            new Request(`${BASE}/trpc/${c.calls.join(',')}?${query}`, {
+              method: c.method,
+              headers,
+              ...(hasBody ? { body: c.chunked ? stream : bytes, duplex: 'half' } : {}),
+            } as RequestInit),
+          );
+          const text = await res.text();
+          expect(res.status).toBeLessThan(500);
+          if (res.status >= 400) {
+            const parsed = JSON.parse(text);
+            const errors = (Array.isArray(parsed) ? parsed : [parsed]).filter((r) => r.error);
+            expect(errors.length).toBeGreaterThan(0);
+            for (const r of errors) {
+              expect(typeof r.error.message).toBe('string');
+              expect(typeof r.error.data.appCode).toBe('string');
+            }
+            expect(text).not.toMatch(/at .*\.(ts|js):\d+|stack|select |insert |Unexpected token/i);
+          }
+        },
+      ),
+      { numRuns: Math.ceil(RUNS / 5) },
     );
   }, 600_000);
 

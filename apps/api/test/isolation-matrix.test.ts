@@ -138,6 +138,8 @@ const OPERATIONS: Operation[] = [
     send: (hd, l) => trpcQuery('conversations.get', { title: l === 'secret' ? SECRET.title : 'No such' }, hd),
   },
   { name: 'tRPC conversations.list page 2', send: (hd) => trpcQuery('conversations.list', { page: 2 }, hd) },
+  { name: 'REST get_account', send: (hd) => call(h, new Request(`${BASE}/api/v1/account`, { headers: hd })) },
+  { name: 'tRPC account.get', send: (hd) => trpcQuery('account.get', {}, hd) },
   {
     name: 'tRPC conversations.create through an intake page',
     write: true,

@@ -218,6 +218,11 @@ describe('Idempotency-Key on create', () => {
 
 describe('request timeout', () => {
   // A lock held by another session makes the request wait; only a PostgreSQL server has sessions.
+  if (!process.env.DATABASE_URL) {
+    console.warn(
+      'limits.test.ts: the request-timeout test is skipped: it needs a PostgreSQL server (DATABASE_URL) for a second session to hold the lock; embedded PGlite has one session',
+    );
+  }
   it.runIf(process.env.DATABASE_URL)('answers 503 when a request runs past REQUEST_TIMEOUT_MS', async () => {
     const slow = await openHarness({ requestTimeoutMs: 300 });
     try {

@@ -3,7 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices } from '../src/services.ts';
-import { BASE, call, createJson, type Harness, makeAccount, openHarness, type TestAccount } from './support/harness.ts';
+import {
+  BASE,
+  call,
+  createJson,
+  type Harness,
+  METRICS_TOKEN,
+  makeAccount,
+  openHarness,
+  type TestAccount,
+} from './support/harness.ts';
 
 let h: Harness;
 let acme: TestAccount;
@@ -76,7 +85,9 @@ describe('health, readiness and metrics', () => {
     await createJson(h, acme.token, {});
     await call(h, new Request(`${BASE}/api/v1/conversations/get_conversation`));
     await call(h, new Request(`${BASE}/no/such/path/${Math.random()}`));
-    const res = await h.app.fetch(new Request(`${BASE}/metrics`));
+    const res = await h.app.fetch(
+      new Request(`${BASE}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }),
+    );
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await res.text();
     expect(text).toMatch(/http_requests_total\{operation="create_conversation",method="POST",status="201"\} \d+/);

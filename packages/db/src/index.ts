@@ -1,10 +1,14 @@
 export * from './admin/errors.ts';
 export * from './admin/operations.ts';
-export * from './admin/seed.ts';
+export * from './admin/seed/format.ts';
+export * from './admin/seed/loader.ts';
+export type { LoadedAccount, SeedCounts } from './admin/seed/writer.ts';
 export * from './faults.ts';
 export * from './limits/rate-limiter.ts';
+export { type NativeClient, nativeClient, poolStats } from './native.ts';
 export * from './orm.ts';
 export * from './repositories/account-store.ts';
 export * from './repositories/conversation-store.ts';
+export { IDEMPOTENCY_RETENTION_HOURS, purgeIdempotencyKeys } from './repositories/idempotency-keys.ts';
 export * from './repositories/intake-page-store.ts';
 export * from './tokens.ts';

@@ -2,6 +2,7 @@ import type { MikroORM, Options } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
+import { nativeClient, onStatement } from './native.ts';
 import { disableNamedStatements } from './repositories/prepared.ts';
 
 /** Where the data lives: a PostgreSQL server, or embedded PGlite (a directory, or memory). */
@@ -55,20 +56,19 @@ export async function openOrm(target: DatabaseTarget, o: OrmOptions = {}): Promi
     } as Options);
     // An idle connection dropped by the server (restart, failover) is an error event on the pool;
     // unheard, Node would end the process. The pool replaces the connection on next use.
-    const pool = (await (
-      orm.em.getConnection() as unknown as { getNativeClient(): Promise<unknown> }
-    ).getNativeClient()) as {
-      on?(event: 'error', f: (err: Error) => void): void;
-    };
-    pool.on?.('error', (err) => o.onPoolError?.(err));
+    const native = await nativeClient(orm.em);
+    if (native.kind === 'pg') native.pool.on('error', (err) => o.onPoolError?.(err));
     if (target.namedStatements === false) disableNamedStatements(orm.em);
+    if (o.onQuery) onStatement(orm.em, o.onQuery);
     return orm;
   }
   const { MikroORM } = await import('@mikro-orm/pglite');
-  return MikroORM.init({
+  const orm = await MikroORM.init({
     ...commonOptions(o),
     ...(target.dataDir ? { dbName: target.dataDir } : {}),
   } as Options);
+  if (o.onQuery) onStatement(orm.em, o.onQuery);
+  return orm;
 }
 
 /** Applies every pending migration; returns the names applied. */

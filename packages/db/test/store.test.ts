@@ -1,4 +1,4 @@
-import { lookupCriteria, pageWindow, SlugTakenError } from '@convo/domain';
+import { clockMicros, lookupCriteria, pageWindow, SlugTakenError } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSeed, MikroConversationStore, MikroIntakePageStore } from '../src/index.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
@@ -148,6 +148,7 @@ describe('get_conversations paging', () => {
 
 describe('slug uniqueness', () => {
   const draft = {
+    createdAt: clockMicros(),
     title: 'T',
     anyoneCanPost: true,
     allowAnonymousMessages: true,
@@ -162,6 +163,12 @@ describe('slug uniqueness', () => {
     await expect(store().insert(other, { ...draft, slug: 'conv-1' })).resolves.toMatchObject({
       id: expect.any(Number),
     });
+  });
+  it('stores a new conversation’s time exactly as the clock gave it, microseconds and all', async () => {
+    const createdAt = clockMicros();
+    await store().insert(other, { ...draft, createdAt, slug: 'timed' });
+    const found = await store().findOne(other, lookupCriteria({ slug: 'timed' }));
+    expect(found?.createdAt).toBe(createdAt);
   });
   it('lets exactly one of many concurrent inserts of one slug win', async () => {
     const results = await Promise.allSettled(

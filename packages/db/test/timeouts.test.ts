@@ -2,6 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { openOrm } from '../src/index.ts';
 
 const serverUrl = process.env.DATABASE_URL;
+if (!serverUrl) {
+  console.warn(
+    'timeouts.test.ts: skipped: statement_timeout is a PostgreSQL server setting; set DATABASE_URL (CI runs it against the server)',
+  );
+}
 
 describe('statement timeout', () => {
   // Only a PostgreSQL server has one (embedded PGlite runs in-process); CI runs this file against the server.

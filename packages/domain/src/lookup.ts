@@ -1,4 +1,5 @@
 import { slugKey } from './slug.ts';
+import { isWellFormed, textProblem } from './text.ts';
 import { titleKey } from './title.ts';
 
 /** What get_conversation was asked for. */
@@ -15,6 +16,17 @@ export interface LookupRequest {
 export interface LookupCriteria {
   titleKey?: string;
   slugKey?: string;
+}
+
+/** Why a lookup cannot be answered: a key that is not Unicode text (a lone surrogate) is refused. */
+export function lookupProblem(req: LookupRequest): string | null {
+  for (const [what, key] of [
+    ['title', req.title],
+    ['slug', req.slug],
+  ] as const) {
+    if (key !== undefined && !isWellFormed(key)) return textProblem(what, key);
+  }
+  return null;
 }
 
 export function lookupCriteria(req: LookupRequest): LookupCriteria {

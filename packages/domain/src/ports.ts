@@ -6,9 +6,27 @@ import type { AccountAddress } from './urls.ts';
 /** The account a request acts for, as resolved from its API token. */
 export interface AccountContext extends AccountAddress {
   id: number;
+  name: string;
   defaults: ConversationSettings;
   titleTemplate: string;
   owner: UserRecord | null;
+}
+
+/** An API token that resolved to its account. */
+export interface Authenticated {
+  tokenId: number;
+  /** The account's own requests per rate-limit window; null: the server's default. */
+  rateLimit: number | null;
+  account: AccountContext;
+}
+
+/** What a response says about its token's quota (the RateLimit-* headers). */
+export interface RateLimitState {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window ends and the quota is whole again. */
+  resetSeconds: number;
 }
 
 export interface ConversationSettings {
@@ -67,6 +85,8 @@ export interface IntakePageRecord {
 
 /** A conversation about to be stored: everything but what the database assigns. */
 export interface NewConversation extends ConversationSettings {
+  /** When it is created: the clock the default title was rendered from. */
+  createdAt: EpochMicros;
   title: string;
   slug: string;
   viaPrimaryIntakePage: boolean;

@@ -45,6 +45,25 @@ function split(micros: EpochMicros): { date: Date; micro: number } {
 
 export const microsFromDate = (date: Date): EpochMicros => BigInt(date.getTime()) * 1000n;
 
+export const dateFromMicros = (micros: EpochMicros): Date => split(micros).date;
+
+let lastMicros = 0n;
+
+/**
+ * The one clock a new conversation's time comes from: its default title names this time's date
+ * and its created_at stores it, so the two can never disagree (around midnight UTC the server's
+ * and the database's clocks could). Wall-clock milliseconds with the monotonic clock's
+ * sub-millisecond digits, and strictly increasing within a process.
+ */
+export function clockMicros(): EpochMicros {
+  const now = BigInt(Date.now()) * 1000n + BigInt(Math.floor((performance.now() % 1) * 1000));
+  lastMicros = now > lastMicros ? now : lastMicros + 1n;
+  return lastMicros;
+}
+
+/** A time as PostgreSQL's timestamptz reads it, microseconds and all. */
+export const timestamptzText = (micros: EpochMicros): string => `${formatCreatedTime(micros)}+00`;
+
 /** `YYYY-MM-DD HH:MM:SS.ffffff`, UTC. */
 export function formatCreatedTime(micros: EpochMicros): string {
   const { date: d, micro } = split(micros);

@@ -1,3 +1,5 @@
+import { caseFold } from 'unicode-case-folding';
+import { textProblem } from './text.ts';
 import { formatClockTime, formatLongDate } from './time.ts';
 
 export const TITLE_MAX_LENGTH = 255;
@@ -13,8 +15,7 @@ export const TITLE_PLACEHOLDERS = {
 export function titleProblem(title: string): string | null {
   if (title.length === 0) return 'title must not be empty';
   if (title.length > TITLE_MAX_LENGTH) return `title must be at most ${TITLE_MAX_LENGTH} characters`;
-  if (title.includes('\u0000')) return 'title must not contain NUL characters';
-  return null;
+  return textProblem('title', title);
 }
 
 export function titleTemplateProblem(template: string): string | null {
@@ -34,5 +35,10 @@ export function renderTitle(template: string, now: Date): string {
   return title.slice(0, TITLE_MAX_LENGTH);
 }
 
-/** Titles are matched exactly but ignoring case; this is the form they are compared in. */
-export const titleKey = (title: string): string => title.toLowerCase();
+/**
+ * Titles are matched exactly but ignoring case; this is the form they are compared in: NFC, then
+ * Unicode full case folding (CaseFolding.txt, statuses C and F, with no Turkic special case),
+ * then NFC again (folding can decompose). So `Straße` matches `STRASSE`, `ΟΔΟΣ` matches `οδοσ`
+ * (final sigma), `ﬁ` matches `FI`, and a title typed precomposed matches one typed decomposed.
+ */
+export const titleKey = (title: string): string => caseFold(title.normalize('NFC')).normalize('NFC');

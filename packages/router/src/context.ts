@@ -1,15 +1,28 @@
-import type { RateLimitState } from '@convo/db';
-import type { PagePosition } from '@convo/domain';
-import type { EntityManager } from '@mikro-orm/core';
+import {
+  type Authenticated,
+  type ConversationStore,
+  type IntakePageStore,
+  type PagePosition,
+  type RateLimitState,
+  tokenFromAuthorization,
+} from '@convo/domain';
 
-/** What the procedures need from the process that serves them. */
+/**
+ * What the procedures get from the process that serves them: the domain's ports, built once in
+ * the composition root (apps/api/src/services.ts), and the few services a transport needs. No ORM
+ * type appears here, so the AppRouter type that clients import carries none.
+ */
 export interface ProcedureServices {
-  /** A fresh EntityManager for one request; never the global one. */
-  forkEm(): EntityManager;
+  conversations: ConversationStore;
+  intakePages: IntakePageStore;
+  /** The account an API token acts for; null for an unknown or revoked token. */
+  authenticate(token: string): Promise<Authenticated | null>;
   /** Records that a token was used; throttled, so not a write per request. */
   touchToken(tokenId: number): Promise<void>;
   /** Spends one request of the token's quota; null when the token is not limited. */
   rateLimit(tokenId: number, accountId: number, accountLimit: number | null): Promise<RateLimitState | null>;
+  /** True when an error means the database cannot serve just now (503), not that the request is wrong. */
+  isUnavailable(err: unknown): boolean;
 }
 
 /** What a procedure tells its transport beside its result (shared by reference through middleware). */
@@ -31,20 +44,29 @@ export interface RequestState {
 
 export interface Context {
   services: ProcedureServices;
-  em: EntityManager;
-  authorization: string | null;
   idempotencyKey: string | null;
   requestId: string;
   notes: ResponseNotes;
+  /**
+   * The request's token resolved to its account, or null. Looked up once per HTTP request,
+   * however many calls a tRPC batch carries, and before a REST body is read.
+   */
+  authenticate(): Promise<Authenticated | null>;
 }
 
 export function createContext(services: ProcedureServices, req: Request, request: RequestState): Context {
+  let authenticated: Promise<Authenticated | null> | undefined;
   return {
     services,
-    em: services.forkEm(),
-    authorization: req.headers.get('authorization'),
     idempotencyKey: req.headers.get('idempotency-key'),
     requestId: request.id,
     notes: request.notes,
+    authenticate() {
+      if (!authenticated) {
+        const token = tokenFromAuthorization(req.headers.get('authorization'));
+        authenticated = token ? services.authenticate(token) : Promise.resolve(null);
+      }
+      return authenticated;
+    },
   };
 }

@@ -1,5 +1,5 @@
 import type { DomainErrorCode } from '@convo/domain';
-import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 
 /**
  * The one table: error code → tRPC code → HTTP status → public message. A null message means the
@@ -16,7 +16,10 @@ export const ERRORS = {
     message: 'a valid API token is required in the Authorization header',
   },
   malformed_body: { trpc: 'BAD_REQUEST', status: 400, message: 'the request body is not valid JSON or form data' },
+  bad_request: { trpc: 'BAD_REQUEST', status: 400, message: 'the request is not valid HTTP' },
+  batch_too_large: { trpc: 'BAD_REQUEST', status: 400, message: null },
   body_too_large: { trpc: 'PAYLOAD_TOO_LARGE', status: 413, message: null },
+  header_too_large: { trpc: 'BAD_REQUEST', status: 431, message: 'the request headers are too large' },
   unsupported_media_type: {
     trpc: 'UNSUPPORTED_MEDIA_TYPE',
     status: 415,
@@ -24,16 +27,19 @@ export const ERRORS = {
   },
   route_not_found: { trpc: 'NOT_FOUND', status: 404, message: 'no such endpoint' },
   method_not_allowed: { trpc: 'METHOD_NOT_SUPPORTED', status: 405, message: 'method not allowed on this endpoint' },
+  request_timeout: {
+    trpc: 'TIMEOUT',
+    status: 408,
+    message: 'the request did not arrive in time; send it again on a new connection',
+  },
   rate_limited: {
     trpc: 'TOO_MANY_REQUESTS',
     status: 429,
     message: "this token's rate limit is used up; retry after the seconds in Retry-After",
   },
-  idempotency_key_reused: {
-    trpc: 'UNPROCESSABLE_CONTENT',
-    status: 422,
-    message: 'this Idempotency-Key was already used with a different request',
-  },
+  idempotency_key_reused: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
+  /** Never sent: the client went away first. Counted apart in metrics and logs, as nginx does. */
+  client_closed: { trpc: 'CLIENT_CLOSED_REQUEST', status: 499, message: 'the client closed the connection' },
   unavailable: {
     trpc: 'SERVICE_UNAVAILABLE',
     status: 503,
@@ -49,12 +55,25 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-/** The code for a tRPC error that did not come from our table (e.g. a library's own). */
-export function codeForTrpc(trpc: TRPC_ERROR_CODE_KEY): ErrorCode {
-  if (trpc === 'PARSE_ERROR') return 'malformed_body';
-  const found = (Object.keys(ERRORS) as ErrorCode[]).find((c) => ERRORS[c].trpc === trpc);
-  return found ?? 'internal';
-}
+/**
+ * The code for a tRPC error that did not come from our table: the library's own (an unknown
+ * procedure, a body that is not JSON, a wrong method). Their texts are never shown (a parse
+ * error's would echo V8's message); the table's message is.
+ */
+const LIBRARY_CODES: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
+  PARSE_ERROR: 'malformed_body',
+  BAD_REQUEST: 'malformed_body',
+  NOT_FOUND: 'route_not_found',
+  METHOD_NOT_SUPPORTED: 'method_not_allowed',
+  PAYLOAD_TOO_LARGE: 'body_too_large',
+  UNSUPPORTED_MEDIA_TYPE: 'unsupported_media_type',
+  TIMEOUT: 'request_timeout',
+  CLIENT_CLOSED_REQUEST: 'client_closed',
+  TOO_MANY_REQUESTS: 'rate_limited',
+  UNAUTHORIZED: 'unauthorized',
+};
+
+export const codeForTrpc = (trpc: TRPC_ERROR_CODE_KEY): ErrorCode => LIBRARY_CODES[trpc] ?? 'internal';
 
 export const publicMessage = (code: ErrorCode, detail: string): string => ERRORS[code].message ?? detail;
 
@@ -63,3 +82,19 @@ export const errorBody = (code: ErrorCode, detail = ''): { error: string; code: 
   error: publicMessage(code, detail),
   code,
 });
+
+/** The error of a tRPC answer, as every tRPC error is shaped: by the error formatter, or by the transport. */
+export interface TrpcErrorShape {
+  message: string;
+  code: number;
+  data: { code: TRPC_ERROR_CODE_KEY; httpStatus: number; path: string | undefined; appCode: ErrorCode };
+}
+
+export function trpcErrorShape(code: ErrorCode, detail: string, path: string | undefined): TrpcErrorShape {
+  const row = ERRORS[code];
+  return {
+    message: publicMessage(code, detail),
+    code: TRPC_ERROR_CODES_BY_KEY[row.trpc],
+    data: { code: row.trpc, httpStatus: row.status, path, appCode: code },
+  };
+}

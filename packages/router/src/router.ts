@@ -1,14 +1,32 @@
-import { createConversationProcedure } from './procedures/conversations/create-conversation.ts';
-import { getConversationProcedure } from './procedures/conversations/get-conversation.ts';
-import { listConversationsProcedure } from './procedures/conversations/list-conversations.ts';
+import type { Operation } from './operation.ts';
+import { getAccountOperation, getAccountProcedure } from './procedures/account/get-account.ts';
+import {
+  createConversationOperation,
+  createConversationProcedure,
+} from './procedures/conversations/create-conversation.ts';
+import { getConversationOperation, getConversationProcedure } from './procedures/conversations/get-conversation.ts';
+import {
+  listConversationsOperation,
+  listConversationsProcedure,
+} from './procedures/conversations/list-conversations.ts';
 import { router } from './trpc.ts';
 
+/** The typed tRPC surface: what `@convo/client` and any TypeScript frontend call. */
 export const appRouter = router({
   conversations: router({
     create: createConversationProcedure,
     get: getConversationProcedure,
     list: listConversationsProcedure,
   }),
+  account: router({ get: getAccountProcedure }),
 });
 
 export type AppRouter = typeof appRouter;
+
+/** Every operation with its declaration: the REST routes, the OpenAPI document and metrics come from these. */
+export const operations: readonly Operation[] = [
+  createConversationOperation,
+  getConversationOperation,
+  listConversationsOperation,
+  getAccountOperation,
+];

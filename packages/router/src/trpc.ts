@@ -1,10 +1,9 @@
-import { AccountStore, databaseUnavailable, hashToken } from '@convo/db';
-import { type AccountContext, DomainError, tokenFromAuthorization } from '@convo/domain';
+import { type AccountContext, DomainError } from '@convo/domain';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Context } from './context.ts';
-import { codeForTrpc, ERRORS, type ErrorCode, publicMessage } from './errors.ts';
+import { codeForTrpc, ERRORS, type ErrorCode, publicMessage, trpcErrorShape } from './errors.ts';
 
 /** Our procedure meta: trpc-to-openapi's, plus the status a success answers with. */
 export type Meta = OpenApiMeta<{ successStatus?: number }>;
@@ -25,17 +24,17 @@ const t = initTRPC
   .create({
     // Never a stack trace or an internal message in a response, whatever NODE_ENV says.
     isDev: false,
+    // Our errors carry their row of the table; the library's own (an unknown procedure, a body
+    // that is not JSON) get their row's message, never the library's text.
     errorFormatter({ shape, error }) {
-      const appCode = error instanceof ApiError ? error.appCode : codeForTrpc(error.code);
-      return {
-        ...shape,
-        message: appCode === 'internal' ? publicMessage('internal', '') : shape.message,
-        data: { code: shape.data.code, httpStatus: shape.data.httpStatus, path: shape.data.path, appCode },
-      };
+      return error instanceof ApiError
+        ? trpcErrorShape(error.appCode, error.message, shape.data.path)
+        : trpcErrorShape(codeForTrpc(error.code), 'the request cannot be served', shape.data.path);
     },
   });
 
 export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
 
 const describeIssues = (issues: z.core.$ZodIssue[]): string =>
   issues
@@ -44,15 +43,13 @@ const describeIssues = (issues: z.core.$ZodIssue[]): string =>
     .join('; ');
 
 /** Domain errors and schema violations become rows of the error table, for REST and tRPC alike. */
-const mapErrors = t.middleware(async ({ next }) => {
+const mapErrors = t.middleware(async ({ ctx, next }) => {
   const result = await next();
   if (!result.ok) {
     const cause = result.error.cause;
     if (cause instanceof DomainError) throw new ApiError(cause.code, cause.message);
-    if (databaseUnavailable(cause)) throw new ApiError('unavailable');
-    if (cause instanceof Error && cause.name === 'ZodError' && 'issues' in cause) {
-      throw new ApiError('invalid_input', describeIssues(cause.issues as z.core.$ZodIssue[]));
-    }
+    if (ctx.services.isUnavailable(cause)) throw new ApiError('unavailable');
+    if (cause instanceof z.ZodError) throw new ApiError('invalid_input', describeIssues(cause.issues));
   }
   return result;
 });
@@ -61,10 +58,9 @@ export const publicProcedure = t.procedure.use(mapErrors);
 
 /** Every operation needs a token; it fixes the one account all reads and writes are scoped to. */
 export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = tokenFromAuthorization(ctx.authorization);
-  if (!token) throw new ApiError('unauthorized');
-  const found = await new AccountStore(ctx.em).findByTokenHash(hashToken(token));
+  const found = await ctx.authenticate();
   if (!found) throw new ApiError('unauthorized');
+  // Every call counts against the quota, each call of a batch too.
   const quota = await ctx.services.rateLimit(found.tokenId, found.account.id, found.rateLimit);
   if (quota) {
     ctx.notes.rateLimit = quota;

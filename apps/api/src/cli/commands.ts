@@ -126,11 +126,13 @@ export function registerCommands(program: Command, env: Env): void {
       .requiredOption(
         '--limit <n|default>',
         'requests per window; 0 for no limit; "default" for the server\'s RATE_LIMIT',
-        (v) => (v === 'default' ? null : int('--limit')(v)),
+        // Commander takes a parser's null for "no value" and keeps the raw text, so "default" stays a word here.
+        (v): number | 'default' => (v === 'default' ? v : int('--limit')(v)),
       )
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const set = await withDatabase(env, (em) => setRateLimit(em, o.key, o.limit));
+        const limit = o.limit === 'default' ? null : o.limit;
+        const set = await withDatabase(env, (em) => setRateLimit(em, o.key, limit));
         const what =
           set.rateLimit === null ? "the server's default" : set.rateLimit === 0 ? 'no limit' : `${set.rateLimit}`;
         emit(o.json, set, `account ${set.key}: rate limit ${what} per token`);

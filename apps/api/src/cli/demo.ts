@@ -46,6 +46,12 @@ export function registerDemo(program: Command, env: Env): void {
           ].join('\n'),
         );
       };
-      await serveOnNode(app, orm, { host: config.host, port: config.port, logger, onListen: printHelp });
+      await serveOnNode(app, orm, {
+        host: config.host,
+        port: config.port,
+        logger,
+        sendTimeoutMs: config.sendTimeoutMs,
+        onListen: printHelp,
+      });
     });
 }

@@ -10,10 +10,10 @@ import Assembler from 'stream-json/assembler.js';
  * account's conversations are held in memory until the account ends.
  */
 
-interface Token {
-  name: string;
-  value?: unknown;
-}
+type Token = parser.Token;
+
+/** The value a key or string token carries (other tokens carry none). */
+const tokenValue = (t: Token): unknown => ('value' in t ? t.value : undefined);
 
 class TokenReader {
   private readonly tokens: AsyncIterator<Token>;
@@ -42,8 +42,8 @@ class TokenReader {
   /** One whole value, starting from its first token. */
   async value(first: Token): Promise<unknown> {
     const asm = new Assembler();
-    asm.consume(first as never);
-    while (!asm.done) asm.consume((await this.next()) as never);
+    asm.consume(first);
+    while (!asm.done) asm.consume(await this.next());
     return asm.current;
   }
 }
@@ -66,7 +66,9 @@ export async function* readSeedFile(
   try {
     await reader.expect('startObject', 'a JSON object {"accounts": [...]}');
     for (let t = await reader.next(); t.name !== 'endObject'; t = await reader.next()) {
-      if (t.value !== 'accounts') throw new AdminError(`${file}: unknown top-level member ${JSON.stringify(t.value)}`);
+      if (tokenValue(t) !== 'accounts') {
+        throw new AdminError(`${file}: unknown top-level member ${JSON.stringify(tokenValue(t))}`);
+      }
       await reader.expect('startArray', '"accounts" to be an array');
       for (let a = await reader.next(); a.name !== 'endArray'; a = await reader.next()) {
         if (a.name !== 'startObject') throw new AdminError(`${file}: each account must be an object`);
@@ -74,7 +76,7 @@ export async function* readSeedFile(
         let held: unknown[] | null = null;
         let streamed = false;
         for (let k = await reader.next(); k.name !== 'endObject'; k = await reader.next()) {
-          const key = String(k.value);
+          const key = String(tokenValue(k));
           if (streamed) throw new AdminError(`${file}: put account member "${key}" before its "conversations"`);
           const first = await reader.next();
           if (key !== 'conversations') header[key] = await reader.value(first);

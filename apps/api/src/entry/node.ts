@@ -6,5 +6,5 @@ import { buildServer } from '../server.ts';
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 const { app, orm } = await buildServer(config, logger);
-await serveOnNode(app, orm, { host: config.host, port: config.port, logger });
+await serveOnNode(app, orm, { host: config.host, port: config.port, logger, sendTimeoutMs: config.sendTimeoutMs });
 process.exit(0);

@@ -1,12 +1,13 @@
 import { createAccount, createIntakePage, createWorkflow, issueToken, revokeToken } from '@convo/db';
 import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
-import { type App, createApp } from '../../src/app.ts';
+import { type App, type AppOptions, createApp } from '../../src/app.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createServices, DEFAULT_SERVICE_OPTIONS, type ServiceOptions } from '../../src/services.ts';
 
 export const BASE = 'http://api.test';
 export const REST = `${BASE}/api/v1/conversations`;
 export const MAX_BODY_BYTES = 64 * 1024;
+export const METRICS_TOKEN = 'metrics-token-for-tests';
 
 export interface Harness {
   db: TestDatabase;
@@ -19,6 +20,7 @@ export interface HarnessOptions {
   logTo?: { write(line: string): void };
   services?: Partial<ServiceOptions>;
   requestTimeoutMs?: number;
+  app?: Partial<AppOptions>;
 }
 
 /** The real app on a real, migrated database (PGlite, or PostgreSQL when DATABASE_URL is set). */
@@ -27,14 +29,20 @@ export async function openHarness(o: HarnessOptions = {}): Promise<Harness> {
   const db = await openTestDatabase({ onQuery: (sql) => statements.push(sql) });
   const logger = o.logTo ? createLogger('info', o.logTo) : createLogger('silent');
   const services = createServices(db.orm, logger, { ...DEFAULT_SERVICE_OPTIONS, ...o.services });
-  const app = createApp(services, { maxBodyBytes: MAX_BODY_BYTES, requestTimeoutMs: o.requestTimeoutMs });
+  const app = createApp(services, {
+    maxBodyBytes: MAX_BODY_BYTES,
+    requestTimeoutMs: o.requestTimeoutMs,
+    metricsToken: METRICS_TOKEN,
+    ...o.app,
+  });
   return { db, app, statements, close: () => db.close() };
 }
 
 /** Another process's view of the same database: its own services (rate-limit buckets and all). */
-export function secondApp(h: Harness, services: Partial<ServiceOptions> = {}): App {
+export function secondApp(h: Harness, services: Partial<ServiceOptions> = {}, app: Partial<AppOptions> = {}): App {
   return createApp(createServices(h.db.orm, createLogger('silent'), { ...DEFAULT_SERVICE_OPTIONS, ...services }), {
     maxBodyBytes: MAX_BODY_BYTES,
+    ...app,
   });
 }
 

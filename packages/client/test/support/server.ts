@@ -14,11 +14,19 @@ const ROOT = new URL('../../../../', import.meta.url).pathname;
 
 export interface RunningServer {
   baseUrl: string;
+  pid: number;
   token: string;
   stop(): Promise<void>;
 }
 
-export async function startServer(): Promise<RunningServer> {
+export interface ServerOptions {
+  /** More environment for the server (its limits, say). */
+  env?: Record<string, string>;
+  /** A seed file to load (with the CLI) before the server starts. */
+  seed?: string;
+}
+
+export async function startServer(o: ServerOptions = {}): Promise<RunningServer> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1' };
   if (process.env.DB_NAMED_STATEMENTS) env.DB_NAMED_STATEMENTS = process.env.DB_NAMED_STATEMENTS;
   let db: TestDatabase | undefined;
@@ -52,9 +60,14 @@ export async function startServer(): Promise<RunningServer> {
       { env, encoding: 'utf8' },
     ),
   );
+  if (o.seed)
+    execFileSync(process.execPath, [join(ROOT, 'apps/api/src/cli/main.ts'), 'seed', o.seed, '--json'], { env });
   const port = 4100 + Math.floor(Math.random() * 800);
   env.PORT = String(port);
-  const child = spawn(process.execPath, [join(ROOT, 'apps/api/src/entry/node.ts')], { env, stdio: 'ignore' });
+  const child = spawn(process.execPath, [join(ROOT, 'apps/api/src/entry/node.ts')], {
+    env: { ...env, ...o.env },
+    stdio: 'ignore',
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   while (
@@ -68,6 +81,7 @@ export async function startServer(): Promise<RunningServer> {
   }
   return {
     baseUrl,
+    pid: child.pid as number,
     token: account.token.token,
     async stop() {
       child.kill('SIGTERM');

@@ -60,6 +60,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The token's account: its key, name, host and the defaults new conversations take
+         * @description The account the API token belongs to. `host` is the origin its conversation addresses are built on; `defaults` are the flags a conversation takes when create omits them.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -152,6 +172,16 @@ export interface components {
             messages: components["schemas"]["Message"][];
             workflow: components["schemas"]["Workflow"];
         };
+        Account: {
+            key: string;
+            name: string;
+            host: string;
+            defaults: {
+                anyone_can_post: boolean;
+                allow_anonymous_messages: boolean;
+                allow_search_engines: boolean;
+            };
+        };
         Error: {
             /** @description A human-readable message. */
             error: string;
@@ -159,7 +189,7 @@ export interface components {
              * @description A machine-readable code.
              * @enum {string}
              */
-            code: "conversation_not_found" | "invalid_input" | "intake_page_unusable" | "slug_taken" | "unauthorized" | "malformed_body" | "body_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "rate_limited" | "idempotency_key_reused" | "unavailable" | "timeout" | "not_ready" | "internal";
+            code: "conversation_not_found" | "invalid_input" | "intake_page_unusable" | "slug_taken" | "unauthorized" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
         };
     };
     responses: never;
@@ -186,7 +216,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Up to 255 printable ASCII characters, remembered for 24 hours per account. A retry with the same key and the same body answers the first 201 again (status and body) and creates nothing; the same key with a different body is refused with 422 `idempotency_key_reused`. A concurrent retry waits for the first. Refused creates are not remembered: their retry runs again.
+                 * @description One header of up to 255 printable ASCII characters other than a comma (HTTP joins repeated headers with commas, so a comma is refused as a repeated key), remembered for 24 hours per account. A retry with the same key and the same body answers the first 201 again (status and body) and creates nothing; the same key with a different body is refused with 422 `idempotency_key_reused`. A concurrent retry waits for the first. Refused creates are not remembered: their retry runs again.
                  * @example order-1234-conversation
                  */
                 "Idempotency-Key"?: string;
@@ -240,6 +270,7 @@ export interface operations {
                      *       "anyone_can_post": true,
                      *       "allow_anonymous_messages": true,
                      *       "allow_search_engines": false,
+                     *       "tags": [],
                      *       "users": [
                      *         {
                      *           "id": 1,
@@ -247,14 +278,13 @@ export interface operations {
                      *           "name": "Olive Owner"
                      *         }
                      *       ],
-                     *       "tags": [],
                      *       "messages": []
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedConversation"];
                 };
             };
-            /** @description The body is not valid JSON */
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -275,6 +305,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The slug is already used by a conversation of this account (ignoring case) */
             409: {
                 headers: {
@@ -287,7 +329,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is over the size limit */
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
             413: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -532,8 +574,8 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     /**
-                     * @description GitHub-style links to the next, previous and first pages (`rel="next"`, `rel="prev"`, `rel="first"`), each present only when that page exists.
-                     * @example <https://api.example.com/api/v1/conversations/get_conversations?page=3>; rel="next"
+                     * @description GitHub-style links to the next, previous and first pages (`rel="next"`, `rel="prev"`, `rel="first"`), each present only when that page exists. Relative to this server unless the operator set its public address (`PUBLIC_URL`), never built from the request's Host header.
+                     * @example </api/v1/conversations/get_conversations?page=3>; rel="next"
                      */
                     Link?: string;
                     [name: string]: unknown;
@@ -627,6 +669,88 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "acme",
+                     *       "name": "Acme",
+                     *       "host": "https://acme.example.com",
+                     *       "defaults": {
+                     *         "anyone_can_post": true,
+                     *         "allow_anonymous_messages": true,
+                     *         "allow_search_engines": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,3 +1,4 @@
+import { SLUG_KEY_SQL } from '@convo/domain';
 import { defineEntity, p } from '@mikro-orm/core';
 
 /*
@@ -100,7 +101,7 @@ export const Conversation = defineEntity({
     id: p.integer().primary(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     title: p.string().length(255),
-    /** The title as get_conversation compares it (lower case, computed by the domain's titleKey). */
+    /** The title as get_conversation compares it (NFC and case-folded, computed by the domain's titleKey). */
     titleKey: p.text(),
     slug: p.string().length(100),
     anyoneCanPost: p.boolean(),
@@ -115,7 +116,8 @@ export const Conversation = defineEntity({
   indexes: [
     {
       name: SLUG_UNIQUE_INDEX,
-      expression: `create unique index "${SLUG_UNIQUE_INDEX}" on "conversation" ("account_id", lower("slug"))`,
+      // The ASCII-only rule of the domain's slugKey, whatever the database's locale.
+      expression: `create unique index "${SLUG_UNIQUE_INDEX}" on "conversation" ("account_id", ${SLUG_KEY_SQL('"slug"')})`,
     },
     {
       name: 'conversation_account_recent',

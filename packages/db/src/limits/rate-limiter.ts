@@ -1,3 +1,4 @@
+import type { RateLimitState } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Prepared, runPrepared } from '../repositories/prepared.ts';
 
@@ -44,15 +45,6 @@ export interface RateLimitPolicy {
   /** Requests per window for a token whose account sets no limit of its own; 0 turns limiting off. */
   limit: number;
   windowSeconds: number;
-}
-
-/** What a response says about its token's quota (the RateLimit-* headers). */
-export interface RateLimitState {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Seconds until the window ends and the quota is whole again. */
-  resetSeconds: number;
 }
 
 interface Bucket {

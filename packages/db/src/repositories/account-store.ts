@@ -1,4 +1,4 @@
-import type { AccountContext } from '@convo/domain';
+import type { Authenticated } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { query } from './sql.ts';
@@ -8,6 +8,7 @@ interface Row {
   rate_limit: number | null;
   id: number;
   key: string;
+  name: string;
   host: string;
   default_anyone_can_post: boolean;
   default_allow_anonymous_messages: boolean;
@@ -21,7 +22,7 @@ interface Row {
 const BY_TOKEN: Prepared = {
   name: 'account_by_token',
   text: `
-  select t.id as token_id, a.rate_limit, a.id, a.key, a.host, a.default_anyone_can_post,
+  select t.id as token_id, a.rate_limit, a.id, a.key, a.name, a.host, a.default_anyone_can_post,
     a.default_allow_anonymous_messages, a.default_allow_search_engines, a.title_template,
     u.id as owner_id, u.email as owner_email, u.name as owner_name
   from api_token t
@@ -29,13 +30,6 @@ const BY_TOKEN: Prepared = {
   left join account_user u on u.id = a.owner_id
   where t.token_hash = $1 and t.revoked_at is null`,
 };
-
-export interface AuthenticatedAccount {
-  tokenId: number;
-  /** The account's own requests per rate-limit window; null: the server's default. */
-  rateLimit: number | null;
-  account: AccountContext;
-}
 
 /** Resolves API tokens (by their hash) to the account they act for. */
 export class AccountStore {
@@ -45,7 +39,7 @@ export class AccountStore {
     this.em = em;
   }
 
-  async findByTokenHash(tokenHash: string): Promise<AuthenticatedAccount | null> {
+  async findByTokenHash(tokenHash: string): Promise<Authenticated | null> {
     const [row] = await runPrepared<Row>(this.em, BY_TOKEN, [tokenHash]);
     if (!row) return null;
     return {
@@ -54,6 +48,7 @@ export class AccountStore {
       account: {
         id: row.id,
         key: row.key,
+        name: row.name,
         host: row.host,
         defaults: {
           anyoneCanPost: row.default_anyone_can_post,

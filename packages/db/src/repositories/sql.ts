@@ -4,14 +4,10 @@ import type { EntityManager } from '@mikro-orm/core';
  * Raw SQL through MikroORM's own connection: the read path only serialises rows, so hydrating
  * entities would be work thrown away. Placeholders are `?`.
  */
-interface RawConnection {
-  execute<T>(sql: string, params: unknown[], method: 'all', ctx: unknown): Promise<T[]>;
-}
-
 export async function query<T>(em: EntityManager, sql: string, params: unknown[] = []): Promise<T[]> {
-  const connection = (em as unknown as { getConnection(): RawConnection }).getConnection();
   // Inside em.transactional() the statement must join that transaction, not take a pool connection.
-  return connection.execute<T>(sql, params, 'all', em.getTransactionContext());
+  const rows: T[] = await em.getConnection().execute(sql, params, 'all', em.getTransactionContext());
+  return rows;
 }
 
 /** json columns arrive parsed from node-postgres and as text from some drivers; accept both. */

@@ -9,6 +9,7 @@ import type {
 } from '../ports.ts';
 import { SlugTakenError } from '../ports.ts';
 import { generateSlug, slugProblem } from '../slug.ts';
+import { clockMicros, dateFromMicros, type EpochMicros } from '../time.ts';
 import { renderTitle, titleProblem } from '../title.ts';
 import { type CreatedConversationView, createdConversationView } from '../views.ts';
 
@@ -29,6 +30,18 @@ export interface CreateOptions {
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
+/**
+ * An Idempotency-Key is one header of 1 to 255 printable ASCII characters other than a comma:
+ * HTTP joins a repeated header's values with commas, so a comma is how two keys look.
+ */
+export function idempotencyKeyProblem(key: string): string | null {
+  if (key.includes(',')) return 'give one Idempotency-Key header, without commas';
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || /[^\x20-\x7e]/.test(key)) {
+    return `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters`;
+  }
+  return null;
+}
+
 /** What create answers: the new conversation, or the first answer replayed for a repeated key. */
 export interface CreateResult {
   view: CreatedConversationView;
@@ -38,12 +51,15 @@ export interface CreateResult {
 export interface CreateConversationDeps {
   conversations: ConversationStore;
   intakePages: IntakePageStore;
-  now?: () => Date;
+  /** The time a conversation is created at (tests set it); default the server's clock. */
+  clock?: () => EpochMicros;
 }
 
 /** One message whether the page is unknown, another account's, or the wrong kind: nothing leaks. */
 export const INTAKE_PAGE_UNUSABLE = 'intake page not found or not usable for this request';
 export const NO_PRIMARY_INTAKE_PAGE = 'the account has no primary intake page';
+export const SLUG_TAKEN = 'slug is already used by another conversation in this account';
+export const IDEMPOTENCY_KEY_REUSED = 'this Idempotency-Key was already used with a different request';
 
 /** A random slug collides only with astronomically small odds; a few fresh draws settle it. */
 const GENERATED_SLUG_ATTEMPTS = 3;
@@ -84,10 +100,11 @@ export function draftConversation(
   account: Pick<AccountContext, 'titleTemplate' | 'defaults' | 'owner'>,
   input: ConversationDraftInput,
   page: IntakePageRecord | null,
-  createdAt: Date,
+  createdAt: EpochMicros,
 ): NewConversation {
   return {
-    title: input.title ?? renderTitle(account.titleTemplate, createdAt),
+    createdAt,
+    title: input.title ?? renderTitle(account.titleTemplate, dateFromMicros(createdAt)),
     slug: input.slug ?? generateSlug(),
     anyoneCanPost: input.anyoneCanPost ?? account.defaults.anyoneCanPost,
     allowAnonymousMessages: input.allowAnonymousMessages ?? account.defaults.allowAnonymousMessages,
@@ -120,12 +137,8 @@ export async function createConversation(
   options: CreateOptions = {},
 ): Promise<CreateResult> {
   const key = options.idempotencyKey;
-  if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || /[^\x20-\x7e]/.test(key))) {
-    throw new DomainError(
-      'invalid_input',
-      `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters`,
-    );
-  }
+  const keyProblem = key === undefined ? null : idempotencyKeyProblem(key);
+  if (keyProblem) throw new DomainError('invalid_input', keyProblem);
   if (input.slug !== undefined) {
     const problem = slugProblem(input.slug);
     if (problem) throw new DomainError('invalid_input', problem);
@@ -135,7 +148,7 @@ export async function createConversation(
     if (problem) throw new DomainError('invalid_input', problem);
   }
   const page = await resolveIntakePage(deps, account.id, input);
-  const draft = draftConversation(account, input, page, deps.now?.() ?? new Date());
+  const draft = draftConversation(account, input, page, (deps.clock ?? clockMicros)());
   const answer = (stored: StoredConversation): CreatedConversationView =>
     createdConversationView(account, {
       ...draft,
@@ -157,10 +170,7 @@ export async function createConversation(
         answer,
       });
       if (outcome.kind === 'key_reused') {
-        throw new DomainError(
-          'idempotency_key_reused',
-          'this Idempotency-Key was already used with a different request',
-        );
+        throw new DomainError('idempotency_key_reused', IDEMPOTENCY_KEY_REUSED);
       }
       return outcome.kind === 'stored'
         ? { view: answer(outcome.stored), replayed: false }
@@ -168,7 +178,7 @@ export async function createConversation(
     } catch (e) {
       if (!(e instanceof SlugTakenError)) throw e;
       if (attempt >= attempts) {
-        throw new DomainError('slug_taken', 'slug is already used by another conversation in this account');
+        throw new DomainError('slug_taken', SLUG_TAKEN);
       }
       draft.slug = generateSlug();
     }

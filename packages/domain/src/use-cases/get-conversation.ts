@@ -1,5 +1,5 @@
 import { DomainError } from '../errors.ts';
-import { type LookupRequest, lookupCriteria } from '../lookup.ts';
+import { type LookupRequest, lookupCriteria, lookupProblem } from '../lookup.ts';
 import type { AccountContext, ConversationStore } from '../ports.ts';
 import { type ConversationView, conversationView } from '../views.ts';
 
@@ -10,6 +10,8 @@ export async function getConversation(
   account: AccountContext,
   request: LookupRequest,
 ): Promise<ConversationView> {
+  const problem = lookupProblem(request);
+  if (problem) throw new DomainError('invalid_input', problem);
   const record = await deps.conversations.findOne(account.id, lookupCriteria(request));
   if (!record) throw new DomainError('conversation_not_found', NO_CONVERSATIONS);
   return conversationView(account, record);

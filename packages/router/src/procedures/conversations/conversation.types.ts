@@ -1,28 +1,13 @@
-import { MAX_PAGE, SLUG_MAX_LENGTH, SLUG_PATTERN, TITLE_MAX_LENGTH } from '@convo/domain';
+import { MAX_PAGE } from '@convo/domain';
 import { z } from 'zod';
+import type { OperationError } from '../../operation.ts';
 
 /*
  * Schemas shared by the three conversation procedures: the wire shapes of the spec.
  */
 
-/**
- * trpc-to-openapi switches on `coerce` for every number and boolean member of an input object,
- * so "false" would read as true and [5] as 5. It leaves a pipe alone, so strict members are piped.
- */
-export const exactBoolean = () => z.boolean().pipe(z.boolean());
-export const exactInt = (min: number, max: number) => z.number().int().min(min).max(max).pipe(z.number());
-
-export const ZSlug = z
-  .string()
-  .min(1, 'slug must not be empty')
-  .max(SLUG_MAX_LENGTH, `slug must be at most ${SLUG_MAX_LENGTH} characters`)
-  .regex(SLUG_PATTERN, "slug may contain only ASCII letters, digits, '_' and '-'");
-
-export const ZTitle = z
-  .string()
-  .min(1, 'title must not be empty')
-  .max(TITLE_MAX_LENGTH, `title must be at most ${TITLE_MAX_LENGTH} characters`)
-  .refine((t) => !t.includes('\u0000'), 'title must not contain NUL characters');
+/** The rules' schemas come from the domain, which also applies them: one home each. */
+export { ZSlug, ZTitle } from '@convo/domain';
 
 export const ZUser = z.object({ id: z.number().int(), email: z.string(), name: z.string() }).meta({ id: 'User' });
 export const ZTag = z.object({ id: z.number().int(), name: z.string() }).meta({ id: 'Tag' });
@@ -86,3 +71,41 @@ export const ZConversation = z
 
 const PAGE_RULE = `page must be a whole number from 1 to ${MAX_PAGE}`;
 export const ZPage = z.number({ error: PAGE_RULE }).int(PAGE_RULE).min(1, PAGE_RULE).max(MAX_PAGE, PAGE_RULE);
+
+/** The examples the OpenAPI document shows, shared by the three operations. */
+export const conversationExample = {
+  id: 42,
+  title: 'Billing question',
+  slug: 'billing-question',
+  public: true,
+  via_primary_intake_page: false,
+  intake_page_id: null,
+  conversation_url: 'https://acme.example.com/c/billing-question',
+  conversation_embed_url: 'https://acme.example.com/embeds/conversations/acme/billing-question',
+  anyone_can_post: true,
+  allow_anonymous_messages: true,
+  allow_search_engines: false,
+  tags: [{ id: 3, name: 'billing' }],
+  users: [{ id: 1, email: 'olive@acme.example.com', name: 'Olive Owner' }],
+  messages: [
+    {
+      id: 7,
+      conversation_id: 42,
+      message_type: 'text',
+      recorded_duration_seconds: 0,
+      author: { anonymous: true },
+      message_url: 'https://acme.example.com/c/billing-question#message-7',
+      embed_message_url: 'https://acme.example.com/embeds/messages/acme/7&show_author=true',
+      download_media_url: null,
+      text: 'Why was I charged twice?',
+    },
+  ],
+};
+
+export const listedConversationExample = {
+  ...conversationExample,
+  workflow: { id: 2, name: 'Support triage', steps: [{ action: 'assign' }] },
+};
+
+/** The error a lookup answers when there is nothing to show (its text is the spec's, NO_CONVERSATIONS). */
+export const notFound = (description: string): OperationError => ({ description, codes: ['conversation_not_found'] });

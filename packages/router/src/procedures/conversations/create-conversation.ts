@@ -1,16 +1,16 @@
-import { MikroConversationStore, MikroIntakePageStore } from '@convo/db';
 import { createConversation } from '@convo/domain';
+import { operation } from '../../operation.ts';
 import { authedProcedure } from '../../trpc.ts';
 import { ZCreatedConversation } from './conversation.types.ts';
-import { createConversationMeta, ZCreateConversationInput } from './create-conversation.types.ts';
+import { createConversationSpec } from './create-conversation.types.ts';
 
 export const createConversationProcedure = authedProcedure
-  .meta(createConversationMeta)
-  .input(ZCreateConversationInput)
+  .meta(createConversationSpec.meta)
+  .input(createConversationSpec.input)
   .output(ZCreatedConversation)
   .mutation(async ({ ctx, input }) => {
     const { view, replayed } = await createConversation(
-      { conversations: new MikroConversationStore(ctx.em), intakePages: new MikroIntakePageStore(ctx.em) },
+      ctx.services,
       ctx.account,
       {
         title: input.title,
@@ -26,3 +26,5 @@ export const createConversationProcedure = authedProcedure
     if (replayed) ctx.notes.idempotentReplay = true;
     return view;
   });
+
+export const createConversationOperation = operation(createConversationSpec, createConversationProcedure);

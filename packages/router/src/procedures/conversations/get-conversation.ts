@@ -1,13 +1,13 @@
-import { MikroConversationStore } from '@convo/db';
 import { getConversation } from '@convo/domain';
+import { operation } from '../../operation.ts';
 import { authedProcedure } from '../../trpc.ts';
 import { ZConversation } from './conversation.types.ts';
-import { getConversationMeta, ZGetConversationInput } from './get-conversation.types.ts';
+import { getConversationSpec } from './get-conversation.types.ts';
 
 export const getConversationProcedure = authedProcedure
-  .meta(getConversationMeta)
-  .input(ZGetConversationInput)
+  .meta(getConversationSpec.meta)
+  .input(getConversationSpec.input)
   .output(ZConversation)
-  .query(({ ctx, input }) =>
-    getConversation({ conversations: new MikroConversationStore(ctx.em) }, ctx.account, input),
-  );
+  .query(({ ctx, input }) => getConversation(ctx.services, ctx.account, input));
+
+export const getConversationOperation = operation(getConversationSpec, getConversationProcedure);

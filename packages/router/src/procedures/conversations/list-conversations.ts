@@ -1,18 +1,16 @@
-import { MikroConversationStore } from '@convo/db';
 import { listConversations } from '@convo/domain';
+import { operation } from '../../operation.ts';
 import { authedProcedure } from '../../trpc.ts';
-import { listConversationsMeta, ZConversationList, ZListConversationsInput } from './list-conversations.types.ts';
+import { listConversationsSpec, ZConversationList } from './list-conversations.types.ts';
 
 export const listConversationsProcedure = authedProcedure
-  .meta(listConversationsMeta)
-  .input(ZListConversationsInput)
+  .meta(listConversationsSpec.meta)
+  .input(listConversationsSpec.input)
   .output(ZConversationList)
   .query(async ({ ctx, input }) => {
-    const { view, position } = await listConversations(
-      { conversations: new MikroConversationStore(ctx.em) },
-      ctx.account,
-      input,
-    );
+    const { view, position } = await listConversations(ctx.services, ctx.account, input);
     ctx.notes.pagePosition = position;
     return view;
   });
+
+export const listConversationsOperation = operation(listConversationsSpec, listConversationsProcedure);

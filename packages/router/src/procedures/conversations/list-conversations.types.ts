@@ -1,6 +1,7 @@
+import { MAX_PAGE, PAGE_SIZE } from '@convo/domain';
 import { z } from 'zod';
-import type { Meta } from '../../trpc.ts';
-import { ZListedConversation, ZPage } from './conversation.types.ts';
+import type { OperationSpec } from '../../operation.ts';
+import { listedConversationExample, notFound, ZListedConversation, ZPage } from './conversation.types.ts';
 
 export const ZListConversationsInput = z.object({
   page: ZPage.meta({ description: 'Page number, counted from 1; 50 conversations a page.' }).optional(),
@@ -8,13 +9,36 @@ export const ZListConversationsInput = z.object({
 
 export const ZConversationList = z.object({ conversations: z.array(ZListedConversation) });
 
-export const listConversationsMeta = {
-  openapi: {
-    method: 'GET',
-    path: '/conversations/get_conversations',
-    operationId: 'getConversations',
-    summary: 'Get a page of conversations, newest first',
-    tags: ['conversations'],
-    protect: true,
+export const listConversationsSpec = {
+  name: 'conversations.list',
+  label: 'get_conversations',
+  input: ZListConversationsInput,
+  meta: {
+    openapi: {
+      method: 'GET',
+      path: '/conversations/get_conversations',
+      operationId: 'getConversations',
+      summary: 'Get a page of conversations, newest first',
+      tags: ['conversations'],
+      protect: true,
+    },
   },
-} satisfies Meta;
+  doc: {
+    description: `Up to ${PAGE_SIZE} conversations a page, newest created first; pages count from 1 (at most ${MAX_PAGE}).`,
+    example: { conversations: [listedConversationExample] },
+    headers: {
+      Link: {
+        description:
+          'GitHub-style links to the next, previous and first pages (`rel="next"`, `rel="prev"`, `rel="first"`), ' +
+          'each present only when that page exists. Relative to this server unless the operator set its public ' +
+          "address (`PUBLIC_URL`), never built from the request's Host header.",
+        schema: { type: 'string' },
+        example: '</api/v1/conversations/get_conversations?page=3>; rel="next"',
+      },
+    },
+    errors: {
+      '404': notFound('The account has no conversations, or the page is past the last one'),
+      '422': { description: 'The page is not a whole number from 1', codes: ['invalid_input'] },
+    },
+  },
+} satisfies OperationSpec;

@@ -1,0 +1,95 @@
+import type { PagePosition } from '@convo/domain';
+import {
+  ApiError,
+  type Context,
+  codeForTrpc,
+  createContext,
+  ERRORS,
+  type ErrorCode,
+  errorBody,
+  type Operation,
+  type RequestState,
+} from '@convo/router';
+import { TRPCError } from '@trpc/server';
+import type { BodyLimits } from '../http/body.ts';
+import type { Services } from '../services.ts';
+import { bodyInput, queryInput } from './input.ts';
+import { allowed, type Route, restRoutes } from './routes.ts';
+
+/*
+ * REST v1: each operation's declared method and path, its input read from the query or the body
+ * (JSON or form-encoded, within the limits), the call made through the procedure's own tRPC
+ * caller (so auth, rate limits, input and output schemas and errors are the procedure's), and
+ * errors given our `{error, code}` body straight from the one table. trpc-to-openapi writes the
+ * OpenAPI document from the same declarations (openapi.ts); it does not serve requests.
+ */
+
+export const REST_PREFIX = '/api/v1';
+
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+
+const fail = (code: ErrorCode, detail = '', headers: Record<string, string> = {}) =>
+  json(ERRORS[code].status, errorBody(code, detail), headers);
+
+/**
+ * GitHub-style paging links: next, prev and first, each only when that page exists. They are
+ * absolute only on an origin the operator configured or trusts, never on the request's Host.
+ */
+function linkHeader(origin: string | null, url: URL, position: PagePosition): string | undefined {
+  const to = (page: number, rel: string) => {
+    const query = new URLSearchParams(url.search);
+    query.set('page', String(page));
+    return `<${origin ?? ''}${url.pathname}?${query}>; rel="${rel}"`;
+  };
+  const links: string[] = [];
+  if (position.hasNext) links.push(to(position.page + 1, 'next'));
+  if (position.hasPrevious) links.push(to(position.page - 1, 'prev'), to(1, 'first'));
+  return links.length > 0 ? links.join(', ') : undefined;
+}
+
+export interface RestOptions {
+  body: BodyLimits;
+  /** The origin absolute links are built on; null: links are relative (see app.ts). */
+  origin(req: Request): string | null;
+}
+
+export function createRestHandler(operations: readonly Operation[], services: Services, options: RestOptions) {
+  const byPath = restRoutes(operations);
+
+  /** The procedure's answer, or its error as a row of the table. */
+  async function run(route: Route, context: Context, input: unknown, requestId: string) {
+    try {
+      return { ok: true as const, data: await route.operation.call(context, input) };
+    } catch (e) {
+      if (e instanceof ApiError) return { ok: false as const, response: fail(e.appCode, e.message) };
+      if (!(e instanceof TRPCError)) throw e;
+      const code = codeForTrpc(e.code);
+      if (code === 'internal') services.logger.error({ err: e.cause ?? e, requestId }, 'request failed');
+      return { ok: false as const, response: fail(code) };
+    }
+  }
+
+  return async function handleRest(req: Request, url: URL, request: RequestState): Promise<Response> {
+    const path = url.pathname.slice(REST_PREFIX.length).replace(/\/+$/, '') || '/';
+    const candidates = byPath.get(path);
+    if (!candidates) return fail('route_not_found');
+    // HEAD is GET without the body, as HTTP has it.
+    const head = req.method === 'HEAD';
+    const method = head ? 'GET' : req.method;
+    const route = candidates.find((r) => r.method === method);
+    if (!route) return fail('method_not_allowed', '', { allow: allowed(candidates) });
+    const context = createContext(services, req, request);
+    // Every operation needs a token: without one, no body is read at all.
+    if (!(await context.authenticate())) return fail('unauthorized');
+    const input = method === 'GET' ? queryInput(url, route.kinds) : await bodyInput(req, options.body, route.kinds);
+    const result = await run(route, context, input, request.id);
+    if (!result.ok) return result.response;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    const position = context.notes.pagePosition;
+    const link = position && linkHeader(options.origin(req), url, position);
+    if (link) headers.link = link;
+    const status = route.operation.meta.successStatus ?? 200;
+    return new Response(head ? null : JSON.stringify(result.data), { status, headers });
+  };
+}

@@ -1,0 +1,295 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningServer, startServer } from '../../../packages/client/test/support/server.ts';
+
+/*
+ * The hostile client's shapes that only a real socket can send, against the real server process
+ * in production mode: a form that used to freeze the event loop, bodies that stop or break
+ * mid-upload, a reader that never reads, and requests Node's own parser refuses.
+ */
+
+const TOKEN = `cnv_${'h'.repeat(43)}`;
+const METRICS_TOKEN = 'metrics-token-for-the-hostile-test';
+const BODY_TIMEOUT_MS = 500;
+const SEND_TIMEOUT_MS = 1_500;
+/** 50 conversations × 4 messages × 100 KB: a 20 MB page, more than the kernel buffers on loopback. */
+const MESSAGE = 'm'.repeat(100_000);
+/*
+ * Embedded PGlite runs inside the server process: its WebAssembly heap dominates and moves the
+ * process's RSS, and its queries share the server's thread. The figures that judge the server
+ * itself (time to refuse, memory under a burst) are held tightly on PostgreSQL, as CI runs them.
+ */
+const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
+const FAST_MS = ON_POSTGRES ? 50 : 250;
+if (!ON_POSTGRES) {
+  console.warn(
+    'hostile-node.test.ts: on embedded PGlite the time and memory bounds are loose; set DATABASE_URL for the tight ones',
+  );
+}
+
+let server: RunningServer;
+let dir: string;
+let port: number;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'convo-hostile-'));
+  const seed = join(dir, 'seed.json');
+  const conversations = Array.from({ length: 50 }, (_, i) => ({
+    title: `Big ${i}`,
+    slug: `big-${i}`,
+    messages: Array.from({ length: 4 }, () => ({ author: null, text: MESSAGE })),
+  }));
+  writeFileSync(
+    seed,
+    JSON.stringify({
+      accounts: [
+        {
+          key: 'big',
+          name: 'Big',
+          host: 'https://big.example.com',
+          tokens: [{ name: 't', token: TOKEN }],
+          conversations,
+        },
+      ],
+    }),
+  );
+  server = await startServer({
+    seed,
+    env: {
+      NODE_ENV: 'production',
+      BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
+      SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS),
+      METRICS_TOKEN,
+      RATE_LIMIT: '0',
+    },
+  });
+  port = Number(new URL(server.baseUrl).port);
+}, 120_000);
+afterAll(async () => {
+  await server?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Writes raw bytes on a fresh connection; resolves with everything the server sent until it closed. */
+function raw(write: (socket: Socket) => void, o: { waitMs?: number } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    }, o.waitMs ?? 10_000);
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    });
+    socket.on('connect', () => write(socket));
+    socket.on('timeout', reject);
+  });
+}
+
+/** What the README's reliability table quotes; printed at the end of the run. */
+const figures: string[] = [];
+afterAll(() => console.log(`hostile client: ${figures.join('; ')}`));
+
+/** The server process's resident memory now, in MB (its peak would be PGlite's start-up, not the burst). */
+const rssMb = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1]) / 1024;
+
+const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
+const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+
+async function metrics(): Promise<string> {
+  const res = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  return res.text();
+}
+
+describe('against the running server', () => {
+  it('refuses a 64 KB form of 16,000 fields in milliseconds, with or without a token, while /healthz stays fast', async () => {
+    const form = Array.from({ length: 16_000 }, (_, i) => String.fromCharCode(97 + (i % 26)))
+      .join('&')
+      .padEnd(64 * 1024 - 1, 'x');
+    const send = (authorization?: string) =>
+      fetch(`${server.baseUrl}/api/v1/conversations/create_conversation`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(authorization ? { authorization } : {}),
+        },
+        body: form,
+      });
+    for (const [authorization, status] of [
+      [undefined, 401],
+      [`Bearer ${TOKEN}`, 413],
+    ] as const) {
+      // Warm, then measure: the first request on a fresh connection pays for the connection.
+      await (await send(authorization)).text();
+      const started = performance.now();
+      const [refused, health] = await Promise.all([
+        send(authorization).then(async (r) => ({
+          status: r.status,
+          body: await r.json(),
+          ms: performance.now() - started,
+        })),
+        fetch(`${server.baseUrl}/healthz`).then(async (r) => ({
+          status: r.status,
+          ms: performance.now() - started,
+          _: await r.text(),
+        })),
+      ]);
+      expect(refused.status).toBe(status);
+      expect(refused.ms).toBeLessThan(FAST_MS);
+      figures.push(
+        `64 KB form of 16,000 fields: ${status} in ${refused.ms.toFixed(1)} ms (/healthz ${health.ms.toFixed(1)} ms)`,
+      );
+      expect(health.status).toBe(200);
+      expect(health.ms).toBeLessThan(FAST_MS);
+    }
+  });
+
+  it('refuses a tRPC body whose Content-Length is over the limit before it is sent', async () => {
+    const answer = await raw((s) =>
+      s.write(
+        'POST /trpc/conversations.create HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
+          `authorization: Bearer ${TOKEN}\r\ncontent-length: 400000000\r\n\r\n{`,
+      ),
+    );
+    expect(statusOf(answer)).toBe(413);
+    expect(bodyOf(answer).error.data.appCode).toBe('body_too_large');
+  });
+
+  it('cuts a chunked tRPC body off at the limit', async () => {
+    const answer = await raw((s) => {
+      s.write(
+        'POST /trpc/conversations.create HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
+          `authorization: Bearer ${TOKEN}\r\ntransfer-encoding: chunked\r\n\r\n`,
+      );
+      const chunk = 'x'.repeat(16 * 1024);
+      for (let i = 0; i < 10; i++) s.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+    });
+    expect(statusOf(answer)).toBe(413);
+  });
+
+  it('holds memory under a burst of oversized bodies: 8 declared 400 MB and 8 chunked 50 MB uploads at once', async () => {
+    const before = rssMb();
+    let highest = before;
+    const sampler = setInterval(() => {
+      highest = Math.max(highest, rssMb());
+    }, 10);
+    const declared = Array.from({ length: 8 }, () =>
+      raw((s) =>
+        s.write(
+          'POST /trpc/conversations.create HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
+            `authorization: Bearer ${TOKEN}\r\ncontent-length: 400000000\r\n\r\n`,
+        ),
+      ),
+    );
+    const chunk = 'x'.repeat(64 * 1024);
+    const chunked = Array.from({ length: 8 }, (_, i) =>
+      raw((s) => {
+        const path = i % 2 === 0 ? '/trpc/conversations.create' : '/api/v1/conversations/create_conversation';
+        s.write(
+          `POST ${path} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n` +
+            `authorization: Bearer ${TOKEN}\r\ntransfer-encoding: chunked\r\n\r\n`,
+        );
+        let sent = 0;
+        const more = () => {
+          while (sent < 50 * 1024 * 1024 && !s.destroyed) {
+            sent += chunk.length;
+            if (!s.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)) return void s.once('drain', more);
+          }
+        };
+        more();
+      }),
+    );
+    const answers = await Promise.all([...declared, ...chunked]);
+    clearInterval(sampler);
+    expect(answers.map(statusOf)).toEqual(Array(16).fill(413));
+    figures.push(
+      `RSS under 8 × 400 MB declared and 8 × 50 MB chunked bodies at once: ${before.toFixed(0)} MB before, ` +
+        `${highest.toFixed(0)} MB at most`,
+    );
+    expect(highest - before).toBeLessThan(ON_POSTGRES ? 150 : 400);
+  });
+
+  it('answers a body shorter than its Content-Length with 408 after the body timeout, even without a token', async () => {
+    for (const authorization of [`authorization: Bearer ${TOKEN}\r\n`, '']) {
+      const started = performance.now();
+      const answer = await raw((s) =>
+        s.write(
+          'POST /api/v1/conversations/create_conversation HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
+            `${authorization}content-length: 100\r\n\r\n{"title":`,
+        ),
+      );
+      const took = performance.now() - started;
+      if (authorization) {
+        expect(statusOf(answer)).toBe(408);
+        expect(bodyOf(answer).code).toBe('request_timeout');
+        expect(answer.toLowerCase()).toContain('connection: close');
+        expect(took).toBeLessThan(BODY_TIMEOUT_MS + 2_000);
+      } else {
+        // Without a token nothing is read: 401 at once.
+        expect(statusOf(answer)).toBe(401);
+        expect(took).toBeLessThan(1_000);
+      }
+    }
+  });
+
+  it('counts an upload the client drops as 499, never as a 503', async () => {
+    await raw(
+      (s) => {
+        s.write(
+          'POST /api/v1/conversations/create_conversation HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
+            `authorization: Bearer ${TOKEN}\r\ncontent-length: 1000\r\n\r\n{"title":`,
+        );
+        setTimeout(() => s.resetAndDestroy(), 100);
+      },
+      { waitMs: 1_000 },
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const text = await metrics();
+    expect(text).toMatch(/http_requests_total\{operation="create_conversation",method="POST",status="499"\} 1/);
+    expect(text).not.toMatch(/status="503"/);
+  });
+
+  it('cuts off a reader that does not take its answer within the send timeout', async () => {
+    const page = await fetch(`${server.baseUrl}/api/v1/conversations/get_conversations`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const full = (await page.arrayBuffer()).byteLength;
+    expect(full).toBeGreaterThan(19_000_000);
+
+    let received = 0;
+    const closed = await new Promise<number>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(
+          `GET /api/v1/conversations/get_conversations HTTP/1.1\r\nHost: x\r\nauthorization: Bearer ${TOKEN}\r\n\r\n`,
+        );
+        socket.pause();
+        // Read nothing for longer than the send timeout, then take what is left.
+        setTimeout(() => socket.resume(), SEND_TIMEOUT_MS + 1_500);
+      });
+      const started = performance.now();
+      socket.on('data', (c) => {
+        received += c.length;
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(performance.now() - started));
+    });
+    expect(received).toBeLessThan(full);
+    expect(closed).toBeLessThan(SEND_TIMEOUT_MS + 10_000);
+  }, 30_000);
+
+  it("gives Node's own refusals the JSON error body: headers too large (431), not HTTP (400)", async () => {
+    const big = await raw((s) => s.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`));
+    expect(statusOf(big)).toBe(431);
+    expect(bodyOf(big)).toEqual({ error: 'the request headers are too large', code: 'header_too_large' });
+    const garbage = await raw((s) => s.write('NOT HTTP AT ALL\r\n\r\n'));
+    expect(statusOf(garbage)).toBe(400);
+    expect(bodyOf(garbage)).toEqual({ error: 'the request is not valid HTTP', code: 'bad_request' });
+  });
+});

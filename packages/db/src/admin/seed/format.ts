@@ -1,0 +1,78 @@
+import { DEFAULT_TITLE_TEMPLATE, microsFromDate, ZSlug, ZText, ZTitle } from '@convo/domain';
+import { z } from 'zod';
+import { AdminError } from '../errors.ts';
+
+/* The seed file format; the README describes it and examples/seed.json shows it whole. */
+
+/** JS reads at most milliseconds; the database gets the full string, microseconds and all. */
+export const seedDate = (s: string): Date => new Date(Date.parse(s.replace(' ', 'T').replace(/(\.\d{3})\d+/, '$1')));
+export const seedMicros = (s: string) => microsFromDate(seedDate(s));
+
+/** ISO 8601 with an offset; up to 6 fractional digits survive into the database. */
+const ZTimestamp = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:?\d{2})$/, 'an ISO 8601 time with offset')
+  .refine((s) => !Number.isNaN(seedDate(s).getTime()), 'a real time');
+
+export const ZSeedMessage = z.strictObject({
+  /** E-mail of one of the account's users, or null for an anonymous author. */
+  author: z.string().nullable().default(null),
+  text: ZText('message text').default(''),
+  type: z.string().min(1).max(32).default('text'),
+  recorded_duration_seconds: z.number().int().min(0).max(2_147_483_647).default(0),
+  download_media_url: z.string().nullable().default(null),
+  created_at: ZTimestamp.optional(),
+});
+
+export const ZSeedConversation = z.strictObject({
+  // The API's rules, through the domain's functions: what the API refuses, a seed cannot bring in.
+  title: ZTitle.optional(),
+  slug: ZSlug.optional(),
+  anyone_can_post: z.boolean().optional(),
+  allow_anonymous_messages: z.boolean().optional(),
+  allow_search_engines: z.boolean().optional(),
+  /** Name of one of the account's intake pages; the primary one sets via_primary_intake_page. */
+  intake_page: z.string().optional(),
+  created_at: ZTimestamp.optional(),
+  /** E-mails of members; omitted, the owner alone (as the API does). */
+  members: z.array(z.string()).optional(),
+  tags: z.array(ZText('tag').pipe(z.string().min(1).max(100))).default([]),
+  messages: z.array(ZSeedMessage).default([]),
+});
+
+export const ZSeedAccountHeader = z.strictObject({
+  key: z.string(),
+  name: z.string(),
+  host: z.string(),
+  title_template: z.string().default(DEFAULT_TITLE_TEMPLATE),
+  defaults: z
+    .strictObject({
+      anyone_can_post: z.boolean().default(true),
+      allow_anonymous_messages: z.boolean().default(true),
+      allow_search_engines: z.boolean().default(true),
+    })
+    .prefault({}),
+  /** E-mail of the user who owns the account and joins each new conversation. */
+  owner: z.string().optional(),
+  users: z.array(z.strictObject({ email: z.string(), name: z.string() })).default([]),
+  /** Tokens to install as given (for scripted set-ups); omitted, one is generated and reported. */
+  tokens: z.array(z.strictObject({ name: z.string(), token: z.string().min(20).max(512) })).optional(),
+  workflows: z.array(z.strictObject({ name: z.string(), steps: z.array(z.unknown()) })).default([]),
+  intake_pages: z
+    .array(z.strictObject({ name: z.string(), primary: z.boolean().default(false), workflow: z.string().optional() }))
+    .default([]),
+});
+
+export const ZSeedAccount = ZSeedAccountHeader.extend({ conversations: z.array(ZSeedConversation).default([]) });
+export const ZSeed = z.strictObject({ accounts: z.array(ZSeedAccount) });
+
+export type TSeed = z.input<typeof ZSeed>;
+export type TSeedAccountHeader = z.infer<typeof ZSeedAccountHeader>;
+export type TSeedConversation = z.infer<typeof ZSeedConversation>;
+
+/** Parses one part of a seed, naming where it is when it is wrong. */
+export function parse<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new AdminError(`${where}: ${z.prettifyError(result.error).replaceAll('\n', ' ')}`);
+  return result.data;
+}

@@ -1,0 +1,170 @@
+import type { EntityManager } from '@mikro-orm/core';
+import { z } from 'zod';
+import { query } from '../../repositories/sql.ts';
+import { AdminError } from '../errors.ts';
+import { createAccount, createIntakePage, createWorkflow, type IssuedToken, issueToken } from '../operations.ts';
+import {
+  parse,
+  type TSeed,
+  type TSeedAccountHeader,
+  type TSeedConversation,
+  ZSeedAccountHeader,
+  ZSeedConversation,
+} from './format.ts';
+import { type AccountRefs, type LoadedAccount, loadBatch, type SeedCounts } from './writer.ts';
+
+/*
+ * The loader: an account's header (users, tokens, workflows, intake pages), then its
+ * conversations in batches through the bulk writer, all inside one transaction.
+ */
+
+/** Conversations written per round of statements (one statement per table per batch). */
+export const SEED_BATCH = 2_000;
+
+async function loadHeader(
+  em: EntityManager,
+  header: TSeedAccountHeader,
+): Promise<{ refs: AccountRefs; tokens: IssuedToken[] }> {
+  const ownerSpec = header.owner === undefined ? undefined : header.users.find((u) => u.email === header.owner);
+  if (header.owner !== undefined && !ownerSpec) {
+    throw new AdminError(`account ${header.key}: owner ${header.owner} is not among its users`);
+  }
+  const created = await createAccount(
+    em,
+    {
+      key: header.key,
+      name: header.name,
+      host: header.host,
+      owner: ownerSpec,
+      titleTemplate: header.title_template,
+      defaults: {
+        anyoneCanPost: header.defaults.anyone_can_post,
+        allowAnonymousMessages: header.defaults.allow_anonymous_messages,
+        allowSearchEngines: header.defaults.allow_search_engines,
+      },
+    },
+    'seed',
+  );
+  const users = new Map<string, number>();
+  if (created.owner) users.set(created.owner.email.toLowerCase(), created.owner.id);
+  const others = header.users.filter((u) => u !== ownerSpec);
+  if (others.length > 0) {
+    const rows = await query<{ id: number; email: string }>(
+      em,
+      `insert into account_user (account_id, email, name)
+       select ?, email, name from jsonb_to_recordset(?::jsonb) as t(email text, name text) returning id, email`,
+      [created.id, JSON.stringify(others)],
+    );
+    for (const r of rows) users.set(r.email.toLowerCase(), r.id);
+  }
+
+  let tokens: IssuedToken[] = [created.token];
+  if (header.tokens) {
+    await query(em, 'delete from api_token where id = ?', [created.token.id]);
+    tokens = [];
+    for (const t of header.tokens) tokens.push(await issueToken(em, created.id, t.name, t.token));
+  }
+
+  const workflows = new Map<string, { id: number; name: string; steps: unknown[] }>();
+  for (const w of header.workflows) workflows.set(w.name, await createWorkflow(em, created.id, w));
+  const intakePages: AccountRefs['intakePages'] = new Map();
+  for (const page of header.intake_pages) {
+    const workflow = page.workflow === undefined ? null : workflows.get(page.workflow);
+    if (workflow === undefined) throw new AdminError(`intake page ${page.name}: no workflow ${page.workflow}`);
+    const made = await createIntakePage(em, created.id, {
+      name: page.name,
+      primary: page.primary,
+      workflowId: workflow?.id,
+    });
+    intakePages.set(page.name, { id: made.id, primary: made.primary, workflow });
+  }
+  return {
+    refs: {
+      id: created.id,
+      titleTemplate: header.title_template,
+      defaults: {
+        anyoneCanPost: header.defaults.anyone_can_post,
+        allowAnonymousMessages: header.defaults.allow_anonymous_messages,
+        allowSearchEngines: header.defaults.allow_search_engines,
+      },
+      owner: created.owner,
+      users,
+      intakePages,
+      tags: new Map(),
+    },
+    tokens,
+  };
+}
+
+export interface SeedProgress {
+  account: string;
+  counts: SeedCounts;
+}
+
+/**
+ * Loads one account and its conversations, in batches, inside the caller's transaction.
+ * `conversations` may be any (async) iterable, so a large file can be streamed through.
+ */
+export async function loadSeedAccount(
+  em: EntityManager,
+  headerInput: unknown,
+  conversations: AsyncIterable<unknown> | Iterable<unknown>,
+  counts: SeedCounts,
+  onProgress?: (p: SeedProgress) => void,
+): Promise<LoadedAccount> {
+  const header = parse(ZSeedAccountHeader, headerInput, 'account');
+  const { refs, tokens } = await loadHeader(em, header);
+  counts.accounts += 1;
+  counts.users += refs.users.size;
+  let batch: TSeedConversation[] = [];
+  let n = 0;
+  for await (const c of conversations) {
+    n += 1;
+    batch.push(parse(ZSeedConversation, c, `account ${header.key}, conversation ${n}`));
+    if (batch.length >= SEED_BATCH) {
+      await loadBatch(em, refs, batch, counts);
+      batch = [];
+      onProgress?.({ account: header.key, counts });
+    }
+  }
+  if (batch.length > 0) await loadBatch(em, refs, batch, counts);
+  onProgress?.({ account: header.key, counts });
+  return { key: header.key, id: refs.id, tokens };
+}
+
+/** One account of a seed: its own members, then its conversations (possibly streamed). */
+export interface SeedAccountSource {
+  header: unknown;
+  conversations: AsyncIterable<unknown> | Iterable<unknown>;
+}
+
+/**
+ * Loads accounts in one transaction: all of them, or (on any error) none. The accounts may come
+ * from a parsed object (loadSeed) or be streamed from a file, one after the other.
+ */
+export async function loadSeedAccounts(
+  em: EntityManager,
+  sources: AsyncIterable<SeedAccountSource> | Iterable<SeedAccountSource>,
+  onProgress?: (p: SeedProgress) => void,
+) {
+  const counts: SeedCounts = { accounts: 0, users: 0, conversations: 0, messages: 0, tags: 0 };
+  const accounts = await em.transactional(async (tx) => {
+    const loaded: LoadedAccount[] = [];
+    for await (const { header, conversations } of sources) {
+      loaded.push(await loadSeedAccount(tx, header, conversations, counts, onProgress));
+    }
+    return loaded;
+  });
+  return { counts, accounts };
+}
+
+/** Loads a whole parsed seed in one transaction. */
+export async function loadSeed(em: EntityManager, input: TSeed, onProgress?: (p: SeedProgress) => void) {
+  const seed = parse(
+    z.strictObject({ accounts: z.array(z.looseObject({ conversations: z.array(z.unknown()).default([]) })) }),
+    input,
+    'seed',
+  );
+  const sources = seed.accounts.map(({ conversations, ...header }) => ({ header, conversations }));
+  return loadSeedAccounts(em, sources, onProgress);
+}

@@ -1,0 +1,174 @@
+import {
+  type AccountContext,
+  clockMicros,
+  draftConversation,
+  type IntakePageRecord,
+  timestamptzText,
+  titleKey,
+} from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { SLUG_UNIQUE_INDEX } from '../../entities/index.ts';
+import { query } from '../../repositories/sql.ts';
+import { AdminError } from '../errors.ts';
+import type { IssuedToken } from '../operations.ts';
+import { seedMicros, type TSeedConversation } from './format.ts';
+
+/*
+ * The bulk writer: a batch of seed conversations becomes one statement per table, each batch's
+ * rows travelling as one JSON parameter spread into rows by jsonb_to_recordset.
+ */
+
+export interface SeedCounts {
+  accounts: number;
+  users: number;
+  conversations: number;
+  messages: number;
+  tags: number;
+}
+
+export interface LoadedAccount {
+  key: string;
+  id: number;
+  tokens: IssuedToken[];
+}
+
+export interface AccountRefs extends Pick<AccountContext, 'titleTemplate' | 'defaults' | 'owner'> {
+  id: number;
+  users: Map<string, number>;
+  intakePages: Map<string, IntakePageRecord>;
+  tags: Map<string, number>;
+}
+
+function userId(refs: AccountRefs, email: string, where: string): number {
+  const id = refs.users.get(email.toLowerCase());
+  if (id === undefined) throw new AdminError(`${where}: ${email} is not a user of the account`);
+  return id;
+}
+
+async function ensureTags(em: EntityManager, refs: AccountRefs, names: Iterable<string>): Promise<number> {
+  const missing = [...new Set([...names].filter((n) => !refs.tags.has(n.toLowerCase())))];
+  if (missing.length === 0) return 0;
+  const rows = await query<{ id: number; name: string }>(
+    em,
+    'insert into tag (account_id, name) select ?, n from jsonb_array_elements_text(?::jsonb) as t(n) returning id, name',
+    [refs.id, JSON.stringify(missing)],
+  );
+  for (const r of rows) refs.tags.set(r.name.toLowerCase(), r.id);
+  return rows.length;
+}
+
+/** Writes `rows` with one statement whose parameters are the account id and the rows as JSON. */
+async function insertRows(em: EntityManager, accountId: number, rows: object[], sql: string): Promise<void> {
+  if (rows.length > 0) await query(em, sql, [accountId, JSON.stringify(rows)]);
+}
+
+export async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConversation[], counts: SeedCounts) {
+  counts.tags += await ensureTags(
+    em,
+    refs,
+    batch.flatMap((c) => c.tags),
+  );
+  const ids = (
+    await query<{ id: number }>(em, "select nextval('conversation_id_seq')::int as id from generate_series(1, ?)", [
+      batch.length,
+    ])
+  ).map((r) => r.id);
+
+  const conversations: object[] = [];
+  const members: { c: number; u: number }[] = [];
+  const tags: { c: number; t: number }[] = [];
+  const messages: object[] = [];
+  batch.forEach((c, i) => {
+    const id = ids[i] as number;
+    const where = `conversation ${c.slug ?? c.title ?? `#${counts.conversations + i + 1}`}`;
+    const page = c.intake_page === undefined ? null : refs.intakePages.get(c.intake_page);
+    if (page === undefined) throw new AdminError(`${where}: no intake page ${c.intake_page}`);
+    const draft = draftConversation(
+      refs,
+      {
+        title: c.title,
+        slug: c.slug,
+        anyoneCanPost: c.anyone_can_post,
+        allowAnonymousMessages: c.allow_anonymous_messages,
+        allowSearchEngines: c.allow_search_engines,
+        memberIds: c.members?.map((e) => userId(refs, e, where)),
+      },
+      page,
+      c.created_at ? seedMicros(c.created_at) : clockMicros(),
+    );
+    conversations.push({
+      id,
+      title: draft.title,
+      title_key: titleKey(draft.title),
+      slug: draft.slug,
+      anyone_can_post: draft.anyoneCanPost,
+      allow_anonymous_messages: draft.allowAnonymousMessages,
+      allow_search_engines: draft.allowSearchEngines,
+      via_primary_intake_page: draft.viaPrimaryIntakePage,
+      intake_page_id: draft.intakePageId,
+      workflow: draft.workflow,
+      created_at: c.created_at ?? timestamptzText(draft.createdAt),
+    });
+    for (const u of new Set(draft.memberIds)) members.push({ c: id, u });
+    for (const t of new Set(c.tags.map((n) => refs.tags.get(n.toLowerCase()) as number))) tags.push({ c: id, t });
+    for (const m of c.messages) {
+      messages.push({
+        c: id,
+        type: m.type,
+        duration: m.recorded_duration_seconds,
+        author: m.author === null ? null : userId(refs, m.author, where),
+        anonymous: m.author === null,
+        text: m.text,
+        media: m.download_media_url,
+        created_at: m.created_at ?? c.created_at ?? null,
+      });
+    }
+  });
+
+  // Each batch travels as one JSON parameter per table, spread into rows by jsonb_to_recordset.
+  try {
+    await insertRows(
+      em,
+      refs.id,
+      conversations,
+      `insert into conversation (id, account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages,
+         allow_search_engines, via_primary_intake_page, intake_page_id, workflow, created_at)
+       select id, ?, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines,
+         via_primary_intake_page, intake_page_id, workflow, coalesce(created_at, now())
+       from jsonb_to_recordset(?::jsonb) as t(id int, title text, title_key text, slug text, anyone_can_post bool,
+         allow_anonymous_messages bool, allow_search_engines bool, via_primary_intake_page bool, intake_page_id int,
+         workflow jsonb, created_at timestamptz)`,
+    );
+  } catch (e) {
+    if (e instanceof Error && e.message.includes(SLUG_UNIQUE_INDEX)) {
+      throw new AdminError('a slug appears twice in the account (slugs are unique ignoring case)');
+    }
+    throw e;
+  }
+  await insertRows(
+    em,
+    refs.id,
+    members,
+    `insert into conversation_member (conversation_id, user_id, account_id)
+     select c, u, ? from jsonb_to_recordset(?::jsonb) as t(c int, u int)`,
+  );
+  await insertRows(
+    em,
+    refs.id,
+    tags,
+    `insert into conversation_tag (conversation_id, tag_id, account_id)
+     select c, t, ? from jsonb_to_recordset(?::jsonb) as x(c int, t int)`,
+  );
+  await insertRows(
+    em,
+    refs.id,
+    messages,
+    `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
+       text, download_media_url, created_at)
+     select ?, c, type, duration, author, anonymous, text, media, coalesce(created_at, now())
+     from jsonb_to_recordset(?::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
+       media text, created_at timestamptz)`,
+  );
+  counts.conversations += batch.length;
+  counts.messages += messages.length;
+}

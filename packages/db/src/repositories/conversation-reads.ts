@@ -1,0 +1,166 @@
+import type {
+  ConversationRecord,
+  LookupCriteria,
+  MessageRecord,
+  PageWindow,
+  TagRecord,
+  UserRecord,
+  WorkflowRecord,
+} from '@convo/domain';
+import { SLUG_KEY_SQL } from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { type Prepared, runPrepared } from './prepared.ts';
+import { fromJson } from './sql.ts';
+
+/*
+ * One statement per read, whatever the page holds: members, tags and messages come back as JSON
+ * arrays from correlated subqueries that each walk an index to just the rows they return.
+ */
+const COLUMNS = `
+  c.id, c.title, c.slug, c.anyone_can_post, c.allow_anonymous_messages, c.allow_search_engines,
+  c.via_primary_intake_page, c.intake_page_id, c.workflow,
+  (extract(epoch from c.created_at) * 1000000)::bigint::text as created_us,
+  coalesce((
+    select json_agg(json_build_object('id', u.id, 'email', u.email, 'name', u.name) order by u.id)
+    from conversation_member cm join account_user u on u.id = cm.user_id
+    where cm.conversation_id = c.id and cm.account_id = c.account_id
+  ), '[]'::json) as users,
+  coalesce((
+    select json_agg(json_build_object('id', t.id, 'name', t.name) order by t.id)
+    from conversation_tag ct join tag t on t.id = ct.tag_id
+    where ct.conversation_id = c.id and ct.account_id = c.account_id
+  ), '[]'::json) as tags,
+  coalesce((
+    select json_agg(json_build_object(
+      'id', m.id, 'type', m.message_type, 'duration', m.recorded_duration_seconds,
+      'anonymous', m.anonymous, 'author_id', u.id, 'author_name', u.name, 'author_email', u.email,
+      'text', m.text, 'media', m.download_media_url) order by m.created_at, m.id)
+    from message m left join account_user u on u.id = m.author_id
+    where m.conversation_id = c.id and m.account_id = c.account_id
+  ), '[]'::json) as messages`;
+
+const RECENT = 'order by created_at desc, id desc limit 1';
+const LATEST = `(select id from conversation where account_id = $1 ${RECENT})`;
+
+/** The four shapes of get_conversation: no key, title, slug, or both (both must match). $1 is the account. */
+function findOneStatement(name: string, conditions: string[]): Prepared {
+  const target =
+    conditions.length === 0
+      ? LATEST
+      : `coalesce((select id from conversation where account_id = $1 and ${conditions.join(' and ')} ${RECENT}), ${LATEST})`;
+  return { name, text: `select ${COLUMNS} from conversation c where c.account_id = $1 and c.id = ${target}` };
+}
+
+const FIND_ONE = {
+  latest: findOneStatement('conversation_latest', []),
+  title: findOneStatement('conversation_by_title', ['title_key = $2']),
+  slug: findOneStatement('conversation_by_slug', [`${SLUG_KEY_SQL('slug')} = $2`]),
+  both: findOneStatement('conversation_by_title_and_slug', ['title_key = $2', `${SLUG_KEY_SQL('slug')} = $3`]),
+};
+
+/*
+ * The page's ids come from an index-only scan of (account_id, created_at desc, id desc), so the
+ * rows skipped by a deep page's offset are read from the index only, never from the table. One id
+ * past the page is read too, to tell whether another page follows; its row is not built.
+ * $1 account, $2 page size, $3 offset.
+ */
+const LIST_PAGE: Prepared = {
+  name: 'conversation_page',
+  text: `
+  select ${COLUMNS}, p.total > $2 as has_more
+  from (
+    select id, created_at, row_number() over (order by created_at desc, id desc) as rn, count(*) over () as total
+    from (select id, created_at from conversation where account_id = $1 order by created_at desc, id desc
+          limit $2 + 1 offset $3) w
+  ) p
+  join conversation c on c.id = p.id
+  where p.rn <= $2
+  order by p.created_at desc, p.id desc`,
+};
+
+interface Row {
+  id: number;
+  title: string;
+  slug: string;
+  anyone_can_post: boolean;
+  allow_anonymous_messages: boolean;
+  allow_search_engines: boolean;
+  via_primary_intake_page: boolean;
+  intake_page_id: number | null;
+  workflow: unknown;
+  created_us: string;
+  users: unknown;
+  tags: unknown;
+  messages: unknown;
+}
+
+interface MessageRow {
+  id: number;
+  type: string;
+  duration: number;
+  anonymous: boolean;
+  author_id: number | null;
+  author_name: string | null;
+  author_email: string | null;
+  text: string;
+  media: string | null;
+}
+
+function message(m: MessageRow): MessageRecord {
+  return {
+    id: m.id,
+    messageType: m.type,
+    recordedDurationSeconds: m.duration,
+    author:
+      m.anonymous || m.author_id === null
+        ? { anonymous: true }
+        : { anonymous: false, id: m.author_id, name: m.author_name ?? '', email: m.author_email ?? '' },
+    text: m.text,
+    downloadMediaUrl: m.media,
+  };
+}
+
+function record(row: Row): ConversationRecord {
+  return {
+    id: row.id,
+    title: row.title,
+    slug: row.slug,
+    anyoneCanPost: row.anyone_can_post,
+    allowAnonymousMessages: row.allow_anonymous_messages,
+    allowSearchEngines: row.allow_search_engines,
+    viaPrimaryIntakePage: row.via_primary_intake_page,
+    intakePageId: row.intake_page_id,
+    workflow: row.workflow === null ? null : fromJson<WorkflowRecord>(row.workflow),
+    createdAt: BigInt(row.created_us),
+    users: fromJson<UserRecord[]>(row.users),
+    tags: fromJson<TagRecord[]>(row.tags),
+    messages: fromJson<MessageRow[]>(row.messages).map(message),
+  };
+}
+
+export async function findOne(
+  em: EntityManager,
+  accountId: number,
+  criteria: LookupCriteria,
+): Promise<ConversationRecord | null> {
+  const { titleKey: title, slugKey: slug } = criteria;
+  const [row] =
+    title !== undefined && slug !== undefined
+      ? await runPrepared<Row>(em, FIND_ONE.both, [accountId, title, slug])
+      : title !== undefined
+        ? await runPrepared<Row>(em, FIND_ONE.title, [accountId, title])
+        : slug !== undefined
+          ? await runPrepared<Row>(em, FIND_ONE.slug, [accountId, slug])
+          : await runPrepared<Row>(em, FIND_ONE.latest, [accountId]);
+  return row ? record(row) : null;
+}
+
+export async function listPage(
+  em: EntityManager,
+  accountId: number,
+  window: PageWindow,
+): Promise<{ records: ConversationRecord[]; hasMore: boolean }> {
+  const { limit, offset } = window;
+  const rows = await runPrepared<Row & { has_more: boolean }>(em, LIST_PAGE, [accountId, limit, offset]);
+  return { records: rows.map(record), hasMore: rows[0]?.has_more === true };
+}

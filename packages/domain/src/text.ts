@@ -1,0 +1,15 @@
+/**
+ * Text the service stores must read back as it was answered: well-formed Unicode (a lone
+ * surrogate would come back as U+FFFD from PostgreSQL) and no NUL (PostgreSQL text cannot hold one).
+ */
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** String.prototype.isWellFormed, without asking every client's compiler for ES2024. */
+export const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
+
+export function textProblem(what: string, text: string): string | null {
+  if (!isWellFormed(text)) return `${what} must be valid Unicode text (no lone surrogates)`;
+  if (text.includes('\u0000')) return `${what} must not contain NUL characters`;
+  return null;
+}
