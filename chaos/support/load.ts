@@ -5,6 +5,8 @@
  * throughput tool's aggregates do not give; throughput itself is measured with autocannon.
  */
 
+import { type Dispatcher, fetch as undiciFetch } from 'undici';
+
 export interface Outcome {
   kind: 'create' | 'read';
   started: number;
@@ -35,11 +37,22 @@ const errorCode = (e: unknown): string => {
   return String((e as Error)?.message ?? e);
 };
 
-/** One request through fetch, its outcome recorded. */
-export async function request(kind: Outcome['kind'], url: string, init: RequestInit = {}): Promise<Outcome> {
+/**
+ * One request through fetch, its outcome recorded. With a `dispatcher` (an undici Agent), the
+ * request goes through that pool instead of the global one.
+ */
+export async function request(
+  kind: Outcome['kind'],
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  dispatcher?: Dispatcher,
+): Promise<Outcome> {
   const started = performance.now();
   try {
-    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+    const signal = AbortSignal.timeout(30_000);
+    const res = dispatcher
+      ? await undiciFetch(url, { ...init, signal, dispatcher })
+      : await fetch(url, { ...init, signal });
     const text = await res.text();
     let body: unknown;
     try {
