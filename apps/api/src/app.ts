@@ -1,5 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { databaseUnavailable } from '@convo/db';
+import { originsForAuthority } from '@convo/domain';
+import { createSite, siteLabel } from '@convo/pages';
 import {
   type AppRouter,
   appRouter,
@@ -42,6 +44,11 @@ export interface App {
   drain(): void;
 }
 
+/** One request as this handler tracks it: the procedures' state, and whether an account's site answered. */
+interface Exchange extends RequestState {
+  site: boolean;
+}
+
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const FORWARDED_HOST = /^[a-z0-9.-]{1,253}(:\d{1,5})?$/i;
 const TRPC_PREFIX = '/trpc/';
@@ -66,15 +73,37 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
   const maxBatch = options.maxBatch ?? 10;
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
 
-  /** Where absolute links point: configuration, or a proxy the operator trusts; never the raw Host. */
-  function origin(req: Request): string | null {
-    if (publicUrl) return publicUrl;
+  /** What a proxy the operator trusts says the client asked for: the first hop's host and scheme. */
+  function forwarded(req: Request): { host: string; proto: 'http' | 'https' } | null {
     if (!options.trustProxy) return null;
     const host = req.headers.get('x-forwarded-host')?.split(',')[0]?.trim();
     const proto = req.headers.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
     if (!host || !FORWARDED_HOST.test(host) || (proto !== 'http' && proto !== 'https')) return null;
-    return `${proto}://${host}`;
+    return { host, proto };
   }
+
+  /** Where absolute links point: configuration, or a proxy the operator trusts; never the raw Host. */
+  function origin(req: Request): string | null {
+    if (publicUrl) return publicUrl;
+    const via = forwarded(req);
+    return via ? `${via.proto}://${via.host}` : null;
+  }
+
+  /**
+   * The account whose own host the request came to, if any: by its Host (url.host), or by what a
+   * trusted proxy forwarded. Without a scheme from the proxy, either scheme's origin matches.
+   */
+  function siteAccount(req: Request, url: URL) {
+    const via = forwarded(req);
+    const origins = via ? originsForAuthority(via.host, via.proto) : originsForAuthority(url.host);
+    return services.site.accountByHost(origins);
+  }
+
+  const site = createSite({
+    site: services.site,
+    isUnavailable: services.isUnavailable,
+    onError: (err) => services.logger.error({ err }, 'page failed'),
+  });
 
   const rest = createRestHandler(operations, services, { body: bodyLimits, origin });
   const operationOf = operationLabels(REST_PREFIX, operations);
@@ -142,7 +171,7 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
     });
   }
 
-  async function route(req: Request, url: URL, request: RequestState): Promise<Response> {
+  async function route(req: Request, url: URL, request: Exchange): Promise<Response> {
     const path = url.pathname;
     if (path.startsWith(TRPC_PREFIX)) return trpc(req, url, request);
     const endpoint = fixed.get(path);
@@ -155,11 +184,18 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       return (await serveDocs(REST_PREFIX, path)) ?? refusal(path, 'route_not_found');
     }
     if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, url, request);
+    // Anything else is an account's own site when the request came to its host.
+    const account = await siteAccount(req, url);
+    if (account) {
+      request.notes.accountId = account.id;
+      request.site = true;
+      return site.fetch(req, account);
+    }
     return refusal(path, 'route_not_found');
   }
 
   /** The route's answer, or 503 when it takes longer than the request timeout. */
-  function answer(req: Request, url: URL, request: RequestState): Promise<Response> {
+  function answer(req: Request, url: URL, request: Exchange): Promise<Response> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<Response>((resolve) => {
       timer = setTimeout(() => resolve(refusal(url.pathname, 'timeout')), timeoutMs);
@@ -174,9 +210,10 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
     async fetch(req) {
       const started = performance.now();
       const incoming = req.headers.get('x-request-id');
-      const request: RequestState = {
+      const request: Exchange = {
         id: incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
         notes: {},
+        site: false,
       };
       // Parsed once here; routing and the REST adapter share it.
       const url = new URL(req.url);
@@ -198,7 +235,8 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       }
       const headers = res.headers;
       headers.set('x-request-id', request.id);
-      headers.set('cache-control', 'no-store');
+      // API answers are never stored; pages say for themselves.
+      if (!request.site || !headers.has('cache-control')) headers.set('cache-control', 'no-store');
       const quota = request.notes.rateLimit;
       if (quota) {
         headers.set('ratelimit-limit', String(quota.limit));
@@ -213,7 +251,7 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       // A client that went away gets no answer, and is no fault of ours: 499, as nginx counts it.
       const status = req.signal.aborted ? ERRORS.client_closed.status : res.status;
       const seconds = (performance.now() - started) / 1000;
-      services.metrics.observe(operationOf(path), req.method, status, seconds);
+      services.metrics.observe(request.site ? siteLabel(path) : operationOf(path), req.method, status, seconds);
       services.logger.info(
         {
           requestId: request.id,

@@ -5,6 +5,7 @@ import {
   hashToken,
   MikroConversationStore,
   MikroIntakePageStore,
+  MikroSiteStore,
   migrate,
   openOrm,
   pendingMigrations,
@@ -13,6 +14,7 @@ import {
   RateLimiter,
   type RateLimitPolicy,
 } from '@convo/db';
+import type { SiteStore } from '@convo/domain';
 import type { ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
 import { type Config, DEFAULT_RATE_LIMIT } from './config.ts';
@@ -21,6 +23,8 @@ import { createMetrics, type Metrics } from './metrics.ts';
 
 /** What the HTTP surface uses: the procedures' services, plus logs, metrics and readiness. */
 export interface Services extends ProcedureServices {
+  /** What the accounts' own sites (conversation pages) read. */
+  site: SiteStore;
   logger: Logger;
   metrics: Metrics;
   /** Null when the database answers and every migration is applied; else what is wrong. */
@@ -84,6 +88,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   return {
     conversations: new MikroConversationStore(em),
     intakePages: new MikroIntakePageStore(em),
+    site: new MikroSiteStore(em),
     authenticate: (token) => accounts.findByTokenHash(hashToken(token)),
     isUnavailable: databaseUnavailable,
     logger,

@@ -11,4 +11,5 @@ export * from './repositories/account-store.ts';
 export * from './repositories/conversation-store.ts';
 export { IDEMPOTENCY_RETENTION_HOURS, purgeIdempotencyKeys } from './repositories/idempotency-keys.ts';
 export * from './repositories/intake-page-store.ts';
+export * from './repositories/site-store.ts';
 export * from './tokens.ts';

@@ -129,6 +129,45 @@ export interface ConversationStore {
   insertOnce(accountId: number, conversation: NewConversation, once: OnceOnly): Promise<OnceOnlyInsert>;
 }
 
+/** An account as its own site knows it: found by the host a request came to, not by a token. */
+export interface SiteAccount extends AccountAddress {
+  id: number;
+  name: string;
+}
+
+/** A message as a page shows it: with the time it was posted. */
+export interface PageMessageRecord extends MessageRecord {
+  createdAt: EpochMicros;
+}
+
+/** A conversation as its page shows it: its messages oldest first, each with its time. */
+export interface ConversationPageRecord extends ConversationSettings {
+  id: number;
+  title: string;
+  slug: string;
+  createdAt: EpochMicros;
+  users: UserRecord[];
+  tags: TagRecord[];
+  messages: PageMessageRecord[];
+}
+
+/** One message and what its embed needs of its conversation (who may see it, where it lives). */
+export interface MessagePageRecord {
+  conversation: ConversationSettings & { id: number; title: string; slug: string; memberIds: number[] };
+  message: PageMessageRecord;
+}
+
+/** What the account's own site reads; every read but the first is scoped to the account. */
+export interface SiteStore {
+  /** The account whose host is one of `origins`, or null. */
+  accountByHost(origins: readonly string[]): Promise<SiteAccount | null>;
+  /** The conversation whose slug is exactly this one, ignoring case (no fallback to the latest). */
+  conversationBySlug(accountId: number, slugKey: string): Promise<ConversationPageRecord | null>;
+  messageById(accountId: number, messageId: number): Promise<MessagePageRecord | null>;
+  /** Slugs of conversations that may be indexed (public and allowing search engines), newest first. */
+  indexableSlugs(accountId: number, limit: number): Promise<string[]>;
+}
+
 export interface IntakePageStore {
   findById(accountId: number, id: number): Promise<IntakePageRecord | null>;
   findPrimary(accountId: number): Promise<IntakePageRecord | null>;

@@ -90,3 +90,6 @@ export function formatNiceTime(micros: EpochMicros): string {
   const { date } = split(micros);
   return `${formatLongDate(date)} ${formatClockTime(date)}`;
 }
+
+/** `2022-02-01T17:21:09.123456Z`: ISO 8601 in UTC to the microsecond, for `<time datetime>`. */
+export const formatIsoTime = (micros: EpochMicros): string => `${formatCreatedTime(micros).replace(' ', 'T')}Z`;

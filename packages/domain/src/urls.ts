@@ -30,3 +30,23 @@ export function normaliseHost(host: string): string | null {
   if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) return null;
   return url.origin;
 }
+
+/**
+ * The account origins a request for `authority` (its Host: hostname and port) can be addressed to.
+ * An account's host is an origin, and the port a Host header leaves out depends on the scheme, so
+ * without a scheme the request could be for either; a proxy that terminates TLS says which
+ * (X-Forwarded-Proto), and then only that one counts. An authority that is no host gives none.
+ */
+export function originsForAuthority(authority: string, scheme?: 'http' | 'https'): string[] {
+  if (authority.length === 0 || authority.length > 260 || /[\s/?#@\\]/.test(authority)) return [];
+  const origins: string[] = [];
+  for (const s of scheme ? [scheme] : (['http', 'https'] as const)) {
+    try {
+      const origin = new URL(`${s}://${authority}`).origin;
+      if (!origins.includes(origin)) origins.push(origin);
+    } catch {
+      // not a host: no origin
+    }
+  }
+  return origins;
+}

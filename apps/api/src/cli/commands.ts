@@ -11,6 +11,7 @@ import {
   loadSeedAccounts,
   pendingMigrations,
   revokeToken,
+  setHost,
   setRateLimit,
 } from '@convo/db';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
@@ -138,6 +139,19 @@ export function registerCommands(program: Command, env: Env): void {
         emit(o.json, set, `account ${set.key}: rate limit ${what} per token`);
       }),
     'npm run cli -- account rate-limit --key acme --limit 600',
+  );
+  example(
+    account
+      .command('set-host')
+      .description('move an account to another host: its conversation pages and every URL the API prints follow')
+      .requiredOption('--key <key>', 'account key')
+      .requiredOption('--host <origin>', "the account's own host, e.g. https://talk.acme.example.com")
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const set = await withDatabase(env, (em) => setHost(em, o.key, o.host));
+        emit(o.json, set, `account ${set.key}: host ${set.host}`);
+      }),
+    'npm run cli -- account set-host --key acme --host https://talk.acme.example.com',
   );
 
   const token = program.command('token').description('manage API tokens');

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { findAccount, issueToken, loadSeed } from '@convo/db';
+import { findAccount, issueToken, loadSeed, setHost } from '@convo/db';
 import type { Command } from 'commander';
 import { serveOnNode } from '../serve-node.ts';
 import { buildApp } from '../server.ts';
@@ -27,12 +27,21 @@ export function registerDemo(program: Command, env: Env): void {
       const { token } = await issueToken(em, accountId, 'demo');
 
       const app = buildApp(orm, config, logger);
-      const printHelp = (port: number) => {
-        const base = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}/api/v1/conversations`;
+      // The demo account lives at the server's own origin, so every URL the API prints opens here.
+      const announce = async (port: number) => {
+        const origin = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
+        const moved = await setHost(orm.em.fork(), 'demo', origin).catch((err: unknown) => {
+          logger.warn({ err: (err as Error).message }, 'the demo account keeps its host');
+          return null;
+        });
+        printHelp(origin, moved ? `${origin}/c/welcome` : null);
+      };
+      const printHelp = (origin: string, pageUrl: string | null) => {
+        const base = `${origin}/api/v1/conversations`;
         const auth = `-H "Authorization: Bearer ${token}"`;
         process.stdout.write(
           [
-            `Conversations API listening on ${base.replace('/api/v1/conversations', '')}`,
+            `Conversations API listening on ${origin}`,
             `database: ${config.database.kind === 'pglite' ? `embedded PGlite in ${config.database.dataDir}` : 'PostgreSQL'}`,
             `demo account "demo", API token (new on every start): ${token}`,
             '',
@@ -40,6 +49,7 @@ export function registerDemo(program: Command, env: Env): void {
             `  curl -s -X POST ${base}/create_conversation ${auth} -H 'content-type: application/json' -d '{"title":"Hello from curl"}'`,
             `  curl -s "${base}/get_conversation?slug=welcome" ${auth}`,
             `  curl -s "${base}/get_conversations?page=1" ${auth}`,
+            ...(pageUrl ? ['', `Open a conversation page in a browser: ${pageUrl}`] : []),
             '',
             'Stop with Ctrl-C.',
             '',
@@ -51,7 +61,7 @@ export function registerDemo(program: Command, env: Env): void {
         port: config.port,
         logger,
         sendTimeoutMs: config.sendTimeoutMs,
-        onListen: printHelp,
+        onListen: (port) => void announce(port),
       });
     });
 }

@@ -54,12 +54,19 @@ export async function issueToken(em: EntityManager, accountId: number, name: str
   return { id: row.id, name: row.name, token, hint } satisfies IssuedToken;
 }
 
+/** An account's host names its site, so no two accounts may share one. */
+async function refuseTakenHost(em: EntityManager, host: string, exceptId?: number): Promise<string> {
+  const taken = await em.findOne(Account, { host, ...(exceptId ? { id: { $ne: exceptId } } : {}) });
+  if (taken) throw new AdminError(`host ${host} already belongs to account ${JSON.stringify(taken.key)}`);
+  return host;
+}
+
 export async function createAccount(em: EntityManager, input: NewAccount, tokenName = 'default') {
   return em.transactional(async (tx) => {
     const account = tx.create(Account, {
       key: v.accountKey(input.key),
       name: v.name('account name', input.name),
-      host: v.host(input.host),
+      host: await refuseTakenHost(tx, v.host(input.host)),
       defaultAnyoneCanPost: input.defaults?.anyoneCanPost ?? true,
       defaultAllowAnonymousMessages: input.defaults?.allowAnonymousMessages ?? true,
       defaultAllowSearchEngines: input.defaults?.allowSearchEngines ?? true,
@@ -75,6 +82,14 @@ export async function createAccount(em: EntityManager, input: NewAccount, tokenN
     const token = await issueToken(tx, account.id, tokenName);
     return { id: account.id, key: account.key, name: account.name, host: account.host, owner, token };
   });
+}
+
+/** Moves an account to another host: its pages and every URL the API prints follow. */
+export async function setHost(em: EntityManager, key: string, host: string) {
+  const account = await findAccount(em, key);
+  account.host = await refuseTakenHost(em, v.host(host), account.id);
+  await em.flush();
+  return { key: account.key, host: account.host };
 }
 
 /** Sets how many requests each of the account's tokens may make per window; null restores the server default, 0 lifts the limit. */

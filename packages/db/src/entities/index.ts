@@ -28,6 +28,7 @@ export const Account = defineEntity({
     owner: () => p.manyToOne(User).nullable().deleteRule('set null'),
     createdAt: createdAt(),
   },
+  indexes: [{ name: 'account_host_index', properties: ['host'] }],
 });
 
 export const User = defineEntity({

@@ -2,6 +2,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121043346_initial } from './Migration20261121043346_initial.ts';
 import { Migration20261121065351_limits_and_idempotency } from './Migration20261121065351_limits_and_idempotency.ts';
 import { Migration20261122100000_comparison_keys } from './Migration20261122100000_comparison_keys.ts';
+import { Migration20261122200000_account_host } from './Migration20261122200000_account_host.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -11,4 +12,5 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261121065351_limits_and_idempotency,
   },
   { name: 'Migration20261122100000_comparison_keys', class: Migration20261122100000_comparison_keys },
+  { name: 'Migration20261122200000_account_host', class: Migration20261122200000_account_host },
 ];

@@ -16,7 +16,8 @@ import { fromJson } from './sql.ts';
  * One statement per read, whatever the page holds: members, tags and messages come back as JSON
  * arrays from correlated subqueries that each walk an index to just the rows they return.
  */
-const COLUMNS = `
+/** The columns of one conversation; with `messageTimes`, each message carries its time too (pages show it). */
+export const conversationColumns = (messageTimes: boolean) => `
   c.id, c.title, c.slug, c.anyone_can_post, c.allow_anonymous_messages, c.allow_search_engines,
   c.via_primary_intake_page, c.intake_page_id, c.workflow,
   (extract(epoch from c.created_at) * 1000000)::bigint::text as created_us,
@@ -34,10 +35,15 @@ const COLUMNS = `
     select json_agg(json_build_object(
       'id', m.id, 'type', m.message_type, 'duration', m.recorded_duration_seconds,
       'anonymous', m.anonymous, 'author_id', u.id, 'author_name', u.name, 'author_email', u.email,
-      'text', m.text, 'media', m.download_media_url) order by m.created_at, m.id)
+      'text', m.text, 'media', m.download_media_url${messageTimes ? MESSAGE_TIME : ''}) order by m.created_at, m.id)
     from message m left join account_user u on u.id = m.author_id
     where m.conversation_id = c.id and m.account_id = c.account_id
   ), '[]'::json) as messages`;
+
+/** A message's time in epoch microseconds, as text (JSON numbers would lose precision). */
+const MESSAGE_TIME = `, 'created_us', (extract(epoch from m.created_at) * 1000000)::bigint::text`;
+
+const COLUMNS = conversationColumns(false);
 
 const RECENT = 'order by created_at desc, id desc limit 1';
 const LATEST = `(select id from conversation where account_id = $1 ${RECENT})`;
@@ -78,7 +84,7 @@ const LIST_PAGE: Prepared = {
   order by p.created_at desc, p.id desc`,
 };
 
-interface Row {
+export interface Row {
   id: number;
   title: string;
   slug: string;
@@ -94,7 +100,7 @@ interface Row {
   messages: unknown;
 }
 
-interface MessageRow {
+export interface MessageRow {
   id: number;
   type: string;
   duration: number;
@@ -106,7 +112,7 @@ interface MessageRow {
   media: string | null;
 }
 
-function message(m: MessageRow): MessageRecord {
+export function message(m: MessageRow): MessageRecord {
   return {
     id: m.id,
     messageType: m.type,

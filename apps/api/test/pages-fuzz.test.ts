@@ -1,0 +1,121 @@
+import { loadSeed } from '@convo/db';
+import { textProblem, titleProblem } from '@convo/domain';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, openHarness } from './support/harness.ts';
+import { attr, elements, open, present, textOf } from './support/site.ts';
+
+/*
+ * Whatever people put in a title, a tag, their name or a message (markup, attribute breakouts,
+ * `javascript:` links), the page shows it as text: a browser's parser (parse5) finds only the
+ * elements and attributes the views write, every link is ours or a web address, and each value
+ * reads back whole. FUZZ_RUNS scales the cases (each is a fresh account with one conversation).
+ */
+
+const RUNS = Math.max(50, Math.round(Number(process.env.FUZZ_RUNS ?? (process.env.CI ? 10_000 : 1_000)) / 10));
+
+const ELEMENTS = new Set(
+  'html head body meta title link header main footer p article h1 h2 ul ol li time a span'.split(' '),
+);
+const ATTRIBUTES = new Set(
+  'lang charset name content rel href property class id datetime target aria-labelledby'.split(' '),
+);
+
+const PAYLOADS = [
+  '<script>alert(1)</script>',
+  '"><img src=x onerror=alert(1)>',
+  "'><svg onload=alert(1)>",
+  '</title><script>alert(1)</script>',
+  '</textarea></style></noscript><script>alert(1)</script>',
+  '<a href="javascript:alert(1)">x</a>',
+  'javascript:alert(1)',
+  ' JaVaScRiPt:alert(1)',
+  'data:text/html,<script>alert(1)</script>',
+  '&lt;script&gt;',
+  '&amp;&quot;&#39;',
+  '<!--',
+  ']]><![CDATA[',
+  '{{7*7}}',
+  // A template literal's placeholder, as text.
+  '$' + '{alert(1)}',
+  '\u202e',
+  '😀',
+  '\r\n',
+];
+
+const hostile = fc
+  .array(fc.oneof(fc.constantFrom(...PAYLOADS), fc.string({ maxLength: 12 })), { minLength: 1, maxLength: 4 })
+  .map((parts) => parts.join(''));
+
+const title = hostile.filter((t) => titleProblem(t) === null);
+const text = hostile.filter((t) => textProblem('text', t) === null);
+const name = text.filter((t) => t.trim().length > 0 && t.length <= 255);
+
+let h: Harness;
+beforeAll(async () => {
+  h = await openHarness();
+});
+afterAll(async () => h?.close());
+
+/** parse5 reads text as browsers do: a CR or CRLF becomes LF. */
+const asRead = (s: string) => s.replace(/\r\n?/g, '\n');
+
+describe('hostile text on the conversation pages', () => {
+  it('never survives as markup, and reads back as the text it was', async () => {
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          title,
+          tag: text.filter((t) => t.trim().length > 0 && t.length <= 100),
+          author: name,
+          body: text,
+          media: hostile,
+        }),
+        async (v) => {
+          const key = `f${n++}`;
+          const host = `https://${key}.example.com`;
+          await loadSeed(h.db.orm.em.fork(), {
+            accounts: [
+              {
+                key,
+                name: v.author,
+                host,
+                users: [{ email: `a@${key}.example`, name: v.author }],
+                conversations: [
+                  {
+                    title: v.title,
+                    slug: 'x',
+                    tags: [v.tag],
+                    members: [`a@${key}.example`],
+                    messages: [
+                      { author: `a@${key}.example`, text: v.body, download_media_url: v.media, type: 'audio' },
+                    ],
+                  },
+                ],
+              },
+            ],
+          });
+          const page = await open(h, `${host}/c/x`);
+          expect(page.status).toBe(200);
+          const embed = await open(h, `${host}/embeds/conversations/${key}/x`);
+          for (const html of [page.html, embed.html]) {
+            const els = elements(html);
+            for (const e of els) {
+              expect(ELEMENTS.has(e.tagName), e.tagName).toBe(true);
+              for (const a of e.attrs) expect(ATTRIBUTES.has(a.name), a.name).toBe(true);
+              const href = attr(e, 'href');
+              if (href !== undefined) expect(href).toMatch(/^(\/|#|https?:\/\/)/);
+            }
+            expect(els.filter((e) => e.tagName === 'h1').map(textOf)).toEqual([asRead(v.title)]);
+            expect(els.filter((e) => attr(e, 'class') === 'text').map(textOf)).toEqual([asRead(v.body)]);
+            expect(els.filter((e) => attr(e, 'class') === 'author').map(textOf)).toEqual([asRead(v.author)]);
+          }
+          const tags = elements(page.html).find((e) => attr(e, 'class') === 'tags');
+          expect(textOf(present(tags))).toBe(asRead(v.tag));
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  }, 600_000);
+});

@@ -1,0 +1,334 @@
+import { robotsFile } from '@convo/domain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, type Harness, openHarness } from './support/harness.ts';
+import {
+  ACME,
+  ACME_TOKEN,
+  attr,
+  elements,
+  FLAGS,
+  fingerprint,
+  loadSites,
+  OTHER,
+  OTHER_TOKEN,
+  open,
+  present,
+  textOf,
+} from './support/site.ts';
+
+let h: Harness;
+/** acme's conversations as the API shows them, by slug. */
+const api = new Map<string, any>();
+let theirs: any;
+
+const apiGet = async (token: string, slug: string) =>
+  (
+    await call(
+      h,
+      new Request(`http://api.test/api/v1/conversations/get_conversation?slug=${slug}`, {
+        headers: { authorization: `Bearer ${token}` },
+      }),
+    )
+  ).body;
+
+beforeAll(async () => {
+  h = await openHarness();
+  await loadSites(h);
+  for (const { slug } of FLAGS) api.set(slug, await apiGet(ACME_TOKEN, slug));
+  theirs = await apiGet(OTHER_TOKEN, 'theirs');
+});
+afterAll(async () => h?.close());
+
+const headings = (html: string) =>
+  elements(html)
+    .filter((e) => e.tagName === 'h1')
+    .map(textOf);
+
+describe('routing by the account host', () => {
+  it('opens the conversation_url the API hands out, with every message at its message_url anchor', async () => {
+    const c = api.get('open');
+    expect(c.conversation_url).toBe(`${ACME}/c/open`);
+    const page = await open(h, c.conversation_url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html; charset=utf-8/i);
+    const els = elements(page.html);
+    expect(headings(page.html)).toEqual([c.title]);
+    expect(textOf(present(els.find((e) => e.tagName === 'title')))).toBe(`${c.title} · Acme Support`);
+    // Tags, members (names, never e-mail addresses), messages oldest first with author and time.
+    expect(els.filter((e) => attr(e, 'class') === 'tags').flatMap((e) => textOf(e))).toEqual(['billingurgent']);
+    const members = present(els.find((e) => attr(e, 'class') === 'members'));
+    expect(textOf(members)).toBe('Olivia OwnerSam Support');
+    expect(page.html).not.toContain('@acme.example');
+    const messages = els.filter((e) => attr(e, 'class') === 'message');
+    expect(messages.map((e) => attr(e, 'id'))).toEqual(c.messages.map((m: any) => `message-${m.id}`));
+    for (const m of c.messages) expect(m.message_url).toBe(`${c.conversation_url}#message-${m.id}`);
+    expect(
+      messages.map((e) =>
+        textOf(present(e.childNodes.find((n): n is typeof e => 'tagName' in n && n.tagName === 'header'))),
+      ),
+    ).toEqual([
+      'Olivia OwnerMarch 4th, 2024 05:07AM UTC',
+      'AnonymousMarch 4th, 2024 06:00AM UTC',
+      'Sam SupportMarch 5th, 2024 05:21PM UTC',
+    ]);
+    const times = els.filter((e) => e.tagName === 'time').map((e) => attr(e, 'datetime'));
+    expect(times).toEqual([
+      '2024-03-04T05:06:07.123456Z',
+      '2024-03-04T05:07:00.000000Z',
+      '2024-03-04T06:00:00.500000Z',
+      '2024-03-05T17:21:00.000000Z',
+    ]);
+    expect(page.html).toContain('An anonymous reply\nover two lines');
+  });
+
+  it('matches slugs ignoring case, and names the stored one as canonical', async () => {
+    const page = await open(h, `${ACME}/c/OPEN`);
+    expect(page.status).toBe(200);
+    const canonical = elements(page.html).find((e) => e.tagName === 'link' && attr(e, 'rel') === 'canonical');
+    expect(attr(present(canonical), 'href')).toBe(`${ACME}/c/open`);
+  });
+
+  it('answers a page request to no account host as the API does today, and the API on an account host', async () => {
+    const elsewhere = await call(h, new Request('http://api.test/c/open'));
+    expect(elsewhere).toMatchObject({ status: 404, body: { code: 'route_not_found' } });
+    const viaAccountHost = await call(
+      h,
+      new Request(`${ACME}/api/v1/conversations/get_conversation?slug=open`, {
+        headers: { authorization: `Bearer ${ACME_TOKEN}` },
+      }),
+    );
+    expect(viaAccountHost.body.slug).toBe('open');
+    const missingApi = await call(h, new Request(`${ACME}/api/v1/nope`));
+    expect(missingApi).toMatchObject({ status: 404, body: { code: 'route_not_found' } });
+  });
+
+  it('answers other paths of an account host with the HTML 404 page', async () => {
+    for (const path of ['/', '/c/', '/c/open/', '/nope', '/embeds/conversations/acme', '/assets/nope.css']) {
+      const page = await open(h, `${ACME}${path}`);
+      expect(page.status, path).toBe(404);
+      expect(page.headers.get('content-type'), path).toMatch(/^text\/html/);
+      expect(headings(page.html), path).toEqual(['Page not found']);
+    }
+  });
+
+  it('matches the host with or without the default port, and any port an account names', async () => {
+    expect((await open(h, 'https://acme.example.com:443/c/open')).status).toBe(200);
+    expect((await open(h, 'https://ACME.example.com/c/open')).status).toBe(200);
+    expect((await open(h, 'https://acme.example.com:8443/c/open')).status).toBe(404);
+  });
+
+  it('believes X-Forwarded-Host and -Proto only with TRUST_PROXY', async () => {
+    const forwarded = { 'x-forwarded-host': 'acme.example.com', 'x-forwarded-proto': 'https' };
+    const direct = await open(h, 'http://10.0.0.5:3000/c/open', { headers: forwarded });
+    expect(direct.status).toBe(404);
+    const { secondApp } = await import('./support/harness.ts');
+    const proxied = secondApp(h, {}, { trustProxy: true });
+    const res = await proxied.fetch(new Request('http://10.0.0.5:3000/c/open', { headers: forwarded }));
+    expect(res.status).toBe(200);
+    // A trusted proxy's scheme counts: acme's host is https, so a plain-http request is not acme's.
+    const plain = await proxied.fetch(
+      new Request('http://10.0.0.5:3000/c/open', { headers: { ...forwarded, 'x-forwarded-proto': 'http' } }),
+    );
+    expect(plain.status).toBe(404);
+  });
+});
+
+describe('isolation between account hosts', () => {
+  it("answers another account's slug, embed key and message id exactly as missing ones", async () => {
+    const missing = fingerprint(await open(h, `${ACME}/c/no-such-slug`));
+    expect(fingerprint(await open(h, `${ACME}/c/theirs`))).toEqual(missing);
+    const message = theirs.messages[0];
+    expect(message.embed_message_url).toBe(`${OTHER}/embeds/messages/other/${message.id}&show_author=true`);
+    expect((await open(h, message.embed_message_url)).status).toBe(200);
+    const mine = fingerprint(await open(h, `${ACME}/embeds/messages/acme/${message.id}&show_author=true`));
+    expect(mine).toEqual(fingerprint(await open(h, `${ACME}/embeds/messages/acme/999999&show_author=true`)));
+    const wrongKey = fingerprint(await open(h, `${ACME}/embeds/conversations/other/open`));
+    expect(wrongKey).toEqual(fingerprint(await open(h, `${ACME}/embeds/conversations/acme/no-such-slug`)));
+    expect((await open(h, `${OTHER}/c/open`)).status).toBe(404);
+  });
+});
+
+describe('who may see it, and what search engines are told', () => {
+  it.each(FLAGS)('$slug: anyone_can_post $anyone, allow_search_engines $search', async (f) => {
+    const c = api.get(f.slug);
+    const m = c.messages[0];
+    const urls = [c.conversation_url, c.conversation_embed_url, m.embed_message_url];
+    expect(c.conversation_embed_url).toBe(`${ACME}/embeds/conversations/acme/${f.slug}`);
+    const pages = await Promise.all(urls.map((u: string) => open(h, u)));
+    if (!f.anyone) {
+      // Private: the same answer as a conversation that does not exist, on all three addresses.
+      const missing = await Promise.all(
+        [
+          `${ACME}/c/zz-missing`,
+          `${ACME}/embeds/conversations/acme/zz-missing`,
+          `${ACME}/embeds/messages/acme/999999`,
+        ].map((u) => open(h, u)),
+      );
+      expect(pages.map(fingerprint)).toEqual(missing.map(fingerprint));
+      expect(pages.map((p) => p.html).join('')).not.toContain(c.title);
+      return;
+    }
+    for (const p of pages) {
+      expect(p.status).toBe(200);
+      const meta = elements(p.html).find((e) => e.tagName === 'meta' && attr(e, 'name') === 'robots');
+      if (f.search) {
+        expect(p.headers.get('x-robots-tag')).toBeNull();
+        expect(meta).toBeUndefined();
+      } else {
+        expect(p.headers.get('x-robots-tag')).toBe('noindex');
+        expect(attr(present(meta), 'content')).toBe('noindex');
+      }
+    }
+    const og = elements(present(pages[0]).html).filter((e) => attr(e, 'property')?.startsWith('og:'));
+    expect(Object.fromEntries(og.map((e) => [attr(e, 'property'), attr(e, 'content')]))).toEqual({
+      'og:type': 'article',
+      'og:title': c.title,
+      'og:description': `First words of ${f.slug}`,
+      'og:url': c.conversation_url,
+      'og:site_name': 'Acme Support',
+    });
+  });
+
+  it('robots.txt disallows pages and embeds, and allows by name only what may be indexed', async () => {
+    const robots = await open(h, `${ACME}/robots.txt`);
+    expect(robots.status).toBe(200);
+    expect(robots.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(robots.html).toBe(
+      [
+        'User-agent: *',
+        'Disallow: /c/',
+        'Disallow: /embeds/',
+        'Allow: /c/open$',
+        '',
+        `Sitemap: ${ACME}/sitemap.xml`,
+        '',
+      ].join('\n'),
+    );
+    for (const slug of ['quiet', 'secret', 'hidden']) expect(robots.html).not.toContain(slug);
+    const sitemap = await open(h, `${ACME}/sitemap.xml`);
+    expect(sitemap.headers.get('content-type')).toMatch(/^application\/xml/);
+    expect(sitemap.html.match(/<loc>[^<]*<\/loc>/g)).toEqual([`<loc>${ACME}/c/open</loc>`]);
+    // What a crawler obeying the file may fetch: the indexable page, and nothing else of acme's.
+    const allowed = (path: string) => {
+      const rules = robots.html
+        .split('\n')
+        .map((l) => /^(Allow|Disallow): (.*)$/.exec(l))
+        .filter((r): r is RegExpExecArray => r !== null)
+        .map(([, kind, pattern]) => ({ kind, pattern: pattern ?? '' }))
+        .filter(({ pattern }) => (pattern.endsWith('$') ? path === pattern.slice(0, -1) : path.startsWith(pattern)))
+        .sort((a, b) => b.pattern.length - a.pattern.length);
+      return rules.length === 0 || rules[0]?.kind === 'Allow';
+    };
+    expect(FLAGS.filter((f) => allowed(`/c/${f.slug}`)).map((f) => f.slug)).toEqual(['open']);
+    expect(allowed('/embeds/conversations/acme/open')).toBe(false);
+    expect(allowed('/c/open-plus')).toBe(false);
+    // robots.txt of another account's host names only its own conversations.
+    expect((await open(h, `${OTHER}/robots.txt`)).html).toContain('Allow: /c/theirs$');
+  });
+
+  it('keeps robots.txt under the size crawlers read, newest conversations first', async () => {
+    const em = h.db.orm.em.fork();
+    const { MikroSiteStore } = await import('@convo/db');
+    const site = new MikroSiteStore(em);
+    const account = present(await site.accountByHost([ACME]));
+    const { createJson } = await import('./support/harness.ts');
+    for (let i = 0; i < 40; i++) await createJson(h, ACME_TOKEN, { title: `Many ${i}`, slug: `many-${i}` });
+    const small = await robotsFile({ site }, account, 300);
+    expect(Buffer.byteLength(small)).toBeLessThanOrEqual(300);
+    const allows = small.split('\n').filter((l) => l.startsWith('Allow:'));
+    expect(allows.length).toBeGreaterThan(3);
+    expect(allows[0]).toBe('Allow: /c/many-39$');
+    expect(small).toContain('Disallow: /c/');
+  });
+});
+
+describe('the embeds', () => {
+  it('render the conversation without site chrome, framable by any site', async () => {
+    const c = api.get('open');
+    const embed = await open(h, c.conversation_embed_url);
+    const page = await open(h, c.conversation_url);
+    expect(embed.headers.get('content-security-policy')).toContain('frame-ancestors *');
+    expect(embed.headers.get('x-frame-options')).toBeNull();
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'self'");
+    expect(page.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    const tags = (html: string) => new Set(elements(html).map((e) => attr(e, 'class')));
+    expect(tags(page.html).has('site-header')).toBe(true);
+    expect(tags(embed.html).has('site-header')).toBe(false);
+    expect(headings(embed.html)).toEqual([c.title]);
+    expect(elements(embed.html).filter((e) => attr(e, 'class') === 'message')).toHaveLength(3);
+  });
+
+  it('show one message, and its author only when show_author=true', async () => {
+    const m = api.get('open').messages[0];
+    const withAuthor = await open(h, m.embed_message_url);
+    expect(withAuthor.status).toBe(200);
+    expect(withAuthor.html).toContain('Olivia Owner');
+    expect(withAuthor.html).toContain('First words of open');
+    expect(withAuthor.html).not.toContain('Last word');
+    const base = `${ACME}/embeds/messages/acme/${m.id}`;
+    for (const [url, shown] of [
+      [base, false],
+      [`${base}&show_author=false`, false],
+      [`${base}?show_author=true`, true],
+      [`${base}?show_author=1`, false],
+    ] as const) {
+      const p = await open(h, url);
+      expect(p.status, url).toBe(200);
+      expect(p.html.includes('Olivia Owner'), url).toBe(shown);
+    }
+    for (const bad of [
+      `${base}&show_author`,
+      `${base}&x=1`,
+      `${ACME}/embeds/messages/acme/0`,
+      `${ACME}/embeds/messages/acme/99999999999`,
+    ]) {
+      expect((await open(h, bad)).status, bad).toBe(404);
+    }
+  });
+});
+
+describe('headers and methods', () => {
+  it('sends a strict policy, no sniffing and no referrer on every page, the 404 included', async () => {
+    for (const url of [`${ACME}/c/open`, `${ACME}/c/missing`, `${ACME}/embeds/conversations/acme/open`]) {
+      const p = await open(h, url);
+      const csp = p.headers.get('content-security-policy') ?? '';
+      expect(csp, url).toContain("default-src 'none'");
+      expect(csp, url).toContain("style-src 'self'");
+      expect(csp, url).not.toMatch(/script-src|unsafe-inline/);
+      expect(p.headers.get('x-content-type-options'), url).toBe('nosniff');
+      expect(p.headers.get('referrer-policy'), url).toBe('no-referrer');
+    }
+    expect((await open(h, `${ACME}/c/open`)).headers.get('cache-control')).toBe('no-cache');
+    expect((await open(h, `${ACME}/c/missing`)).headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('serves its stylesheet from this host, cached for a year under a content hash', async () => {
+    const page = await open(h, `${ACME}/c/open`);
+    const href = present(attr(present(elements(page.html).find((e) => attr(e, 'rel') === 'stylesheet')), 'href'));
+    expect(href).toMatch(/^\/assets\/site-[0-9a-f]{12}\.css$/);
+    const css = await open(h, `${ACME}${href}`);
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+    expect(css.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  });
+
+  it('answers HEAD like GET without a body, and other methods with 405', async () => {
+    const head = await h.app.fetch(new Request(`${ACME}/c/open`, { method: 'HEAD' }));
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    const post = await open(h, `${ACME}/c/open`, { method: 'DELETE' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toMatch(/GET/);
+    expect(post.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
+  it('reads a page in a constant number of statements, whatever it holds', async () => {
+    h.statements.length = 0;
+    await open(h, `${ACME}/c/open`);
+    const page = h.statements.length;
+    h.statements.length = 0;
+    await open(h, `${ACME}/c/many-3`);
+    expect(page).toBe(2);
+    expect(h.statements.length).toBe(page);
+  });
+});

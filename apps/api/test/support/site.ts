@@ -1,0 +1,125 @@
+import { loadSeed, type TSeed } from '@convo/db';
+import { type DefaultTreeAdapterMap, parse } from 'parse5';
+import type { Harness } from './harness.ts';
+
+/*
+ * Two accounts with their own hosts, for the conversation-page tests: acme has one conversation for
+ * each combination of the two visibility flags, other has one of its own.
+ */
+
+export const ACME = 'https://acme.example.com';
+export const OTHER = 'https://other.example.com';
+export const ACME_TOKEN = 'acme-site-token-0123456789';
+export const OTHER_TOKEN = 'other-site-token-0123456789';
+
+const users = [
+  { email: 'olivia@acme.example', name: 'Olivia Owner' },
+  { email: 'sam@acme.example', name: 'Sam Support' },
+];
+
+const conversation = (slug: string, anyone: boolean, search: boolean, title = `Conversation ${slug}`) => ({
+  title,
+  slug,
+  anyone_can_post: anyone,
+  allow_search_engines: search,
+  created_at: '2024-03-04T05:06:07.123456Z',
+  members: ['olivia@acme.example', 'sam@acme.example'],
+  tags: ['billing', 'urgent'],
+  messages: [
+    { author: 'olivia@acme.example', text: `First words of ${slug}`, created_at: '2024-03-04T05:07:00Z' },
+    { author: null, text: 'An anonymous reply\nover two lines', created_at: '2024-03-04T06:00:00.5Z' },
+    { author: 'sam@acme.example', text: 'Last word', created_at: '2024-03-05T17:21:00Z' },
+  ],
+});
+
+/** The four combinations of anyone_can_post × allow_search_engines, by slug. */
+export const FLAGS = [
+  { slug: 'open', anyone: true, search: true },
+  { slug: 'quiet', anyone: true, search: false },
+  { slug: 'secret', anyone: false, search: true },
+  { slug: 'hidden', anyone: false, search: false },
+] as const;
+
+export const SITE_SEED: TSeed = {
+  accounts: [
+    {
+      key: 'acme',
+      name: 'Acme Support',
+      host: ACME,
+      owner: 'olivia@acme.example',
+      users,
+      tokens: [{ name: 'tests', token: ACME_TOKEN }],
+      conversations: FLAGS.map((f) => conversation(f.slug, f.anyone, f.search)),
+    },
+    {
+      key: 'other',
+      name: 'Other Inc',
+      host: OTHER,
+      users: [{ email: 'olga@other.example', name: 'Olga Other' }],
+      owner: 'olga@other.example',
+      tokens: [{ name: 'tests', token: OTHER_TOKEN }],
+      conversations: [
+        {
+          title: 'Theirs',
+          slug: 'theirs',
+          messages: [{ author: 'olga@other.example', text: 'Only for other' }],
+        },
+      ],
+    },
+  ],
+};
+
+export const loadSites = async (h: Harness, seed: TSeed = SITE_SEED) => loadSeed(h.db.orm.em.fork(), seed);
+
+export interface Page {
+  status: number;
+  headers: Headers;
+  html: string;
+}
+
+export async function open(h: Harness, url: string, init: RequestInit = {}): Promise<Page> {
+  const res = await h.app.fetch(new Request(url, init));
+  return { status: res.status, headers: res.headers, html: await res.text() };
+}
+
+/** Two answers a visitor cannot tell apart: the same status, body and headers (but the request id). */
+export function fingerprint(p: Page): unknown {
+  const headers = [...p.headers].filter(([name]) => name !== 'x-request-id');
+  return { status: p.status, headers, html: p.html };
+}
+
+type Node = DefaultTreeAdapterMap['childNode'];
+export type Element = DefaultTreeAdapterMap['element'];
+
+/** Every element of an HTML document, as a browser's parser builds them. */
+export function elements(html: string): Element[] {
+  const out: Element[] = [];
+  const walk = (nodes: Node[]) => {
+    for (const n of nodes) {
+      if ('tagName' in n) {
+        out.push(n);
+        walk(n.tagName === 'template' ? [] : n.childNodes);
+      }
+    }
+  };
+  walk(parse(html).childNodes);
+  return out;
+}
+
+export const attr = (e: Element, name: string): string | undefined => e.attrs.find((a) => a.name === name)?.value;
+
+/** The text inside an element, as a browser would show it. */
+export function textOf(e: Element): string {
+  let s = '';
+  for (const n of e.childNodes) {
+    if (n.nodeName === '#text' && 'value' in n) s += n.value;
+    else if ('tagName' in n) s += textOf(n);
+  }
+  return s;
+}
+
+/** The value, or a failure naming what was missing. */
+export function present<T>(value: T | null | undefined, what = 'value'): T {
+  if (value === null || value === undefined) throw new Error(`expected ${what} to be present`);
+  return value;
+}

@@ -1,0 +1,1 @@
+export { createSite, type Site, type SiteDeps, siteLabel } from './routes.ts';
