@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
@@ -33,12 +34,16 @@ const DURATION = Number(opt.duration);
 const CONNECTIONS = String(opt.connections).split(',').map(Number);
 const TOKEN = 'cnv_bench_token_for_the_benchmark_only_0000000000';
 const LARGE_TOKEN = 'cnv_bench_token_for_the_large_account_00000000000';
+/** An account of its own for the HTML page scenario: one conversation of PAGE_MESSAGES messages. */
+const PAGE_TOKEN = 'cnv_bench_token_for_the_page_account_000000000000';
+const PAGE_HOST = 'pages.example.com';
+const PAGE_MESSAGES = 50;
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
 // ---------------------------------------------------------------- data
 
-async function writeSeed(file: string, key: string, token: string, count: number): Promise<void> {
+async function writeSeed(file: string, key: string, token: string, count: number, messages = 5): Promise<void> {
   const out = createWriteStream(file);
   const write = (s: string) => (out.write(s) ? undefined : new Promise<void>((r) => out.once('drain', () => r())));
   const users = [0, 1, 2].map((i) => ({ email: `user${i}@${key}.example.com`, name: `User ${i}` }));
@@ -55,7 +60,7 @@ async function writeSeed(file: string, key: string, token: string, count: number
       created_at: created,
       members: users.map((u) => u.email),
       tags: ['alpha', 'beta'],
-      messages: [0, 1, 2, 3, 4].map((j) => ({
+      messages: Array.from({ length: messages }, (_, j) => ({
         author: j % 2 ? null : users[j % 3]?.email,
         text: `Message ${j} of conversation ${i}`,
       })),
@@ -87,12 +92,15 @@ async function load(): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'convo-bench-'));
   const timings: Record<string, number> = {};
   try {
-    const accounts: [string, string, number][] = [['bench', TOKEN, N]];
-    if (LARGE) accounts.push(['large', LARGE_TOKEN, LARGE]);
-    for (const [key, token, count] of accounts) {
+    const accounts: [string, string, number, number][] = [
+      ['bench', TOKEN, N, 5],
+      ['pages', PAGE_TOKEN, 1, PAGE_MESSAGES],
+    ];
+    if (LARGE) accounts.push(['large', LARGE_TOKEN, LARGE, 5]);
+    for (const [key, token, count, messages] of accounts) {
       const file = join(dir, `${key}.json`);
-      await writeSeed(file, key, token, count);
-      log(`loading ${count} conversations (5 messages, 3 members, 2 tags each) through \`convo seed\`…`);
+      await writeSeed(file, key, token, count, messages);
+      log(`loading ${count} conversations (${messages} messages, 3 members, 2 tags each) through \`convo seed\`…`);
       const report = JSON.parse(cli(['seed', file, '--json']));
       timings[key] = report.seconds;
       log(`  loaded in ${report.seconds.toFixed(1)} s (${Math.round(count / report.seconds)} conversations/s)`);
@@ -237,12 +245,23 @@ interface Run {
   non2xx: number;
 }
 
-async function drive(server: Server, s: Scenario, connections: number, seconds: number, token = TOKEN): Promise<Run> {
+async function drive(
+  server: Server,
+  s: Scenario,
+  connections: number,
+  seconds: number,
+  token = TOKEN,
+  host?: string,
+): Promise<Run> {
   const result = await autocannon({
     url: server.base,
     connections,
     duration: seconds,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      ...(host ? { host } : {}),
+    },
     requests: [
       {
         method: s.method ?? 'GET',
@@ -312,10 +331,54 @@ async function main() {
     console.log(
       `targets: lowest req/s ratio ${worst.ratio.toFixed(2)} (>= 0.80), worst p99 ratio at ${Math.max(...CONNECTIONS)} connections ${worst.p99.toFixed(2)} (<= 1.50), product non-2xx ${worst.non2xx} (0), peak RSS ${peakRssMb(product)} MB (< 250)`,
     );
+    await pages(product);
     if (LARGE) await scale(product);
   } finally {
     for (const s of [product, baseline]) s.child.kill('SIGTERM');
   }
+}
+
+/**
+ * The HTML page of a conversation with PAGE_MESSAGES messages against get_conversation on the same
+ * conversation, alternated in one run (target: the page at >= 0.8x), and the API's list page beside them.
+ */
+async function pages(product: Server) {
+  // fetch may not set Host; node:http may.
+  const { status, html } = await new Promise<{ status: number; html: string }>((resolve, reject) => {
+    http
+      .get(`${product.base}/c/pages-1`, { headers: { host: PAGE_HOST } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, html: body }));
+      })
+      .on('error', reject);
+  });
+  if (status !== 200 || (html.match(/class="message"/g) ?? []).length !== PAGE_MESSAGES) {
+    throw new Error(`the page scenario's page is wrong: ${status} ${html.slice(0, 200)}`);
+  }
+  const rows: string[] = [];
+  let worst = Number.POSITIVE_INFINITY;
+  for (const c of CONNECTIONS) {
+    const api = { name: 'api', path: () => '/api/v1/conversations/get_conversation?slug=pages-1' };
+    const htmlPage = { name: 'page', path: () => '/c/pages-1' };
+    const list = { name: 'list', path: () => '/api/v1/conversations/get_conversations?page=1' };
+    const a1 = await drive(product, api, c, DURATION, PAGE_TOKEN);
+    const p1 = await drive(product, htmlPage, c, DURATION, PAGE_TOKEN, PAGE_HOST);
+    const p2 = await drive(product, htmlPage, c, DURATION, PAGE_TOKEN, PAGE_HOST);
+    const a2 = await drive(product, api, c, DURATION, PAGE_TOKEN);
+    const l = await drive(product, list, c, DURATION);
+    const rps = { api: (a1.rps + a2.rps) / 2, page: (p1.rps + p2.rps) / 2 };
+    worst = Math.min(worst, rps.page / rps.api);
+    rows.push(
+      `${String(c).padStart(5)} conns: page ${fmt(rps.page)} req/s (p99 ${Math.max(p1.p99, p2.p99)} ms, non-2xx ${p1.non2xx + p2.non2xx}), ` +
+        `get_conversation ${fmt(rps.api)} req/s (non-2xx ${a1.non2xx + a2.non2xx}), page/api x${(rps.page / rps.api).toFixed(2)}; ` +
+        `get_conversations page 1 ${fmt(l.rps)} req/s`,
+    );
+  }
+  console.log(`\nconversation page, ${PAGE_MESSAGES} messages (product only):\n${rows.join('\n')}`);
+  console.log(`target: page req/s >= 0.80x get_conversation on the same conversation: lowest x${worst.toFixed(2)}`);
 }
 
 /** At LARGE conversations: single-client latency against the 10k account, and a deep page. */

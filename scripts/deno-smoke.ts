@@ -1,6 +1,6 @@
 /**
  * Deno smoke test: an account made by the (Node) CLI, the server started with `deno run`, and
- * create, get and list called over real HTTP. Uses a throwaway PGlite directory unless
+ * create, get and list called over real HTTP, and a conversation page opened. Uses a throwaway PGlite directory unless
  * DATABASE_URL names a PostgreSQL server. Exits non-zero on any mismatch.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -31,7 +31,8 @@ const account = JSON.parse(
       '--name',
       'Deno smoke',
       '--host',
-      'https://deno.example.com',
+      // The account's own site is this server, so its conversation pages open here.
+      `http://127.0.0.1:${port}`,
       '--owner-email',
       'o@deno.example.com',
       '--owner-name',
@@ -114,7 +115,14 @@ try {
     { headers: auth },
   );
   check('a tRPC batch over the cap is 400', batch.status === 400, batch.status);
-  console.log('deno-smoke: 6 passed, 0 failed');
+  const shown = await fetch(body.conversation_url);
+  const html = await shown.text();
+  check(
+    'the conversation_url opens its page',
+    shown.status === 200 && html.includes('<h1>Hello from Deno</h1>') && !!shown.headers.get('content-security-policy'),
+    { status: shown.status, html: html.slice(0, 200) },
+  );
+  console.log('deno-smoke: 7 passed, 0 failed');
 } finally {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
+import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
@@ -24,6 +25,7 @@ const MODELS: Record<string, new (doc: any) => { validate(): void }> = {
   'apps/v1/Deployment': Deployment,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'batch/v1/Job': Job,
+  'networking.k8s.io/v1/Ingress': Ingress,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
 };
 
@@ -69,6 +71,7 @@ describe('Kubernetes manifests', () => {
       'ConfigMap',
       'Deployment',
       'HorizontalPodAutoscaler',
+      'Ingress',
       'Job',
       'PodDisruptionBudget',
       'Secret',
@@ -134,6 +137,12 @@ describe('Kubernetes manifests', () => {
     const job = find(docs, 'Job');
     expect(job.spec.template.spec.containers[0].command).toEqual(['node', 'apps/api/src/cli/main.ts', 'migrate']);
     expect(job.spec.template.spec.restartPolicy).toBe('Never');
+    // Every host the Ingress answers reaches the Service, and the server believes what it forwards.
+    const ingress = find(docs, 'Ingress');
+    for (const rule of ingress.spec.rules) {
+      expect(rule.http.paths[0].backend.service.name).toBe(find(docs, 'Service').metadata.name);
+    }
+    expect(find(docs, 'ConfigMap').data.TRUST_PROXY).toBe('true');
   });
 });
 

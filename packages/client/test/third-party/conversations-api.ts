@@ -91,10 +91,14 @@ export interface components {
             public: boolean;
             via_primary_intake_page: boolean;
             intake_page_id: number | null;
+            /** @description `{account_host}/c/<slug>`: the conversation's HTML page on the account's own host, served by this server. A private conversation's page answers 404, as a missing one does. */
             conversation_url: string;
+            /** @description `{account_host}/embeds/conversations/<account_key>/<slug>`: the same content without the site around it, for an iframe on any site. */
             conversation_embed_url: string;
+            /** @description True: anyone with the URL may see the conversation. False: private (members only). */
             anyone_can_post: boolean;
             allow_anonymous_messages: boolean;
+            /** @description True, with anyone_can_post: search engines may index the page (robots.txt allows it). Otherwise robots.txt excludes it and the page answers noindex. */
             allow_search_engines: boolean;
             tags: components["schemas"]["Tag"][];
             users: components["schemas"]["User"][];
@@ -115,7 +119,9 @@ export interface components {
             message_type: string;
             recorded_duration_seconds: number;
             author: components["schemas"]["MessageAuthor"];
+            /** @description `<conversation_url>#message-<id>`: the conversation page, at this message. */
             message_url: string;
+            /** @description `{account_host}/embeds/messages/<account_key>/<id>&show_author=true`: this message alone, for an iframe on any site; the author shows only with show_author=true. */
             embed_message_url: string;
             download_media_url: string | null;
             text: string;
@@ -137,10 +143,14 @@ export interface components {
             public: boolean;
             via_primary_intake_page: boolean;
             intake_page_id: number | null;
+            /** @description `{account_host}/c/<slug>`: the conversation's HTML page on the account's own host, served by this server. A private conversation's page answers 404, as a missing one does. */
             conversation_url: string;
+            /** @description `{account_host}/embeds/conversations/<account_key>/<slug>`: the same content without the site around it, for an iframe on any site. */
             conversation_embed_url: string;
+            /** @description True: anyone with the URL may see the conversation. False: private (members only). */
             anyone_can_post: boolean;
             allow_anonymous_messages: boolean;
+            /** @description True, with anyone_can_post: search engines may index the page (robots.txt allows it). Otherwise robots.txt excludes it and the page answers noindex. */
             allow_search_engines: boolean;
             tags: components["schemas"]["Tag"][];
             users: components["schemas"]["User"][];
@@ -162,10 +172,14 @@ export interface components {
             public: boolean;
             via_primary_intake_page: boolean;
             intake_page_id: number | null;
+            /** @description `{account_host}/c/<slug>`: the conversation's HTML page on the account's own host, served by this server. A private conversation's page answers 404, as a missing one does. */
             conversation_url: string;
+            /** @description `{account_host}/embeds/conversations/<account_key>/<slug>`: the same content without the site around it, for an iframe on any site. */
             conversation_embed_url: string;
+            /** @description True: anyone with the URL may see the conversation. False: private (members only). */
             anyone_can_post: boolean;
             allow_anonymous_messages: boolean;
+            /** @description True, with anyone_can_post: search engines may index the page (robots.txt allows it). Otherwise robots.txt excludes it and the page answers noindex. */
             allow_search_engines: boolean;
             tags: components["schemas"]["Tag"][];
             users: components["schemas"]["User"][];

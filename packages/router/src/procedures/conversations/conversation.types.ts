@@ -26,8 +26,13 @@ export const ZMessage = z
     message_type: z.string(),
     recorded_duration_seconds: z.number().int(),
     author: ZAuthor,
-    message_url: z.string(),
-    embed_message_url: z.string(),
+    message_url: z.string().meta({
+      description: '`<conversation_url>#message-<id>`: the conversation page, at this message.',
+    }),
+    embed_message_url: z.string().meta({
+      description:
+        '`{account_host}/embeds/messages/<account_key>/<id>&show_author=true`: this message alone, for an iframe on any site; the author shows only with show_author=true.',
+    }),
     download_media_url: z.string().nullable(),
     text: z.string(),
   })
@@ -44,11 +49,22 @@ const conversationFields = {
   public: z.boolean(),
   via_primary_intake_page: z.boolean(),
   intake_page_id: z.number().int().nullable(),
-  conversation_url: z.string(),
-  conversation_embed_url: z.string(),
-  anyone_can_post: z.boolean(),
+  conversation_url: z.string().meta({
+    description:
+      "`{account_host}/c/<slug>`: the conversation's HTML page on the account's own host, served by this server. A private conversation's page answers 404, as a missing one does.",
+  }),
+  conversation_embed_url: z.string().meta({
+    description:
+      '`{account_host}/embeds/conversations/<account_key>/<slug>`: the same content without the site around it, for an iframe on any site.',
+  }),
+  anyone_can_post: z.boolean().meta({
+    description: 'True: anyone with the URL may see the conversation. False: private (members only).',
+  }),
   allow_anonymous_messages: z.boolean(),
-  allow_search_engines: z.boolean(),
+  allow_search_engines: z.boolean().meta({
+    description:
+      'True, with anyone_can_post: search engines may index the page (robots.txt allows it). Otherwise robots.txt excludes it and the page answers noindex.',
+  }),
   tags: z.array(ZTag),
   users: z.array(ZUser),
   messages: z.array(ZMessage),
