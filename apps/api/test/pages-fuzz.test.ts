@@ -119,3 +119,43 @@ describe('hostile text on the conversation pages', () => {
     );
   }, 600_000);
 });
+
+describe('hostile addresses on an account host', () => {
+  it('answer 200, 404 or 405 in HTML, never a 5xx, whatever the path and method', async () => {
+    await loadSeed(h.db.orm.em.fork(), {
+      accounts: [
+        {
+          key: 'paths',
+          name: 'Paths',
+          host: 'https://paths.example.com',
+          conversations: [{ title: 'Here', slug: 'here', messages: [{ text: 'hello' }] }],
+        },
+      ],
+    });
+    const segment = fc.oneof(
+      fc.constantFrom('c', 'embeds', 'conversations', 'messages', 'paths', 'here', 'HERE', 'robots.txt', 'assets'),
+      fc.constantFrom('%', '%ff', '%00', '%2e%2e', '..', '&show_author=true', '?show_author=true', '1', '0', '-1'),
+      fc.string({ maxLength: 20 }).map(encodeURIComponent),
+      fc.stringMatching(/^[\d&=a-z_]{0,30}$/),
+    );
+    const path = fc.array(segment, { minLength: 0, maxLength: 5 }).map((parts) => `/${parts.join('/')}`);
+    await fc.assert(
+      fc.asyncProperty(path, fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'), async (p, method) => {
+        let url: string;
+        try {
+          url = new URL(`https://paths.example.com${p}`).href;
+        } catch {
+          return;
+        }
+        if (!url.startsWith('https://paths.example.com/')) return;
+        const res = await h.app.fetch(new Request(url, { method }));
+        await res.text();
+        expect([200, 404, 405], `${method} ${p}`).toContain(res.status);
+        if (!url.includes('/api/') && !url.includes('/trpc/') && res.status !== 200) {
+          expect(res.headers.get('content-type'), `${method} ${p}`).toMatch(/^text\/html/);
+        }
+      }),
+      { numRuns: RUNS * 4 },
+    );
+  }, 600_000);
+});
