@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { databaseUnavailable } from '@convo/db';
 import { originsForAuthority } from '@convo/domain';
-import { createSite, siteLabel } from '@convo/pages';
+import { createSite, type FormResult, type SiteLimits, siteLabel } from '@convo/pages';
 import {
   type AppRouter,
   appRouter,
@@ -16,7 +16,7 @@ import {
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import pkg from '../package.json' with { type: 'json' };
 import { serveDocs } from './docs.ts';
-import { HttpError, readBody } from './http/body.ts';
+import { decodeUtf8, formFields, HttpError, mediaType, readBody } from './http/body.ts';
 import { operationLabels } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createRestHandler, json, REST_PREFIX } from './rest/handler.ts';
@@ -36,10 +36,18 @@ export interface AppOptions {
   trustProxy?: boolean;
   /** The bearer token /metrics asks for (`METRICS_TOKEN`); unset, /metrics is not served. */
   metricsToken?: string | undefined;
+  /** Rate limits of the sites' forms (`FORM_LIMIT_PER_IP`, `FORM_LIMIT_PER_EMAIL`). */
+  formLimits?: SiteLimits;
+}
+
+/** What the runtime knows of a request beyond the Request itself. */
+export interface Peer {
+  /** The client's address as the socket saw it. */
+  clientIp?: string | undefined;
 }
 
 export interface App {
-  fetch(req: Request): Promise<Response>;
+  fetch(req: Request, peer?: Peer): Promise<Response>;
   /** From now on every response asks the client to close its connection (the server is stopping). */
   drain(): void;
 }
@@ -99,11 +107,42 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
     return services.site.accountByHost(origins);
   }
 
+  /** A site form's fields, through the same body reader as every route; its refusals as the error table says. */
+  async function readForm(req: Request): Promise<FormResult> {
+    if (mediaType(req) !== 'application/x-www-form-urlencoded') {
+      return { ok: false, status: 415, message: 'Send the form as application/x-www-form-urlencoded.' };
+    }
+    try {
+      return { ok: true, fields: formFields(decodeUtf8(await readBody(req, bodyLimits))) };
+    } catch (e) {
+      if (!(e instanceof HttpError) || e.code === 'client_closed') throw e;
+      const status = ERRORS[e.code].status;
+      const message = e.message || ERRORS[e.code].message || 'The form could not be read.';
+      if (status === 400 || status === 408 || status === 413) return { ok: false, status, message };
+      return { ok: false, status: 400, message };
+    }
+  }
+
   const site = createSite({
     site: services.site,
+    people: services.people,
+    replies: services.replies,
+    outbox: services.outbox,
+    limits: services.visitorLimits,
+    readForm,
+    rates: options.formLimits ?? { perIpPerMinute: 30, perEmailPer15Minutes: 5 },
     isUnavailable: services.isUnavailable,
     onError: (err) => services.logger.error({ err }, 'page failed'),
   });
+
+  /** The client's address: the socket's, or the first hop a trusted proxy names. */
+  function clientIp(req: Request, peer: Peer | undefined): string {
+    if (options.trustProxy) {
+      const first = req.headers.get('x-forwarded-for')?.split(',')[0]?.trim();
+      if (first && /^[\da-f.:]{2,45}$/i.test(first)) return first;
+    }
+    return peer?.clientIp ?? 'unknown';
+  }
 
   const rest = createRestHandler(operations, services, { body: bodyLimits, origin });
   const operationOf = operationLabels(REST_PREFIX, operations);
@@ -171,7 +210,7 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
     });
   }
 
-  async function route(req: Request, url: URL, request: Exchange): Promise<Response> {
+  async function route(req: Request, url: URL, request: Exchange, peer?: Peer): Promise<Response> {
     const path = url.pathname;
     if (path.startsWith(TRPC_PREFIX)) return trpc(req, url, request);
     const endpoint = fixed.get(path);
@@ -189,25 +228,25 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
     if (account) {
       request.notes.accountId = account.id;
       request.site = true;
-      return site.fetch(req, account);
+      return site.fetch(req, account, { clientIp: clientIp(req, peer) });
     }
     return refusal(path, 'route_not_found');
   }
 
   /** The route's answer, or 503 when it takes longer than the request timeout. */
-  function answer(req: Request, url: URL, request: Exchange): Promise<Response> {
+  function answer(req: Request, url: URL, request: Exchange, peer?: Peer): Promise<Response> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<Response>((resolve) => {
       timer = setTimeout(() => resolve(refusal(url.pathname, 'timeout')), timeoutMs);
     });
-    return Promise.race([route(req, url, request), late]).finally(() => clearTimeout(timer));
+    return Promise.race([route(req, url, request, peer), late]).finally(() => clearTimeout(timer));
   }
 
   return {
     drain() {
       draining = true;
     },
-    async fetch(req) {
+    async fetch(req, peer) {
       const started = performance.now();
       const incoming = req.headers.get('x-request-id');
       const request: Exchange = {
@@ -220,7 +259,7 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       const path = url.pathname;
       let res: Response;
       try {
-        res = await answer(req, url, request);
+        res = await answer(req, url, request, peer);
       } catch (err) {
         if (err instanceof HttpError) {
           res = refusal(path, err.code, err.message);

@@ -56,6 +56,17 @@ const ZEnv = z.object({
     .regex(/^\S+$/, 'must not contain spaces')
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  /** Where mail (sign-in links) leaves, e.g. smtp://user:pass@mail.example.com:587; unset, mail is logged. */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  MAIL_FROM: z.string().min(3).default('Conversations <no-reply@localhost>'),
+  /** Form posts (replies, sign-in requests) per client address per minute on the sites; 0: no limit. */
+  FORM_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(30),
+  /** Replies and sign-in links per e-mail address per 15 minutes; 0: no limit. */
+  FORM_LIMIT_PER_EMAIL: z.coerce.number().int().min(0).max(1_000_000).default(5),
   NODE_ENV: z.string().optional(),
 });
 
@@ -76,6 +87,8 @@ export type Config = {
   publicUrl: string | undefined;
   trustProxy: boolean;
   metricsToken: string | undefined;
+  mail: { smtpUrl: string | undefined; from: string };
+  formLimits: { perIpPerMinute: number; perEmailPer15Minutes: number };
 };
 
 export class ConfigError extends Error {}
@@ -110,5 +123,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: e.PUBLIC_URL,
     trustProxy: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    formLimits: { perIpPerMinute: e.FORM_LIMIT_PER_IP, perEmailPer15Minutes: e.FORM_LIMIT_PER_EMAIL },
   };
 }

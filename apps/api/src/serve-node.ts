@@ -27,7 +27,7 @@ export function serveOnNode(
   // A client that never reads its answer would hold the answer's memory and its socket forever:
   // an answer not taken within sendTimeoutMs of being ready is cut off.
   const fetch = async (req: Request, env: HttpBindings | Http2Bindings) => {
-    const res = await app.fetch(req);
+    const res = await app.fetch(req, { clientIp: env.incoming.socket.remoteAddress });
     const out = env.outgoing;
     const timer = setTimeout(() => out.destroy(), sendTimeoutMs);
     out.once('close', () => clearTimeout(timer));

@@ -2,12 +2,15 @@ import type { MikroORM } from '@mikro-orm/core';
 import { type App, createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
+import { startMailWorker } from './mail.ts';
 import { createServices, migrateDatabase, openDatabase } from './services.ts';
 
 /** The app as the configuration describes it, on an open database. */
-export function buildApp(orm: MikroORM, config: Config, logger: Logger): App {
+export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogger: Logger = logger): App {
   const services = createServices(orm, logger, { rateLimit: config.rateLimit });
-  return createApp(services, {
+  const mail = startMailWorker(services.mailQueue, { ...config.mail, logger: mailLogger });
+  services.onMailQueued(mail.kick);
+  const app = createApp(services, {
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
     bodyTimeoutMs: config.bodyTimeoutMs,
@@ -15,7 +18,15 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger): App {
     publicUrl: config.publicUrl,
     trustProxy: config.trustProxy,
     metricsToken: config.metricsToken,
+    formLimits: config.formLimits,
   });
+  return {
+    fetch: app.fetch,
+    drain() {
+      app.drain();
+      void mail.stop();
+    },
+  };
 }
 
 /** Everything a runtime entry needs: the app, built from config, and a way to close it. */

@@ -5,16 +5,21 @@ import {
   hashToken,
   MikroConversationStore,
   MikroIntakePageStore,
+  MikroMailOutbox,
+  MikroPeopleStore,
+  MikroReplyStore,
   MikroSiteStore,
   migrate,
   openOrm,
+  PostgresVisitorLimits,
   pendingMigrations,
   poolStats,
+  purgeExpiredPeople,
   purgeIdempotencyKeys,
   RateLimiter,
   type RateLimitPolicy,
 } from '@convo/db';
-import type { SiteStore } from '@convo/domain';
+import type { MailOutbox, PeopleStore, ReplyStore, SiteStore, VisitorLimits } from '@convo/domain';
 import type { ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
 import { type Config, DEFAULT_RATE_LIMIT } from './config.ts';
@@ -25,6 +30,15 @@ import { createMetrics, type Metrics } from './metrics.ts';
 export interface Services extends ProcedureServices {
   /** What the accounts' own sites (conversation pages) read. */
   site: SiteStore;
+  people: PeopleStore;
+  replies: ReplyStore;
+  /** Queues mail; a mail worker (mail.ts) sends it. */
+  outbox: MailOutbox;
+  /** The queue itself, for the worker. */
+  mailQueue: MikroMailOutbox;
+  /** Called after each queued mail, so a worker in this process sends it at once. */
+  onMailQueued(listener: () => void): void;
+  visitorLimits: VisitorLimits;
   logger: Logger;
   metrics: Metrics;
   /** Null when the database answers and every migration is applied; else what is wrong. */
@@ -75,8 +89,8 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   // Idempotency-Keys past their 24 hours are deleted now and then (and on reuse, by the create).
   setInterval(
     () =>
-      void purgeIdempotencyKeys(orm.em.fork()).catch((err: unknown) =>
-        logger.warn({ err: (err as Error).message }, 'purging expired idempotency keys failed'),
+      void Promise.all([purgeIdempotencyKeys(orm.em.fork()), purgeExpiredPeople(orm.em.fork())]).catch((err: unknown) =>
+        logger.warn({ err: (err as Error).message }, 'purging expired keys and sessions failed'),
       ),
     IDEMPOTENCY_PURGE_MS,
   ).unref();
@@ -85,10 +99,23 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   // inserts or their own transactions, so none keeps an identity map a request could share.
   const em = orm.em.fork();
   const accounts = new AccountStore(em);
+  const mailQueue = new MikroMailOutbox(em);
+  const mailListeners: (() => void)[] = [];
   return {
     conversations: new MikroConversationStore(em),
     intakePages: new MikroIntakePageStore(em),
     site: new MikroSiteStore(em),
+    people: new MikroPeopleStore(em),
+    replies: new MikroReplyStore(em),
+    outbox: {
+      async enqueue(accountId, mail) {
+        await mailQueue.enqueue(accountId, mail);
+        for (const listener of mailListeners) listener();
+      },
+    },
+    mailQueue,
+    onMailQueued: (listener) => mailListeners.push(listener),
+    visitorLimits: new PostgresVisitorLimits(em),
     authenticate: (token) => accounts.findByTokenHash(hashToken(token)),
     isUnavailable: databaseUnavailable,
     logger,

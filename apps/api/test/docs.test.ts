@@ -35,7 +35,7 @@ describe('the API reference page', () => {
   it.skipIf(!hasChromium)(
     'renders the three operations in headless Chromium, fetching nothing from elsewhere',
     async () => {
-      const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' });
+      const server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
       await new Promise((r) => server.once('listening', r));
       const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const browser = await chromium.launch({

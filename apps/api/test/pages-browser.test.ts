@@ -45,7 +45,7 @@ const api = async (path: string, init: RequestInit = {}) => {
 beforeAll(async () => {
   if (!hasChromium) return;
   h = await openHarness();
-  server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' });
+  server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
   await new Promise((r) => server.once('listening', r));
   port = (server.address() as AddressInfo).port;
   acme = `http://acme.test:${port}`;

@@ -298,7 +298,8 @@ describe('headers and methods', () => {
       expect(p.headers.get('x-content-type-options'), url).toBe('nosniff');
       expect(p.headers.get('referrer-policy'), url).toBe('no-referrer');
     }
-    expect((await open(h, `${ACME}/c/open`)).headers.get('cache-control')).toBe('no-cache');
+    // Pages carry a form token bound to the visitor: private, revalidated.
+    expect((await open(h, `${ACME}/c/open`)).headers.get('cache-control')).toBe('private, no-cache');
     expect((await open(h, `${ACME}/c/missing`)).headers.get('cache-control')).toBe('no-store');
   });
 

@@ -13,5 +13,6 @@ export * from './use-cases/create-conversation.ts';
 export * from './use-cases/get-account.ts';
 export * from './use-cases/get-conversation.ts';
 export * from './use-cases/list-conversations.ts';
+export * from './use-cases/post-reply.ts';
 export * from './use-cases/view-conversation.ts';
 export * from './views.ts';

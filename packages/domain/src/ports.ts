@@ -168,6 +168,69 @@ export interface SiteStore {
   indexableSlugs(accountId: number, limit: number): Promise<string[]>;
 }
 
+/** A reply that waits for its author to sign in (their e-mail is an existing user's). */
+export interface PendingReply {
+  conversationId: number;
+  text: string;
+  submitKey: string | null;
+}
+
+/** A person signed in on an account's site. */
+export interface SignedIn {
+  user: UserRecord;
+  /** The session's expiry moved (it slides): the cookie should be sent again. */
+  renewed: boolean;
+}
+
+/**
+ * The people of an account's site: its users as the pages know them, their sessions and one-time
+ * sign-in links. Tokens are given in the clear and stored only hashed. Every method is scoped to
+ * the account.
+ */
+export interface PeopleStore {
+  userByEmail(accountId: number, email: string): Promise<UserRecord | null>;
+  /** Makes a new user of the account; null when the e-mail is already a user's (ignoring case). */
+  register(accountId: number, name: string, email: string): Promise<UserRecord | null>;
+  createSignInLink(
+    accountId: number,
+    userId: number,
+    token: string,
+    o: { ttlSeconds: number; returnPath: string; pending: PendingReply | null },
+  ): Promise<void>;
+  /** Spends a link: once, and only before it expires; null otherwise. */
+  useSignInLink(
+    accountId: number,
+    token: string,
+  ): Promise<{ userId: number; returnPath: string; pending: PendingReply | null } | null>;
+  createSession(accountId: number, userId: number, token: string, ttlSeconds: number): Promise<void>;
+  /** The session's user, sliding its expiry to ttlSeconds from now at most once a day; null when unknown or expired. */
+  session(accountId: number, token: string, ttlSeconds: number): Promise<SignedIn | null>;
+  endSession(accountId: number, token: string): Promise<void>;
+}
+
+/** Where replies are written. */
+export interface ReplyStore {
+  /**
+   * Adds a text message to the conversation; with a submitKey the account already used, nothing is
+   * written and that message's id comes back.
+   */
+  insert(
+    accountId: number,
+    conversationId: number,
+    reply: { authorId: number | null; text: string; submitKey: string | null },
+  ): Promise<{ id: number }>;
+}
+
+/** Mail is queued in the database and sent by a worker, so a request never waits for SMTP. */
+export interface MailOutbox {
+  enqueue(accountId: number, mail: { to: string; subject: string; text: string }): Promise<void>;
+}
+
+/** Counts form submissions per key (a client address, an e-mail) in fixed windows shared by every process. */
+export interface VisitorLimits {
+  take(key: string, limit: number, windowSeconds: number): Promise<{ allowed: boolean; resetSeconds: number }>;
+}
+
 export interface IntakePageStore {
   findById(accountId: number, id: number): Promise<IntakePageRecord | null>;
   findPrimary(accountId: number): Promise<IntakePageRecord | null>;

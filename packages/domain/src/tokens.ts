@@ -10,6 +10,13 @@ const base64url = (bytes: Uint8Array): string =>
     .replaceAll('/', '_')
     .replace(/=+$/, '');
 
+/** 32 random bytes, base64url: the secret behind a session cookie, a sign-in link or a form. */
+export function generateSecret(): string {
+  const bytes = new Uint8Array(32);
+  crypto.getRandomValues(bytes);
+  return base64url(bytes);
+}
+
 export function generateToken(): string {
   const bytes = new Uint8Array(32);
   crypto.getRandomValues(bytes);

@@ -1,1 +1,1 @@
-export { createSite, type Site, type SiteDeps, siteLabel } from './routes.ts';
+export { createSite, type FormResult, type Site, type SiteDeps, type SiteLimits, siteLabel } from './routes.ts';

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { findAccount, issueToken, loadSeed, setHost } from '@convo/db';
 import type { Command } from 'commander';
+import { createLogger } from '../logger.ts';
 import { serveOnNode } from '../serve-node.ts';
 import { buildApp } from '../server.ts';
 import { migrateDatabase, openDatabase } from '../services.ts';
@@ -26,7 +27,13 @@ export function registerDemo(program: Command, env: Env): void {
         existing?.id ?? (await loadSeed(em, JSON.parse(await readFile(DEMO_SEED, 'utf8')))).accounts[0]?.id ?? 0;
       const { token } = await issueToken(em, accountId, 'demo');
 
-      const app = buildApp(orm, config, logger);
+      // Without SMTP_URL, mail (sign-in links) is logged at info level: the demo shows those lines.
+      const app = buildApp(
+        orm,
+        config,
+        logger,
+        config.mail.smtpUrl ? logger : createLogger('info', { write: (line: string) => process.stderr.write(line) }),
+      );
       // The demo account lives at the server's own origin, so every URL the API prints opens here.
       const announce = async (port: number) => {
         const origin = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
@@ -50,6 +57,9 @@ export function registerDemo(program: Command, env: Env): void {
             `  curl -s "${base}/get_conversation?slug=welcome" ${auth}`,
             `  curl -s "${base}/get_conversations?page=1" ${auth}`,
             ...(pageUrl ? ['', `Open a conversation page in a browser: ${pageUrl}`] : []),
+            config.mail.smtpUrl
+              ? `Sign-in links are mailed through ${new URL(config.mail.smtpUrl).host}.`
+              : 'No SMTP_URL is set: sign-in links are written to this console ("mail not sent … here it is").',
             '',
             'Stop with Ctrl-C.',
             '',

@@ -5,7 +5,7 @@ import { buildServer } from '../server.ts';
 declare const Deno: {
   serve(
     o: { port: number; hostname: string; onListen?: (a: { port: number }) => void },
-    h: (r: Request) => Promise<Response>,
+    h: (r: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response>,
   ): { shutdown(): Promise<void> };
   addSignalListener(s: string, f: () => void): void;
   exit(c: number): never;
@@ -20,11 +20,11 @@ const server = Deno.serve(
     hostname: config.host,
     onListen: ({ port }) => logger.info({ url: `http://${config.host}:${port}` }, 'listening'),
   },
-  app.fetch,
+  (req, info) => app.fetch(req, { clientIp: info.remoteAddr.hostname }),
 );
 const stop = () =>
-  void server
-    .shutdown()
+  void Promise.resolve(app.drain())
+    .then(() => server.shutdown())
     .then(() => orm.close())
     .then(() => Deno.exit(0));
 for (const signal of ['SIGINT', 'SIGTERM']) Deno.addSignalListener(signal, stop);

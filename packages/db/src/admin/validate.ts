@@ -1,8 +1,7 @@
-import { normaliseHost, titleTemplateProblem } from '@convo/domain';
+import { EMAIL_PATTERN, normaliseHost, titleTemplateProblem } from '@convo/domain';
 import { AdminError } from './errors.ts';
 
 export const ACCOUNT_KEY_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
 
 export function accountKey(key: string): string {
   if (!ACCOUNT_KEY_PATTERN.test(key)) {

@@ -179,6 +179,8 @@ export const Message = defineEntity({
     anonymous: p.boolean().default(false),
     text: p.text().default(''),
     downloadMediaUrl: p.text().nullable(),
+    /** The form token a reply was posted with: a resubmitted form finds its message instead of posting again. */
+    submitKey: p.string().length(64).nullable(),
     createdAt: createdAt(),
   },
   checks: [{ name: 'message_author_or_anonymous', expression: '"anonymous" = ("author_id" is null)' }],
@@ -187,7 +189,68 @@ export const Message = defineEntity({
       name: 'message_conversation_order',
       expression: 'create index "message_conversation_order" on "message" ("conversation_id", "created_at", "id")',
     },
+    {
+      name: 'message_account_submit_key',
+      expression:
+        'create unique index "message_account_submit_key" on "message" ("account_id", "submit_key") where "submit_key" is not null',
+    },
   ],
+});
+
+/** A person signed in on an account's site; the cookie holds the token, this row its SHA-256. */
+export const SiteSession = defineEntity({
+  name: 'SiteSession',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    user: () => p.manyToOne(User).deleteRule('cascade'),
+    tokenHash: p.string().length(64).unique('site_session_token_hash_unique'),
+    createdAt: createdAt(),
+    expiresAt: p.datetime().columnType('timestamptz(6)').index('site_session_expires'),
+  },
+});
+
+/** A one-time sign-in link e-mailed to a user; with a reply that waits for it, when there is one. */
+export const SignInLink = defineEntity({
+  name: 'SignInLink',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    user: () => p.manyToOne(User).deleteRule('cascade'),
+    tokenHash: p.string().length(64).unique('sign_in_link_token_hash_unique'),
+    returnPath: p.string().length(300),
+    pendingReply: p.json<{ conversationId: number; text: string; submitKey: string | null }>().nullable(),
+    createdAt: createdAt(),
+    expiresAt: p.datetime().columnType('timestamptz(6)').index('sign_in_link_expires'),
+    usedAt: p.datetime().columnType('timestamptz(6)').nullable(),
+  },
+});
+
+/** Mail waiting for a worker (any replica's): the body is cleared once sent, since it may hold a link. */
+export const OutgoingMail = defineEntity({
+  name: 'OutgoingMail',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    recipient: p.string().length(320),
+    subject: p.string().length(255),
+    body: p.text().nullable(),
+    createdAt: createdAt(),
+    nextAttemptAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+    attempts: p.integer().default(0),
+    lastError: p.text().nullable(),
+    sentAt: p.datetime().columnType('timestamptz(6)').nullable(),
+  },
+});
+
+/** Form submissions per client address or e-mail in the current window, shared by every process. */
+export const VisitorRateLimit = defineEntity({
+  name: 'VisitorRateLimit',
+  properties: {
+    key: p.string().length(400).primary(),
+    windowStart: p.datetime().columnType('timestamptz(6)'),
+    used: p.integer(),
+  },
 });
 
 /**
@@ -238,4 +301,8 @@ export const entities = [
   Message,
   RateLimitBucket,
   IdempotencyKey,
+  SiteSession,
+  SignInLink,
+  OutgoingMail,
+  VisitorRateLimit,
 ];

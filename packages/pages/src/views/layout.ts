@@ -50,8 +50,8 @@ ${body}
 }
 
 /** The account's site around a page: its name above, and below. */
-export function chrome(siteName: string, content: Html): Html {
-  return html`<header class="site-header"><p>${siteName}</p></header>
+export function chrome(siteName: string, content: Html, session: Html = html``): Html {
+  return html`<header class="site-header"><div><p>${siteName}</p>${session}</div></header>
 <main id="content">
 ${content}
 </main>

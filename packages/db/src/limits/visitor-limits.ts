@@ -1,0 +1,40 @@
+import type { VisitorLimits } from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { type Prepared, runPrepared } from '../repositories/prepared.ts';
+
+/*
+ * Rate limits for the sites' forms, keyed by a client address or an e-mail address, over fixed
+ * windows aligned on the database's clock (as the API tokens' limiter): one statement counts the
+ * submission and answers whether it fits, so every process shares the count. Forms are posted by
+ * people, not machines, so a row written per submission costs nothing worth batching.
+ */
+const TAKE: Prepared = {
+  name: 'visitor_rate_limit_take',
+  text: `
+  insert into visitor_rate_limit as b (key, window_start, used)
+  values ($1, date_bin(make_interval(secs => $2::float8), now(), timestamptz '2000-01-01'), 1)
+  on conflict (key) do update set
+    used = case when b.window_start = excluded.window_start then b.used + 1 else 1 end,
+    window_start = excluded.window_start
+  returning used, ceil(extract(epoch from window_start - now()) * 1000 + $2::float8 * 1000)::int as reset_ms`,
+};
+
+export class PostgresVisitorLimits implements VisitorLimits {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async take(key: string, limit: number, windowSeconds: number): Promise<{ allowed: boolean; resetSeconds: number }> {
+    if (limit <= 0) return { allowed: true, resetSeconds: 0 };
+    const [row] = await runPrepared<{ used: number; reset_ms: number }>(this.em, TAKE, [
+      key.slice(0, 400),
+      windowSeconds,
+    ]);
+    return {
+      allowed: (row?.used ?? 0) <= limit,
+      resetSeconds: Math.max(1, Math.ceil((row?.reset_ms ?? windowSeconds * 1000) / 1000)),
+    };
+  }
+}

@@ -1,0 +1,59 @@
+import type { MailOutbox } from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { query } from './sql.ts';
+
+/** A mail a worker took: it holds the lease until next_attempt_at. */
+export interface ClaimedMail {
+  id: number;
+  recipient: string;
+  subject: string;
+  body: string;
+}
+
+/** Attempts before a mail is given up (about four hours of backoff in all). */
+export const MAIL_MAX_ATTEMPTS = 8;
+
+export class MikroMailOutbox implements MailOutbox {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async enqueue(accountId: number, mail: { to: string; subject: string; text: string }): Promise<void> {
+    await query(this.em, 'insert into outgoing_mail (account_id, recipient, subject, body) values (?, ?, ?, ?)', [
+      accountId,
+      mail.to,
+      mail.subject.slice(0, 255),
+      mail.text,
+    ]);
+  }
+
+  /**
+   * Takes up to `limit` due mails for this worker. A taken mail's next attempt moves out (1, 2, 4 …
+   * minutes), which is its lease: a worker that dies mid-send leaves it to be taken again then, so
+   * a mail is sent at least once. SKIP LOCKED keeps two workers off the same rows.
+   */
+  async claimDue(limit: number): Promise<ClaimedMail[]> {
+    return query<ClaimedMail>(
+      this.em,
+      `update outgoing_mail set attempts = attempts + 1,
+         next_attempt_at = now() + make_interval(mins => least(power(2, attempts)::int, 60))
+       where id in (
+         select id from outgoing_mail
+         where sent_at is null and next_attempt_at <= now() and attempts < ?
+         order by id limit ? for update skip locked)
+       returning id, recipient, subject, body`,
+      [MAIL_MAX_ATTEMPTS, limit],
+    );
+  }
+
+  /** Sent: the body (which may hold a sign-in link) is not kept. */
+  async sent(id: number): Promise<void> {
+    await query(this.em, 'update outgoing_mail set sent_at = now(), body = null, last_error = null where id = ?', [id]);
+  }
+
+  async failed(id: number, error: string): Promise<void> {
+    await query(this.em, 'update outgoing_mail set last_error = ? where id = ?', [error.slice(0, 1000), id]);
+  }
+}
