@@ -113,7 +113,15 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       return { ok: false, status: 415, message: 'Send the form as application/x-www-form-urlencoded.' };
     }
     try {
-      return { ok: true, fields: formFields(decodeUtf8(await readBody(req, bodyLimits))) };
+      const text = decodeUtf8(await readBody(req, bodyLimits));
+      const fields = formFields(text);
+      // URLSearchParams turns percent-encoded bytes that are not UTF-8 into U+FFFD: refuse them as
+      // the raw body's own invalid bytes are, unless the replacement character was really sent.
+      const replaced = [...fields.values()].some((values) => values.some((v) => v.includes('\uFFFD')));
+      if (replaced && !text.includes('\uFFFD') && !/%EF%BF%BD/i.test(text)) {
+        return { ok: false, status: 400, message: 'The form is not valid UTF-8 text.' };
+      }
+      return { ok: true, fields };
     } catch (e) {
       if (!(e instanceof HttpError) || e.code === 'client_closed') throw e;
       const status = ERRORS[e.code].status;

@@ -59,7 +59,7 @@ export function startMailWorker(queue: MikroMailOutbox, o: MailOptions): MailWor
   };
   const kick = () => {
     if (stopped) return;
-    if (running) {
+    if (running !== null) {
       again = true;
       return;
     }

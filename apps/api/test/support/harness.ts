@@ -2,7 +2,7 @@ import { createAccount, createIntakePage, createWorkflow, issueToken, revokeToke
 import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
 import { type App, type AppOptions, createApp } from '../../src/app.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createServices, DEFAULT_SERVICE_OPTIONS, type ServiceOptions } from '../../src/services.ts';
+import { createServices, DEFAULT_SERVICE_OPTIONS, type ServiceOptions, type Services } from '../../src/services.ts';
 
 export const BASE = 'http://api.test';
 export const REST = `${BASE}/api/v1/conversations`;
@@ -12,6 +12,7 @@ export const METRICS_TOKEN = 'metrics-token-for-tests';
 export interface Harness {
   db: TestDatabase;
   app: App;
+  services: Services;
   statements: string[];
   close(): Promise<void>;
 }
@@ -35,7 +36,7 @@ export async function openHarness(o: HarnessOptions = {}): Promise<Harness> {
     metricsToken: METRICS_TOKEN,
     ...o.app,
   });
-  return { db, app, statements, close: () => db.close() };
+  return { db, app, services, statements, close: () => db.close() };
 }
 
 /** Another process's view of the same database: its own services (rate-limit buckets and all). */

@@ -126,3 +126,76 @@ export function present<T>(value: T | null | undefined, what = 'value'): T {
   if (value === null || value === undefined) throw new Error(`expected ${what} to be present`);
   return value;
 }
+
+/**
+ * A person with a browser: keeps the cookies the site sets, and posts forms as the page wrote them
+ * (its CSRF token and form token), from the site's own origin unless told otherwise.
+ */
+export class Visitor {
+  readonly cookies = new Map<string, string>();
+  last: Page | null = null;
+  private readonly h: Harness;
+  private readonly origin: string;
+
+  constructor(h: Harness, origin: string) {
+    this.h = h;
+    this.origin = origin;
+  }
+
+  private remember(res: Response) {
+    for (const cookie of res.headers.getSetCookie()) {
+      const [pair, ...attrs] = cookie.split(';');
+      const [name, value = ''] = (pair ?? '').split('=');
+      if (!name) continue;
+      const expired = attrs.some((a) => /max-age=0/i.test(a.trim()));
+      if (expired || value === '') this.cookies.delete(name.trim());
+      else this.cookies.set(name.trim(), value);
+    }
+  }
+
+  private cookieHeader(): Record<string, string> {
+    if (this.cookies.size === 0) return {};
+    return { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
+  }
+
+  async get(path: string): Promise<Page> {
+    const res = await this.h.app.fetch(new Request(`${this.origin}${path}`, { headers: this.cookieHeader() }));
+    this.remember(res);
+    this.last = { status: res.status, headers: res.headers, html: await res.text() };
+    return this.last;
+  }
+
+  /** A hidden field of the last page's first form with that field. */
+  hidden(name: string): string {
+    const input = elements(this.last?.html ?? '').find((e) => e.tagName === 'input' && attr(e, 'name') === name);
+    return present(input && attr(input, 'value'), `hidden field ${name}`);
+  }
+
+  async post(
+    path: string,
+    fields: Record<string, string>,
+    o: { origin?: string | null; body?: string; contentType?: string } = {},
+  ): Promise<Page> {
+    const origin = o.origin === undefined ? this.origin : o.origin;
+    const res = await this.h.app.fetch(
+      new Request(`${this.origin}${path}`, {
+        method: 'POST',
+        headers: {
+          ...this.cookieHeader(),
+          'content-type': o.contentType ?? 'application/x-www-form-urlencoded',
+          ...(origin ? { origin } : {}),
+        },
+        body: o.body ?? new URLSearchParams(fields).toString(),
+      }),
+    );
+    this.remember(res);
+    this.last = { status: res.status, headers: res.headers, html: await res.text() };
+    return this.last;
+  }
+
+  /** Opens a conversation page and posts its reply form with these fields. */
+  async reply(slug: string, fields: Record<string, string>): Promise<Page> {
+    await this.get(`/c/${slug}`);
+    return this.post(`/c/${slug}`, { csrf: this.hidden('csrf'), submit: this.hidden('submit'), ...fields });
+  }
+}
