@@ -296,7 +296,7 @@ describe('headers and methods', () => {
       expect(csp, url).toContain("style-src 'self'");
       expect(csp, url).not.toMatch(/script-src|unsafe-inline/);
       expect(p.headers.get('x-content-type-options'), url).toBe('nosniff');
-      expect(p.headers.get('referrer-policy'), url).toBe('no-referrer');
+      expect(p.headers.get('referrer-policy'), url).toBe('same-origin');
     }
     // Pages carry a form token bound to the visitor: private, revalidated.
     expect((await open(h, `${ACME}/c/open`)).headers.get('cache-control')).toBe('private, no-cache');

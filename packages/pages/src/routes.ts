@@ -88,7 +88,7 @@ const csrfFor = (cookie: string) => createHash('sha256').update(`csrf:${cookie}`
 
 /*
  * Headers every page answers with (hono's secureHeaders): a policy that allows our own stylesheet
- * and nothing else (no script at all), forms that post only here, no MIME sniffing, no referrer.
+ * and nothing else (no script at all), forms that post only here, no MIME sniffing, no referrer to other sites.
  * The normal page may only be framed by its own site; embeds by any site.
  */
 const policy = (frameAncestors: string[]) =>
@@ -103,7 +103,8 @@ const policy = (frameAncestors: string[]) =>
     },
     xFrameOptions: frameAncestors.includes('*') ? false : 'SAMEORIGIN',
     crossOriginResourcePolicy: frameAncestors.includes('*') ? 'cross-origin' : 'same-origin',
-    referrerPolicy: 'no-referrer',
+    // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with our own forms.
+    referrerPolicy: 'same-origin',
     strictTransportSecurity: false,
   });
 
