@@ -28,6 +28,8 @@ const baseEnv = (databaseUrl: string, extra: Record<string, string> = {}) => ({
   HOST: '127.0.0.1',
   NODE_ENV: 'production',
   RATE_LIMIT: '0',
+  FORM_LIMIT_PER_IP: '0',
+  FORM_LIMIT_PER_EMAIL: '0',
   ...extra,
 });
 

@@ -231,8 +231,16 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       return (await serveDocs(REST_PREFIX, path)) ?? refusal(path, 'route_not_found');
     }
     if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, url, request);
-    // Anything else is an account's own site when the request came to its host.
-    const account = await siteAccount(req, url);
+    // Anything else is an account's own site when the request came to its host. When the database
+    // cannot say, a person may be looking at a page: the HTML retry page, not JSON.
+    const account = await siteAccount(req, url).catch((err: unknown) => {
+      if (services.isUnavailable(err)) return 'unavailable' as const;
+      throw err;
+    });
+    if (account === 'unavailable') {
+      request.site = true;
+      return site.unavailable(req);
+    }
     if (account) {
       request.notes.accountId = account.id;
       request.site = true;

@@ -164,3 +164,70 @@ describe('hostile addresses on an account host', () => {
     );
   }, 600_000);
 });
+
+describe('hostile forms', () => {
+  it('never answer a 5xx, and a refused form writes no message and no user', async () => {
+    const { Visitor } = await import('./support/site.ts');
+    const limitless = await openHarness({ app: { formLimits: { perIpPerMinute: 0, perEmailPer15Minutes: 0 } } });
+    try {
+      await loadSeed(limitless.db.orm.em.fork(), {
+        accounts: [
+          {
+            key: 'forms',
+            name: 'Forms',
+            host: 'https://forms.example.com',
+            users: [{ email: 'user@forms.example', name: 'User' }],
+            conversations: [
+              { title: 'Anyone', slug: 'anyone', allow_anonymous_messages: true },
+              { title: 'Named', slug: 'named', allow_anonymous_messages: false },
+            ],
+          },
+        ],
+      });
+      const v = new Visitor(limitless, 'https://forms.example.com');
+      await v.get('/c/anyone');
+      const csrf = v.hidden('csrf');
+      const count = async () => {
+        const [row] = await limitless.db.orm.em
+          .fork()
+          .getConnection()
+          .execute('select (select count(*) from message)::int as m, (select count(*) from account_user)::int as u');
+        return row as { m: number; u: number };
+      };
+      const value = fc.oneof(
+        fc.string({ maxLength: 30 }),
+        fc.constantFrom('', ' ', 'user@forms.example', 'x@y', 'not-an-email', 'a'.repeat(11_000), '%FF%FE', '\u0000'),
+      );
+      const pair = fc.tuple(fc.constantFrom('text', 'name', 'email', 'submit', 'return', 'csrf', 'x'), value);
+      const body = fc.oneof(
+        fc.array(pair, { maxLength: 6 }).map((pairs) => `csrf=${csrf}&${new URLSearchParams(pairs).toString()}`),
+        fc.string({ unit: 'binary', maxLength: 200 }).map((s) => `csrf=${csrf}&${s}`),
+        fc.constantFrom(`csrf=${csrf}&text=%FF`, `csrf=${csrf}&text=${'y'.repeat(70_000)}`, `${'a=1&'.repeat(120)}`),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom('/c/anyone', '/c/named', '/c/missing', '/sign-in', '/sign-out'),
+          body,
+          fc.constantFrom(
+            'application/x-www-form-urlencoded',
+            'text/plain',
+            'multipart/form-data; boundary=x',
+            'application/json',
+          ),
+          async (path, raw, contentType) => {
+            const before = await count();
+            const res = await v.post(path, {}, { body: raw, contentType });
+            expect([200, 303, 400, 403, 404, 413, 415, 422], `${path} ${contentType} ${raw.slice(0, 80)}`).toContain(
+              res.status,
+            );
+            expect(res.headers.get('content-type') ?? 'text/html').toMatch(/^text\/html/);
+            if (res.status !== 303) expect(await count()).toEqual(before);
+          },
+        ),
+        { numRuns: RUNS * 2 },
+      );
+    } finally {
+      await limitless.close();
+    }
+  }, 600_000);
+});

@@ -78,6 +78,8 @@ type SiteEnv = {
 export interface Site {
   /** Answers a request that came to `account`'s own host, from `clientIp` (or 'unknown'). */
   fetch(req: Request, account: SiteAccount, o?: { clientIp?: string | undefined }): Promise<Response>;
+  /** The retry page, for when the database cannot even say which account's host this is. */
+  unavailable(req: Request): Promise<Response>;
 }
 
 /** `<message_id>` or, as the API prints embed_message_url, `<message_id>&show_author=<value>`. */
@@ -190,11 +192,12 @@ export function createSite(deps: SiteDeps): Site {
     if (err instanceof HTTPException && err.status === 403) {
       return page(c, 403, forms.formRefused('This form was sent from another site.'), 'Refused');
     }
+    const form = c.req.method === 'POST';
     if (deps.isUnavailable(err)) {
-      return page(c, 503, errors.unavailable(), 'Unavailable', { headers: { 'retry-after': '1' } });
+      return page(c, 503, errors.unavailable({ form }), 'Unavailable', { headers: { 'retry-after': '1' } });
     }
     deps.onError(err);
-    return page(c, 500, errors.unavailable(), 'Unavailable');
+    return page(c, 500, errors.unavailable({ form }), 'Unavailable');
   });
 
   const link = (account: SiteAccount): LinkOptions => ({
@@ -398,6 +401,23 @@ ${slugs.map((slug) => html`<url><loc>${conversationUrl(account, slug)}</loc></ur
 
   return {
     fetch: async (req, account, o = {}) => app.fetch(req, { account, clientIp: o.clientIp ?? 'unknown' }),
+    async unavailable(req) {
+      const body = await document(
+        { title: 'Temporarily unavailable', noindex: true },
+        html`<main id="content">${errors.unavailable({ form: req.method === 'POST' })}</main>`,
+      );
+      return new Response(body.toString(), {
+        status: 503,
+        headers: {
+          'content-type': 'text/html; charset=UTF-8',
+          'retry-after': '1',
+          'cache-control': 'no-store',
+          'content-security-policy': "default-src 'none'; style-src 'self'; base-uri 'none'; frame-ancestors 'self'",
+          'x-content-type-options': 'nosniff',
+          'referrer-policy': 'same-origin',
+        },
+      });
+    },
   };
 }
 

@@ -8,5 +8,10 @@ export const notFound = (): Html => html`<h1>Page not found</h1>
 export const methodNotAllowed = (allowed: string): Html => html`<h1>Method not allowed</h1>
 <p>This address answers ${allowed} only.</p>`;
 
-export const unavailable = (): Html => html`<h1>Temporarily unavailable</h1>
+/** A failure of ours; after a form, the visitor learns it is safe to send it again (its form token posts once). */
+export const unavailable = (o: { form: boolean }): Html =>
+  o.form
+    ? html`<h1>Temporarily unavailable</h1>
+<p>What you sent was not saved. Go back and send it again in a moment: a reply is never posted twice.</p>`
+    : html`<h1>Temporarily unavailable</h1>
 <p>Conversations cannot be shown right now. Please try again in a moment.</p>`;
