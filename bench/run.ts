@@ -94,7 +94,8 @@ async function load(): Promise<Record<string, number>> {
   try {
     const accounts: [string, string, number, number][] = [
       ['bench', TOKEN, N, 5],
-      ['pages', PAGE_TOKEN, 1, PAGE_MESSAGES],
+      // pages-1 is read by the page scenario; pages-2 takes the replies of the reply scenario.
+      ['pages', PAGE_TOKEN, 2, PAGE_MESSAGES],
     ];
     if (LARGE) accounts.push(['large', LARGE_TOKEN, LARGE, 5]);
     for (const [key, token, count, messages] of accounts) {
@@ -135,6 +136,9 @@ async function start(name: string, script: string, port: number): Promise<Server
       DB_POOL_MAX: '10',
       LOG_LEVEL: 'info',
       MIGRATE_ON_START: 'false',
+      // The reply scenario posts from one address as fast as it can.
+      FORM_LIMIT_PER_IP: '0',
+      FORM_LIMIT_PER_EMAIL: '0',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -332,10 +336,71 @@ async function main() {
       `targets: lowest req/s ratio ${worst.ratio.toFixed(2)} (>= 0.80), worst p99 ratio at ${Math.max(...CONNECTIONS)} connections ${worst.p99.toFixed(2)} (<= 1.50), product non-2xx ${worst.non2xx} (0), peak RSS ${peakRssMb(product)} MB (< 250)`,
     );
     await pages(product);
+    await replies(product);
     if (LARGE) await scale(product);
   } finally {
     for (const s of [product, baseline]) s.child.kill('SIGTERM');
   }
+}
+
+/** A page of the PAGE_HOST account's site (fetch may not set Host; node:http may), with its visitor cookie. */
+function getPage(server: Server, path: string): Promise<{ status: number; html: string; cookie: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`${server.base}${path}`, { headers: { host: PAGE_HOST } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          body += chunk;
+        });
+        const cookie = (res.headers['set-cookie'] ?? [])[0]?.split(';')[0] ?? '';
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, html: body, cookie }));
+      })
+      .on('error', reject);
+  });
+}
+
+/**
+ * Replies posted through a conversation page's form (each a new message, answered 303) against
+ * create_conversation, alternated in one run.
+ */
+async function replies(product: Server) {
+  const { html, cookie } = await getPage(product, '/c/pages-2');
+  const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!csrf || !cookie) throw new Error('the reply scenario found no form on /c/pages-2');
+  const reply = async (c: number) => {
+    const result = await autocannon({
+      url: product.base,
+      connections: c,
+      duration: DURATION,
+      headers: {
+        host: PAGE_HOST,
+        cookie,
+        origin: `https://${PAGE_HOST}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      requests: [{ method: 'POST', path: '/c/pages-2', body: `csrf=${encodeURIComponent(csrf)}&text=Bench+reply` }],
+    });
+    const redirected = result.statusCodeStats?.['303']?.count ?? 0;
+    return { rps: result.requests.average, bad: result.errors + result.timeouts + result.requests.total - redirected };
+  };
+  const create: Scenario = {
+    name: 'create',
+    method: 'POST',
+    path: () => '/api/v1/conversations/create_conversation',
+    body: '{"title":"Bench create"}',
+  };
+  const rows: string[] = [];
+  for (const c of CONNECTIONS) {
+    const r1 = await reply(c);
+    const c1 = await drive(product, create, c, DURATION);
+    const c2 = await drive(product, create, c, DURATION);
+    const r2 = await reply(c);
+    const rps = { reply: (r1.rps + r2.rps) / 2, create: (c1.rps + c2.rps) / 2 };
+    rows.push(
+      `${String(c).padStart(5)} conns: reply ${fmt(rps.reply)} posts/s (not 303: ${r1.bad + r2.bad}), create_conversation ${fmt(rps.create)} req/s (non-2xx ${c1.non2xx + c2.non2xx}), reply/create x${(rps.reply / rps.create).toFixed(2)}`,
+    );
+  }
+  console.log(`\nreplies posted through the page's form (product only):\n${rows.join('\n')}`);
 }
 
 /**
@@ -343,18 +408,7 @@ async function main() {
  * conversation, alternated in one run (target: the page at >= 0.8x), and the API's list page beside them.
  */
 async function pages(product: Server) {
-  // fetch may not set Host; node:http may.
-  const { status, html } = await new Promise<{ status: number; html: string }>((resolve, reject) => {
-    http
-      .get(`${product.base}/c/pages-1`, { headers: { host: PAGE_HOST } }, (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => {
-          body += chunk;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, html: body }));
-      })
-      .on('error', reject);
-  });
+  const { status, html } = await getPage(product, '/c/pages-1');
   if (status !== 200 || (html.match(/class="message"/g) ?? []).length !== PAGE_MESSAGES) {
     throw new Error(`the page scenario's page is wrong: ${status} ${html.slice(0, 200)}`);
   }

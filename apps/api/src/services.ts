@@ -75,7 +75,12 @@ export async function migrateDatabase(orm: MikroORM, logger: Logger): Promise<vo
 
 export interface ServiceOptions {
   rateLimit: RateLimitPolicy;
+  /** How long a process remembers which account a host is (0: not at all). */
+  hostCacheMs?: number;
 }
+
+/** A host moved by `account set-host` reaches every process within this time. */
+export const HOST_CACHE_MS = 5_000;
 
 export const DEFAULT_SERVICE_OPTIONS: ServiceOptions = { rateLimit: DEFAULT_RATE_LIMIT };
 
@@ -104,7 +109,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   return {
     conversations: new MikroConversationStore(em),
     intakePages: new MikroIntakePageStore(em),
-    site: new MikroSiteStore(em),
+    site: new MikroSiteStore(em, { hostCacheMs: options.hostCacheMs ?? HOST_CACHE_MS }),
     people: new MikroPeopleStore(em),
     replies: new MikroReplyStore(em),
     outbox: {

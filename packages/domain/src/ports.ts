@@ -151,6 +151,13 @@ export interface ConversationPageRecord extends ConversationSettings {
   messages: PageMessageRecord[];
 }
 
+/** A conversation as a reply to it needs it: who may see it, who may post, where it lives. */
+export interface ReplyTarget extends ConversationSettings {
+  id: number;
+  slug: string;
+  memberIds: number[];
+}
+
 /** One message and what its embed needs of its conversation (who may see it, where it lives). */
 export interface MessagePageRecord {
   conversation: ConversationSettings & { id: number; title: string; slug: string; memberIds: number[] };
@@ -164,6 +171,8 @@ export interface SiteStore {
   /** The conversation whose slug is exactly this one, ignoring case (no fallback to the latest). */
   conversationBySlug(accountId: number, slugKey: string): Promise<ConversationPageRecord | null>;
   messageById(accountId: number, messageId: number): Promise<MessagePageRecord | null>;
+  /** What posting to a conversation needs of it (no messages): by exact slug, ignoring case. */
+  conversationForReply(accountId: number, slugKey: string): Promise<ReplyTarget | null>;
   /** Slugs of conversations that may be indexed (public and allowing search engines), newest first. */
   indexableSlugs(accountId: number, limit: number): Promise<string[]>;
 }

@@ -92,4 +92,8 @@ export function formatNiceTime(micros: EpochMicros): string {
 }
 
 /** `2022-02-01T17:21:09.123456Z`: ISO 8601 in UTC to the microsecond, for `<time datetime>`. */
-export const formatIsoTime = (micros: EpochMicros): string => `${formatCreatedTime(micros).replace(' ', 'T')}Z`;
+export function formatIsoTime(micros: EpochMicros): string {
+  const { date, micro } = split(micros);
+  // toISOString is native and gives the seconds; the microseconds follow.
+  return `${date.toISOString().slice(0, 19)}.${pad(micro, 6)}Z`;
+}

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   completeSignIn,
   conversationUrl,
-  generateSecret,
   isIndexable,
   type LinkOptions,
   type MailOutbox,
@@ -86,6 +85,9 @@ export interface Site {
 const MESSAGE_KEY = /^(\d{1,10})(?:&show_author=([^&]*))?$/;
 const COOKIE_VALUE = /^[\w-]{43}$/;
 
+/** 32 random bytes, base64url (43 characters): a cookie, session or sign-in secret. */
+const secret = () => randomBytes(32).toString('base64url');
+
 const csrfFor = (cookie: string) => createHash('sha256').update(`csrf:${cookie}`).digest('base64url');
 
 /*
@@ -157,7 +159,7 @@ export function createSite(deps: SiteDeps): Site {
     let visitor = getCookie(c, VISITOR_COOKIE);
     if (!visitor || !COOKIE_VALUE.test(visitor)) {
       // Set on the first visit; a form posted without it is refused (it cannot carry a valid token).
-      visitor = c.req.method === 'GET' || c.req.method === 'HEAD' ? generateSecret() : '';
+      visitor = c.req.method === 'GET' || c.req.method === 'HEAD' ? secret() : '';
       if (visitor) setCookie(c, VISITOR_COOKIE, visitor, cookie);
     }
     c.set('signedIn', signedIn);
@@ -203,7 +205,7 @@ export function createSite(deps: SiteDeps): Site {
   const link = (account: SiteAccount): LinkOptions => ({
     signInUrl: (token) => `${account.host}/sign-in/${token}`,
     ttlSeconds: SIGN_IN_LINK_TTL_SECONDS,
-    newToken: generateSecret,
+    newToken: secret,
   });
 
   /**
@@ -249,7 +251,8 @@ export function createSite(deps: SiteDeps): Site {
     const url = conversationUrl(account, found.slug);
     const reply = forms.replyForm(found, {
       csrf: c.var.csrf,
-      submitKey: generateSecret(),
+      // Only needs to be unique per form: the platform's UUID is the cheapest source.
+      submitKey: crypto.randomUUID(),
       signedIn: c.var.signedIn?.user ?? null,
       draft,
     });
@@ -315,7 +318,7 @@ export function createSite(deps: SiteDeps): Site {
 
   app.get('/sign-in/:token', async (c) => {
     const account = c.env.account;
-    const sessionToken = generateSecret();
+    const sessionToken = secret();
     const done = await completeSignIn(deps, account, c.req.param('token'), {
       token: sessionToken,
       ttlSeconds: SESSION_TTL_SECONDS,

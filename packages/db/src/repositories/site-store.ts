@@ -2,6 +2,7 @@ import type {
   ConversationPageRecord,
   MessagePageRecord,
   PageMessageRecord,
+  ReplyTarget,
   SiteAccount,
   SiteStore,
   TagRecord,
@@ -45,6 +46,14 @@ const MESSAGE_BY_ID: Prepared = {
   where m.id = $2 and m.account_id = $1`,
 };
 
+const FOR_REPLY: Prepared = {
+  name: 'site_conversation_for_reply',
+  text: `select c.id, c.slug, c.anyone_can_post, c.allow_anonymous_messages, c.allow_search_engines,
+           coalesce((select array_agg(cm.user_id) from conversation_member cm
+                     where cm.conversation_id = c.id and cm.account_id = c.account_id), '{}') as member_ids
+         from conversation c where c.account_id = $1 and ${SLUG_KEY_SQL('c.slug')} = $2`,
+};
+
 const INDEXABLE_SLUGS: Prepared = {
   name: 'site_indexable_slugs',
   text: `select slug from conversation
@@ -56,16 +65,35 @@ type PageMessageRow = MessageRow & { created_us: string };
 
 const pageMessage = (m: PageMessageRow): PageMessageRecord => ({ ...message(m), createdAt: BigInt(m.created_us) });
 
+/** Hosts remembered at most this many; past it the cache starts again (hosts are few, requests many). */
+const HOST_CACHE_MAX = 10_000;
+
 export class MikroSiteStore implements SiteStore {
   private readonly em: EntityManager;
+  private readonly hostCacheMs: number;
+  private readonly hosts = new Map<string, { account: SiteAccount; until: number }>();
 
-  constructor(em: EntityManager) {
+  /**
+   * `hostCacheMs`: how long an account found by its host is remembered, saving every page a
+   * statement; a host moved with `account set-host` reaches each process within that time. Only
+   * found accounts are remembered, so a new account's host works at once.
+   */
+  constructor(em: EntityManager, o: { hostCacheMs?: number } = {}) {
     this.em = em;
+    this.hostCacheMs = o.hostCacheMs ?? 0;
   }
 
   async accountByHost(origins: readonly string[]): Promise<SiteAccount | null> {
     if (origins.length === 0) return null;
+    const key = origins.join(' ');
+    const now = Date.now();
+    const cached = this.hosts.get(key);
+    if (cached && cached.until > now) return cached.account;
     const [row] = await runPrepared<SiteAccount>(this.em, ACCOUNT_BY_HOST, [origins]);
+    if (row && this.hostCacheMs > 0) {
+      if (this.hosts.size >= HOST_CACHE_MAX) this.hosts.clear();
+      this.hosts.set(key, { account: row, until: now + this.hostCacheMs });
+    }
     return row ?? null;
   }
 
@@ -110,6 +138,26 @@ export class MikroSiteStore implements SiteStore {
         memberIds: row.member_ids.map(Number),
       },
       message: pageMessage(row),
+    };
+  }
+
+  async conversationForReply(accountId: number, slugKey: string): Promise<ReplyTarget | null> {
+    const [row] = await runPrepared<{
+      id: number;
+      slug: string;
+      anyone_can_post: boolean;
+      allow_anonymous_messages: boolean;
+      allow_search_engines: boolean;
+      member_ids: number[];
+    }>(this.em, FOR_REPLY, [accountId, slugKey]);
+    if (!row) return null;
+    return {
+      id: row.id,
+      slug: row.slug,
+      anyoneCanPost: row.anyone_can_post,
+      allowAnonymousMessages: row.allow_anonymous_messages,
+      allowSearchEngines: row.allow_search_engines,
+      memberIds: row.member_ids.map(Number),
     };
   }
 

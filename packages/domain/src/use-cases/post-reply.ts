@@ -1,6 +1,7 @@
 import type { MailOutbox, PeopleStore, ReplyStore, SiteAccount, SiteStore } from '../ports.ts';
+import { slugKey, slugProblem } from '../slug.ts';
 import { textProblem } from '../text.ts';
-import { type Viewer, viewConversation } from './view-conversation.ts';
+import { maySee, type Viewer } from './view-conversation.ts';
 
 export const REPLY_MAX_LENGTH = 10_000;
 export const NAME_MAX_LENGTH = 255;
@@ -82,8 +83,9 @@ export async function postReply(
   form: ReplyForm,
   link: LinkOptions,
 ): Promise<ReplyOutcome> {
-  const conversation = await viewConversation(deps, account, slug, viewer);
-  if (!conversation) return { kind: 'not_found' };
+  // The same rule as the page's (maySee), on the conversation without its messages.
+  const conversation = slugProblem(slug) ? null : await deps.site.conversationForReply(account.id, slugKey(slug));
+  if (!conversation || !maySee(conversation, conversation.memberIds, viewer)) return { kind: 'not_found' };
   const problem = replyProblem(form.text);
   if (problem) return { kind: 'refused', problem };
   const text = form.text.trim();

@@ -70,7 +70,13 @@ ${
     ? html`<p class="empty">No messages yet.</p>`
     : html`<ol class="messages" aria-labelledby="messages-heading">${c.messages.map(
         (m) =>
-          html`<li>${message(m, { showAuthor: true, link: `${pageUrl}#message-${m.id}`, anchor: true, newTab: o.newTab })}</li>`,
+          html`<li>${message(m, {
+            showAuthor: true,
+            // On the page itself the anchor is enough; an embed links to the page.
+            link: o.newTab ? `${pageUrl}#message-${m.id}` : `#message-${m.id}`,
+            anchor: true,
+            newTab: o.newTab,
+          })}</li>`,
       )}</ol>`
 }
 </article>`;
