@@ -199,6 +199,8 @@ describe('replying', () => {
     const memberPage = await member.get(`/c/${c.slug}`);
     expect(memberPage.status).toBe(200);
     expect(memberPage.html).toContain('Posting as Olivia Owner.');
+    // A private page, once someone may see it, is kept by no cache; a public one is revalidated.
+    expect(memberPage.headers.get('cache-control')).toBe(c.anyone ? 'private, no-cache' : 'no-store');
     if (!c.anyone) {
       // Not even the form: a private conversation is the 404 page to everyone else.
       expect(page.html).not.toContain('name="text"');
@@ -306,9 +308,9 @@ describe('form safety', () => {
     expect(await messageCount()).toBe(before);
   });
 
-  it('rate-limits posts per client address and per e-mail, with Retry-After', async () => {
-    const limited = await openHarness({ app: { formLimits: { perIpPerMinute: 3, perEmailPer15Minutes: 2 } } });
-    try {
+  it('rate-limits posts per client address and sign-ins per e-mail, with Retry-After', async () => {
+    const site = async (perIpPerMinute: number, perEmailPer15Minutes: number) => {
+      const limited = await openHarness({ app: { formLimits: { perIpPerMinute, perEmailPer15Minutes } } });
       await loadSeed(limited.db.orm.em.fork(), {
         accounts: [
           {
@@ -320,16 +322,38 @@ describe('form safety', () => {
           },
         ],
       });
-      const v = new Visitor(limited, 'https://few.example.com');
+      return limited;
+    };
+    const byIp = await site(3, 0);
+    try {
+      const v = new Visitor(byIp, 'https://few.example.com');
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) statuses.push((await v.reply('x', { text: `n${i}` })).status);
       expect(statuses).toEqual([303, 303, 303, 429]);
       expect(v.last?.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(v.last?.html).toContain('Too many attempts');
-      const other = await openHarness({ app: { formLimits: { perIpPerMinute: 0, perEmailPer15Minutes: 2 } } });
-      await other.close();
     } finally {
-      await limited.close();
+      await byIp.close();
+    }
+    // Per e-mail address: a third sign-in request for one address in 15 minutes is refused, whoever sends it.
+    const byEmail = await site(0, 2);
+    try {
+      const asked: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const someone = new Visitor(byEmail, 'https://few.example.com');
+        await someone.get('/sign-in');
+        asked.push(
+          (
+            await someone.post('/sign-in', {
+              csrf: someone.hidden('csrf'),
+              email: i === 1 ? 'U@few.example' : 'u@few.example',
+            })
+          ).status,
+        );
+      }
+      expect(asked).toEqual([200, 200, 429]);
+    } finally {
+      await byEmail.close();
     }
   });
 

@@ -257,6 +257,8 @@ export function createSite(deps: SiteDeps): Site {
       draft,
     });
     return page(c, status, html`${conversation(found, url)}${reply}`, found.title, {
+      // A private conversation, seen by a member, is kept by no cache at all.
+      ...(found.anyoneCanPost ? {} : { headers: { 'cache-control': 'no-store' } }),
       noindex: !isIndexable(found),
       canonical: url,
       // Link previews only for what anyone may see.
