@@ -1,14 +1,10 @@
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
 import { BASE, call, type Harness, openHarness } from './support/harness.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium)
-  console.warn(`docs.test.ts: ${CHROMIUM} is absent, so the browser check is skipped (apt-get install -y chromium)`);
+warnIfNoChromium('docs.test.ts');
 
 let h: Harness;
 beforeAll(async () => {
@@ -38,18 +34,7 @@ describe('the API reference page', () => {
       const server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
       await new Promise((r) => server.once('listening', r));
       const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      const browser = await launchChromium();
       try {
         const page = await browser.newPage();
         const elsewhere: string[] = [];

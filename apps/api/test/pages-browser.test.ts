@@ -5,8 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
 import { type Harness, openHarness } from './support/harness.ts';
 import { loadSites, present } from './support/site.ts';
 
@@ -16,12 +17,7 @@ import { loadSites, present } from './support/site.ts';
  * frames the embed.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium)
-  console.warn(
-    `pages-browser.test.ts: ${CHROMIUM} is absent, so the browser tests are skipped (apt-get install -y chromium)`,
-  );
+warnIfNoChromium('pages-browser.test.ts');
 
 const TOKEN = 'browser-test-token-0123456789';
 const HOSTILE_TITLE = `<img src=x onerror="document.title='pwned'"> & "quotes"`;
@@ -80,19 +76,7 @@ beforeAll(async () => {
     ],
   });
   mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--host-resolver-rules=MAP acme.test 127.0.0.1, MAP frame.test 127.0.0.1',
-    ],
-  });
+  browser = await launchChromium(['acme.test', 'frame.test']);
 }, 60_000);
 
 afterAll(async () => {

@@ -1,13 +1,11 @@
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { loadSeed } from '@convo/db';
 import { serve } from '@hono/node-server';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
-import { startMailWorker } from '../src/mail.ts';
+import { hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
 import { type Harness, openHarness } from './support/harness.ts';
-import { type Mailbox, openMailbox, signInLink } from './support/mailbox.ts';
+import { deliverMailTo, type Mailbox, signInLink } from './support/mailbox.ts';
 
 /*
  * People replying and signing in with a real browser (Debian's Chromium, JavaScript off: the forms
@@ -15,12 +13,7 @@ import { type Mailbox, openMailbox, signInLink } from './support/mailbox.ts';
  * through the REST API.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium)
-  console.warn(
-    `replies-browser.test.ts: ${CHROMIUM} is absent, so the browser tests are skipped (apt-get install -y chromium)`,
-  );
+warnIfNoChromium('replies-browser.test.ts');
 
 const TOKEN = 'browser-replies-token-0123456789';
 
@@ -43,15 +36,9 @@ const lastMessage = async (slug: string) => {
 beforeAll(async () => {
   if (!hasChromium) return;
   h = await openHarness();
-  mailbox = await openMailbox();
-  const worker = startMailWorker(h.services.mailQueue, {
-    smtpUrl: mailbox.url,
-    from: 'Talk <no-reply@talk.test>',
-    logger: createLogger('silent'),
-    intervalMs: 200,
-  });
-  h.services.onMailQueued(worker.kick);
-  stopMail = worker.stop;
+  const delivery = await deliverMailTo(h.services);
+  mailbox = delivery.mailbox;
+  stopMail = delivery.close;
   server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
   await new Promise((r) => server.once('listening', r));
   port = (server.address() as AddressInfo).port;
@@ -76,25 +63,12 @@ beforeAll(async () => {
       },
     ],
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--host-resolver-rules=MAP talk.test 127.0.0.1',
-    ],
-  });
+  browser = await launchChromium(['talk.test']);
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
   await stopMail?.();
-  await mailbox?.close();
   if (server) await new Promise((r) => server.close(r));
   await h?.close();
 });

@@ -1,9 +1,7 @@
 import { loadSeed } from '@convo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
-import { startMailWorker } from '../src/mail.ts';
 import { call, type Harness, openHarness } from './support/harness.ts';
-import { type Mailbox, openMailbox, signInLink } from './support/mailbox.ts';
+import { deliverMailTo, type Mailbox, signInLink } from './support/mailbox.ts';
 import { attr, elements, present, Visitor } from './support/site.ts';
 
 /*
@@ -28,15 +26,9 @@ const CONVERSATIONS = [
 
 beforeAll(async () => {
   h = await openHarness({ app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
-  mailbox = await openMailbox();
-  const worker = startMailWorker(h.services.mailQueue, {
-    smtpUrl: mailbox.url,
-    from: 'Talk <no-reply@talk.example.com>',
-    logger: createLogger('silent'),
-    intervalMs: 200,
-  });
-  h.services.onMailQueued(worker.kick);
-  stopMail = worker.stop;
+  const delivery = await deliverMailTo(h.services);
+  mailbox = delivery.mailbox;
+  stopMail = delivery.close;
   await loadSeed(h.db.orm.em.fork(), {
     accounts: [
       {
@@ -63,7 +55,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await stopMail?.();
-  await mailbox?.close();
   await h?.close();
 });
 

@@ -1,5 +1,8 @@
 import type { AddressInfo } from 'node:net';
+import type { MikroMailOutbox } from '@convo/db';
 import { SMTPServer } from 'smtp-server';
+import { createLogger } from '../../src/logger.ts';
+import { startMailWorker } from '../../src/mail.ts';
 
 /*
  * A real SMTP server in the test process (smtp-server), so tests receive the mail the server sends
@@ -66,4 +69,29 @@ export function signInLink(mail: Mail): string {
   const link = /https?:\/\/\S+\/sign-in\/[\w-]+/.exec(mail.text)?.[0];
   if (!link) throw new Error(`no sign-in link in:\n${mail.text}`);
   return link;
+}
+
+/**
+ * The harness's mail, delivered: a mailbox, and the server's own mail worker sending to it over
+ * SMTP (woken by each queued mail, as in a server process).
+ */
+export async function deliverMailTo(services: {
+  mailQueue: MikroMailOutbox;
+  onMailQueued(listener: () => void): void;
+}): Promise<{ mailbox: Mailbox; close(): Promise<void> }> {
+  const mailbox = await openMailbox();
+  const worker = startMailWorker(services.mailQueue, {
+    smtpUrl: mailbox.url,
+    from: 'Conversations <no-reply@example.com>',
+    logger: createLogger('silent'),
+    intervalMs: 200,
+  });
+  services.onMailQueued(worker.kick);
+  return {
+    mailbox,
+    async close() {
+      await worker.stop();
+      await mailbox.close();
+    },
+  };
 }
