@@ -67,6 +67,10 @@ const ZEnv = z.object({
   FORM_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(30),
   /** Replies and sign-in links per e-mail address per 15 minutes; 0: no limit. */
   FORM_LIMIT_PER_EMAIL: z.coerce.number().int().min(0).max(1_000_000).default(5),
+  /** Webhook endpoints may be plain http:// (development only). */
+  WEBHOOK_ALLOW_HTTP: ZBoolean.default(false),
+  /** Webhook endpoints may resolve to loopback, private or link-local addresses (tests, development). */
+  WEBHOOK_ALLOW_PRIVATE: ZBoolean.default(false),
   NODE_ENV: z.string().optional(),
 });
 
@@ -89,6 +93,7 @@ export type Config = {
   metricsToken: string | undefined;
   mail: { smtpUrl: string | undefined; from: string };
   formLimits: { perIpPerMinute: number; perEmailPer15Minutes: number };
+  webhooks: { allowHttp: boolean; allowPrivate: boolean };
 };
 
 export class ConfigError extends Error {}
@@ -125,5 +130,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: e.METRICS_TOKEN,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     formLimits: { perIpPerMinute: e.FORM_LIMIT_PER_IP, perEmailPer15Minutes: e.FORM_LIMIT_PER_EMAIL },
+    webhooks: { allowHttp: e.WEBHOOK_ALLOW_HTTP, allowPrivate: e.WEBHOOK_ALLOW_PRIVATE },
   };
 }

@@ -10,6 +10,14 @@ export interface PoolStats {
 export interface Metrics {
   registry: Registry;
   observe(operation: string, method: string, status: number, seconds: number): void;
+  /** A webhook delivery attempt's result: delivered, retry (failed, tried again later) or failed (given up). */
+  webhookResult(result: 'delivered' | 'retry' | 'failed'): void;
+}
+
+/** The webhook deliveries waiting in the shared table, and how long the oldest has waited. */
+export interface WebhookQueueStats {
+  pending: number;
+  oldestSeconds: number;
 }
 
 /** The endpoints beside the operations. */
@@ -41,7 +49,10 @@ export function operationLabels(
   };
 }
 
-export function createMetrics(poolStats: () => Promise<PoolStats>): Metrics {
+export function createMetrics(
+  poolStats: () => Promise<PoolStats>,
+  webhookQueue: () => Promise<WebhookQueueStats> = async () => ({ pending: 0, oldestSeconds: 0 }),
+): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -69,8 +80,31 @@ export function createMetrics(poolStats: () => Promise<PoolStats>): Metrics {
       this.set({ state: 'waiting' }, s.waiting);
     },
   });
+  const deliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook delivery attempts made by this process, by result (delivered, retry, failed)',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'webhook_queue_pending',
+    help: 'Webhook deliveries waiting to be delivered (all processes share the queue)',
+    registers: [registry],
+    async collect() {
+      this.set((await webhookQueue()).pending);
+    },
+  });
+  new Gauge({
+    name: 'webhook_queue_oldest_pending_seconds',
+    help: 'How long the oldest pending webhook delivery has waited',
+    registers: [registry],
+    async collect() {
+      this.set((await webhookQueue()).oldestSeconds);
+    },
+  });
   return {
     registry,
+    webhookResult: (result) => deliveries.inc({ result }),
     observe(operation, method, status, seconds) {
       requests.inc({ operation, method, status });
       duration.observe({ operation, status }, seconds);

@@ -4,12 +4,18 @@ import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import { startMailWorker } from './mail.ts';
 import { createServices, migrateDatabase, openDatabase } from './services.ts';
+import { startWebhookWorker } from './webhooks/worker.ts';
 
 /** The app as the configuration describes it, on an open database. */
 export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogger: Logger = logger): App {
   const services = createServices(orm, logger, { rateLimit: config.rateLimit });
   const mail = startMailWorker(services.mailQueue, { ...config.mail, logger: mailLogger });
   services.onMailQueued(mail.kick);
+  const webhooks = startWebhookWorker(services.webhooks, {
+    policy: config.webhooks,
+    logger,
+    onResult: services.metrics.webhookResult,
+  });
   const app = createApp(services, {
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
@@ -25,6 +31,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     drain() {
       app.drain();
       void mail.stop();
+      void webhooks.stop();
     },
   };
 }

@@ -9,6 +9,7 @@ import {
   MikroPeopleStore,
   MikroReplyStore,
   MikroSiteStore,
+  MikroWebhookStore,
   migrate,
   openOrm,
   PostgresVisitorLimits,
@@ -39,6 +40,8 @@ export interface Services extends ProcedureServices {
   /** Called after each queued mail, so a worker in this process sends it at once. */
   onMailQueued(listener: () => void): void;
   visitorLimits: VisitorLimits;
+  /** The webhook deliveries table, for the worker and the metrics. */
+  webhooks: MikroWebhookStore;
   logger: Logger;
   metrics: Metrics;
   /** Null when the database answers and every migration is applied; else what is wrong. */
@@ -105,6 +108,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   const em = orm.em.fork();
   const accounts = new AccountStore(em);
   const mailQueue = new MikroMailOutbox(em);
+  const webhookStore = new MikroWebhookStore(em);
   const mailListeners: (() => void)[] = [];
   return {
     conversations: new MikroConversationStore(em),
@@ -124,7 +128,11 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     authenticate: (token) => accounts.findByTokenHash(hashToken(token)),
     isUnavailable: databaseUnavailable,
     logger,
-    metrics: createMetrics(() => poolStats(em)),
+    metrics: createMetrics(
+      () => poolStats(em),
+      () => webhookStore.queueStats(),
+    ),
+    webhooks: webhookStore,
     async notReady() {
       try {
         await orm.em.getConnection().execute('select 1');

@@ -237,6 +237,38 @@ describe('operator CLI', () => {
     expect(badHost.stderr).toMatch(/origin/);
   });
 
+  it('subscribes webhook endpoints, refusing plain http and private addresses unless allowed', async () => {
+    const refused = await cli('webhook', 'add', '--account', 'acme', '--url', 'http://hooks.example.com/x');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/https/);
+    const inside = await cli('webhook', 'add', '--account', 'acme', '--url', 'https://127.0.0.1/x');
+    expect(inside.stderr).toMatch(/non-public/);
+    const saved = env;
+    env = { ...env, WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' };
+    try {
+      const made = await json(
+        'webhook',
+        'add',
+        '--account',
+        'acme',
+        '--url',
+        'http://127.0.0.1:9/hook',
+        '--events',
+        'message_created',
+      );
+      expect(made).toMatchObject({ url: 'http://127.0.0.1:9/hook', events: ['message_created'] });
+      expect(made.secret).toMatch(/^whsec_/);
+      const list = await json('webhook', 'list', '--account', 'acme');
+      expect(list).toContainEqual(expect.objectContaining({ id: made.id, status: 'active', pending: 0 }));
+      expect(JSON.stringify(list)).not.toContain(made.secret);
+      expect(await json('webhook', 'remove', '--account', 'acme', '--id', String(made.id))).toEqual({
+        removed: made.id,
+      });
+    } finally {
+      env = saved;
+    }
+  });
+
   it('documents every command with an example', async () => {
     const commands = [
       ['migrate'],
@@ -249,11 +281,16 @@ describe('operator CLI', () => {
       ['intake-page', 'create'],
       ['seed'],
       ['demo'],
+      ['webhook', 'add'],
+      ['webhook', 'list'],
+      ['webhook', 'remove'],
+      ['webhook', 'deliveries'],
+      ['webhook', 'redeliver'],
     ];
     for (const command of commands) {
       const help = await cli(...command, '--help');
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(/Example:/);
     }
-  });
+  }, 120_000);
 });

@@ -16,3 +16,4 @@ export * from './use-cases/list-conversations.ts';
 export * from './use-cases/post-reply.ts';
 export * from './use-cases/view-conversation.ts';
 export * from './views.ts';
+export * from './webhooks.ts';

@@ -65,7 +65,7 @@ export interface ConversationListView {
   conversations: ListedConversationView[];
 }
 
-function messageView(a: AccountAddress, conversationId: number, url: string, m: MessageRecord): MessageView {
+export function messageView(a: AccountAddress, conversationId: number, url: string, m: MessageRecord): MessageView {
   const author: AuthorView = m.author.anonymous
     ? { anonymous: true }
     : { anonymous: false, id: m.author.id, name: m.author.name, email: m.author.email };

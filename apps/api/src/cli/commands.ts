@@ -14,53 +14,19 @@ import {
   setHost,
   setRateLimit,
 } from '@convo/db';
-import type { EntityManager, MikroORM } from '@mikro-orm/core';
-import { type Command, InvalidArgumentError } from 'commander';
-import type { Config } from '../config.ts';
-import type { Logger } from '../logger.ts';
+import type { Command } from 'commander';
 import { migrateDatabase, openDatabase } from '../services.ts';
 import { registerDemo } from './demo.ts';
+import { type Env, emit, example, int, jsonArray, withDatabase } from './helpers.ts';
 import { seedProgress } from './progress.ts';
 import { readSeedFile } from './seed-file.ts';
+import { registerWebhookCommands } from './webhooks.ts';
 
-export type Env = () => { config: Config; logger: Logger };
-
-const int = (what: string) => (value: string) => {
-  if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError(`${what} must be a positive whole number`);
-  return Number(value);
-};
-
-const jsonArray = (value: string): unknown[] => {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    throw new InvalidArgumentError('steps must be JSON, e.g. \'[{"action":"assign"}]\'');
-  }
-  if (!Array.isArray(parsed)) throw new InvalidArgumentError('steps must be a JSON array');
-  return parsed;
-};
-
-function emit(json: boolean | undefined, data: unknown, text: string): void {
-  process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${text}\n`);
-}
-
-/** Opens the configured database (migrating it unless told not to), runs `work`, closes. */
-async function withDatabase<T>(env: Env, work: (em: EntityManager, orm: MikroORM) => Promise<T>): Promise<T> {
-  const { config, logger } = env();
-  const orm = await openDatabase(config, logger);
-  try {
-    if (config.migrateOnStart) await migrateDatabase(orm, logger);
-    return await work(orm.em.fork(), orm);
-  } finally {
-    await orm.close();
-  }
-}
-
-const example = (cmd: Command, text: string) => cmd.addHelpText('after', `\nExample:\n  ${text}\n`);
+export type { Env } from './helpers.ts';
 
 export function registerCommands(program: Command, env: Env): void {
   registerDemo(program, env);
+  registerWebhookCommands(program, env);
 
   example(
     program

@@ -4,6 +4,7 @@ import { Migration20261121065351_limits_and_idempotency } from './Migration20261
 import { Migration20261122100000_comparison_keys } from './Migration20261122100000_comparison_keys.ts';
 import { Migration20261122200000_account_host } from './Migration20261122200000_account_host.ts';
 import { Migration20261122300000_people } from './Migration20261122300000_people.ts';
+import { Migration20261122400000_webhooks } from './Migration20261122400000_webhooks.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -15,4 +16,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122100000_comparison_keys', class: Migration20261122100000_comparison_keys },
   { name: 'Migration20261122200000_account_host', class: Migration20261122200000_account_host },
   { name: 'Migration20261122300000_people', class: Migration20261122300000_people },
+  { name: 'Migration20261122400000_webhooks', class: Migration20261122400000_webhooks },
 ];

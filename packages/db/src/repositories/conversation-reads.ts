@@ -144,6 +144,9 @@ function record(row: Row): ConversationRecord {
   };
 }
 
+/** A conversation row as the domain's record (for readers beyond this module's statements). */
+export const recordFromRow = (row: Row): ConversationRecord => record(row);
+
 export async function findOne(
   em: EntityManager,
   accountId: number,

@@ -9,6 +9,7 @@ import { type EntityManager, UniqueConstraintViolationException } from '@mikro-o
 import type { SqlEntityManager } from '@mikro-orm/sql';
 import { Conversation, ConversationMember, SLUG_UNIQUE_INDEX } from '../entities/index.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
+import { emitEventIn, emitEventSql } from './webhook-outbox.ts';
 
 let insertSql: string | undefined;
 let insertPrepared: Prepared | undefined;
@@ -47,7 +48,8 @@ function insertStatement(em: EntityManager, accountId: number, c: NewConversatio
       name: 'conversation_insert',
       text: `with c as (${numbered}),
         m as (insert into conversation_member (conversation_id, user_id, account_id)
-              select c.id, u, $${account} from c cross join unnest($${n + 1}::int[]) as u)
+              select c.id, u, $${account} from c cross join unnest($${n + 1}::int[]) as u),
+        ${emitEventSql({ source: 'c', type: 'conversation_created', account: `$${account}::int`, conversation: 'c.id', message: 'null::int' })}
         select id from c`,
     };
   }
@@ -63,8 +65,8 @@ const isSlugTaken = (e: unknown): boolean =>
     ((e as { constraint?: unknown }).constraint === SLUG_UNIQUE_INDEX || e.message.includes(SLUG_UNIQUE_INDEX)));
 
 /**
- * One statement, one round trip: the conversation row (as the entity's query builder writes it)
- * and its members, inserted together by a CTE. A single statement is atomic, so no transaction
+ * One statement, one round trip: the conversation row (as the entity's query builder writes it),
+ * its members, and its webhook event where the account subscribed one, inserted together by CTEs. A single statement is atomic, so no transaction
  * is opened; as a named prepared statement it is planned once per connection. Four round trips
  * (begin, two inserts, commit) were the largest cost of create: each socket write wakes
  * PostgreSQL on the cores the server shares with it.
@@ -99,6 +101,7 @@ export async function insertInTransaction(
         c.memberIds.map((user) => ({ conversation: id, user, account: accountId })),
       );
     }
+    await emitEventIn(tx, accountId, 'conversation_created', id, null);
     return { id };
   } catch (e) {
     if (isSlugTaken(e)) throw new SlugTakenError();

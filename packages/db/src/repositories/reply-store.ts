@@ -1,9 +1,10 @@
 import type { ReplyStore } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Prepared, runPrepared } from './prepared.ts';
+import { emitEventSql } from './webhook-outbox.ts';
 
 /**
- * A reply is a text message, written by one prepared statement. Its form token (submit_key) is
+ * A reply is a text message, written by one prepared statement with its webhook event. Its form token (submit_key) is
  * unique per account, so the same form sent twice (a double click, a retry after a lost answer)
  * finds the first message and posts once. $1 account, $2 conversation, $3 author or null,
  * $4 text, $5 form token or null.
@@ -16,8 +17,9 @@ const INSERT: Prepared = {
     select c.account_id, c.id, 'text', 0, $3::int, $3::int is null, $4::text, $5::varchar
     from conversation c where c.id = $2 and c.account_id = $1
     on conflict (account_id, submit_key) where submit_key is not null do nothing
-    returning id
-  )
+    returning id, conversation_id
+  ),
+  ${emitEventSql({ source: 'added', type: 'message_created', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id' })}
   select id from added
   union all
   select id from message where account_id = $1 and submit_key = $5::varchar and not exists (select 1 from added)`,

@@ -1,0 +1,133 @@
+import type { DueDelivery, MikroWebhookStore } from '@convo/db';
+import { webhookRetryDelaySeconds } from '@convo/domain';
+import ipaddr from 'ipaddr.js';
+import { Webhook } from 'standardwebhooks';
+import { Agent, request } from 'undici';
+import type { Logger } from '../logger.ts';
+import { guardedLookup, isPublicAddress, type TargetPolicy, TargetRefused, targetUrl } from './target.ts';
+
+/*
+ * Delivers webhook events. Every replica runs one worker; they share the deliveries table, each
+ * taking due rows with SKIP LOCKED, so an attempt is made by one worker only. A delivery is POSTed
+ * with the Standard Webhooks headers (webhook-id, the same on every retry, so receivers can
+ * de-duplicate; webhook-timestamp; webhook-signature, HMAC-SHA256 with the endpoint's secret).
+ * A 2xx within 10 s delivers it; anything else is tried again on the domain's schedule.
+ */
+
+export interface WebhookWorker {
+  kick(): void;
+  stop(): Promise<void>;
+}
+
+export interface WebhookWorkerOptions {
+  policy: TargetPolicy;
+  logger: Logger;
+  /** How often to look for due deliveries (default 1 s). */
+  intervalMs?: number;
+  /** How long an endpoint has to answer (default 10 s). */
+  timeoutMs?: number;
+  /** Seconds until the next attempt after `attempts` failed ones, or null: give up. */
+  retryDelay?: (attempts: number) => number | null;
+  onResult?: (result: 'delivered' | 'retry' | 'failed') => void;
+}
+
+const BATCH = 20;
+
+export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOptions): WebhookWorker {
+  const timeoutMs = o.timeoutMs ?? 10_000;
+  const retryDelay = o.retryDelay ?? ((attempts: number) => webhookRetryDelaySeconds(attempts));
+  // Every connection's DNS lookup refuses non-public addresses (unless allowed): checked at the
+  // moment of connecting, not only when the endpoint was subscribed.
+  const agent = new Agent({ connect: { lookup: guardedLookup(o.policy) }, connections: 8 });
+
+  async function send(d: DueDelivery): Promise<void> {
+    const started = performance.now();
+    const ms = () => Math.round(performance.now() - started);
+    try {
+      const url = targetUrl(d.url, o.policy);
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      // An address in the URL is connected to without a lookup: check it here.
+      if (ipaddr.isValid(host) && !o.policy.allowPrivate && !isPublicAddress(host)) {
+        throw new TargetRefused(`the endpoint is a non-public address (${host})`);
+      }
+      const id = `evt_${d.eventId}`;
+      const at = new Date();
+      const res = await request(url, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'conversations-api-webhooks',
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': new Webhook(d.secret).sign(id, at, d.body),
+        },
+        body: d.body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await res.body.dump();
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        await store.delivered(d, res.statusCode, ms());
+        o.onResult?.('delivered');
+        return;
+      }
+      await fail(d, res.statusCode, `HTTP ${res.statusCode}`, ms());
+    } catch (e) {
+      const err = e as Error & { cause?: Error };
+      await fail(d, null, err.cause?.message ?? err.message, ms());
+    }
+  }
+
+  async function fail(d: DueDelivery, status: number | null, error: string, latencyMs: number) {
+    const retryInSeconds = retryDelay(d.attempts);
+    await store.failedAttempt(d, { status, error, latencyMs, retryInSeconds });
+    o.onResult?.(retryInSeconds === null ? 'failed' : 'retry');
+  }
+
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+  const drain = async () => {
+    do {
+      again = false;
+      for (;;) {
+        const due = await store.claimDue(BATCH);
+        if (due.length === 0 || stopped) break;
+        // One endpoint's deliveries go out in the order of their events; endpoints in parallel.
+        const byEndpoint = new Map<number, DueDelivery[]>();
+        for (const d of due) byEndpoint.set(d.endpointId, [...(byEndpoint.get(d.endpointId) ?? []), d]);
+        await Promise.all(
+          [...byEndpoint.values()].map(async (list) => {
+            for (const d of list) await send(d);
+          }),
+        );
+      }
+    } while (again && !stopped);
+  };
+  const kick = () => {
+    if (stopped) return;
+    if (running !== null) {
+      again = true;
+      return;
+    }
+    running = drain()
+      .catch((err: unknown) => o.logger.warn({ err: (err as Error).message }, 'webhook deliveries could not be read'))
+      .finally(() => {
+        running = null;
+      });
+  };
+  const timer = setInterval(kick, o.intervalMs ?? 1_000);
+  timer.unref();
+  kick();
+  return {
+    kick,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+      await agent.close();
+    },
+  };
+}
