@@ -71,6 +71,10 @@ const ZEnv = z.object({
   WEBHOOK_ALLOW_HTTP: ZBoolean.default(false),
   /** Webhook endpoints may resolve to loopback, private or link-local addresses (tests, development). */
   WEBHOOK_ALLOW_PRIVATE: ZBoolean.default(false),
+  /** How long a webhook endpoint has to answer. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /** Multiplies the webhook retry schedule (fault tests shorten it; production leaves it at 1). */
+  WEBHOOK_RETRY_SCALE: z.coerce.number().min(0.001).max(10).default(1),
   NODE_ENV: z.string().optional(),
 });
 
@@ -93,7 +97,7 @@ export type Config = {
   metricsToken: string | undefined;
   mail: { smtpUrl: string | undefined; from: string };
   formLimits: { perIpPerMinute: number; perEmailPer15Minutes: number };
-  webhooks: { allowHttp: boolean; allowPrivate: boolean };
+  webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutMs: number; retryScale: number };
 };
 
 export class ConfigError extends Error {}
@@ -130,6 +134,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: e.METRICS_TOKEN,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     formLimits: { perIpPerMinute: e.FORM_LIMIT_PER_IP, perEmailPer15Minutes: e.FORM_LIMIT_PER_EMAIL },
-    webhooks: { allowHttp: e.WEBHOOK_ALLOW_HTTP, allowPrivate: e.WEBHOOK_ALLOW_PRIVATE },
+    webhooks: {
+      allowHttp: e.WEBHOOK_ALLOW_HTTP,
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retryScale: e.WEBHOOK_RETRY_SCALE,
+    },
   };
 }

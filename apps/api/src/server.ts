@@ -1,3 +1,4 @@
+import { webhookRetryDelaySeconds } from '@convo/domain';
 import type { MikroORM } from '@mikro-orm/core';
 import { type App, createApp } from './app.ts';
 import type { Config } from './config.ts';
@@ -11,9 +12,15 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
   const services = createServices(orm, logger, { rateLimit: config.rateLimit });
   const mail = startMailWorker(services.mailQueue, { ...config.mail, logger: mailLogger });
   services.onMailQueued(mail.kick);
+  const { retryScale, timeoutMs, ...policy } = config.webhooks;
   const webhooks = startWebhookWorker(services.webhooks, {
-    policy: config.webhooks,
+    policy,
     logger,
+    timeoutMs,
+    retryDelay: (attempts) => {
+      const seconds = webhookRetryDelaySeconds(attempts);
+      return seconds === null ? null : seconds * retryScale;
+    },
     onResult: services.metrics.webhookResult,
   });
   const app = createApp(services, {

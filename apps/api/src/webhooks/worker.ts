@@ -93,7 +93,8 @@ export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOpt
     do {
       again = false;
       for (;;) {
-        const due = await store.claimDue(BATCH);
+        // A batch is held for all its attempts, one endpoint's in a row, plus a margin.
+        const due = await store.claimDue(BATCH, Math.ceil((BATCH * timeoutMs) / 1000) + 5);
         if (due.length === 0 || stopped) break;
         // One endpoint's deliveries go out in the order of their events; endpoints in parallel.
         const byEndpoint = new Map<number, DueDelivery[]>();

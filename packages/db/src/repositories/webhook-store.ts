@@ -26,9 +26,6 @@ export interface DueDelivery {
   body: string;
 }
 
-/** How long a taken delivery is held by its worker (longer than an attempt's 10 s timeout). */
-const LEASE_SECONDS = 60;
-
 const CONVERSATION_BY_ID = {
   name: 'webhook_conversation_by_id',
   text: `select ${conversationColumns(false)} from conversation c where c.account_id = $1 and c.id = $2`,
@@ -44,10 +41,10 @@ export class MikroWebhookStore {
 
   /**
    * Takes up to `limit` due deliveries, oldest first; SKIP LOCKED keeps two workers (in any
-   * replicas) off the same rows, and the lease (next attempt moved out) hands a delivery whose
-   * worker died to another after LEASE_SECONDS.
+   * replicas) off the same rows, and the lease (next attempt moved `leaseSeconds` out, longer than
+   * an attempt may take) hands a delivery whose worker died to another.
    */
-  async claimDue(limit: number): Promise<DueDelivery[]> {
+  async claimDue(limit: number, leaseSeconds: number): Promise<DueDelivery[]> {
     const rows = await query<{
       id: string;
       attempts: number;
@@ -75,7 +72,7 @@ export class MikroWebhookStore {
        from taken t join webhook_event e on e.id = t.event_id join webhook_endpoint w on w.id = t.endpoint_id
        join account a on a.id = e.account_id
        order by t.id`,
-      [LEASE_SECONDS, limit],
+      [leaseSeconds, limit],
     );
     const due: DueDelivery[] = [];
     for (const r of rows) {
