@@ -71,9 +71,9 @@ async function writeSeed(file: string, key: string, token: string, count: number
   await new Promise<void>((r) => out.end(r));
 }
 
-function cli(args: string[]): string {
+function cli(args: string[], env: Record<string, string> = {}): string {
   return execFileSync(process.execPath, [join(ROOT, 'apps/api/src/cli/main.ts'), ...args], {
-    env: { ...process.env, DATABASE_URL: DB, LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATABASE_URL: DB, LOG_LEVEL: 'warn', ...env },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -139,6 +139,9 @@ async function start(name: string, script: string, port: number): Promise<Server
       // The reply scenario posts from one address as fast as it can.
       FORM_LIMIT_PER_IP: '0',
       FORM_LIMIT_PER_EMAIL: '0',
+      // The webhook scenario's receiver listens on 127.0.0.1.
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -337,6 +340,7 @@ async function main() {
     );
     await pages(product);
     await replies(product);
+    await webhooks(product);
     if (LARGE) await scale(product);
   } finally {
     for (const s of [product, baseline]) s.child.kill('SIGTERM');
@@ -357,6 +361,57 @@ function getPage(server: Server, path: string): Promise<{ status: number; html: 
       })
       .on('error', reject);
   });
+}
+
+/**
+ * create_conversation with one endpoint subscribed to conversation_created (each create writes its
+ * event and a delivery in the same statement, and the server's worker delivers it to a receiver on
+ * 127.0.0.1) against the same with none, alternated in one run (target: >= 0.9x).
+ */
+async function webhooks(product: Server) {
+  let received = 0;
+  const receiver = http.createServer((req, res) => {
+    req.resume().on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const address = receiver.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`;
+  const env = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' };
+  const create: Scenario = {
+    name: 'create',
+    method: 'POST',
+    path: () => '/api/v1/conversations/create_conversation',
+    body: '{"title":"Bench create"}',
+  };
+  const subscribe = () =>
+    JSON.parse(
+      cli(['webhook', 'add', '--account', 'bench', '--url', url, '--events', 'conversation_created', '--json'], env),
+    ).id as number;
+  const unsubscribe = (id: number) => cli(['webhook', 'remove', '--account', 'bench', '--id', String(id), '--json']);
+  const rows: string[] = [];
+  try {
+    for (const c of CONNECTIONS) {
+      const without1 = await drive(product, create, c, DURATION);
+      const id = subscribe();
+      const with1 = await drive(product, create, c, DURATION);
+      const with2 = await drive(product, create, c, DURATION);
+      unsubscribe(id);
+      const without2 = await drive(product, create, c, DURATION);
+      const rps = { with: (with1.rps + with2.rps) / 2, without: (without1.rps + without2.rps) / 2 };
+      rows.push(
+        `${String(c).padStart(5)} conns: create with an endpoint ${fmt(rps.with)} req/s (non-2xx ${with1.non2xx + with2.non2xx}), without ${fmt(rps.without)} req/s, x${(rps.with / rps.without).toFixed(2)}`,
+      );
+    }
+  } finally {
+    receiver.close();
+  }
+  console.log(
+    `\ncreate with a webhook endpoint subscribed (product only; events received: ${received}):\n${rows.join('\n')}`,
+  );
+  console.log('target: create with an endpoint >= 0.90x without');
 }
 
 /**

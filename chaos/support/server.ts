@@ -34,9 +34,9 @@ const baseEnv = (databaseUrl: string, extra: Record<string, string> = {}) => ({
 });
 
 /** Runs the operator CLI with --json and returns what it printed. */
-export function cli(databaseUrl: string, args: string[]): any {
+export function cli(databaseUrl: string, args: string[], env: Record<string, string> = {}): any {
   const out = execFileSync(NODE, [join(ROOT, 'apps/api/src/cli/main.ts'), ...args, '--json'], {
-    env: baseEnv(databaseUrl),
+    env: baseEnv(databaseUrl, env),
     encoding: 'utf8',
   });
   return JSON.parse(out);

@@ -100,6 +100,26 @@ describe('webhooks', () => {
     ).toThrow();
   });
 
+  it('emits for a create made with an Idempotency-Key, once however often it is retried', async () => {
+    const { call, REST, auth } = await import('./support/harness.ts');
+    const send = () =>
+      call(
+        h,
+        new Request(`${REST}/create_conversation`, {
+          method: 'POST',
+          headers: { ...auth(a.token), 'content-type': 'application/json', 'idempotency-key': 'hook-once' },
+          body: JSON.stringify({ title: 'Keyed create' }),
+        }),
+      );
+    const first = await send();
+    const again = await send();
+    expect([first.status, again.status]).toEqual([201, 201]);
+    await until(() => received.length === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(received).toHaveLength(1);
+    expect(JSON.parse(received[0]?.body ?? '{}').data.id).toBe(first.body.id);
+  });
+
   it('retries a receiver that answers 500 three times: four attempts with one webhook-id', async () => {
     script = [500, 500, 500];
     await createJson(h, a.token, { title: 'Retried' });

@@ -27,10 +27,11 @@ export function emitEventSql(o: {
     insert into webhook_event (account_id, type, conversation_id, message_id)
     select ${o.account}, '${o.type}', ${o.conversation}, ${o.message} from ${o.source}
     where exists (select 1 from webhook_endpoint w where ${subscribed})
-    returning id),
+    returning id, account_id, type),
   webhook_dl as (
     insert into webhook_delivery (account_id, event_id, endpoint_id)
-    select ${o.account}, webhook_ev.id, w.id from webhook_ev join webhook_endpoint w on ${subscribed}
+    select webhook_ev.account_id, webhook_ev.id, w.id from webhook_ev join webhook_endpoint w
+      on w.account_id = webhook_ev.account_id and w.disabled_at is null and webhook_ev.type = any(w.events)
     order by w.id)`;
 }
 
