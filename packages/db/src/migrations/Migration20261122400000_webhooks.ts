@@ -17,7 +17,8 @@ export class Migration20261122400000_webhooks extends Migration {
     this.addSql(`alter table "webhook_event" add constraint "webhook_event_account_id_foreign" foreign key ("account_id") references "account" ("id") on delete cascade;`);
 
     this.addSql(`create table "webhook_delivery" ("id" bigserial primary key, "account_id" int not null, "event_id" bigint not null, "endpoint_id" int not null, "status" varchar(16) not null default 'pending', "attempts" int not null default 0, "next_attempt_at" timestamptz(6) not null default now(), "last_status" int null, "last_error" text null, "delivered_at" timestamptz(6) null, "created_at" timestamptz(6) not null default now());`);
-    this.addSql(`create index "webhook_delivery_due" on "webhook_delivery" ("next_attempt_at", "id") where "status" = 'pending';`);
+    // Workers take the oldest pending deliveries that are due: walked in id order, most are.
+    this.addSql(`create index "webhook_delivery_pending" on "webhook_delivery" ("id") where "status" = 'pending';`);
     this.addSql(`create index "webhook_delivery_event" on "webhook_delivery" ("event_id");`);
     this.addSql(`alter table "webhook_delivery" add constraint "webhook_delivery_event_id_foreign" foreign key ("event_id") references "webhook_event" ("id") on delete cascade;`);
     this.addSql(`alter table "webhook_delivery" add constraint "webhook_delivery_endpoint_id_foreign" foreign key ("endpoint_id") references "webhook_endpoint" ("id") on delete cascade;`);
