@@ -172,6 +172,7 @@ describe('webhooks', () => {
   it('sends an event again on redeliver, with the same webhook-id', async () => {
     await createJson(h, a.token, { title: 'Once more' });
     await until(() => received.length === 1);
+    // Redelivered at once, even while the first attempt is still being recorded: it stays queued.
     const id = Number(String(received[0]?.headers['webhook-id']).replace('evt_', ''));
     expect(await redeliverEvent(h.db.orm.em.fork(), a.id, id)).toBe(1);
     await until(() => received.length === 2);

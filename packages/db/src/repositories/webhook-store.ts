@@ -131,9 +131,11 @@ export class MikroWebhookStore {
   async delivered(d: DueDelivery, status: number, latencyMs: number): Promise<void> {
     await query(
       this.em,
+      // Only the claim this worker holds: a redelivery queued meanwhile (attempts reset) stays queued.
       `with a as (insert into webhook_attempt (delivery_id, status, latency_ms) values (?, ?, ?))
-       update webhook_delivery set status = 'delivered', delivered_at = now(), last_status = ?, last_error = null where id = ?`,
-      [d.id, status, latencyMs, status, d.id],
+       update webhook_delivery set status = 'delivered', delivered_at = now(), last_status = ?, last_error = null
+       where id = ? and attempts = ?`,
+      [d.id, status, latencyMs, status, d.id, d.attempts],
     );
     await query(
       this.em,
@@ -156,7 +158,7 @@ export class MikroWebhookStore {
        update webhook_delivery set last_status = ?, last_error = ?,
          status = case when ?::int is null then 'failed' else 'pending' end,
          next_attempt_at = case when ?::int is null then next_attempt_at else now() + make_interval(secs => ?::int) end
-       where id = ?`,
+       where id = ? and attempts = ?`,
       [
         d.id,
         o.status,
@@ -168,6 +170,7 @@ export class MikroWebhookStore {
         o.retryInSeconds,
         o.retryInSeconds ?? 0,
         d.id,
+        d.attempts,
       ],
     );
     await query(
