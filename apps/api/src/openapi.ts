@@ -5,6 +5,8 @@ import {
   PAGE_SIZE,
   SLUG_TAKEN,
   slugProblem,
+  WEBHOOK_LIMIT_REACHED,
+  WEBHOOK_NOT_FOUND,
 } from '@convo/domain';
 import { type AppRouter, ERRORS, type ErrorCode, type Operation } from '@convo/router';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
@@ -20,24 +22,35 @@ import { REST_PREFIX } from './rest/handler.ts';
 
 type Json = Record<string, any>;
 
-/** Examples of the error bodies whose message is the domain's own (the table's message is null). */
-const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
+/** The codes whose message is the domain's own or the request's (the table's message is null). */
+type OwnMessageCode = { [K in ErrorCode]: (typeof ERRORS)[K]['message'] extends null ? K : never }[ErrorCode];
+
+/** An example of each such message: the compiler holds this list to the table. */
+const ERROR_EXAMPLES: Record<OwnMessageCode, string> = {
   conversation_not_found: NO_CONVERSATIONS,
   invalid_input: `slug: ${slugProblem('has space')}`,
   intake_page_unusable: INTAKE_PAGE_UNUSABLE,
   slug_taken: SLUG_TAKEN,
   idempotency_key_reused: IDEMPOTENCY_KEY_REUSED,
   body_too_large: tooLarge(64 * 1024).message,
+  batch_too_large: 'a batch may carry at most 10 calls',
+  not_ready: 'database migrations are pending',
+  webhook_not_found: WEBHOOK_NOT_FOUND,
+  webhook_target_refused: 'the endpoint resolves to a non-public address (10.0.0.7)',
+  webhook_limit_reached: WEBHOOK_LIMIT_REACHED,
 };
+
+const hasOwnMessage = (code: ErrorCode): code is OwnMessageCode => code in ERROR_EXAMPLES;
+
+const exampleMessage = (code: ErrorCode): string =>
+  hasOwnMessage(code) ? ERROR_EXAMPLES[code] : (ERRORS[code].message ?? code);
 
 const errorResponse = (description: string, codes: ErrorCode[]) => ({
   description,
   content: {
     'application/json': {
       schema: { $ref: '#/components/schemas/Error' },
-      examples: Object.fromEntries(
-        codes.map((code) => [code, { value: { error: ERROR_EXAMPLES[code] ?? ERRORS[code].message, code } }]),
-      ),
+      examples: Object.fromEntries(codes.map((code) => [code, { value: { error: exampleMessage(code), code } }])),
     },
   },
 });
@@ -126,7 +139,7 @@ export function buildOpenApiDocument(
 
   // Each operation's declaration says what the generator cannot: statuses and their error bodies,
   // the success status, examples, headers and header parameters.
-  for (const { meta, doc: declared } of operations) {
+  for (const { meta, doc: declared, input } of operations) {
     const op = paths[meta.openapi.path]?.[meta.openapi.method.toLowerCase()] as Json;
     op.security = security;
     op.description = declared.description;
@@ -135,8 +148,8 @@ export function buildOpenApiDocument(
     if (declared.headers) success.headers = declared.headers;
     if (declared.parameters) op.parameters = declared.parameters;
     if (op.requestBody) {
-      // Every member is optional, so no body at all is a request too.
-      op.requestBody.required = false;
+      // No body at all is read as `{}`: a request too, when every member is optional.
+      op.requestBody.required = !input.safeParse({}).success;
       for (const [type, media] of Object.entries(op.requestBody.content as Record<string, Json>)) {
         const example = declared.requestExamples?.[type];
         if (example) media.examples = { titled: { value: example } };

@@ -9,6 +9,7 @@ import {
   MikroPeopleStore,
   MikroReplyStore,
   MikroSiteStore,
+  MikroWebhookEndpointStore,
   MikroWebhookStore,
   migrate,
   openOrm,
@@ -26,6 +27,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import { type Config, DEFAULT_RATE_LIMIT } from './config.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { type TargetPolicy, webhookTargets } from './webhooks/target.ts';
 
 /** What the HTTP surface uses: the procedures' services, plus logs, metrics and readiness. */
 export interface Services extends ProcedureServices {
@@ -80,6 +82,8 @@ export interface ServiceOptions {
   rateLimit: RateLimitPolicy;
   /** How long a process remembers which account a host is (0: not at all). */
   hostCacheMs?: number;
+  /** Which webhook endpoints may be subscribed (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE). */
+  webhookTargets?: TargetPolicy;
 }
 
 /** A host moved by `account set-host` reaches every process within this time. */
@@ -113,6 +117,8 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   return {
     conversations: new MikroConversationStore(em),
     intakePages: new MikroIntakePageStore(em),
+    webhookEndpoints: new MikroWebhookEndpointStore(em),
+    webhookTargets: webhookTargets(options.webhookTargets ?? { allowHttp: false, allowPrivate: false }),
     site: new MikroSiteStore(em, { hostCacheMs: options.hostCacheMs ?? HOST_CACHE_MS }),
     people: new MikroPeopleStore(em),
     replies: new MikroReplyStore(em),

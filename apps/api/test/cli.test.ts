@@ -259,7 +259,7 @@ describe('operator CLI', () => {
       expect(made).toMatchObject({ url: 'http://127.0.0.1:9/hook', events: ['message_created'] });
       expect(made.secret).toMatch(/^whsec_/);
       const list = await json('webhook', 'list', '--account', 'acme');
-      expect(list).toContainEqual(expect.objectContaining({ id: made.id, status: 'active', pending: 0 }));
+      expect(list).toContainEqual(expect.objectContaining({ id: made.id, status: 'active', pending_deliveries: 0 }));
       expect(JSON.stringify(list)).not.toContain(made.secret);
       expect(await json('webhook', 'remove', '--account', 'acme', '--id', String(made.id))).toEqual({
         removed: made.id,

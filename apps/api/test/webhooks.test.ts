@@ -1,12 +1,25 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { addWebhook, MikroWebhookStore, redeliverEvent, webhookAttempts } from '@convo/db';
+import { MikroWebhookStore, redeliverEvent, webhookAttempts } from '@convo/db';
+import { MAX_WEBHOOK_ENDPOINTS } from '@convo/domain';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { checkTarget, TargetRefused } from '../src/webhooks/target.ts';
 import { startWebhookWorker, type WebhookWorker } from '../src/webhooks/worker.ts';
-import { createJson, get, type Harness, makeAccount, openHarness, type TestAccount } from './support/harness.ts';
+import {
+  auth,
+  BASE,
+  type Call,
+  call,
+  createJson,
+  get,
+  type Harness,
+  makeAccount,
+  openHarness,
+  secondApp,
+  type TestAccount,
+} from './support/harness.ts';
 import { Visitor } from './support/site.ts';
 
 /*
@@ -39,7 +52,7 @@ const until = async (what: () => boolean | Promise<boolean>, ms = 10_000) => {
 };
 
 beforeAll(async () => {
-  h = await openHarness();
+  h = await openHarness({ services: { webhookTargets: { allowHttp: true, allowPrivate: true } } });
   a = await makeAccount(h, 'hooked');
   b = await makeAccount(h, 'other');
   receiver = createServer((req, res) => {
@@ -73,10 +86,27 @@ beforeEach(() => {
   script = [];
 });
 
+const HOOKS = `${BASE}/api/v1/webhooks`;
+
+const subscribe = (token: string, body: unknown, app = h.app) =>
+  call(
+    { ...h, app },
+    new Request(HOOKS, {
+      method: 'POST',
+      headers: { ...auth(token), 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }),
+  );
+const listHooks = (token: string) => call(h, new Request(HOOKS, { headers: auth(token) }));
+const deleteHook = (token: string, id: number | string) =>
+  call(h, new Request(`${HOOKS}/${id}`, { method: 'DELETE', headers: auth(token) }));
+
 let secret: string;
 describe('webhooks', () => {
   it('delivers conversation_created, signed by the Standard Webhooks scheme, with the conversation as get_conversation returns it', async () => {
-    ({ secret } = await addWebhook(h.db.orm.em.fork(), a.id, url, ['conversation_created', 'message_created']));
+    const subscribed = await subscribe(a.token, { url, events: ['conversation_created', 'message_created'] });
+    expect(subscribed.status).toBe(201);
+    secret = subscribed.body.secret;
     const created = await createJson(h, a.token, { title: 'Tell the CRM', slug: 'tell-the-crm' });
     expect(created.status).toBe(201);
     await until(() => received.length === 1);
@@ -223,5 +253,107 @@ describe('webhooks', () => {
     const creates = h.statements.filter((s) => s.includes('insert into "conversation"'));
     expect(creates).toHaveLength(1);
     expect(creates[0]).toContain('webhook_event');
+  });
+});
+
+describe('subscriptions over the API (/api/v1/webhooks)', () => {
+  it('creates, lists without the secret, and deletes; an endpoint deleted stops receiving', async () => {
+    const made = await subscribe(b.token, { url: `${url}?b`, events: ['message_created'] });
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({
+      url: `${url}?b`,
+      events: ['message_created'],
+      status: 'active',
+      failing_since: null,
+      disabled_at: null,
+      pending_deliveries: 0,
+    });
+    expect(made.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    const listed = await listHooks(b.token);
+    expect(listed.status).toBe(200);
+    const { secret: _shownOnce, ...shown } = made.body;
+    expect(listed.body.webhooks).toEqual([shown]);
+    expect(JSON.stringify(listed.body)).not.toContain('whsec_');
+
+    const deleted = await deleteHook(b.token, made.body.id);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ id: made.body.id, deleted: true });
+    expect((await listHooks(b.token)).body.webhooks).toEqual([]);
+    expect((await deleteHook(b.token, made.body.id)).body).toEqual({
+      error: 'no webhook endpoint with this id in this account',
+      code: 'webhook_not_found',
+    });
+  });
+
+  it('takes a form body, events repeated or given once; every event when none is named', async () => {
+    const form = (body: string) =>
+      call(
+        h,
+        new Request(HOOKS, {
+          method: 'POST',
+          headers: { ...auth(b.token), 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+        }),
+      );
+    const once = await form(`url=${encodeURIComponent(url)}&events=conversation_created`);
+    const twice = await form(`url=${encodeURIComponent(url)}&events=conversation_created&events=message_created`);
+    const none = await subscribe(b.token, { url });
+    expect([once.status, twice.status, none.status]).toEqual([201, 201, 201]);
+    expect(once.body.events).toEqual(['conversation_created']);
+    expect(twice.body.events).toEqual(['conversation_created', 'message_created']);
+    expect(none.body.events).toEqual(['conversation_created', 'message_created']);
+    for (const w of [once, twice, none]) expect((await deleteHook(b.token, w.body.id)).status).toBe(200);
+  });
+
+  it('refuses bad subscriptions with 422 and stores nothing', async () => {
+    const strict = secondApp(h, { webhookTargets: { allowHttp: false, allowPrivate: false } });
+    const refused: [unknown, string, Harness['app']?][] = [
+      [{ url, events: ['conversation_deleted'] }, 'invalid_input'],
+      [{ url, events: [] }, 'invalid_input'],
+      [{ events: ['message_created'] }, 'invalid_input'],
+      [{ url: 'not a url' }, 'webhook_target_refused'],
+      [{ url: 'ftp://hooks.example.com/x' }, 'webhook_target_refused'],
+      [{ url: 'https://user:pw@hooks.example.com/x' }, 'webhook_target_refused'],
+      [{ url }, 'webhook_target_refused', strict],
+      [{ url: 'https://127.0.0.1/x' }, 'webhook_target_refused', strict],
+      [{ url: 'https://169.254.169.254/latest/meta-data' }, 'webhook_target_refused', strict],
+      [{ url: 'https://[::ffff:10.0.0.1]/x' }, 'webhook_target_refused', strict],
+    ];
+    for (const [body, code, app] of refused) {
+      const answer: Call = await subscribe(b.token, body, app);
+      expect([answer.status, answer.body.code], JSON.stringify(body)).toEqual([422, code]);
+    }
+    expect((await listHooks(b.token)).body.webhooks).toEqual([]);
+  });
+
+  it("never shows or deletes another account's endpoint", async () => {
+    const mine = await subscribe(a.token, { url: `${url}?mine` });
+    const theirs = await deleteHook(b.token, mine.body.id);
+    const missing = await deleteHook(b.token, 2_000_000_000);
+    expect([theirs.status, theirs.body]).toEqual([missing.status, missing.body]);
+    expect(JSON.stringify((await listHooks(b.token)).body)).not.toContain('?mine');
+    expect((await listHooks(a.token)).body.webhooks.map((w: { id: number }) => w.id)).toContain(mine.body.id);
+    expect((await deleteHook(a.token, mine.body.id)).status).toBe(200);
+  });
+
+  it('answers 422 for an id that is not a whole number, and 405 for a method the path does not take', async () => {
+    for (const id of ['abc', '0', '1.5', '99999999999']) {
+      expect((await deleteHook(b.token, id)).status, id).toBe(422);
+    }
+    const put = await call(h, new Request(`${HOOKS}/1`, { method: 'PUT', headers: auth(b.token) }));
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'DELETE']);
+  });
+
+  it(`holds an account to ${MAX_WEBHOOK_ENDPOINTS} endpoints, even when they are asked for at once`, async () => {
+    const answers = await Promise.all(
+      Array.from({ length: MAX_WEBHOOK_ENDPOINTS + 5 }, (_, i) => subscribe(b.token, { url: `${url}?n=${i}` })),
+    );
+    const statuses = answers.map((x) => x.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(MAX_WEBHOOK_ENDPOINTS);
+    expect(answers.filter((x) => x.status === 422).map((x) => x.body.code)).toEqual(
+      Array(5).fill('webhook_limit_reached'),
+    );
+    expect((await listHooks(b.token)).body.webhooks).toHaveLength(MAX_WEBHOOK_ENDPOINTS);
+    for (const x of answers) if (x.status === 201) await deleteHook(b.token, x.body.id);
   });
 });

@@ -1,10 +1,14 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConversationsClient, describeError } from '../src/index.ts';
 import { type RunningServer, startServer } from './support/server.ts';
 
 let server: RunningServer;
 beforeAll(async () => {
-  server = await startServer();
+  // Webhook endpoints on 127.0.0.1 over http, as development allows.
+  server = await startServer({ env: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' } });
 });
 afterAll(async () => server?.stop());
 
@@ -47,5 +51,47 @@ describe('@convo/client against a running server', () => {
     const anonymous = createConversationsClient({ baseUrl: server.baseUrl, token: 'cnv_wrong' });
     expect(describeError(await anonymous.conversations.get.query({}).catch((e: unknown) => e))?.status).toBe(401);
     expect(describeError(new Error('x'))).toBeNull();
+  });
+});
+
+describe('webhook subscriptions through @convo/client', () => {
+  it('subscribes a receiver that verifies deliveries with the secret, lists it, and deletes it', async () => {
+    const deliveries: { headers: IncomingHttpHeaders; body: string }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (c: string) => {
+        body += c;
+      });
+      req.on('end', () => {
+        deliveries.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    try {
+      const api = createConversationsClient({ baseUrl: server.baseUrl, token: server.token });
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      const hook = await api.webhooks.create.mutate({ url, events: ['conversation_created'] });
+      expect(hook).toMatchObject({ url, events: ['conversation_created'], status: 'active' });
+      const created = await api.conversations.create.mutate({ title: 'Announced', slug: 'announced' });
+      const deadline = Date.now() + 15_000;
+      while (deliveries.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const [hit] = deliveries;
+      const event = new Webhook(hook.secret).verify(hit?.body ?? '', {
+        'webhook-id': String(hit?.headers['webhook-id']),
+        'webhook-timestamp': String(hit?.headers['webhook-timestamp']),
+        'webhook-signature': String(hit?.headers['webhook-signature']),
+      });
+      expect(event).toMatchObject({ type: 'conversation_created', data: { id: created.id, slug: 'announced' } });
+
+      const { webhooks } = await api.webhooks.list.query();
+      expect(webhooks.map((w) => w.id)).toEqual([hook.id]);
+      expect(webhooks[0]).not.toHaveProperty('secret');
+      expect(await api.webhooks.delete.mutate({ id: hook.id })).toEqual({ id: hook.id, deleted: true });
+      const again = await api.webhooks.delete.mutate({ id: hook.id }).catch((e: unknown) => e);
+      expect(describeError(again)).toMatchObject({ code: 'webhook_not_found', status: 404 });
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
   });
 });

@@ -17,5 +17,6 @@ export * from './repositories/mail-outbox.ts';
 export * from './repositories/people-store.ts';
 export * from './repositories/reply-store.ts';
 export * from './repositories/site-store.ts';
+export * from './repositories/webhook-endpoints.ts';
 export * from './repositories/webhook-store.ts';
 export * from './tokens.ts';

@@ -8,6 +8,9 @@ export type DomainErrorCode =
   | 'slug_taken'
   | 'intake_page_unusable'
   | 'idempotency_key_reused'
+  | 'webhook_not_found'
+  | 'webhook_target_refused'
+  | 'webhook_limit_reached'
   | 'unauthorized';
 
 export class DomainError extends Error {

@@ -15,5 +15,6 @@ export * from './use-cases/get-conversation.ts';
 export * from './use-cases/list-conversations.ts';
 export * from './use-cases/post-reply.ts';
 export * from './use-cases/view-conversation.ts';
+export * from './use-cases/webhook-endpoints.ts';
 export * from './views.ts';
 export * from './webhooks.ts';

@@ -32,3 +32,13 @@ export function tokenFromAuthorization(header: string | null | undefined): strin
   if (token.length === 0 || token.length > 512 || /\s/.test(token)) return null;
   return token;
 }
+
+/**
+ * A webhook endpoint's signing secret, as Standard Webhooks writes one: `whsec_` and the base64
+ * of 24 random bytes. Shown once, when the endpoint is subscribed; kept to sign its deliveries.
+ */
+export function generateWebhookSecret(): string {
+  const bytes = new Uint8Array(24);
+  crypto.getRandomValues(bytes);
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
+}

@@ -5,6 +5,8 @@ import {
   type PagePosition,
   type RateLimitState,
   tokenFromAuthorization,
+  type WebhookEndpointStore,
+  type WebhookTargets,
 } from '@convo/domain';
 
 /**
@@ -15,6 +17,9 @@ import {
 export interface ProcedureServices {
   conversations: ConversationStore;
   intakePages: IntakePageStore;
+  webhookEndpoints: WebhookEndpointStore;
+  /** Where webhooks may be sent (https, public addresses), as this server's config allows. */
+  webhookTargets: WebhookTargets;
   /** The account an API token acts for; null for an unknown or revoked token. */
   authenticate(token: string): Promise<Authenticated | null>;
   /** Records that a token was used; throttled, so not a write per request. */

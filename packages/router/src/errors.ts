@@ -10,6 +10,9 @@ export const ERRORS = {
   invalid_input: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   intake_page_unusable: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   slug_taken: { trpc: 'CONFLICT', status: 409, message: null },
+  webhook_not_found: { trpc: 'NOT_FOUND', status: 404, message: null },
+  webhook_target_refused: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
+  webhook_limit_reached: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   unauthorized: {
     trpc: 'UNAUTHORIZED',
     status: 401,

@@ -9,6 +9,9 @@ import {
   listConversationsOperation,
   listConversationsProcedure,
 } from './procedures/conversations/list-conversations.ts';
+import { createWebhookOperation, createWebhookProcedure } from './procedures/webhooks/create-webhook.ts';
+import { deleteWebhookOperation, deleteWebhookProcedure } from './procedures/webhooks/delete-webhook.ts';
+import { listWebhooksOperation, listWebhooksProcedure } from './procedures/webhooks/list-webhooks.ts';
 import { router } from './trpc.ts';
 
 /** The typed tRPC surface: what `@convo/client` and any TypeScript frontend call. */
@@ -19,6 +22,11 @@ export const appRouter = router({
     list: listConversationsProcedure,
   }),
   account: router({ get: getAccountProcedure }),
+  webhooks: router({
+    create: createWebhookProcedure,
+    list: listWebhooksProcedure,
+    delete: deleteWebhookProcedure,
+  }),
 });
 
 export type AppRouter = typeof appRouter;
@@ -29,4 +37,7 @@ export const operations: readonly Operation[] = [
   getConversationOperation,
   listConversationsOperation,
   getAccountOperation,
+  createWebhookOperation,
+  listWebhooksOperation,
+  deleteWebhookOperation,
 ];

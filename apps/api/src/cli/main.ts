@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { AdminError } from '@convo/db';
+import { DomainError } from '@convo/domain';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createLogger } from '../logger.ts';
@@ -29,7 +30,9 @@ try {
   if (e instanceof CommanderError) process.exit(e.exitCode);
   const json = process.argv.includes('--json');
   const message =
-    e instanceof AdminError || e instanceof ConfigError ? e.message : `unexpected error: ${(e as Error).message}`;
+    e instanceof AdminError || e instanceof ConfigError || e instanceof DomainError
+      ? e.message
+      : `unexpected error: ${(e as Error).message}`;
   if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
   else process.stderr.write(`error: ${message}\n`);
   process.exit(e instanceof ConfigError ? 2 : 1);

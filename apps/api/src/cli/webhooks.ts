@@ -1,16 +1,20 @@
+import { findAccount, MikroWebhookEndpointStore, parseEvents, redeliverEvent, webhookAttempts } from '@convo/db';
 import {
-  AdminError,
-  addWebhook,
-  findAccount,
-  listWebhooks,
-  parseEvents,
-  redeliverEvent,
-  removeWebhook,
-  webhookAttempts,
-} from '@convo/db';
+  listWebhookEndpoints,
+  subscribeWebhook,
+  unsubscribeWebhook,
+  type WebhookEndpointServices,
+} from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
 import type { Command } from 'commander';
-import { checkTarget, TargetRefused } from '../webhooks/target.ts';
+import { webhookTargets } from '../webhooks/target.ts';
 import { type Env, emit, example, int, withDatabase } from './helpers.ts';
+
+/** The same use cases the API's /webhooks operations call, over the CLI's connection. */
+const endpointServices = (em: EntityManager, env: Env): WebhookEndpointServices => ({
+  webhookEndpoints: new MikroWebhookEndpointStore(em),
+  webhookTargets: webhookTargets(env().config.webhooks),
+});
 
 /** `webhook add | list | remove | deliveries | redeliver`: an account's endpoints, as an operator sees them. */
 export function registerWebhookCommands(program: Command, env: Env): void {
@@ -29,12 +33,8 @@ export function registerWebhookCommands(program: Command, env: Env): void {
       .option('--json', 'print JSON')
       .action(async (o) => {
         const events = parseEvents(o.events);
-        const { config } = env();
-        const url = await checkTarget(o.url, config.webhooks).catch((e: unknown) => {
-          throw e instanceof TargetRefused ? new AdminError(e.message) : e;
-        });
         const made = await withDatabase(env, async (em) =>
-          addWebhook(em, (await findAccount(em, o.account)).id, url.href, events),
+          subscribeWebhook(endpointServices(em, env), await findAccount(em, o.account), { url: o.url, events }),
         );
         emit(
           o.json,
@@ -51,14 +51,19 @@ export function registerWebhookCommands(program: Command, env: Env): void {
       .requiredOption('--account <key>', 'account key')
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const list = await withDatabase(env, async (em) => listWebhooks(em, (await findAccount(em, o.account)).id));
+        const list = await withDatabase(env, async (em) =>
+          listWebhookEndpoints(endpointServices(em, env), await findAccount(em, o.account)),
+        );
         emit(
           o.json,
           list,
           list.length === 0
             ? 'no webhook endpoints'
             : list
-                .map((w) => `${w.id}  ${w.status.padEnd(8)} ${w.url}  ${w.events.join(',')}  pending ${w.pending}`)
+                .map(
+                  (w) =>
+                    `${w.id}  ${w.status.padEnd(8)} ${w.url}  ${w.events.join(',')}  pending ${w.pending_deliveries}`,
+                )
                 .join('\n'),
         );
       }),
@@ -72,7 +77,9 @@ export function registerWebhookCommands(program: Command, env: Env): void {
       .requiredOption('--id <id>', 'endpoint id (see webhook list)', int('--id'))
       .option('--json', 'print JSON')
       .action(async (o) => {
-        await withDatabase(env, async (em) => removeWebhook(em, (await findAccount(em, o.account)).id, o.id));
+        await withDatabase(env, async (em) =>
+          unsubscribeWebhook(endpointServices(em, env), await findAccount(em, o.account), o.id),
+        );
         emit(o.json, { removed: o.id }, `webhook ${o.id} removed`);
       }),
     'npm run cli -- webhook remove --account acme --id 2',

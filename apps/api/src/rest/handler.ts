@@ -13,8 +13,8 @@ import {
 import { TRPCError } from '@trpc/server';
 import type { BodyLimits } from '../http/body.ts';
 import type { Services } from '../services.ts';
-import { bodyInput, queryInput } from './input.ts';
-import { allowed, type Route, restRoutes } from './routes.ts';
+import { bodyInput, queryInput, typed } from './input.ts';
+import { allowed, type Route, restRoutes, takesBody } from './routes.ts';
 
 /*
  * REST v1: each operation's declared method and path, its input read from the query or the body
@@ -55,7 +55,7 @@ export interface RestOptions {
 }
 
 export function createRestHandler(operations: readonly Operation[], services: Services, options: RestOptions) {
-  const byPath = restRoutes(operations);
+  const match = restRoutes(operations);
 
   /** The procedure's answer, or its error as a row of the table. */
   async function run(route: Route, context: Context, input: unknown, requestId: string) {
@@ -72,8 +72,9 @@ export function createRestHandler(operations: readonly Operation[], services: Se
 
   return async function handleRest(req: Request, url: URL, request: RequestState): Promise<Response> {
     const path = url.pathname.slice(REST_PREFIX.length).replace(/\/+$/, '') || '/';
-    const candidates = byPath.get(path);
-    if (!candidates) return fail('route_not_found');
+    const found = match(path);
+    if (!found) return fail('route_not_found');
+    const candidates = found.routes;
     // HEAD is GET without the body, as HTTP has it.
     const head = req.method === 'HEAD';
     const method = head ? 'GET' : req.method;
@@ -82,7 +83,12 @@ export function createRestHandler(operations: readonly Operation[], services: Se
     const context = createContext(services, req, request);
     // Every operation needs a token: without one, no body is read at all.
     if (!(await context.authenticate())) return fail('unauthorized');
-    const input = method === 'GET' ? queryInput(url, route.kinds) : await bodyInput(req, options.body, route.kinds);
+    const fields = takesBody(method) ? await bodyInput(req, options.body, route.kinds) : queryInput(url, route.kinds);
+    // The path's own parameters win over a body or query field of the same name.
+    const input = Object.assign(
+      fields,
+      Object.fromEntries(found.params.map(([key, value]) => [key, typed(value, route.kinds.get(key))])),
+    );
     const result = await run(route, context, input, request.id);
     if (!result.ok) return result.response;
     const headers: Record<string, string> = { 'content-type': 'application/json' };

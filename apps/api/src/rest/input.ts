@@ -7,7 +7,7 @@ import { type BodyLimits, decodeUtf8, formFields, HttpError, mediaType, readBody
  * procedure's own schema then judges it, so REST and tRPC refuse the same things.
  */
 
-type FieldKind = 'boolean' | 'number' | 'other';
+type FieldKind = 'boolean' | 'number' | 'list' | 'other';
 export type FieldKinds = Map<string, FieldKind>;
 
 /** What each member of an object schema holds, seen through optional, default and pipe wrappers. */
@@ -20,7 +20,16 @@ export function fieldKinds(schema: z.ZodObject): FieldKinds {
       else if (s instanceof z.ZodPipe) s = s.in;
       else break;
     }
-    kinds.set(key, s instanceof z.ZodBoolean ? 'boolean' : s instanceof z.ZodNumber ? 'number' : 'other');
+    kinds.set(
+      key,
+      s instanceof z.ZodBoolean
+        ? 'boolean'
+        : s instanceof z.ZodNumber
+          ? 'number'
+          : s instanceof z.ZodArray
+            ? 'list'
+            : 'other',
+    );
   }
   return kinds;
 }
@@ -28,7 +37,7 @@ export function fieldKinds(schema: z.ZodObject): FieldKinds {
 /** A whole number in plain decimal digits; `0x1`, `1e1`, `+1` and ` 1` are not (Number() would take them). */
 const DECIMAL = /^-?\d{1,16}$/;
 
-function typed(value: string, kind: FieldKind | undefined): unknown {
+export function typed(value: string, kind: FieldKind | undefined): unknown {
   if (kind === 'boolean' && (value === 'true' || value === 'false')) return value === 'true';
   if (kind === 'number' && DECIMAL.test(value)) return Number(value);
   return value;
@@ -36,7 +45,8 @@ function typed(value: string, kind: FieldKind | undefined): unknown {
 
 /**
  * Fields into an input object (with no prototype: `?__proto__=` stays a field). A repeated field
- * becomes a list, which every schema refuses (422). An empty query number (`?page=`) is omitted.
+ * becomes a list, which every schema but a list's refuses (422); a list's field is a list even
+ * when it is given once. An empty query number (`?page=`) is omitted.
  */
 function inputOf(fields: Iterable<[string, string[]]>, kinds: FieldKinds, emptyIsOmitted: boolean) {
   const input: Record<string, unknown> = Object.create(null);
@@ -44,7 +54,8 @@ function inputOf(fields: Iterable<[string, string[]]>, kinds: FieldKinds, emptyI
     const kind = kinds.get(key);
     const given = emptyIsOmitted && kind === 'number' ? values.filter((v) => v !== '') : values;
     if (given.length === 0) continue;
-    input[key] = given.length === 1 ? typed(given[0] as string, kind) : given.map((v) => typed(v, kind));
+    input[key] =
+      given.length === 1 && kind !== 'list' ? typed(given[0] as string, kind) : given.map((v) => typed(v, kind));
   }
   return input;
 }
@@ -60,7 +71,7 @@ export function queryInput(url: URL, kinds: FieldKinds): Record<string, unknown>
 }
 
 /** A JSON or form body, read within the limits; no body at all is an empty object. */
-export async function bodyInput(req: Request, limits: BodyLimits, kinds: FieldKinds): Promise<unknown> {
+export async function bodyInput(req: Request, limits: BodyLimits, kinds: FieldKinds): Promise<object> {
   const type = mediaType(req);
   const json = type === 'application/json' || type.endsWith('+json');
   const form = type === 'application/x-www-form-urlencoded';

@@ -1,5 +1,6 @@
 import { type LookupAddress, type LookupOptions, lookup } from 'node:dns';
 import type { LookupFunction } from 'node:net';
+import type { WebhookTargets } from '@convo/domain';
 import ipaddr from 'ipaddr.js';
 
 /*
@@ -82,4 +83,18 @@ export async function checkTarget(value: string, policy: TargetPolicy): Promise<
     ),
   );
   return url;
+}
+
+/** The domain's WebhookTargets port: this policy, checked as above. */
+export function webhookTargets(policy: TargetPolicy): WebhookTargets {
+  return {
+    async check(value) {
+      try {
+        return { ok: true, url: (await checkTarget(value, policy)).href };
+      } catch (e) {
+        if (e instanceof TargetRefused) return { ok: false, reason: e.message };
+        throw e;
+      }
+    },
+  };
 }

@@ -5,7 +5,7 @@ import { getAccountSpec, ZAccount } from './get-account.types.ts';
 
 export const getAccountProcedure = authedProcedure
   .meta(getAccountSpec.meta)
-  .input(getAccountSpec.input)
+  .input(getAccountSpec.input.prefault({}))
   .output(ZAccount)
   .query(({ ctx }) => getAccount(ctx.account));
 

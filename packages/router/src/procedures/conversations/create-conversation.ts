@@ -6,7 +6,7 @@ import { createConversationSpec } from './create-conversation.types.ts';
 
 export const createConversationProcedure = authedProcedure
   .meta(createConversationSpec.meta)
-  .input(createConversationSpec.input)
+  .input(createConversationSpec.input.prefault({}))
   .output(ZCreatedConversation)
   .mutation(async ({ ctx, input }) => {
     const { view, replayed } = await createConversation(

@@ -6,7 +6,7 @@ import { getConversationSpec } from './get-conversation.types.ts';
 
 export const getConversationProcedure = authedProcedure
   .meta(getConversationSpec.meta)
-  .input(getConversationSpec.input)
+  .input(getConversationSpec.input.prefault({}))
   .output(ZConversation)
   .query(({ ctx, input }) => getConversation(ctx.services, ctx.account, input));
 

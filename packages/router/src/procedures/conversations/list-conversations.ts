@@ -5,7 +5,7 @@ import { listConversationsSpec, ZConversationList } from './list-conversations.t
 
 export const listConversationsProcedure = authedProcedure
   .meta(listConversationsSpec.meta)
-  .input(listConversationsSpec.input)
+  .input(listConversationsSpec.input.prefault({}))
   .output(ZConversationList)
   .query(async ({ ctx, input }) => {
     const { view, position } = await listConversations(ctx.services, ctx.account, input);

@@ -1,0 +1,85 @@
+import { WEBHOOK_EVENT_TYPES } from '@convo/domain';
+import { z } from 'zod';
+import type { OperationSpec } from '../../operation.ts';
+import { webhookEndpointExample, webhookLimits, ZWebhookEndpoint, ZWebhookEventType } from './webhook.types.ts';
+
+export const ZCreateWebhookInput = z.object({
+  url: z
+    .string()
+    .min(1)
+    .max(2048)
+    .meta({
+      description:
+        'Where deliveries are POSTed: an https:// URL whose host resolves to public addresses only (no loopback, ' +
+        'private, link-local or metadata address).',
+    }),
+  events: z
+    .array(ZWebhookEventType)
+    .min(1)
+    .max(WEBHOOK_EVENT_TYPES.length * 4)
+    .optional()
+    .meta({ description: 'The events to receive; every event when omitted. A form body repeats the field.' }),
+});
+
+export const ZSubscribedWebhook = ZWebhookEndpoint.extend({
+  secret: z.string().meta({
+    description:
+      'The Standard Webhooks signing secret (`whsec_…`). Shown only in this answer: keep it to verify the ' +
+      '`webhook-signature` header of each delivery.',
+  }),
+}).meta({ id: 'SubscribedWebhook' });
+
+export const createWebhookSpec = {
+  name: 'webhooks.create',
+  label: 'create_webhook',
+  input: ZCreateWebhookInput,
+  meta: {
+    successStatus: 201,
+    openapi: {
+      method: 'POST',
+      path: '/webhooks',
+      operationId: 'createWebhook',
+      summary: 'Subscribe an endpoint to events',
+      tags: ['webhooks'],
+      protect: true,
+      contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
+      successDescription: 'The endpoint was subscribed; its secret is in this answer only',
+    },
+  },
+  doc: {
+    description:
+      'Each event is POSTed to the endpoint as JSON `{type, timestamp, data}`, signed with the Standard Webhooks ' +
+      'scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`: HMAC-SHA256 with the secret answered here). ' +
+      'A non-2xx answer or no answer within 10 s is retried with backoff for about 40 hours; `webhook-id` stays the ' +
+      `same across retries. ${webhookLimits}`,
+    example: { ...webhookEndpointExample, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+    requestExamples: {
+      'application/json': {
+        url: 'https://hooks.example.com/convo',
+        events: ['conversation_created', 'message_created'],
+      },
+      'application/x-www-form-urlencoded': { url: 'https://hooks.example.com/convo', events: ['message_created'] },
+    },
+    errors: {
+      '400': {
+        description: 'The body is not valid JSON, or the request is not valid HTTP',
+        codes: ['malformed_body', 'bad_request'],
+      },
+      '408': {
+        description: 'The body did not arrive whole in time; the connection is closed',
+        codes: ['request_timeout'],
+      },
+      '413': {
+        description: 'The body is over the size limit, or a form body has more than 100 fields',
+        codes: ['body_too_large'],
+      },
+      '415': { description: 'The body is neither JSON nor form-encoded', codes: ['unsupported_media_type'] },
+      '422': {
+        description:
+          'A member breaks its rule, the endpoint is not an https URL or resolves to a non-public address, or the ' +
+          'account has as many endpoints as it may',
+        codes: ['invalid_input', 'webhook_target_refused', 'webhook_limit_reached'],
+      },
+    },
+  },
+} satisfies OperationSpec;

@@ -1,0 +1,34 @@
+import { WEBHOOK_NOT_FOUND } from '@convo/domain';
+import { z } from 'zod';
+import type { OperationSpec } from '../../operation.ts';
+import { ZWebhookId } from './webhook.types.ts';
+
+export const ZDeleteWebhookInput = z.object({ id: ZWebhookId });
+
+export const ZDeletedWebhook = z.object({ id: ZWebhookId, deleted: z.literal(true) }).meta({ id: 'DeletedWebhook' });
+
+export const deleteWebhookSpec = {
+  name: 'webhooks.delete',
+  label: 'delete_webhook',
+  input: ZDeleteWebhookInput,
+  meta: {
+    openapi: {
+      method: 'DELETE',
+      path: '/webhooks/{id}',
+      operationId: 'deleteWebhook',
+      summary: 'Unsubscribe an endpoint',
+      tags: ['webhooks'],
+      protect: true,
+    },
+  },
+  doc: {
+    description:
+      'Nothing more is sent to the endpoint, and its pending deliveries are dropped. An endpoint of another ' +
+      'account answers 404, as one that does not exist does.',
+    example: { id: 7, deleted: true },
+    errors: {
+      '404': { description: WEBHOOK_NOT_FOUND, codes: ['webhook_not_found'] },
+      '422': { description: 'The id is not a whole number from 1', codes: ['invalid_input'] },
+    },
+  },
+} satisfies OperationSpec;

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import type { OperationSpec } from '../../operation.ts';
+import { webhookEndpointExample, webhookLimits, ZWebhookEndpoint } from './webhook.types.ts';
+
+export const ZListWebhooksInput = z.object({});
+
+export const ZWebhookList = z
+  .object({ webhooks: z.array(ZWebhookEndpoint) })
+  .meta({ id: 'WebhookList', description: "The account's endpoints, oldest first; secrets are never listed." });
+
+export const listWebhooksSpec = {
+  name: 'webhooks.list',
+  label: 'list_webhooks',
+  input: ZListWebhooksInput,
+  meta: {
+    openapi: {
+      method: 'GET',
+      path: '/webhooks',
+      operationId: 'listWebhooks',
+      summary: "The account's webhook endpoints",
+      tags: ['webhooks'],
+      protect: true,
+    },
+  },
+  doc: {
+    description: `Every endpoint of the account, whoever subscribed it (API or operator), with its status. ${webhookLimits}`,
+    example: { webhooks: [webhookEndpointExample] },
+    errors: {},
+  },
+} satisfies OperationSpec;
