@@ -129,6 +129,14 @@ const path = fc.constantFrom(
   '/constructor',
   '/conversations/__proto__',
   '/conversations/toString',
+  '/webhooks',
+  '/webhooks/1',
+  '/webhooks/abc',
+  '/webhooks/%ZZ',
+  '/webhooks/1/2',
+  '/webhooks/',
+  '/webhooks/__proto__',
+  '/webhooks/-1',
 );
 
 describe('fuzzing the HTTP handler', () => {
@@ -182,6 +190,9 @@ describe('fuzzing the HTTP handler', () => {
       'conversations.create',
       'conversations.get',
       'conversations.list',
+      'webhooks.create',
+      'webhooks.list',
+      'webhooks.delete',
       'conversations.nope',
       'constructor',
       '__proto__',

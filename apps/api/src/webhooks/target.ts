@@ -63,6 +63,8 @@ export function guardedLookup(policy: TargetPolicy): LookupFunction {
   };
 }
 
+const LOOKUP_TIMEOUT_MS = 5_000;
+
 /** Checks an endpoint before it is stored: its form, and where its name resolves now. */
 export async function checkTarget(value: string, policy: TargetPolicy): Promise<URL> {
   const url = targetUrl(value, policy);
@@ -73,15 +75,31 @@ export async function checkTarget(value: string, policy: TargetPolicy): Promise<
     }
     return url;
   }
-  await new Promise<void>((resolve, reject) =>
-    guardedLookup(policy)(host, {}, (err) =>
-      err
-        ? reject(
-            err instanceof TargetRefused ? err : new TargetRefused(`the endpoint's host does not resolve (${host})`),
-          )
-        : resolve(),
-    ),
-  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      new Promise<void>((resolve, reject) =>
+        guardedLookup(policy)(host, {}, (err) =>
+          err
+            ? reject(
+                err instanceof TargetRefused
+                  ? err
+                  : new TargetRefused(`the endpoint's host does not resolve (${host})`),
+              )
+            : resolve(),
+        ),
+      ),
+      // A subscription waits for DNS at most this long; a slow resolver is no way to hold a request.
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new TargetRefused(`the endpoint's host did not resolve in time (${host})`)),
+          LOOKUP_TIMEOUT_MS,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
   return url;
 }
 
