@@ -269,6 +269,52 @@ describe('operator CLI', () => {
     }
   });
 
+  it("subscribes a seed's webhook endpoints, and announces the seed to them only with --emit-events", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'convo-seed-hooks-'));
+    const file = (key: string) => {
+      const path = join(dir, `${key}.json`);
+      return writeFile(
+        path,
+        JSON.stringify({
+          accounts: [
+            {
+              key,
+              name: key,
+              host: `${key}.example.com`,
+              webhooks: [{ url: 'http://127.0.0.1:9/hook', events: ['message_created'] }],
+              conversations: [{ title: 'Seeded', messages: [{ text: 'a' }, { text: 'b' }] }, { title: 'Quiet' }],
+            },
+          ],
+        }),
+      ).then(() => path);
+    };
+    try {
+      // The server's policy refuses a private plain-http endpoint: the whole seed is refused.
+      const refused = await cli('seed', await file('hooks-refused'));
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/hooks-refused, webhook http:\/\/127\.0\.0\.1:9\/hook: .*https/);
+      expect((await cli('token', 'list', '--account', 'hooks-refused')).stderr).toMatch(/no account/);
+
+      const saved = env;
+      env = { ...env, WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' };
+      try {
+        const quiet = await json('seed', await file('hooks-quiet'));
+        expect(quiet.accounts[0].webhooks[0]).toMatchObject({ url: 'http://127.0.0.1:9/hook' });
+        expect(quiet.accounts[0].webhooks[0].secret).toMatch(/^whsec_/);
+        const loud = await json('seed', await file('hooks-loud'), '--emit-events');
+        const pending = async (key: string) =>
+          (await json('webhook', 'list', '--account', key))[0].pending_deliveries as number;
+        // Two messages announced (the endpoint takes message_created only); nothing without the flag.
+        expect([await pending('hooks-quiet'), await pending('hooks-loud')]).toEqual([0, 2]);
+        expect(loud.counts).toMatchObject({ conversations: 2, messages: 2 });
+      } finally {
+        env = saved;
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('documents every command with an example', async () => {
     const commands = [
       ['migrate'],

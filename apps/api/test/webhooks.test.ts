@@ -1,11 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MikroWebhookStore, redeliverEvent, webhookAttempts } from '@convo/db';
+import { loadSeed, MikroWebhookStore, redeliverEvent, webhookAttempts } from '@convo/db';
 import { MAX_WEBHOOK_ENDPOINTS } from '@convo/domain';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
-import { checkTarget, TargetRefused } from '../src/webhooks/target.ts';
+import { checkTarget, TargetRefused, webhookTargets } from '../src/webhooks/target.ts';
 import { startWebhookWorker, type WebhookWorker } from '../src/webhooks/worker.ts';
 import {
   auth,
@@ -245,6 +245,55 @@ describe('webhooks', () => {
         retryDelay: (attempts) => (attempts < 12 ? 0 : null),
       });
     }
+  });
+
+  it('announces what the seed loader loads only when the operator asks (--emit-events), in order', async () => {
+    const seed = (key: string, emitEvents: boolean) =>
+      loadSeed(
+        h.db.orm.em.fork(),
+        {
+          accounts: [
+            {
+              key,
+              name: key,
+              host: `https://${key}.example.com`,
+              webhooks: [{ url: `${url}?${key}` }],
+              conversations: [
+                { slug: 'first', messages: [{ text: 'one' }, { text: 'two' }] },
+                { slug: 'second', messages: [] },
+              ],
+            },
+          ],
+        },
+        { emitEvents, webhookTargets: webhookTargets({ allowHttp: true, allowPrivate: true }) },
+      );
+    await seed('seeded-quietly', false);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(received).toEqual([]);
+
+    const loud = await seed('seeded-loudly', true);
+    const hook = loud.accounts[0]?.webhooks[0];
+    expect(hook?.secret).toMatch(/^whsec_/);
+    await until(() => received.length === 4);
+    const events = received.map((r) => {
+      expect(r.headers['content-type']).toBe('application/json');
+      return new Webhook(hook?.secret ?? '').verify(r.body, {
+        'webhook-id': String(r.headers['webhook-id']),
+        'webhook-timestamp': String(r.headers['webhook-timestamp']),
+        'webhook-signature': String(r.headers['webhook-signature']),
+      }) as { type: string; data: any };
+    });
+    expect(events.map((e) => e.type)).toEqual([
+      'conversation_created',
+      'conversation_created',
+      'message_created',
+      'message_created',
+    ]);
+    expect(events.slice(0, 2).map((e) => e.data.slug)).toEqual(['first', 'second']);
+    expect(events.slice(2).map((e) => [e.data.conversation.slug, e.data.message.text])).toEqual([
+      ['first', 'one'],
+      ['first', 'two'],
+    ]);
   });
 
   it('writes the event in the create statement itself: still one insert statement per create', async () => {

@@ -16,6 +16,7 @@ import {
 } from '@convo/db';
 import type { Command } from 'commander';
 import { migrateDatabase, openDatabase } from '../services.ts';
+import { webhookTargets } from '../webhooks/target.ts';
 import { registerDemo } from './demo.ts';
 import { type Env, emit, example, int, jsonArray, withDatabase } from './helpers.ts';
 import { seedProgress } from './progress.ts';
@@ -232,8 +233,12 @@ export function registerCommands(program: Command, env: Env): void {
       .command('seed')
       .description('load a JSON seed file, streamed (format: README, examples/seed.json); all of it or, on error, none')
       .argument('<file>', 'path to the seed file')
+      .option(
+        '--emit-events',
+        "announce the loaded conversations and messages to the accounts' webhook endpoints (conversation_created, message_created)",
+      )
       .option('--json', 'print JSON (and no progress)')
-      .action(async (file: string, o: { json?: boolean }) => {
+      .action(async (file: string, o: { json?: boolean; emitEvents?: boolean }) => {
         let size: number;
         try {
           size = statSync(file).size;
@@ -243,17 +248,24 @@ export function registerCommands(program: Command, env: Env): void {
         const progress = seedProgress(size, o.json === true);
         const started = performance.now();
         const result = await withDatabase(env, (em) =>
-          loadSeedAccounts(em, readSeedFile(file, progress.bytes), progress.update),
+          loadSeedAccounts(em, readSeedFile(file, progress.bytes), {
+            onProgress: progress.update,
+            emitEvents: o.emitEvents === true,
+            webhookTargets: webhookTargets(env().config.webhooks),
+          }),
         ).finally(() => progress.stop());
         const seconds = (performance.now() - started) / 1000;
         const c = result.counts;
         const tokens = result.accounts.flatMap((a) => a.tokens.map((t) => `  ${a.key}: ${t.token}`));
+        const hooks = result.accounts.flatMap((a) =>
+          a.webhooks.map((w) => `  ${a.key}: webhook ${w.id} ${w.url}  signing secret ${w.secret}`),
+        );
         emit(
           o.json,
           { ...result, seconds },
-          `loaded ${c.accounts} accounts, ${c.users} users, ${c.conversations} conversations, ${c.messages} messages, ${c.tags} tags in ${seconds.toFixed(1)}s (${Math.round(c.conversations / Math.max(seconds, 0.001))} conversations/s)\nAPI tokens (shown once):\n${tokens.join('\n')}`,
+          `loaded ${c.accounts} accounts, ${c.users} users, ${c.conversations} conversations, ${c.messages} messages, ${c.tags} tags in ${seconds.toFixed(1)}s (${Math.round(c.conversations / Math.max(seconds, 0.001))} conversations/s)\nAPI tokens (shown once):\n${tokens.join('\n')}${hooks.length > 0 ? `\nwebhook endpoints (secrets shown once${o.emitEvents ? '; the loaded data is announced to them' : ''}):\n${hooks.join('\n')}` : ''}`,
         );
       }),
-    'npm run cli -- seed examples/seed.json',
+    "npm run cli -- seed examples/seed.json   (add --emit-events to announce it to the seed's webhook endpoints)",
   );
 }

@@ -53,8 +53,8 @@ export class MikroWebhookEndpointStore implements WebhookEndpointStore {
     max: number,
   ): Promise<WebhookEndpointRecord | null> {
     // The account's row is locked while its endpoints are counted, so two subscriptions at once
-    // are counted one after the other.
-    return this.em.fork().transactional(async (tx) => {
+    // are counted one after the other. Inside a caller's transaction (the seed loader) this joins it.
+    return this.em.transactional(async (tx) => {
       await query(tx, 'select id from account where id = ? for update', [accountId]);
       const [count] = await query<{ n: number }>(
         tx,

@@ -10,8 +10,9 @@ import { query } from './sql.ts';
  */
 
 /**
- * CTEs (to follow others in a `with`) that record an event of `type` for each row of `source` and
- * a delivery for each subscribed endpoint. `account`, `conversation` and `message` are SQL
+ * CTEs (to follow others in a `with`) that record an event of `type` for each row of `source` (in
+ * conversation and message order, so many rows at once keep their order) and a delivery for each
+ * subscribed endpoint. `account`, `conversation` and `message` are SQL
  * expressions (a parameter, or a column of `source`).
  */
 export function emitEventSql(o: {
@@ -27,12 +28,13 @@ export function emitEventSql(o: {
     insert into webhook_event (account_id, type, conversation_id, message_id)
     select ${o.account}, '${o.type}', ${o.conversation}, ${o.message} from ${o.source}
     where exists (select 1 from webhook_endpoint w where ${subscribed})
+    order by ${o.conversation}, ${o.message}
     returning id, account_id, type),
   webhook_dl as (
     insert into webhook_delivery (account_id, event_id, endpoint_id)
     select webhook_ev.account_id, webhook_ev.id, w.id from webhook_ev join webhook_endpoint w
       on w.account_id = webhook_ev.account_id and w.disabled_at is null and webhook_ev.type = any(w.events)
-    order by w.id)`;
+    order by webhook_ev.id, w.id)`;
 }
 
 /** The same, as a statement of its own inside a transaction (the Idempotency-Key create). */

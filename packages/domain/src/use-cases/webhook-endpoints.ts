@@ -54,13 +54,14 @@ export const webhookEndpointView = (r: WebhookEndpointRecord): WebhookEndpointVi
 export async function subscribeWebhook(
   services: WebhookEndpointServices,
   account: Pick<AccountContext, 'id'>,
-  input: { url: string; events: readonly WebhookEventType[] },
+  /** `secret`: only an operator's seed file brings its own; otherwise one is made. */
+  input: { url: string; events: readonly WebhookEventType[]; secret?: string },
 ): Promise<SubscribedWebhookView> {
   const events = [...new Set(input.events)];
   if (events.length === 0) throw new DomainError('invalid_input', 'events: name at least one event');
   const target = await services.webhookTargets.check(input.url);
   if (!target.ok) throw new DomainError('webhook_target_refused', target.reason);
-  const secret = generateWebhookSecret();
+  const secret = input.secret ?? generateWebhookSecret();
   const stored = await services.webhookEndpoints.add(
     account.id,
     { url: target.url, events, secret },

@@ -1,4 +1,4 @@
-import { DEFAULT_TITLE_TEMPLATE, microsFromDate, ZSlug, ZText, ZTitle } from '@convo/domain';
+import { DEFAULT_TITLE_TEMPLATE, microsFromDate, WEBHOOK_EVENT_TYPES, ZSlug, ZText, ZTitle } from '@convo/domain';
 import { z } from 'zod';
 import { AdminError } from '../errors.ts';
 
@@ -60,6 +60,26 @@ export const ZSeedAccountHeader = z.strictObject({
   workflows: z.array(z.strictObject({ name: z.string(), steps: z.array(z.unknown()) })).default([]),
   intake_pages: z
     .array(z.strictObject({ name: z.string(), primary: z.boolean().default(false), workflow: z.string().optional() }))
+    .default([]),
+  /**
+   * Endpoints to subscribe before the conversations load (checked as `webhook add` checks them);
+   * the conversations and messages are announced to them only with `seed --emit-events`.
+   */
+  webhooks: z
+    .array(
+      z.strictObject({
+        url: z.string().min(1).max(2048),
+        events: z
+          .array(z.enum(WEBHOOK_EVENT_TYPES))
+          .min(1)
+          .default([...WEBHOOK_EVENT_TYPES]),
+        /** A known signing secret (scripted set-ups); omitted, one is made and reported. */
+        secret: z
+          .string()
+          .regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/, 'whsec_ and the base64 of at least 24 bytes')
+          .optional(),
+      }),
+    )
     .default([]),
 });
 

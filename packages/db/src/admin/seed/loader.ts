@@ -1,6 +1,8 @@
+import { DomainError, type SubscribedWebhookView, subscribeWebhook, type WebhookTargets } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { z } from 'zod';
 import { query } from '../../repositories/sql.ts';
+import { MikroWebhookEndpointStore } from '../../repositories/webhook-endpoints.ts';
 import { AdminError } from '../errors.ts';
 import { createAccount, createIntakePage, createWorkflow, type IssuedToken, issueToken } from '../operations.ts';
 import {
@@ -11,7 +13,7 @@ import {
   ZSeedAccountHeader,
   ZSeedConversation,
 } from './format.ts';
-import { type AccountRefs, type LoadedAccount, loadBatch, type SeedCounts } from './writer.ts';
+import { type AccountRefs, type BatchOptions, type LoadedAccount, loadBatch, type SeedCounts } from './writer.ts';
 
 /*
  * The loader: an account's header (users, tokens, workflows, intake pages), then its
@@ -105,15 +107,44 @@ export interface SeedProgress {
  * Loads one account and its conversations, in batches, inside the caller's transaction.
  * `conversations` may be any (async) iterable, so a large file can be streamed through.
  */
+export interface SeedOptions extends BatchOptions {
+  onProgress?: (p: SeedProgress) => void;
+  /** Where a seed's webhook endpoints may point (the server's policy); needed only when it has some. */
+  webhookTargets?: WebhookTargets;
+}
+
+/** Subscribes the account's endpoints through the same use case as the API and the CLI. */
+async function subscribeSeedWebhooks(
+  em: EntityManager,
+  accountId: number,
+  header: TSeedAccountHeader,
+  targets: WebhookTargets | undefined,
+): Promise<SubscribedWebhookView[]> {
+  if (header.webhooks.length === 0) return [];
+  if (!targets) throw new AdminError(`account ${header.key}: webhooks need the server's target policy`);
+  const services = { webhookEndpoints: new MikroWebhookEndpointStore(em), webhookTargets: targets };
+  const made: SubscribedWebhookView[] = [];
+  for (const w of header.webhooks) {
+    try {
+      made.push(await subscribeWebhook(services, { id: accountId }, w));
+    } catch (e) {
+      if (e instanceof DomainError) throw new AdminError(`account ${header.key}, webhook ${w.url}: ${e.message}`);
+      throw e;
+    }
+  }
+  return made;
+}
+
 export async function loadSeedAccount(
   em: EntityManager,
   headerInput: unknown,
   conversations: AsyncIterable<unknown> | Iterable<unknown>,
   counts: SeedCounts,
-  onProgress?: (p: SeedProgress) => void,
+  { onProgress, webhookTargets, ...batchOptions }: SeedOptions = {},
 ): Promise<LoadedAccount> {
   const header = parse(ZSeedAccountHeader, headerInput, 'account');
   const { refs, tokens } = await loadHeader(em, header);
+  const webhooks = await subscribeSeedWebhooks(em, refs.id, header, webhookTargets);
   counts.accounts += 1;
   counts.users += refs.users.size;
   let batch: TSeedConversation[] = [];
@@ -122,14 +153,19 @@ export async function loadSeedAccount(
     n += 1;
     batch.push(parse(ZSeedConversation, c, `account ${header.key}, conversation ${n}`));
     if (batch.length >= SEED_BATCH) {
-      await loadBatch(em, refs, batch, counts);
+      await loadBatch(em, refs, batch, counts, batchOptions);
       batch = [];
       onProgress?.({ account: header.key, counts });
     }
   }
-  if (batch.length > 0) await loadBatch(em, refs, batch, counts);
+  if (batch.length > 0) await loadBatch(em, refs, batch, counts, batchOptions);
   onProgress?.({ account: header.key, counts });
-  return { key: header.key, id: refs.id, tokens };
+  return {
+    key: header.key,
+    id: refs.id,
+    tokens,
+    webhooks: webhooks.map((w) => ({ id: w.id, url: w.url, events: w.events, secret: w.secret })),
+  };
 }
 
 /** One account of a seed: its own members, then its conversations (possibly streamed). */
@@ -145,13 +181,13 @@ export interface SeedAccountSource {
 export async function loadSeedAccounts(
   em: EntityManager,
   sources: AsyncIterable<SeedAccountSource> | Iterable<SeedAccountSource>,
-  onProgress?: (p: SeedProgress) => void,
+  options: SeedOptions = {},
 ) {
   const counts: SeedCounts = { accounts: 0, users: 0, conversations: 0, messages: 0, tags: 0 };
   const accounts = await em.transactional(async (tx) => {
     const loaded: LoadedAccount[] = [];
     for await (const { header, conversations } of sources) {
-      loaded.push(await loadSeedAccount(tx, header, conversations, counts, onProgress));
+      loaded.push(await loadSeedAccount(tx, header, conversations, counts, options));
     }
     return loaded;
   });
@@ -159,12 +195,12 @@ export async function loadSeedAccounts(
 }
 
 /** Loads a whole parsed seed in one transaction. */
-export async function loadSeed(em: EntityManager, input: TSeed, onProgress?: (p: SeedProgress) => void) {
+export async function loadSeed(em: EntityManager, input: TSeed, options: SeedOptions = {}) {
   const seed = parse(
     z.strictObject({ accounts: z.array(z.looseObject({ conversations: z.array(z.unknown()).default([]) })) }),
     input,
     'seed',
   );
   const sources = seed.accounts.map(({ conversations, ...header }) => ({ header, conversations }));
-  return loadSeedAccounts(em, sources, onProgress);
+  return loadSeedAccounts(em, sources, options);
 }

@@ -5,10 +5,12 @@ import {
   type IntakePageRecord,
   timestamptzText,
   titleKey,
+  type WebhookEventType,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { SLUG_UNIQUE_INDEX } from '../../entities/index.ts';
 import { query } from '../../repositories/sql.ts';
+import { emitEventSql } from '../../repositories/webhook-outbox.ts';
 import { AdminError } from '../errors.ts';
 import type { IssuedToken } from '../operations.ts';
 import { seedMicros, type TSeedConversation } from './format.ts';
@@ -30,6 +32,8 @@ export interface LoadedAccount {
   key: string;
   id: number;
   tokens: IssuedToken[];
+  /** The endpoints the seed subscribed, with their secrets (reported once). */
+  webhooks: { id: number; url: string; events: WebhookEventType[]; secret: string }[];
 }
 
 export interface AccountRefs extends Pick<AccountContext, 'titleTemplate' | 'defaults' | 'owner'> {
@@ -62,7 +66,30 @@ async function insertRows(em: EntityManager, accountId: number, rows: object[], 
   if (rows.length > 0) await query(em, sql, [accountId, JSON.stringify(rows)]);
 }
 
-export async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSeedConversation[], counts: SeedCounts) {
+/**
+ * The insert `sql`, followed in the same statement by an event of `type` for each row it wrote,
+ * when the account has an endpoint subscribed to it. `conversation` and `message` are the inserted
+ * row's columns that name them (or `null`).
+ */
+const emitting = (sql: string, type: WebhookEventType, conversation: string, message: string) =>
+  `with src as (${sql} returning id, account_id, ${conversation} as conversation_id, ${message}::int as message_id),
+   ${emitEventSql({ source: 'src', type, account: 'src.account_id', conversation: 'src.conversation_id', message: 'src.message_id' })}
+   select count(*) from src`;
+
+export interface BatchOptions {
+  /** Announce what is loaded to the account's webhook endpoints (`seed --emit-events`). */
+  emitEvents?: boolean;
+}
+
+export async function loadBatch(
+  em: EntityManager,
+  refs: AccountRefs,
+  batch: TSeedConversation[],
+  counts: SeedCounts,
+  options: BatchOptions = {},
+) {
+  const announce = (sql: string, type: WebhookEventType, conversation: string, message: string) =>
+    options.emitEvents ? emitting(sql, type, conversation, message) : sql;
   counts.tags += await ensureTags(
     em,
     refs,
@@ -131,13 +158,18 @@ export async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSe
       em,
       refs.id,
       conversations,
-      `insert into conversation (id, account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages,
-         allow_search_engines, via_primary_intake_page, intake_page_id, workflow, created_at)
-       select id, ?, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines,
-         via_primary_intake_page, intake_page_id, workflow, coalesce(created_at, now())
-       from jsonb_to_recordset(?::jsonb) as t(id int, title text, title_key text, slug text, anyone_can_post bool,
-         allow_anonymous_messages bool, allow_search_engines bool, via_primary_intake_page bool, intake_page_id int,
-         workflow jsonb, created_at timestamptz)`,
+      announce(
+        `insert into conversation (id, account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages,
+           allow_search_engines, via_primary_intake_page, intake_page_id, workflow, created_at)
+         select id, ?, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines,
+           via_primary_intake_page, intake_page_id, workflow, coalesce(created_at, now())
+         from jsonb_to_recordset(?::jsonb) as t(id int, title text, title_key text, slug text, anyone_can_post bool,
+           allow_anonymous_messages bool, allow_search_engines bool, via_primary_intake_page bool, intake_page_id int,
+           workflow jsonb, created_at timestamptz)`,
+        'conversation_created',
+        'id',
+        'null',
+      ),
     );
   } catch (e) {
     if (e instanceof Error && e.message.includes(SLUG_UNIQUE_INDEX)) {
@@ -163,11 +195,16 @@ export async function loadBatch(em: EntityManager, refs: AccountRefs, batch: TSe
     em,
     refs.id,
     messages,
-    `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
-       text, download_media_url, created_at)
-     select ?, c, type, duration, author, anonymous, text, media, coalesce(created_at, now())
-     from jsonb_to_recordset(?::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
-       media text, created_at timestamptz)`,
+    announce(
+      `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
+         text, download_media_url, created_at)
+       select ?, c, type, duration, author, anonymous, text, media, coalesce(created_at, now())
+       from jsonb_to_recordset(?::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
+         media text, created_at timestamptz)`,
+      'message_created',
+      'conversation_id',
+      'id',
+    ),
   );
   counts.conversations += batch.length;
   counts.messages += messages.length;
