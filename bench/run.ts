@@ -25,8 +25,11 @@ const { values: opt } = parseArgs({
     connections: { type: 'string', default: '32,64' },
     'skip-load': { type: 'boolean', default: false },
     only: { type: 'string' },
+    /** The product-only sections to run after the comparison: pages, replies, webhooks (default all). */
+    extras: { type: 'string', default: 'pages,replies,webhooks' },
   },
 });
+const EXTRAS = new Set(String(opt.extras).split(','));
 const DB = opt['database-url'] as string;
 const N = Number(opt.conversations);
 const LARGE = opt.large ? Number(opt.large) : 0;
@@ -338,9 +341,9 @@ async function main() {
     console.log(
       `targets: lowest req/s ratio ${worst.ratio.toFixed(2)} (>= 0.80), worst p99 ratio at ${Math.max(...CONNECTIONS)} connections ${worst.p99.toFixed(2)} (<= 1.50), product non-2xx ${worst.non2xx} (0), peak RSS ${peakRssMb(product)} MB (< 250)`,
     );
-    await pages(product);
-    await replies(product);
-    await webhooks(product);
+    if (EXTRAS.has('pages')) await pages(product);
+    if (EXTRAS.has('replies')) await replies(product);
+    if (EXTRAS.has('webhooks')) await webhooks(product);
     if (LARGE) await scale(product);
   } finally {
     for (const s of [product, baseline]) s.child.kill('SIGTERM');
@@ -392,17 +395,23 @@ async function webhooks(product: Server) {
     ).id as number;
   const unsubscribe = (id: number) => cli(['webhook', 'remove', '--account', 'bench', '--id', String(id), '--json']);
   const rows: string[] = [];
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
   try {
     for (const c of CONNECTIONS) {
-      const without1 = await drive(product, create, c, DURATION);
-      const id = subscribe();
-      const with1 = await drive(product, create, c, DURATION);
-      const with2 = await drive(product, create, c, DURATION);
-      unsubscribe(id);
-      const without2 = await drive(product, create, c, DURATION);
-      const rps = { with: (with1.rps + with2.rps) / 2, without: (without1.rps + without2.rps) / 2 };
+      // Three rounds of without, then with (each subscription starts with an empty queue and is
+      // removed after its run): the machine's drift between runs is as large as the effect.
+      const without: Run[] = [];
+      const withEndpoint: Run[] = [];
+      for (let round = 0; round < 3; round++) {
+        without.push(await drive(product, create, c, DURATION));
+        const id = subscribe();
+        withEndpoint.push(await drive(product, create, c, DURATION));
+        unsubscribe(id);
+      }
+      const rps = { with: median(withEndpoint.map((r) => r.rps)), without: median(without.map((r) => r.rps)) };
+      const ratios = withEndpoint.map((r, i) => (r.rps / (without[i] as Run).rps).toFixed(2)).join(', ');
       rows.push(
-        `${String(c).padStart(5)} conns: create with an endpoint ${fmt(rps.with)} req/s (non-2xx ${with1.non2xx + with2.non2xx}), without ${fmt(rps.without)} req/s, x${(rps.with / rps.without).toFixed(2)}`,
+        `${String(c).padStart(5)} conns: create with an endpoint ${fmt(rps.with)} req/s (non-2xx ${withEndpoint.reduce((n, r) => n + r.non2xx, 0)}), without ${fmt(rps.without)} req/s (medians of 3), x${(rps.with / rps.without).toFixed(2)} (rounds: ${ratios})`,
       );
     }
   } finally {

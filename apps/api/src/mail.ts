@@ -1,6 +1,7 @@
 import type { ClaimedMail, MikroMailOutbox } from '@convo/db';
 import { createTransport } from 'nodemailer';
 import type { Logger } from './logger.ts';
+import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
 
 /*
  * Sends the mail the sites queue (sign-in links). Any replica's worker may take any mail: the
@@ -9,11 +10,8 @@ import type { Logger } from './logger.ts';
  * the log at info level instead, so a sign-in still works on a machine with no mail server.
  */
 
-export interface MailWorker {
-  /** Look for due mail now (a request just queued one). */
-  kick(): void;
-  stop(): Promise<void>;
-}
+/** kick(): look for due mail now (a request just queued one). */
+export type MailWorker = QueueWorker;
 
 export interface MailOptions {
   smtpUrl: string | undefined;
@@ -36,48 +34,28 @@ export function startMailWorker(queue: MikroMailOutbox, o: MailOptions): MailWor
     await transport.sendMail({ from: o.from, to: mail.recipient, subject: mail.subject, text: mail.body });
   };
 
-  let running: Promise<void> | null = null;
-  let again = false;
-  let stopped = false;
-  const drain = async () => {
-    do {
-      again = false;
-      for (;;) {
-        const due = await queue.claimDue(10);
-        if (due.length === 0 || stopped) break;
-        for (const mail of due) {
-          try {
-            await send(mail);
-            await queue.sent(mail.id);
-          } catch (err) {
-            o.logger.warn({ err: (err as Error).message, mail: mail.id }, 'sending mail failed; it will be retried');
-            await queue.failed(mail.id, (err as Error).message);
-          }
+  const worker = startQueueWorker({
+    name: 'the mail queue',
+    logger: o.logger,
+    intervalMs: o.intervalMs ?? 5_000,
+    async step() {
+      const due = await queue.claimDue(10);
+      for (const mail of due) {
+        try {
+          await send(mail);
+          await queue.sent(mail.id);
+        } catch (err) {
+          o.logger.warn({ err: (err as Error).message, mail: mail.id }, 'sending mail failed; it will be retried');
+          await queue.failed(mail.id, (err as Error).message);
         }
       }
-    } while (again && !stopped);
-  };
-  const kick = () => {
-    if (stopped) return;
-    if (running !== null) {
-      again = true;
-      return;
-    }
-    running = drain()
-      .catch((err: unknown) => o.logger.warn({ err: (err as Error).message }, 'the mail queue could not be read'))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(kick, o.intervalMs ?? 5_000);
-  timer.unref();
-  kick();
+      return due.length > 0;
+    },
+  });
   return {
-    kick,
+    kick: worker.kick,
     async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
+      await worker.stop();
       transport?.close();
     },
   };

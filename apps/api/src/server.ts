@@ -22,6 +22,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
       return seconds === null ? null : seconds * retryScale;
     },
     onResult: services.metrics.webhookResult,
+    busy: services.databaseBusy,
   });
   const app = createApp(services, {
     maxBodyBytes: config.maxBodyBytes,

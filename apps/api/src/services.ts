@@ -48,6 +48,8 @@ export interface Services extends ProcedureServices {
   metrics: Metrics;
   /** Null when the database answers and every migration is applied; else what is wrong. */
   notReady(): Promise<string | null>;
+  /** True while requests are waiting for a connection of the pool: background work then waits. */
+  databaseBusy(): Promise<boolean>;
 }
 
 /** A token's last use is written at most this often per process: reads stay free of writes. */
@@ -139,6 +141,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
       () => webhookStore.queueStats(),
     ),
     webhooks: webhookStore,
+    databaseBusy: async () => (await poolStats(em)).waiting > 0,
     async notReady() {
       try {
         await orm.em.getConnection().execute('select 1');

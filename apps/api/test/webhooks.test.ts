@@ -199,6 +199,32 @@ describe('webhooks', () => {
     expect(row.n).toBe(0);
   });
 
+  it('still delivers, a batch a second, while the API keeps every database connection busy', async () => {
+    await worker.stop();
+    const yielding = startWebhookWorker(new MikroWebhookStore(h.db.orm.em.fork()), {
+      policy: { allowHttp: true, allowPrivate: true },
+      logger: createLogger('silent'),
+      intervalMs: 25,
+      retryDelay: (attempts) => (attempts < 12 ? 0 : null),
+      busy: async () => true,
+    });
+    try {
+      const started = Date.now();
+      await createJson(h, a.token, { title: 'Under load' });
+      await until(() => received.length === 1, 5_000);
+      // It waited for the API (up to a second), and then went ahead.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    } finally {
+      await yielding.stop();
+      worker = startWebhookWorker(new MikroWebhookStore(h.db.orm.em.fork()), {
+        policy: { allowHttp: true, allowPrivate: true },
+        logger: createLogger('silent'),
+        intervalMs: 25,
+        retryDelay: (attempts) => (attempts < 12 ? 0 : null),
+      });
+    }
+  });
+
   it('sends an event again on redeliver, with the same webhook-id', async () => {
     await createJson(h, a.token, { title: 'Once more' });
     await until(() => received.length === 1);

@@ -1,9 +1,10 @@
-import type { DueDelivery, MikroWebhookStore } from '@convo/db';
+import type { AttemptResult, DueDelivery, MikroWebhookStore } from '@convo/db';
 import { webhookRetryDelaySeconds } from '@convo/domain';
 import ipaddr from 'ipaddr.js';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 import type { Logger } from '../logger.ts';
+import { type QueueWorker, startQueueWorker } from '../queue-worker.ts';
 import { guardedLookup, isPublicAddress, type TargetPolicy, TargetRefused, targetUrl } from './target.ts';
 
 /*
@@ -14,10 +15,7 @@ import { guardedLookup, isPublicAddress, type TargetPolicy, TargetRefused, targe
  * A 2xx within 10 s delivers it; anything else is tried again on the domain's schedule.
  */
 
-export interface WebhookWorker {
-  kick(): void;
-  stop(): Promise<void>;
-}
+export type WebhookWorker = QueueWorker;
 
 export interface WebhookWorkerOptions {
   policy: TargetPolicy;
@@ -29,6 +27,8 @@ export interface WebhookWorkerOptions {
   /** Seconds until the next attempt after `attempts` failed ones, or null: give up. */
   retryDelay?: (attempts: number) => number | null;
   onResult?: (result: 'delivered' | 'retry' | 'failed') => void;
+  /** True while the API waits for database connections: a batch then waits (up to 1 s) for it. */
+  busy?: () => Promise<boolean>;
 }
 
 const BATCH = 20;
@@ -40,9 +40,15 @@ export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOpt
   // moment of connecting, not only when the endpoint was subscribed.
   const agent = new Agent({ connect: { lookup: guardedLookup(o.policy) }, connections: 8 });
 
-  async function send(d: DueDelivery): Promise<void> {
+  /** One attempt: its result, to be recorded with the rest of its batch. */
+  async function send(d: DueDelivery): Promise<AttemptResult> {
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
+    const failed = (status: number | null, error: string): AttemptResult => {
+      const retryInSeconds = retryDelay(d.attempts);
+      o.onResult?.(retryInSeconds === null ? 'failed' : 'retry');
+      return { delivery: d, ok: false, status, error, latencyMs: ms(), retryInSeconds };
+    };
     try {
       const url = targetUrl(d.url, o.policy);
       const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -69,65 +75,44 @@ export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOpt
       });
       await res.body.dump();
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        await store.delivered(d, res.statusCode, ms());
         o.onResult?.('delivered');
-        return;
+        return { delivery: d, ok: true, status: res.statusCode, error: null, latencyMs: ms(), retryInSeconds: null };
       }
-      await fail(d, res.statusCode, `HTTP ${res.statusCode}`, ms());
+      return failed(res.statusCode, `HTTP ${res.statusCode}`);
     } catch (e) {
       const err = e as Error & { cause?: Error };
-      await fail(d, null, err.cause?.message ?? err.message, ms());
+      return failed(null, err.cause?.message ?? err.message);
     }
   }
 
-  async function fail(d: DueDelivery, status: number | null, error: string, latencyMs: number) {
-    const retryInSeconds = retryDelay(d.attempts);
-    await store.failedAttempt(d, { status, error, latencyMs, retryInSeconds });
-    o.onResult?.(retryInSeconds === null ? 'failed' : 'retry');
-  }
-
-  let running: Promise<void> | null = null;
-  let again = false;
-  let stopped = false;
-  const drain = async () => {
-    do {
-      again = false;
-      for (;;) {
-        // A batch is held for all its attempts, one endpoint's in a row, plus a margin.
-        const due = await store.claimDue(BATCH, Math.ceil((BATCH * timeoutMs) / 1000) + 5);
-        if (due.length === 0 || stopped) break;
-        // One endpoint's deliveries go out in the order of their events; endpoints in parallel.
-        const byEndpoint = new Map<number, DueDelivery[]>();
-        for (const d of due) byEndpoint.set(d.endpointId, [...(byEndpoint.get(d.endpointId) ?? []), d]);
-        await Promise.all(
-          [...byEndpoint.values()].map(async (list) => {
-            for (const d of list) await send(d);
-          }),
-        );
-      }
-    } while (again && !stopped);
-  };
-  const kick = () => {
-    if (stopped) return;
-    if (running !== null) {
-      again = true;
-      return;
-    }
-    running = drain()
-      .catch((err: unknown) => o.logger.warn({ err: (err as Error).message }, 'webhook deliveries could not be read'))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(kick, o.intervalMs ?? 1_000);
-  timer.unref();
-  kick();
+  const worker = startQueueWorker({
+    name: 'webhook deliveries',
+    logger: o.logger,
+    intervalMs: o.intervalMs ?? 1_000,
+    busy: o.busy,
+    maxYieldMs: 1_000,
+    async step() {
+      // A batch is held for all its attempts, one endpoint's in a row, plus a margin.
+      const due = await store.claimDue(BATCH, Math.ceil((BATCH * timeoutMs) / 1000) + 5);
+      // One endpoint's deliveries go out in the order of their events; endpoints in parallel.
+      const byEndpoint = new Map<number, DueDelivery[]>();
+      for (const d of due) byEndpoint.set(d.endpointId, [...(byEndpoint.get(d.endpointId) ?? []), d]);
+      const results = await Promise.all(
+        [...byEndpoint.values()].map(async (list) => {
+          const sent: AttemptResult[] = [];
+          for (const d of list) sent.push(await send(d));
+          return sent;
+        }),
+      );
+      // The batch's results in one statement: a handful of statements per batch, not per delivery.
+      await store.record(results.flat());
+      return due.length > 0;
+    },
+  });
   return {
-    kick,
+    kick: worker.kick,
     async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
+      await worker.stop();
       await agent.close();
     },
   };

@@ -22,14 +22,54 @@ export interface DueDelivery {
   url: string;
   secret: string;
   endpointId: number;
-  /** The event's body, rendered once at its first attempt and the same on every retry. */
+  /** The event's body, rendered at its first attempt and the same on every retry. */
   body: string;
+  /** The body was rendered for this attempt and is not stored yet (see record). */
+  fresh: boolean;
 }
 
-const CONVERSATION_BY_ID = {
-  name: 'webhook_conversation_by_id',
-  text: `select ${conversationColumns(false)} from conversation c where c.account_id = $1 and c.id = $2`,
+/** The result of one attempt, as the worker reports it. */
+export interface AttemptResult {
+  delivery: DueDelivery;
+  /** A 2xx answer: the delivery is done. */
+  ok: boolean;
+  /** The answer's status; null when there was none (refused, timed out, a network error). */
+  status: number | null;
+  error: string | null;
+  latencyMs: number;
+  /** After a failure: seconds until the next attempt, or null for none (the delivery failed). */
+  retryInSeconds: number | null;
+}
+
+const CONVERSATIONS_BY_IDS = {
+  name: 'webhook_conversations_by_ids',
+  text: `select ${conversationColumns(false)} from conversation c where c.account_id = $1 and c.id = any($2::int[])`,
 };
+
+/**
+ * The worker's writes commit without waiting for the WAL to reach the disk: a crash can lose the
+ * last few milliseconds of them, which only means an attempt is made again (delivery is at least
+ * once anyway), while the API's own commits keep the disk's full bandwidth. `set_config(…, true)`
+ * lasts for the statement's own transaction; the CTE that calls it is referenced so it runs.
+ */
+const ASYNC_COMMIT = `async_commit as (select set_config('synchronous_commit', 'off', true) as off)`;
+
+interface ClaimedRow {
+  id: string;
+  attempts: number;
+  event_id: string;
+  type: WebhookEventType;
+  url: string;
+  secret: string;
+  endpoint_id: number;
+  payload: unknown;
+  account_id: number;
+  conversation_id: number;
+  message_id: number | null;
+  created_at: string;
+  key: string;
+  host: string;
+}
 
 /** The deliveries table, as the webhook workers of every replica share it. */
 export class MikroWebhookStore {
@@ -42,27 +82,14 @@ export class MikroWebhookStore {
   /**
    * Takes up to `limit` due deliveries, oldest first; SKIP LOCKED keeps two workers (in any
    * replicas) off the same rows, and the lease (next attempt moved `leaseSeconds` out, longer than
-   * an attempt may take) hands a delivery whose worker died to another.
+   * an attempt may take) hands a delivery whose worker died to another. Events sent for the first
+   * time are rendered together and stored, so every retry sends the same bytes.
    */
   async claimDue(limit: number, leaseSeconds: number): Promise<DueDelivery[]> {
-    const rows = await query<{
-      id: string;
-      attempts: number;
-      event_id: string;
-      type: WebhookEventType;
-      url: string;
-      secret: string;
-      endpoint_id: number;
-      payload: unknown;
-      account_id: number;
-      conversation_id: number;
-      message_id: number | null;
-      created_at: string;
-      key: string;
-      host: string;
-    }>(
+    const rows = await query<ClaimedRow>(
       this.em,
-      `with taken as (
+      `with ${ASYNC_COMMIT},
+       taken as (
          update webhook_delivery d set attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => ?)
          where d.id in (select id from webhook_delivery where status = 'pending' and next_attempt_at <= now()
                         order by id limit ? for update skip locked)
@@ -70,14 +97,14 @@ export class MikroWebhookStore {
        select t.id, t.attempts, t.event_id, e.type, w.url, w.secret, t.endpoint_id, e.payload, e.account_id,
               e.conversation_id, e.message_id, e.created_at, a.key, a.host
        from taken t join webhook_event e on e.id = t.event_id join webhook_endpoint w on w.id = t.endpoint_id
-       join account a on a.id = e.account_id
+       join account a on a.id = e.account_id cross join async_commit
        order by t.id`,
       [leaseSeconds, limit],
     );
-    const due: DueDelivery[] = [];
-    for (const r of rows) {
-      const payload = r.payload ?? (await this.render(r));
-      due.push({
+    const fresh = await this.render(rows.filter((r) => r.payload === null || r.payload === undefined));
+    return rows.map((r) => {
+      const stored = r.payload === null || r.payload === undefined ? undefined : r.payload;
+      return {
         id: Number(r.id),
         attempts: r.attempts,
         eventId: Number(r.event_id),
@@ -85,100 +112,113 @@ export class MikroWebhookStore {
         url: r.url,
         secret: r.secret,
         endpointId: r.endpoint_id,
-        body: typeof payload === 'string' ? payload : JSON.stringify(payload),
-      });
-    }
-    return due;
+        // Stored bodies are the exact text sent (a JSON string); early ones were stored as objects.
+        body:
+          stored === undefined
+            ? (fresh.get(String(r.event_id)) ?? '')
+            : typeof stored === 'string'
+              ? stored
+              : JSON.stringify(stored),
+        fresh: stored === undefined,
+      };
+    });
   }
 
-  /** The event's body, from the rows as they are at its first attempt; stored, so retries send it unchanged. */
-  private async render(r: {
-    event_id: string;
-    type: WebhookEventType;
-    account_id: number;
-    conversation_id: number;
-    message_id: number | null;
-    created_at: string;
-    key: string;
-    host: string;
-  }): Promise<unknown> {
-    const account: AccountAddress = { key: r.key, host: r.host };
-    const at = new Date(r.created_at);
-    let envelope: WebhookEnvelope | null = null;
-    if (r.type === 'conversation_created') {
-      const [row] = await runPrepared<Row>(this.em, CONVERSATION_BY_ID, [r.account_id, r.conversation_id]);
-      const record: ConversationRecord | null = row ? recordFromRow(row) : null;
-      if (record) envelope = conversationCreatedPayload(account, record, at);
-    } else if (r.message_id !== null) {
-      const found = await new MikroSiteStore(this.em).messageById(r.account_id, r.message_id);
-      if (found) envelope = messageCreatedPayload(account, found.conversation, found.message, at);
+  /** The bodies of events sent for the first time, from the rows as they are now. */
+  private async render(rows: ClaimedRow[]): Promise<Map<string, string>> {
+    const bodies = new Map<string, string>();
+    const conversations = new Map<number, Map<number, ConversationRecord>>();
+    const wanted = new Map<number, Set<number>>();
+    for (const r of rows) {
+      if (r.type !== 'conversation_created') continue;
+      wanted.set(r.account_id, (wanted.get(r.account_id) ?? new Set()).add(r.conversation_id));
     }
-    // The row is gone (deleted since): the event still says what happened, with its ids.
-    envelope ??= {
-      type: r.type,
-      timestamp: at.toISOString(),
-      data: { conversation: { id: r.conversation_id }, ...(r.message_id ? { message: { id: r.message_id } } : {}) },
-    };
-    const [stored] = await query<{ payload: unknown }>(
-      this.em,
-      'update webhook_event set payload = coalesce(payload, ?::jsonb) where id = ? returning payload',
-      [JSON.stringify(envelope), r.event_id],
-    );
-    return stored?.payload ?? envelope;
-  }
-
-  /** Records an attempt; a success ends the delivery and clears its endpoint's failing streak. */
-  async delivered(d: DueDelivery, status: number, latencyMs: number): Promise<void> {
-    await query(
-      this.em,
-      // Only the claim this worker holds: a redelivery queued meanwhile (attempts reset) stays queued.
-      `with a as (insert into webhook_attempt (delivery_id, status, latency_ms) values (?, ?, ?))
-       update webhook_delivery set status = 'delivered', delivered_at = now(), last_status = ?, last_error = null
-       where id = ? and attempts = ?`,
-      [d.id, status, latencyMs, status, d.id, d.attempts],
-    );
-    await query(
-      this.em,
-      'update webhook_endpoint set failing_since = null where id = ? and failing_since is not null',
-      [d.endpointId],
-    );
+    for (const [accountId, ids] of wanted) {
+      const found = await runPrepared<Row>(this.em, CONVERSATIONS_BY_IDS, [accountId, [...ids]]);
+      conversations.set(accountId, new Map(found.map((row) => [row.id, recordFromRow(row)])));
+    }
+    for (const r of rows) {
+      if (bodies.has(String(r.event_id))) continue;
+      const account: AccountAddress = { key: r.key, host: r.host };
+      const at = new Date(r.created_at);
+      let envelope: WebhookEnvelope | null = null;
+      if (r.type === 'conversation_created') {
+        const record = conversations.get(r.account_id)?.get(r.conversation_id);
+        if (record) envelope = conversationCreatedPayload(account, record, at);
+      } else if (r.message_id !== null) {
+        const found = await new MikroSiteStore(this.em).messageById(r.account_id, r.message_id);
+        if (found) envelope = messageCreatedPayload(account, found.conversation, found.message, at);
+      }
+      // The row is gone (deleted since): the event still says what happened, with its ids.
+      envelope ??= {
+        type: r.type,
+        timestamp: at.toISOString(),
+        data: { conversation: { id: r.conversation_id }, ...(r.message_id ? { message: { id: r.message_id } } : {}) },
+      };
+      bodies.set(String(r.event_id), JSON.stringify(envelope));
+    }
+    return bodies;
   }
 
   /**
-   * Records a failed attempt: the next one after `retryInSeconds`, or none (failed). An endpoint that
-   * has failed every attempt for three days is disabled.
+   * Records a batch of attempts in one statement. A success ends its delivery; a failure schedules
+   * the next attempt, or fails the delivery after the last. Only the claim that made an attempt is
+   * updated: a redelivery queued meanwhile (attempts reset) stays queued. An endpoint's last result
+   * decides its state: a success clears its failing streak; a failure starts one, and an endpoint
+   * failing for three days is disabled.
+   *
+   * A body rendered for this attempt is stored (the exact text, so every retry sends the same
+   * bytes) when it will be sent again: the attempt failed, or another endpoint's delivery of the
+   * event is still to come (the first stored is kept). A body delivered at once to its only
+   * endpoint is never written back.
    */
-  async failedAttempt(
-    d: DueDelivery,
-    o: { status: number | null; error: string; latencyMs: number; retryInSeconds: number | null },
-  ): Promise<void> {
+  async record(results: AttemptResult[]): Promise<void> {
+    if (results.length === 0) return;
     await query(
       this.em,
-      `with a as (insert into webhook_attempt (delivery_id, status, latency_ms, error) values (?, ?, ?, ?))
-       update webhook_delivery set last_status = ?, last_error = ?,
-         status = case when ?::int is null then 'failed' else 'pending' end,
-         next_attempt_at = case when ?::int is null then next_attempt_at else now() + make_interval(secs => ?::int) end
-       where id = ? and attempts = ?`,
+      `with ${ASYNC_COMMIT},
+       r as (select * from jsonb_to_recordset(?::jsonb) as t(seq int, id bigint, attempts int, endpoint int, ok bool,
+               status int, error text, latency int, retry int, event bigint, body text)),
+       body as (
+         update webhook_event e set payload = to_jsonb(r.body)
+         from r where e.id = r.event and r.body is not null and e.payload is null
+           and (not r.ok or exists (select 1 from webhook_delivery o
+                                    where o.event_id = r.event and o.id <> r.id and o.status = 'pending'))),
+       attempt as (insert into webhook_attempt (delivery_id, status, latency_ms, error)
+                   select id, status, latency, error from r order by seq),
+       delivery as (
+         update webhook_delivery d set
+           status = case when r.ok then 'delivered' when r.retry is null then 'failed' else 'pending' end,
+           delivered_at = case when r.ok then now() else d.delivered_at end,
+           last_status = r.status, last_error = r.error,
+           next_attempt_at = case when not r.ok and r.retry is not null
+                                  then now() + make_interval(secs => r.retry) else d.next_attempt_at end
+         from r where d.id = r.id and d.attempts = r.attempts),
+       latest as (select distinct on (endpoint) endpoint, ok from r order by endpoint, seq desc)
+       update webhook_endpoint w set
+         failing_since = case when latest.ok then null else coalesce(w.failing_since, now()) end,
+         disabled_at = case when not latest.ok and w.failing_since < now() - make_interval(secs => ?)
+                            then now() else w.disabled_at end
+       from latest cross join async_commit
+       where w.id = latest.endpoint and (not latest.ok or w.failing_since is not null)`,
       [
-        d.id,
-        o.status,
-        o.latencyMs,
-        o.error.slice(0, 500),
-        o.status,
-        o.error.slice(0, 500),
-        o.retryInSeconds,
-        o.retryInSeconds,
-        o.retryInSeconds ?? 0,
-        d.id,
-        d.attempts,
+        JSON.stringify(
+          results.map((x, seq) => ({
+            seq,
+            id: x.delivery.id,
+            attempts: x.delivery.attempts,
+            endpoint: x.delivery.endpointId,
+            ok: x.ok,
+            status: x.status,
+            error: x.error?.slice(0, 500) ?? null,
+            latency: x.latencyMs,
+            retry: x.ok ? null : x.retryInSeconds,
+            event: x.delivery.eventId,
+            body: x.delivery.fresh ? x.delivery.body : null,
+          })),
+        ),
+        WEBHOOK_DISABLE_AFTER_SECONDS,
       ],
-    );
-    await query(
-      this.em,
-      `update webhook_endpoint set failing_since = coalesce(failing_since, now()),
-         disabled_at = case when failing_since < now() - make_interval(secs => ?) then now() else disabled_at end
-       where id = ?`,
-      [WEBHOOK_DISABLE_AFTER_SECONDS, d.endpointId],
     );
   }
 
