@@ -225,6 +225,31 @@ describe('webhooks', () => {
     }
   });
 
+  it('disables an endpoint that has failed for three days: shown as disabled, its queue failed, sent nothing more', async () => {
+    const made = await subscribe(b.token, { url: `${url}?failing`, events: ['conversation_created'] });
+    const db = h.db.orm.em.fork().getConnection();
+    await db.execute(`update webhook_endpoint set failing_since = now() - interval '3 days 1 minute' where id = ?`, [
+      made.body.id,
+    ]);
+    script = [500, 500];
+    await createJson(h, b.token, { title: 'The last one it is sent' });
+    await createJson(h, b.token, { title: 'Queued behind it' });
+    await until(async () => (await listHooks(b.token)).body.webhooks[0]?.status === 'disabled');
+    const [hook] = (await listHooks(b.token)).body.webhooks;
+    expect(hook).toMatchObject({ id: made.body.id, status: 'disabled', pending_deliveries: 0 });
+    expect(hook.disabled_at).not.toBeNull();
+    const sentBefore = received.length;
+    await createJson(h, b.token, { title: 'Never announced' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(received).toHaveLength(sentBefore);
+    const [row] = await db.execute(
+      `select count(*)::int as n from webhook_delivery where endpoint_id = ? and status = 'failed'`,
+      [made.body.id],
+    );
+    expect(row.n).toBeGreaterThanOrEqual(1);
+    expect((await deleteHook(b.token, made.body.id)).status).toBe(200);
+  });
+
   it('sends an event again on redeliver, with the same webhook-id', async () => {
     await createJson(h, a.token, { title: 'Once more' });
     await until(() => received.length === 1);

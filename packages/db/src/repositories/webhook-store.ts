@@ -220,6 +220,16 @@ export class MikroWebhookStore {
         WEBHOOK_DISABLE_AFTER_SECONDS,
       ],
     );
+    const failing = [...new Set(results.filter((x) => !x.ok).map((x) => x.delivery.endpointId))];
+    if (failing.length === 0) return;
+    // A disabled endpoint is sent nothing more: what it still had waiting fails now.
+    await query(
+      this.em,
+      `update webhook_delivery d set status = 'failed', last_error = 'the endpoint was disabled'
+       from webhook_endpoint w
+       where w.id = any(?::int[]) and w.disabled_at is not null and d.endpoint_id = w.id and d.status = 'pending'`,
+      [`{${failing.join(',')}}`],
+    );
   }
 
   /** Figures for /metrics: deliveries waiting, and the age of the oldest. */
