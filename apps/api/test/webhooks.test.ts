@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { checkTarget, TargetRefused, webhookTargets } from '../src/webhooks/target.ts';
-import { startWebhookWorker, type WebhookWorker } from '../src/webhooks/worker.ts';
+import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '../src/webhooks/worker.ts';
 import {
   auth,
   BASE,
@@ -51,6 +51,20 @@ const until = async (what: () => boolean | Promise<boolean>, ms = 10_000) => {
   }
 };
 
+/**
+ * A worker as the tests run it: http and private targets allowed, polling every 25 ms, and every
+ * retry due at once (the real schedule waits seconds to hours). `o` changes any of that.
+ */
+const testWorker = (o: Partial<WebhookWorkerOptions> = {}) =>
+  startWebhookWorker(new MikroWebhookStore(h.db.orm.em.fork()), {
+    policy: { allowHttp: true, allowPrivate: true },
+    logger: createLogger('silent'),
+    intervalMs: 25,
+    timeoutMs: 1_000,
+    retryDelay: (attempts) => (attempts < 12 ? 0 : null),
+    ...o,
+  });
+
 beforeAll(async () => {
   h = await openHarness({ services: { webhookTargets: { allowHttp: true, allowPrivate: true } } });
   a = await makeAccount(h, 'hooked');
@@ -67,14 +81,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  worker = startWebhookWorker(new MikroWebhookStore(h.db.orm.em.fork()), {
-    policy: { allowHttp: true, allowPrivate: true },
-    logger: createLogger('silent'),
-    intervalMs: 25,
-    timeoutMs: 1_000,
-    // The real schedule waits seconds to hours; here every retry is due at once.
-    retryDelay: (attempts) => (attempts < 12 ? 0 : null),
-  });
+  worker = testWorker();
 });
 afterAll(async () => {
   await worker?.stop();
@@ -201,13 +208,7 @@ describe('webhooks', () => {
 
   it('still delivers, a batch a second, while the API keeps every database connection busy', async () => {
     await worker.stop();
-    const yielding = startWebhookWorker(new MikroWebhookStore(h.db.orm.em.fork()), {
-      policy: { allowHttp: true, allowPrivate: true },
-      logger: createLogger('silent'),
-      intervalMs: 25,
-      retryDelay: (attempts) => (attempts < 12 ? 0 : null),
-      busy: async () => true,
-    });
+    const yielding = testWorker({ busy: async () => true });
     try {
       const started = Date.now();
       await createJson(h, a.token, { title: 'Under load' });
@@ -216,12 +217,7 @@ describe('webhooks', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     } finally {
       await yielding.stop();
-      worker = startWebhookWorker(new MikroWebhookStore(h.db.orm.em.fork()), {
-        policy: { allowHttp: true, allowPrivate: true },
-        logger: createLogger('silent'),
-        intervalMs: 25,
-        retryDelay: (attempts) => (attempts < 12 ? 0 : null),
-      });
+      worker = testWorker();
     }
   });
 
@@ -274,12 +270,7 @@ describe('webhooks', () => {
       await expect(checkTarget(target, strict), target).rejects.toThrow(/non-public/);
     }
     // At delivery: a worker that may not reach private addresses records the refusal and retries later.
-    const guarded = startWebhookWorker(new MikroWebhookStore(h.db.orm.em.fork()), {
-      policy: { allowHttp: true, allowPrivate: false },
-      logger: createLogger('silent'),
-      intervalMs: 25,
-      retryDelay: () => 3600,
-    });
+    const guarded = testWorker({ policy: { allowHttp: true, allowPrivate: false }, retryDelay: () => 3600 });
     await worker.stop();
     try {
       await createJson(h, a.token, { title: 'Never sent' });
@@ -289,12 +280,7 @@ describe('webhooks', () => {
       expect(received).toEqual([]);
     } finally {
       await guarded.stop();
-      worker = startWebhookWorker(new MikroWebhookStore(h.db.orm.em.fork()), {
-        policy: { allowHttp: true, allowPrivate: true },
-        logger: createLogger('silent'),
-        intervalMs: 25,
-        retryDelay: (attempts) => (attempts < 12 ? 0 : null),
-      });
+      worker = testWorker();
     }
   });
 

@@ -16,6 +16,23 @@ export interface OperationError {
   codes: ErrorCode[];
 }
 
+/** What an operation that reads a request body can answer because of the body itself. */
+export const BODY_ERRORS = {
+  '400': {
+    description: 'The body is not valid JSON, or the request is not valid HTTP',
+    codes: ['malformed_body', 'bad_request'],
+  },
+  '408': {
+    description: 'The body did not arrive whole in time; the connection is closed',
+    codes: ['request_timeout'],
+  },
+  '413': {
+    description: 'The body is over the size limit, or a form body has more than 100 fields',
+    codes: ['body_too_large'],
+  },
+  '415': { description: 'The body is neither JSON nor form-encoded', codes: ['unsupported_media_type'] },
+} as const satisfies Record<string, OperationError>;
+
 export interface OperationSpec {
   /** The tRPC procedure's path, e.g. `conversations.get`. */
   name: string;

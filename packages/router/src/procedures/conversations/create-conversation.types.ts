@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { OperationSpec } from '../../operation.ts';
+import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
 import { conversationExample, ZSlug, ZTitle } from './conversation.types.ts';
 
 export const ZCreateConversationInput = z.object({
@@ -62,23 +62,11 @@ export const createConversationSpec = {
       },
     ],
     errors: {
-      '400': {
-        description: 'The body is not valid JSON, or the request is not valid HTTP',
-        codes: ['malformed_body', 'bad_request'],
-      },
-      '408': {
-        description: 'The body did not arrive whole in time; the connection is closed',
-        codes: ['request_timeout'],
-      },
+      ...BODY_ERRORS,
       '409': {
         description: 'The slug is already used by a conversation of this account (ignoring case)',
         codes: ['slug_taken'],
       },
-      '413': {
-        description: 'The body is over the size limit, or a form body has more than 100 fields',
-        codes: ['body_too_large'],
-      },
-      '415': { description: 'The body is neither JSON nor form-encoded', codes: ['unsupported_media_type'] },
       '422': {
         description:
           'A member breaks its rule, the intake page cannot be used, or the Idempotency-Key was used with another body',

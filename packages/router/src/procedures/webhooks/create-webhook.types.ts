@@ -1,6 +1,6 @@
 import { WEBHOOK_EVENT_TYPES } from '@convo/domain';
 import { z } from 'zod';
-import type { OperationSpec } from '../../operation.ts';
+import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
 import { webhookEndpointExample, webhookLimits, ZWebhookEndpoint, ZWebhookEventType } from './webhook.types.ts';
 
 export const ZCreateWebhookInput = z.object({
@@ -61,19 +61,7 @@ export const createWebhookSpec = {
       'application/x-www-form-urlencoded': { url: 'https://hooks.example.com/convo', events: ['message_created'] },
     },
     errors: {
-      '400': {
-        description: 'The body is not valid JSON, or the request is not valid HTTP',
-        codes: ['malformed_body', 'bad_request'],
-      },
-      '408': {
-        description: 'The body did not arrive whole in time; the connection is closed',
-        codes: ['request_timeout'],
-      },
-      '413': {
-        description: 'The body is over the size limit, or a form body has more than 100 fields',
-        codes: ['body_too_large'],
-      },
-      '415': { description: 'The body is neither JSON nor form-encoded', codes: ['unsupported_media_type'] },
+      ...BODY_ERRORS,
       '422': {
         description:
           'A member breaks its rule, the endpoint is not an https URL or resolves to a non-public address, or the ' +
