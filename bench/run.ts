@@ -26,7 +26,7 @@ const { values: opt } = parseArgs({
     'skip-load': { type: 'boolean', default: false },
     only: { type: 'string' },
     /** The product-only sections to run after the comparison: pages, replies, webhooks (default all). */
-    extras: { type: 'string', default: 'pages,replies,webhooks' },
+    extras: { type: 'string', default: 'conditional,pages,replies,webhooks' },
   },
 });
 const EXTRAS = new Set(String(opt.extras).split(','));
@@ -228,6 +228,7 @@ interface Scenario {
   method?: 'GET' | 'POST';
   path: () => string;
   body?: string;
+  headers?: Record<string, string>;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -253,6 +254,8 @@ interface Run {
   p50: number;
   p99: number;
   non2xx: number;
+  /** Answers 304 Not Modified (counted in non2xx too). */
+  notModified: number;
 }
 
 async function drive(
@@ -271,6 +274,7 @@ async function drive(
       authorization: `Bearer ${token}`,
       'content-type': 'application/json',
       ...(host ? { host } : {}),
+      ...s.headers,
     },
     requests: [
       {
@@ -285,6 +289,7 @@ async function drive(
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx + result.errors + result.timeouts,
+    notModified: result['3xx'],
   };
 }
 
@@ -341,6 +346,7 @@ async function main() {
     console.log(
       `targets: lowest req/s ratio ${worst.ratio.toFixed(2)} (>= 0.80), worst p99 ratio at ${Math.max(...CONNECTIONS)} connections ${worst.p99.toFixed(2)} (<= 1.50), product non-2xx ${worst.non2xx} (0), peak RSS ${peakRssMb(product)} MB (< 250)`,
     );
+    if (EXTRAS.has('conditional')) await conditional(product);
     if (EXTRAS.has('pages')) await pages(product);
     if (EXTRAS.has('replies')) await replies(product);
     if (EXTRAS.has('webhooks')) await webhooks(product);
@@ -364,6 +370,38 @@ function getPage(server: Server, path: string): Promise<{ status: number; html: 
       })
       .on('error', reject);
   });
+}
+
+/**
+ * get_conversations page 1 as a poller sends it, with the ETag of its last answer in If-None-Match
+ * (nothing changed: 304, no body, no quota), against the full page 1, alternated in one run
+ * (target: the 304 path at >= 5x).
+ */
+async function conditional(product: Server) {
+  const path = '/api/v1/conversations/get_conversations?page=1';
+  // Creates still in flight when the previous scenario stopped may commit after it: let them.
+  await new Promise((r) => setTimeout(r, 1_000));
+  const first = await fetch(`${product.base}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  await first.arrayBuffer();
+  const tag = first.headers.get('etag') ?? '';
+  const full: Scenario = { name: 'page 1', path: () => path };
+  const revalidated: Scenario = { name: 'page 1, 304', path: () => path, headers: { 'if-none-match': tag } };
+  const rows: string[] = [];
+  for (const c of CONNECTIONS) {
+    const runs = { full: [] as Run[], notModified: [] as Run[] };
+    for (let round = 0; round < 2; round++) {
+      runs.full.push(await drive(product, full, c, DURATION));
+      runs.notModified.push(await drive(product, revalidated, c, DURATION));
+    }
+    const mean = (xs: Run[]) => xs.reduce((n, r) => n + r.rps, 0) / xs.length;
+    const answered304 = runs.notModified.reduce((n, r) => n + r.notModified, 0);
+    const other = runs.notModified.reduce((n, r) => n + r.non2xx - r.notModified, 0);
+    rows.push(
+      `${String(c).padStart(5)} conns: page 1 with If-None-Match ${fmt(mean(runs.notModified))} req/s (304: ${answered304}, other non-2xx: ${other}), full page 1 ${fmt(mean(runs.full))} req/s, x${(mean(runs.notModified) / mean(runs.full)).toFixed(2)}`,
+    );
+  }
+  console.log(`\nconditional reads (product only):\n${rows.join('\n')}`);
+  console.log('target: the 304 path >= 5x the full page 1');
 }
 
 /**

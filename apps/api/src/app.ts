@@ -290,8 +290,8 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
       }
       const headers = res.headers;
       headers.set('x-request-id', request.id);
-      // API answers are never stored; pages say for themselves.
-      if (!request.site || !headers.has('cache-control')) headers.set('cache-control', 'no-store');
+      // Answers are not stored unless they say otherwise (pages, the API's conditional reads).
+      if (!headers.has('cache-control')) headers.set('cache-control', 'no-store');
       const quota = request.notes.rateLimit;
       if (quota) {
         headers.set('ratelimit-limit', String(quota.limit));

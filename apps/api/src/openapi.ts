@@ -94,10 +94,38 @@ const HEADERS = {
     schema: { type: 'integer' },
   },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+  ETag: {
+    description:
+      "A strong tag of this answer: it changes when anything of the account's conversations changes, on every " +
+      'server at once. Send it back in If-None-Match to be answered 304 while nothing has.',
+    schema: { type: 'string' },
+  },
   'Idempotent-Replayed': {
     description: 'Present (`true`) when this answer is the stored first answer to a repeated Idempotency-Key.',
     schema: { type: 'string', enum: ['true'] },
   },
+};
+
+const ETAG = { $ref: '#/components/headers/ETag' };
+const REVALIDATE = {
+  description: '`private, no-cache`: a client may keep the answer and revalidate it with If-None-Match.',
+  schema: { type: 'string', enum: ['private, no-cache'] },
+};
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description:
+    'The ETag of an answer the client kept. While nothing of the account has changed since (no conversation ' +
+    'created, no message added), the answer is 304 with no body, and it costs none of the rate limit.',
+  schema: { type: 'string' },
+  example: '"Xq1B5sQd0mH0l4w9cO8k2vYzRdA"',
+};
+const NOT_MODIFIED = {
+  description:
+    'Nothing has changed since the answer whose ETag was sent in If-None-Match: keep it. No body, no RateLimit-* ' +
+    'headers (it is not counted).',
+  headers: { ETag: ETAG, 'Cache-Control': REVALIDATE },
 };
 
 export function buildOpenApiDocument(
@@ -120,7 +148,9 @@ export function buildOpenApiDocument(
       '',
       'Each token may make a limited number of requests per window (set per account by the operator); every answer',
       'to an authenticated request carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and',
-      'past the limit the answer is 429 with `Retry-After`. Every answer carries `Cache-Control: no-store`.',
+      'past the limit the answer is 429 with `Retry-After`. get_conversation and get_conversations answer with an',
+      '`ETag` and `Cache-Control: private, no-cache`; sent back in `If-None-Match`, it gets 304 while nothing of the',
+      'account has changed (not counted against the rate limit). Every other answer carries `Cache-Control: no-store`.',
     ].join('\n'),
     securitySchemes: {
       ApiToken: {
@@ -139,7 +169,7 @@ export function buildOpenApiDocument(
 
   // Each operation's declaration says what the generator cannot: statuses and their error bodies,
   // the success status, examples, headers and header parameters.
-  for (const { meta, doc: declared, input } of operations) {
+  for (const { meta, doc: declared, input, conditional } of operations) {
     const op = paths[meta.openapi.path]?.[meta.openapi.method.toLowerCase()] as Json;
     op.security = security;
     op.description = declared.description;
@@ -159,13 +189,18 @@ export function buildOpenApiDocument(
       status,
       errorResponse(e.description, e.codes),
     ]);
+    if (conditional) {
+      success.headers = { ...success.headers, ETag: ETAG, 'Cache-Control': REVALIDATE };
+      op.parameters = [...(op.parameters ?? []), IF_NONE_MATCH];
+    }
     op.responses = {
       [String(meta.successStatus ?? 200)]: success,
+      ...(conditional ? { '304': NOT_MODIFIED } : {}),
       ...COMMON_ERRORS,
       ...Object.fromEntries(errors),
     };
     for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
-      if (status !== '401') response.headers = { ...RATE_LIMIT_HEADERS, ...response.headers };
+      if (status !== '401' && status !== '304') response.headers = { ...RATE_LIMIT_HEADERS, ...response.headers };
     }
   }
 

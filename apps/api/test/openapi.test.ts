@@ -40,12 +40,16 @@ describe('the OpenAPI document', () => {
     expect(create.requestBody.required).toBe(false);
     expect(create.responses['409'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     const get = doc.paths['/conversations/get_conversation'].get;
-    expect(Object.keys(get.responses).sort()).toEqual(['200', '401', '404', '422', '429', '500', '503']);
+    expect(Object.keys(get.responses).sort()).toEqual(['200', '304', '401', '404', '422', '429', '500', '503']);
     expect(Object.keys(get.responses['200'].headers)).toEqual([
       'RateLimit-Limit',
       'RateLimit-Remaining',
       'RateLimit-Reset',
+      'ETag',
+      'Cache-Control',
     ]);
+    expect(Object.keys(get.responses['304'].headers)).toEqual(['ETag', 'Cache-Control']);
+    expect(get.parameters).toContainEqual(expect.objectContaining({ name: 'If-None-Match', in: 'header' }));
     expect(get.responses['429'].headers['Retry-After']).toBeDefined();
     expect(get.security).toEqual([{ ApiToken: [] }, { BearerToken: [] }]);
     expect(doc.components.securitySchemes.ApiToken).toMatchObject({

@@ -19,6 +19,11 @@ export interface Authenticated {
   /** The account's own requests per rate-limit window; null: the server's default. */
   rateLimit: number | null;
   account: AccountContext;
+  /**
+   * The account's change mark, read with the token (so before any data the request reads): it
+   * grows with every change to what the API answers for the account. Conditional requests use it.
+   */
+  changeMark: string;
 }
 
 /** What a response says about its token's quota (the RateLimit-* headers). */

@@ -42,6 +42,11 @@ export interface OperationSpec {
   meta: Meta & { openapi: NonNullable<Meta['openapi']> };
   /** The procedure's input schema: the REST adapter reads query and form fields by its members' kinds. */
   input: z.ZodObject;
+  /**
+   * Its REST answers carry a strong ETag, and a request whose If-None-Match matches is answered
+   * 304 without running it (reads only: the tag follows the account's change mark).
+   */
+  conditional?: true;
   /** The OpenAPI document's account of it, beyond what the generator says. */
   doc: {
     description: string;

@@ -1,4 +1,5 @@
-import type { PagePosition } from '@convo/domain';
+import { createHash } from 'node:crypto';
+import type { Authenticated, PagePosition } from '@convo/domain';
 import {
   ApiError,
   type Context,
@@ -48,6 +49,32 @@ function linkHeader(origin: string | null, url: URL, position: PagePosition): st
   return links.length > 0 ? links.join(', ') : undefined;
 }
 
+/** A conditional answer may be kept by its client (not by shared caches) and must be revalidated. */
+const REVALIDATE = { 'cache-control': 'private, no-cache', vary: 'Authorization' };
+
+/**
+ * The strong tag of a conditional answer: a digest of the account's change mark and of all else
+ * the answer depends on (the account's address, the operation, its query), so any change to the
+ * account's conversations or its host gives every answer a new tag, on every replica at once.
+ */
+function entityTag(route: Route, found: Authenticated, url: URL): string {
+  const { account } = found;
+  const digest = createHash('sha256')
+    .update([found.changeMark, account.id, account.host, account.key, route.operation.name, url.search].join('\n'))
+    .digest('base64url');
+  return `"${digest.slice(0, 27)}"`;
+}
+
+/**
+ * If-None-Match names this tag; weak tags compare by their value, as RFC 9110 says. `*` ("any
+ * answer exists") is not taken: whether one exists is only known by running the read, and a full
+ * answer is never wrong.
+ */
+function matchesTag(header: string | null, tag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === tag);
+}
+
 export interface RestOptions {
   body: BodyLimits;
   /** The origin absolute links are built on; null: links are relative (see app.ts). */
@@ -82,7 +109,14 @@ export function createRestHandler(operations: readonly Operation[], services: Se
     if (!route) return fail('method_not_allowed', '', { allow: allowed(candidates) });
     const context = createContext(services, req, request);
     // Every operation needs a token: without one, no body is read at all.
-    if (!(await context.authenticate())) return fail('unauthorized');
+    const authenticated = await context.authenticate();
+    if (!authenticated) return fail('unauthorized');
+    // A conditional answer is judged by the account's change mark, read with the token: before the
+    // data, so an answer's tag is never newer than its body. A match costs no quota (as on GitHub).
+    const tag = route.operation.conditional ? entityTag(route, authenticated, url) : null;
+    if (tag && matchesTag(req.headers.get('if-none-match'), tag)) {
+      return new Response(null, { status: 304, headers: { etag: tag, ...REVALIDATE } });
+    }
     const fields = takesBody(method) ? await bodyInput(req, options.body, route.kinds) : queryInput(url, route.kinds);
     // The path's own parameters win over a body or query field of the same name.
     const input = Object.assign(
@@ -91,7 +125,10 @@ export function createRestHandler(operations: readonly Operation[], services: Se
     );
     const result = await run(route, context, input, request.id);
     if (!result.ok) return result.response;
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      ...(tag ? { etag: tag, ...REVALIDATE } : {}),
+    };
     const position = context.notes.pagePosition;
     const link = position && linkHeader(options.origin(req), url, position);
     if (link) headers.link = link;

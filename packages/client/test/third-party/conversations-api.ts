@@ -310,6 +310,8 @@ export interface components {
         "RateLimit-Reset": number;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
+        /** @description A strong tag of this answer: it changes when anything of the account's conversations changes, on every server at once. Send it back in If-None-Match to be answered 304 while nothing has. */
+        ETag: string;
         /** @description Present (`true`) when this answer is the stored first answer to a repeated Idempotency-Key. */
         "Idempotent-Replayed": "true";
     };
@@ -517,7 +519,13 @@ export interface operations {
                 title?: string;
                 slug?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The ETag of an answer the client kept. While nothing of the account has changed since (no conversation created, no message added), the answer is 304 with no body, and it costs none of the rate limit.
+                 * @example "Xq1B5sQd0mH0l4w9cO8k2vYzRdA"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -529,6 +537,9 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    /** @description `private, no-cache`: a client may keep the answer and revalidate it with If-None-Match. */
+                    "Cache-Control"?: "private, no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -588,6 +599,16 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Conversation"];
                 };
+            };
+            /** @description Nothing has changed since the answer whose ETag was sent in If-None-Match: keep it. No body, no RateLimit-* headers (it is not counted). */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    /** @description `private, no-cache`: a client may keep the answer and revalidate it with If-None-Match. */
+                    "Cache-Control"?: "private, no-cache";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No token, an unknown or revoked token, or a malformed Authorization header */
             401: {
@@ -667,7 +688,13 @@ export interface operations {
             query?: {
                 page?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The ETag of an answer the client kept. While nothing of the account has changed since (no conversation created, no message added), the answer is 304 with no body, and it costs none of the rate limit.
+                 * @example "Xq1B5sQd0mH0l4w9cO8k2vYzRdA"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -684,6 +711,9 @@ export interface operations {
                      * @example </api/v1/conversations/get_conversations?page=3>; rel="next"
                      */
                     Link?: string;
+                    ETag: components["headers"]["ETag"];
+                    /** @description `private, no-cache`: a client may keep the answer and revalidate it with If-None-Match. */
+                    "Cache-Control"?: "private, no-cache";
                     [name: string]: unknown;
                 };
                 content: {
@@ -747,6 +777,16 @@ export interface operations {
                         conversations: components["schemas"]["ListedConversation"][];
                     };
                 };
+            };
+            /** @description Nothing has changed since the answer whose ETag was sent in If-None-Match: keep it. No body, no RateLimit-* headers (it is not counted). */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    /** @description `private, no-cache`: a client may keep the answer and revalidate it with If-None-Match. */
+                    "Cache-Control"?: "private, no-cache";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No token, an unknown or revoked token, or a malformed Authorization header */
             401: {

@@ -1,5 +1,6 @@
 import type { Authenticated } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
+import { changeMarkSql } from './change-marks.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { query } from './sql.ts';
 
@@ -17,6 +18,7 @@ interface Row {
   owner_id: number | null;
   owner_email: string | null;
   owner_name: string | null;
+  change_mark: string;
 }
 
 const BY_TOKEN: Prepared = {
@@ -24,7 +26,7 @@ const BY_TOKEN: Prepared = {
   text: `
   select t.id as token_id, a.rate_limit, a.id, a.key, a.name, a.host, a.default_anyone_can_post,
     a.default_allow_anonymous_messages, a.default_allow_search_engines, a.title_template,
-    u.id as owner_id, u.email as owner_email, u.name as owner_name
+    u.id as owner_id, u.email as owner_email, u.name as owner_name, ${changeMarkSql('a.id')} as change_mark
   from api_token t
   join account a on a.id = t.account_id
   left join account_user u on u.id = a.owner_id
@@ -45,6 +47,7 @@ export class AccountStore {
     return {
       tokenId: row.token_id,
       rateLimit: row.rate_limit,
+      changeMark: row.change_mark,
       account: {
         id: row.id,
         key: row.key,

@@ -8,6 +8,7 @@ import {
 import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { SqlEntityManager } from '@mikro-orm/sql';
 import { Conversation, ConversationMember, SLUG_UNIQUE_INDEX } from '../entities/index.ts';
+import { markChange, markChangeSql } from './change-marks.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { emitEventIn, emitEventSql } from './webhook-outbox.ts';
 
@@ -49,7 +50,8 @@ function insertStatement(em: EntityManager, accountId: number, c: NewConversatio
       text: `with c as (${numbered}),
         m as (insert into conversation_member (conversation_id, user_id, account_id)
               select c.id, u, $${account} from c cross join unnest($${n + 1}::int[]) as u),
-        ${emitEventSql({ source: 'c', type: 'conversation_created', account: `$${account}::int`, conversation: 'c.id', message: 'null::int' })}
+        ${emitEventSql({ source: 'c', type: 'conversation_created', account: `$${account}::int`, conversation: 'c.id', message: 'null::int' })},
+        ${markChangeSql({ source: 'c', account: `$${account}::int` })}
         select id from c`,
     };
   }
@@ -66,7 +68,8 @@ const isSlugTaken = (e: unknown): boolean =>
 
 /**
  * One statement, one round trip: the conversation row (as the entity's query builder writes it),
- * its members, and its webhook event where the account subscribed one, inserted together by CTEs. A single statement is atomic, so no transaction
+ * its members, its webhook event where the account subscribed one, and the account's change mark,
+ * written together by CTEs. A single statement is atomic, so no transaction
  * is opened; as a named prepared statement it is planned once per connection. Four round trips
  * (begin, two inserts, commit) were the largest cost of create: each socket write wakes
  * PostgreSQL on the cores the server shares with it.
@@ -102,6 +105,7 @@ export async function insertInTransaction(
       );
     }
     await emitEventIn(tx, accountId, 'conversation_created', id, null);
+    await markChange(tx, accountId);
     return { id };
   } catch (e) {
     if (isSlugTaken(e)) throw new SlugTakenError();

@@ -1,5 +1,6 @@
 import type { ReplyStore } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
+import { markChangeSql } from './change-marks.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { emitEventSql } from './webhook-outbox.ts';
 
@@ -19,7 +20,8 @@ const INSERT: Prepared = {
     on conflict (account_id, submit_key) where submit_key is not null do nothing
     returning id, conversation_id
   ),
-  ${emitEventSql({ source: 'added', type: 'message_created', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id' })}
+  ${emitEventSql({ source: 'added', type: 'message_created', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id' })},
+  ${markChangeSql({ source: 'added', account: '$1::int' })}
   select id from added
   union all
   select id from message where account_id = $1 and submit_key = $5::varchar and not exists (select 1 from added)`,

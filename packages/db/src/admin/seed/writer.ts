@@ -9,6 +9,7 @@ import {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { SLUG_UNIQUE_INDEX } from '../../entities/index.ts';
+import { markChange } from '../../repositories/change-marks.ts';
 import { query } from '../../repositories/sql.ts';
 import { emitEventSql } from '../../repositories/webhook-outbox.ts';
 import { AdminError } from '../errors.ts';
@@ -206,6 +207,8 @@ export async function loadBatch(
       'id',
     ),
   );
+  // What the API answers for the account changed: conditional requests see it at once.
+  await markChange(em, refs.id);
   counts.conversations += batch.length;
   counts.messages += messages.length;
 }

@@ -10,6 +10,7 @@ export const ZGetConversationInput = z.object({
 export const getConversationSpec = {
   name: 'conversations.get',
   label: 'get_conversation',
+  conditional: true,
   input: ZGetConversationInput,
   meta: {
     openapi: {

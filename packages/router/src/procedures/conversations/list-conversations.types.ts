@@ -12,6 +12,7 @@ export const ZConversationList = z.object({ conversations: z.array(ZListedConver
 export const listConversationsSpec = {
   name: 'conversations.list',
   label: 'get_conversations',
+  conditional: true,
   input: ZListConversationsInput,
   meta: {
     openapi: {

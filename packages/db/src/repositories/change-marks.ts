@@ -1,0 +1,30 @@
+import type { EntityManager } from '@mikro-orm/core';
+import { query } from './sql.ts';
+
+/*
+ * An account's change mark: what a conditional request (If-None-Match) is judged by. Every
+ * statement that changes what the API answers for an account adds one to one of its shards, in
+ * that same statement, so a change that is committed has raised the mark and one that is rolled
+ * back has not. The mark is the shards' sum: it only grows, on every replica at once.
+ */
+
+/** Shards per account: concurrent creates pick one at random and rarely wait for each other. */
+const SHARDS = 16;
+
+/** A CTE (to follow others in a `with`) that counts a change of `account` when `source` has rows. */
+export const markChangeSql = (o: { source: string; account: string }): string => `
+  change_mark as (
+    insert into account_change as m (account_id, shard, seq)
+    select ${o.account}, floor(random() * ${SHARDS})::smallint, 1 where exists (select 1 from ${o.source})
+    on conflict (account_id, shard) do update set seq = m.seq + 1)`;
+
+/** The same, as a statement of its own (inside the caller's transaction, if any). */
+export async function markChange(em: EntityManager, accountId: number): Promise<void> {
+  await query(em, `with src as (select 1), ${markChangeSql({ source: 'src', account: '?::int' })} select 1`, [
+    accountId,
+  ]);
+}
+
+/** The account's mark as an expression (text, for bigint's sake). */
+export const changeMarkSql = (account: string): string =>
+  `(select coalesce(sum(seq), 0)::text from account_change where account_id = ${account})`;
