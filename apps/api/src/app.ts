@@ -162,7 +162,7 @@ export function createApp(services: Services, options: AppOptions, router: AppRo
     [
       `${REST_PREFIX}/openapi.json`,
       () => {
-        openApi ??= JSON.stringify(buildOpenApiDocument(router, operations, pkg.version));
+        openApi ??= JSON.stringify(buildOpenApiDocument(operations, pkg.version));
         return new Response(openApi, { headers: { 'content-type': 'application/json' } });
       },
     ],

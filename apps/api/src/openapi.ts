@@ -8,7 +8,7 @@ import {
   WEBHOOK_LIMIT_REACHED,
   WEBHOOK_NOT_FOUND,
 } from '@convo/domain';
-import { type AppRouter, ERRORS, type ErrorCode, type Operation } from '@convo/router';
+import { declaredRouter, ERRORS, type ErrorCode, type Operation } from '@convo/router';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { tooLarge } from './http/body.ts';
 import { REST_PREFIX } from './rest/handler.ts';
@@ -128,12 +128,8 @@ const NOT_MODIFIED = {
   headers: { ETag: ETAG, 'Cache-Control': REVALIDATE },
 };
 
-export function buildOpenApiDocument(
-  router: AppRouter,
-  operations: readonly Operation[],
-  version: string,
-): OpenAPIObject {
-  const doc = generateOpenApiDocument(router, {
+export function buildOpenApiDocument(operations: readonly Operation[], version: string): OpenAPIObject {
+  const doc = generateOpenApiDocument(declaredRouter(operations), {
     title: 'Conversations API',
     version,
     openApiVersion: '3.1.0',

@@ -9,7 +9,11 @@ import { startWebhookWorker } from './webhooks/worker.ts';
 
 /** The app as the configuration describes it, on an open database. */
 export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogger: Logger = logger): App {
-  const services = createServices(orm, logger, { rateLimit: config.rateLimit, webhookTargets: config.webhooks });
+  const services = createServices(orm, logger, {
+    rateLimit: config.rateLimit,
+    webhookTargets: config.webhooks,
+    checkAnswers: config.checkAnswers,
+  });
   const mail = startMailWorker(services.mailQueue, { ...config.mail, logger: mailLogger });
   services.onMailQueued(mail.kick);
   const { retryScale, timeoutMs, ...policy } = config.webhooks;

@@ -86,6 +86,8 @@ export interface ServiceOptions {
   hostCacheMs?: number;
   /** Which webhook endpoints may be subscribed (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE). */
   webhookTargets?: TargetPolicy;
+  /** Hold every answer to its operation's output schema at run time (default: yes). */
+  checkAnswers?: boolean;
 }
 
 /** A host moved by `account set-host` reaches every process within this time. */
@@ -135,6 +137,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     visitorLimits: new PostgresVisitorLimits(em),
     authenticate: (token) => accounts.findByTokenHash(hashToken(token)),
     isUnavailable: databaseUnavailable,
+    checkAnswers: options.checkAnswers ?? true,
     logger,
     metrics: createMetrics(
       () => poolStats(em),

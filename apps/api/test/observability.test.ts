@@ -7,10 +7,12 @@ import {
   BASE,
   call,
   createJson,
+  get,
   type Harness,
   METRICS_TOKEN,
   makeAccount,
   openHarness,
+  secondApp,
   type TestAccount,
 } from './support/harness.ts';
 
@@ -60,6 +62,40 @@ describe('request logs', () => {
       const r = await call(h, new Request(`${BASE}/healthz`, { headers }));
       expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     }
+  });
+});
+
+describe('answers held to their schema', () => {
+  it('a row the schema cannot describe is a logged 500 where answers are checked, and passes through where not', async () => {
+    // An operator's hand edit leaves a workflow the contract cannot describe (its id must be a number).
+    const r = await createJson(h, acme.token, { title: 'Hand-edited', slug: 'hand-edited' });
+    expect(r.status).toBe(201);
+    await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update conversation set workflow = '{"id": "seven", "name": "x", "steps": []}' where id = ?`, [
+        r.body.id,
+      ]);
+    lines.length = 0;
+    const checked = await get(h, acme.token, 'get_conversation?slug=hand-edited');
+    expect(checked.status).toBe(500);
+    expect(checked.body).toEqual({ error: expect.any(String), code: 'internal' });
+    expect(JSON.stringify(checked.body)).not.toContain('seven');
+    const logged = lines.find((l) => l.msg === 'request failed');
+    expect(JSON.stringify(logged)).toContain('the answer does not match its schema: workflow');
+    // Production (NODE_ENV=production) trusts the compiler's check and sends the row as it is.
+    const unchecked = secondApp(h, { checkAnswers: false });
+    const res = await unchecked.fetch(
+      new Request(`${BASE}/api/v1/conversations/get_conversation?slug=hand-edited`, {
+        headers: { authorization: `Bearer ${acme.token}` },
+      }),
+    );
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ slug: 'hand-edited', workflow: { id: 'seven', name: 'x', steps: [] } });
+    await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute('update conversation set workflow = null where id = ?', [r.body.id]);
   });
 });
 

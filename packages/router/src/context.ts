@@ -28,6 +28,8 @@ export interface ProcedureServices {
   rateLimit(tokenId: number, accountId: number, accountLimit: number | null): Promise<RateLimitState | null>;
   /** True when an error means the database cannot serve just now (503), not that the request is wrong. */
   isUnavailable(err: unknown): boolean;
+  /** Hold every answer to its operation's output schema at run time (a mismatch is a 500). */
+  checkAnswers: boolean;
 }
 
 /** What a procedure tells its transport beside its result (shared by reference through middleware). */

@@ -1,8 +1,8 @@
-import type { AnyProcedure } from '@trpc/server';
+import type { AnyProcedure, inferProcedureOutput } from '@trpc/server';
 import type { z } from 'zod';
 import type { Context } from './context.ts';
 import type { ErrorCode } from './errors.ts';
-import { createCallerFactory, type Meta, router } from './trpc.ts';
+import { authedProcedure, checkAnswer, createCallerFactory, type Meta, publicProcedure, router } from './trpc.ts';
 
 /*
  * What an operation is, in one place: each procedure's .types.ts declares it, and everything else
@@ -43,6 +43,11 @@ export interface OperationSpec {
   /** The procedure's input schema: the REST adapter reads query and form fields by its members' kinds. */
   input: z.ZodObject;
   /**
+   * The success answer's shape on the wire: the OpenAPI document's schema, and what the answer is
+   * held to (by the compiler always, at run time where `checkAnswers` is on; see trpc.ts).
+   */
+  output: z.ZodType;
+  /**
    * Its REST answers carry a strong ETag, and a request whose If-None-Match matches is answered
    * 304 without running it (reads only: the tag follows the account's change mark).
    */
@@ -71,8 +76,41 @@ export interface Operation extends OperationSpec {
   call(ctx: Context, input: unknown): Promise<unknown>;
 }
 
-/** An operation: its declaration, and a caller of its own procedure (tRPC's documented caller API). */
-export function operation(spec: OperationSpec, procedure: AnyProcedure): Operation {
-  const createCaller = createCallerFactory(router({ run: procedure }));
+/** Where each operation's procedure starts: a token's account, its meta, its answer checked against `output`. */
+export const procedureOf = (spec: OperationSpec) => authedProcedure.meta(spec.meta).use(checkAnswer(spec.output));
+
+/**
+ * An operation: its declaration, and a caller of its own procedure (tRPC's documented caller API).
+ * It compiles only when what the procedure returns is the declared output.
+ */
+export function operation<S extends OperationSpec, P extends AnyProcedure>(
+  spec: S,
+  procedure: P,
+  ..._answers: inferProcedureOutput<P> extends z.input<S['output']> ? [] : [never]
+): Operation {
+  const run: AnyProcedure = procedure;
+  const createCaller = createCallerFactory(router({ run }));
   return { ...spec, call: (ctx, input) => createCaller(ctx).run(input) };
+}
+
+const notServed = (): never => {
+  throw new Error('a declaration for the OpenAPI generator; the operation itself serves requests');
+};
+
+/**
+ * The operations as trpc-to-openapi's generator reads them: each declaration's meta, input and
+ * output, and nothing else (it is never called). The served procedures do not name their output to
+ * tRPC, which would parse every answer (see `checkAnswer`), so the generator reads it from here.
+ */
+export function declaredRouter(operations: readonly Operation[]) {
+  return router(
+    Object.fromEntries(
+      operations.map(({ name, meta, input, output }) => {
+        // As the procedures do: an input whose members are all optional may be left out entirely.
+        const accepted: z.ZodType = input.safeParse({}).success ? input.prefault({}) : input;
+        const declared = publicProcedure.meta(meta).input(accepted).output(output);
+        return [name, meta.openapi.method === 'GET' ? declared.query(notServed) : declared.mutation(notServed)];
+      }),
+    ),
+  );
 }

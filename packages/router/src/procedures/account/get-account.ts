@@ -1,12 +1,9 @@
 import { getAccount } from '@convo/domain';
-import { operation } from '../../operation.ts';
-import { authedProcedure } from '../../trpc.ts';
-import { getAccountSpec, ZAccount } from './get-account.types.ts';
+import { operation, procedureOf } from '../../operation.ts';
+import { getAccountSpec } from './get-account.types.ts';
 
-export const getAccountProcedure = authedProcedure
-  .meta(getAccountSpec.meta)
+export const getAccountProcedure = procedureOf(getAccountSpec)
   .input(getAccountSpec.input.prefault({}))
-  .output(ZAccount)
   .query(({ ctx }) => getAccount(ctx.account));
 
 export const getAccountOperation = operation(getAccountSpec, getAccountProcedure);

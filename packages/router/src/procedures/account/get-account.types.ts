@@ -20,6 +20,7 @@ export const getAccountSpec = {
   name: 'account.get',
   label: 'get_account',
   input: ZGetAccountInput,
+  output: ZAccount,
   meta: {
     openapi: {
       method: 'GET',

@@ -1,13 +1,9 @@
 import { createConversation } from '@convo/domain';
-import { operation } from '../../operation.ts';
-import { authedProcedure } from '../../trpc.ts';
-import { ZCreatedConversation } from './conversation.types.ts';
+import { operation, procedureOf } from '../../operation.ts';
 import { createConversationSpec } from './create-conversation.types.ts';
 
-export const createConversationProcedure = authedProcedure
-  .meta(createConversationSpec.meta)
+export const createConversationProcedure = procedureOf(createConversationSpec)
   .input(createConversationSpec.input.prefault({}))
-  .output(ZCreatedConversation)
   .mutation(async ({ ctx, input }) => {
     const { view, replayed } = await createConversation(
       ctx.services,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
-import { conversationExample, ZSlug, ZTitle } from './conversation.types.ts';
+import { conversationExample, ZCreatedConversation, ZSlug, ZTitle } from './conversation.types.ts';
 
 export const ZCreateConversationInput = z.object({
   title: ZTitle.optional(),
@@ -18,6 +18,7 @@ export const createConversationSpec = {
   name: 'conversations.create',
   label: 'create_conversation',
   input: ZCreateConversationInput,
+  output: ZCreatedConversation,
   meta: {
     successStatus: 201,
     openapi: {

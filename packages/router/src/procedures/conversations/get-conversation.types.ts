@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { OperationSpec } from '../../operation.ts';
-import { listedConversationExample, notFound } from './conversation.types.ts';
+import { listedConversationExample, notFound, ZConversation } from './conversation.types.ts';
 
 export const ZGetConversationInput = z.object({
   title: z.string().meta({ description: 'Exact title, ignoring case; the most recent match wins.' }).optional(),
@@ -12,6 +12,7 @@ export const getConversationSpec = {
   label: 'get_conversation',
   conditional: true,
   input: ZGetConversationInput,
+  output: ZConversation,
   meta: {
     openapi: {
       method: 'GET',

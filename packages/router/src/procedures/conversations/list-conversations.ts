@@ -1,12 +1,9 @@
 import { listConversations } from '@convo/domain';
-import { operation } from '../../operation.ts';
-import { authedProcedure } from '../../trpc.ts';
-import { listConversationsSpec, ZConversationList } from './list-conversations.types.ts';
+import { operation, procedureOf } from '../../operation.ts';
+import { listConversationsSpec } from './list-conversations.types.ts';
 
-export const listConversationsProcedure = authedProcedure
-  .meta(listConversationsSpec.meta)
+export const listConversationsProcedure = procedureOf(listConversationsSpec)
   .input(listConversationsSpec.input.prefault({}))
-  .output(ZConversationList)
   .query(async ({ ctx, input }) => {
     const { view, position } = await listConversations(ctx.services, ctx.account, input);
     ctx.notes.pagePosition = position;

@@ -14,6 +14,7 @@ export const listConversationsSpec = {
   label: 'get_conversations',
   conditional: true,
   input: ZListConversationsInput,
+  output: ZConversationList,
   meta: {
     openapi: {
       method: 'GET',

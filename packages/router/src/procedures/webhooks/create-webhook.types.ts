@@ -33,6 +33,7 @@ export const createWebhookSpec = {
   name: 'webhooks.create',
   label: 'create_webhook',
   input: ZCreateWebhookInput,
+  output: ZSubscribedWebhook,
   meta: {
     successStatus: 201,
     openapi: {

@@ -11,6 +11,7 @@ export const deleteWebhookSpec = {
   name: 'webhooks.delete',
   label: 'delete_webhook',
   input: ZDeleteWebhookInput,
+  output: ZDeletedWebhook,
   meta: {
     openapi: {
       method: 'DELETE',

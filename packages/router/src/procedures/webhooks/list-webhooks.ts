@@ -1,12 +1,9 @@
 import { listWebhookEndpoints } from '@convo/domain';
-import { operation } from '../../operation.ts';
-import { authedProcedure } from '../../trpc.ts';
-import { listWebhooksSpec, ZWebhookList } from './list-webhooks.types.ts';
+import { operation, procedureOf } from '../../operation.ts';
+import { listWebhooksSpec } from './list-webhooks.types.ts';
 
-export const listWebhooksProcedure = authedProcedure
-  .meta(listWebhooksSpec.meta)
+export const listWebhooksProcedure = procedureOf(listWebhooksSpec)
   .input(listWebhooksSpec.input.prefault({}))
-  .output(ZWebhookList)
   .query(async ({ ctx }) => ({ webhooks: await listWebhookEndpoints(ctx.services, ctx.account) }));
 
 export const listWebhooksOperation = operation(listWebhooksSpec, listWebhooksProcedure);

@@ -12,6 +12,7 @@ export const listWebhooksSpec = {
   name: 'webhooks.list',
   label: 'list_webhooks',
   input: ZListWebhooksInput,
+  output: ZWebhookList,
   meta: {
     openapi: {
       method: 'GET',
