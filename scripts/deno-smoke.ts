@@ -4,7 +4,7 @@
  * DATABASE_URL names a PostgreSQL server. Exits non-zero on any mismatch.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -44,9 +44,12 @@ const account = JSON.parse(
 );
 const auth = { authorization: `Bearer ${account.token.token}` };
 
+// The V8 options `npm run start:deno` gives the server (package.json), so that they are tried here.
+const startDeno: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts['start:deno'];
+const denoOptions = startDeno.split(/\s+/).filter((word) => word.startsWith('--v8-flags='));
 const server = spawn(
   join(root, 'node_modules/.bin/deno'),
-  ['run', '--allow-all', join(root, 'apps/api/src/entry/deno.ts')],
+  ['run', ...denoOptions, '--allow-all', join(root, 'apps/api/src/entry/deno.ts')],
   {
     env,
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -178,7 +178,20 @@ describe('the container image', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/HEALTHCHECK[\s\S]*\/readyz/);
     expect(dockerfile).toMatch(/MIGRATE_ON_START=false/);
-    expect(dockerfile).toMatch(/^CMD \["node", "apps\/api\/src\/entry\/node.ts"\]$/m);
+    // The server starts as `npm start` starts it, with the same Node options.
+    const start = JSON.parse(read('../package.json')).scripts.start.split(' ');
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]');
+    expect(cmd).toEqual(start);
+    expect(cmd.at(-1)).toBe('apps/api/src/entry/node.ts');
+    // Every workspace package the server imports is installed and copied, sources and all.
+    const api = JSON.parse(read('../apps/api/package.json'));
+    const ours = Object.keys(api.dependencies).filter((name) => name.startsWith('@convo/'));
+    for (const name of ours) {
+      const dir = `packages/${name.slice('@convo/'.length)}`;
+      // Its package.json in both stages (npm links the workspace), its sources in the image.
+      expect(dockerfile.split(`COPY ${dir}/package.json ${dir}/\n`).length - 1).toBe(2);
+      expect(dockerfile).toContain(`COPY ${dir}/src ${dir}/src\n`);
+    }
     // Everything the image copies exists.
     for (const [, from] of dockerfile.matchAll(/^COPY (?!--from)(\S+)/gm)) {
       expect(() => readFileSync(new URL(`../../${from}`, import.meta.url))).not.toThrow(/ENOENT/);
