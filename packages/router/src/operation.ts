@@ -93,6 +93,9 @@ export function operation<S extends OperationSpec, P extends AnyProcedure>(
   return { ...spec, call: (ctx, input) => createCaller(ctx).run(input) };
 }
 
+/** True when every member of an input is optional: a caller may then send none at all (read as `{}`). */
+export const mayBeOmitted = (input: z.ZodObject): boolean => input.safeParse({}).success;
+
 const notServed = (): never => {
   throw new Error('a declaration for the OpenAPI generator; the operation itself serves requests');
 };
@@ -106,8 +109,8 @@ export function declaredRouter(operations: readonly Operation[]) {
   return router(
     Object.fromEntries(
       operations.map(({ name, meta, input, output }) => {
-        // As the procedures do: an input whose members are all optional may be left out entirely.
-        const accepted: z.ZodType = input.safeParse({}).success ? input.prefault({}) : input;
+        // As the procedures do (`spec.input.prefault({})`): an all-optional input may be left out.
+        const accepted: z.ZodType = mayBeOmitted(input) ? input.prefault({}) : input;
         const declared = publicProcedure.meta(meta).input(accepted).output(output);
         return [name, meta.openapi.method === 'GET' ? declared.query(notServed) : declared.mutation(notServed)];
       }),
