@@ -75,6 +75,8 @@ const ZEnv = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** Multiplies the webhook retry schedule (fault tests shorten it; production leaves it at 1). */
   WEBHOOK_RETRY_SCALE: z.coerce.number().min(0.001).max(10).default(1),
+  /** With the server's autovacuum off: vacuum the queue tables this often (0: never). */
+  QUEUE_VACUUM_SECONDS: z.coerce.number().min(0).max(3600).default(5),
   /** Check every answer against its operation's output schema (default: unless NODE_ENV=production). */
   CHECK_ANSWERS: ZBoolean.optional(),
   NODE_ENV: z.string().optional(),
@@ -101,6 +103,7 @@ export type Config = {
   formLimits: { perIpPerMinute: number; perEmailPer15Minutes: number };
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutMs: number; retryScale: number };
   checkAnswers: boolean;
+  queueVacuumMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -144,5 +147,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryScale: e.WEBHOOK_RETRY_SCALE,
     },
     checkAnswers: e.CHECK_ANSWERS ?? e.NODE_ENV !== 'production',
+    queueVacuumMs: e.QUEUE_VACUUM_SECONDS * 1000,
   };
 }

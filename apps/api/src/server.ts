@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import { startMailWorker } from './mail.ts';
 import { createServices, migrateDatabase, openDatabase } from './services.ts';
+import { startVacuuming } from './vacuum.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 
 /** The app as the configuration describes it, on an open database. */
@@ -28,6 +29,8 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     onResult: services.metrics.webhookResult,
     busy: services.databaseBusy,
   });
+  const vacuuming =
+    config.database.kind === 'postgres' ? startVacuuming(orm, { intervalMs: config.queueVacuumMs, logger }) : null;
   const app = createApp(services, {
     maxBodyBytes: config.maxBodyBytes,
     requestTimeoutMs: config.requestTimeoutMs,
@@ -44,6 +47,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
       app.drain();
       void mail.stop();
       void webhooks.stop();
+      void vacuuming?.stop();
     },
   };
 }

@@ -7,6 +7,7 @@ export * from './admin/webhooks.ts';
 export * from './faults.ts';
 export * from './limits/rate-limiter.ts';
 export * from './limits/visitor-limits.ts';
+export * from './maintenance.ts';
 export { type NativeClient, nativeClient, poolStats } from './native.ts';
 export * from './orm.ts';
 export * from './repositories/account-store.ts';
