@@ -25,6 +25,7 @@ import type { MailOutbox, PeopleStore, ReplyStore, SiteStore, VisitorLimits } fr
 import type { ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
 import { type Config, DEFAULT_RATE_LIMIT } from './config.ts';
+import { lockDataDir } from './embedded-lock.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { type TargetPolicy, webhookTargets } from './webhooks/target.ts';
@@ -57,7 +58,10 @@ export const TOKEN_TOUCH_INTERVAL_MS = 60_000;
 
 export async function openDatabase(config: Config, logger: Logger): Promise<MikroORM> {
   const db = config.database;
-  if (db.kind === 'pglite') mkdirSync(db.dataDir, { recursive: true });
+  if (db.kind === 'pglite') {
+    mkdirSync(db.dataDir, { recursive: true });
+    lockDataDir(db.dataDir);
+  }
   const orm =
     db.kind === 'postgres'
       ? await openOrm(

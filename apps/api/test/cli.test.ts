@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -22,7 +22,7 @@ let server: TestDatabase | undefined;
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env });
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env, maxBuffer: 64 * 1024 * 1024 });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -211,6 +211,73 @@ describe('operator CLI', () => {
       expect((await cli('seed', join(dir, 'absent.json'))).stderr).toMatch(/cannot read .*ENOENT/);
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('exports accounts to a file or standard output, leaving the secrets behind', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'convo-export-'));
+    try {
+      const file = join(dir, 'demo.json');
+      const report = await json('export', '--account', 'demo', '--out', file);
+      expect(report).toMatchObject({ conversations: 3, messages: 3, out: file });
+      const exported = JSON.parse(await readFile(file, 'utf8'));
+      expect(exported.accounts.map((a: { key: string }) => a.key)).toEqual(['demo']);
+      expect(exported.accounts[0].conversations.map((c: { slug: string }) => c.slug)).toContain('welcome');
+      expect(JSON.stringify(exported)).not.toMatch(/cnv_|whsec_/);
+
+      const all = await cli('export', '--all');
+      expect(all.code).toBe(0);
+      expect(JSON.parse(all.stdout).accounts.map((a: { key: string }) => a.key)).toEqual(
+        expect.arrayContaining(['acme', 'demo', 'bulk']),
+      );
+      expect(all.stderr).toMatch(/^exported \d+ conversations/m);
+
+      expect((await cli('export', '--out', file)).stderr).toMatch(/give --account <key> or --all/);
+      const missing = await cli('export', '--account', 'nobody', '--out', join(dir, 'nobody.json'));
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/no account with key "nobody"/);
+      await expect(stat(join(dir, 'nobody.json.partial'))).rejects.toThrow();
+      await expect(stat(join(dir, 'nobody.json'))).rejects.toThrow();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('backs up the embedded database to a directory a server can start on, never while another process has it', async () => {
+    if (!dataDir) {
+      expect((await cli('backup', '--out', join(tmpdir(), 'never'))).stderr).toMatch(/pg_dump/);
+      return;
+    }
+    const out = join(await mkdtemp(join(tmpdir(), 'convo-backup-')), 'copy');
+    try {
+      // Another live process holds the directory (here: this test's own process).
+      await writeFile(join(dataDir, 'convo.pid'), String(process.pid));
+      const refused = await cli('backup', '--out', out);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/open in process \d+/);
+      await rm(join(dataDir, 'convo.pid'));
+
+      const made = await json('backup', '--out', out);
+      expect(made.bytes).toBeGreaterThan(1_000_000);
+      const copy = await openOrm({ kind: 'pglite', dataDir: out });
+      try {
+        const [row] = await copy.em.getConnection().execute('select count(*)::int as n from conversation');
+        const [original] = await (async () => {
+          const o = await openOrm({ kind: 'pglite', dataDir: dataDir as string });
+          try {
+            return await o.em.getConnection().execute('select count(*)::int as n from conversation');
+          } finally {
+            await o.close();
+          }
+        })();
+        expect(row.n).toBe(original.n);
+        expect(row.n).toBeGreaterThan(4_500);
+      } finally {
+        await copy.close();
+      }
+      expect((await cli('backup', '--out', out)).stderr).toMatch(/exists: give a new directory/);
+    } finally {
+      await rm(join(out, '..'), { recursive: true, force: true });
     }
   });
 

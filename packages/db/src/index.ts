@@ -1,5 +1,7 @@
 export * from './admin/errors.ts';
+export * from './admin/export.ts';
 export * from './admin/operations.ts';
+export * from './admin/seed/append.ts';
 export * from './admin/seed/format.ts';
 export * from './admin/seed/loader.ts';
 export type { LoadedAccount, SeedCounts } from './admin/seed/writer.ts';

@@ -17,6 +17,7 @@ import {
 import type { Command } from 'commander';
 import { migrateDatabase, openDatabase } from '../services.ts';
 import { webhookTargets } from '../webhooks/target.ts';
+import { registerDataCommands } from './data.ts';
 import { registerDemo } from './demo.ts';
 import { type Env, emit, example, int, jsonArray, withDatabase } from './helpers.ts';
 import { seedProgress } from './progress.ts';
@@ -28,6 +29,7 @@ export type { Env } from './helpers.ts';
 export function registerCommands(program: Command, env: Env): void {
   registerDemo(program, env);
   registerWebhookCommands(program, env);
+  registerDataCommands(program, env);
 
   example(
     program

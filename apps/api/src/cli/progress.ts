@@ -1,42 +1,85 @@
-import type { SeedProgress } from '@convo/db';
+import type { ExportProgress, SeedProgress } from '@convo/db';
 import { SingleBar } from 'cli-progress';
 
-/**
- * Seed progress on stderr: a bar with counts and rate on a terminal, a plain line at most every
- * five seconds otherwise, nothing with --json. The bar follows the bytes of the file read so far.
+/*
+ * Progress of a long command (seed, export) on stderr: a bar with counts and rate on a terminal, a
+ * plain line at most every five seconds otherwise, nothing with --json.
  */
-export function seedProgress(fileBytes: number, quiet: boolean) {
+
+interface Counts {
+  conversations: number;
+  messages: number;
+}
+
+/** `total` null: a count with no end known beforehand (no bar, no share). */
+function progress(command: string, total: number | null, quiet: boolean, totalIs = '') {
   const started = performance.now();
-  let bytes = 0;
   let lastLine = started;
   const bar =
     !quiet && process.stderr.isTTY
       ? new SingleBar({
-          format: 'seed |{bar}| {percentage}% | {conversations} conversations, {messages} messages | {rate}/s',
+          format: `${command} ${total === null ? '' : '|{bar}| {percentage}% '}| {conversations} conversations, {messages} messages | {rate}/s`,
           stream: process.stderr,
           hideCursor: true,
         })
       : null;
-  bar?.start(Math.max(fileBytes, 1), 0, { conversations: 0, messages: 0, rate: 0 });
-
+  bar?.start(Math.max(total ?? 1, 1), 0, { conversations: 0, messages: 0, rate: 0 });
   return {
-    bytes(n: number) {
-      bytes = n;
-    },
-    update({ counts }: SeedProgress) {
+    /** `done` of `total` (in whatever unit the total is). */
+    update(done: number, counts: Counts) {
       const now = performance.now();
       const rate = Math.round(counts.conversations / Math.max((now - started) / 1000, 0.001));
-      if (bar) bar.update(bytes, { conversations: counts.conversations, messages: counts.messages, rate });
+      if (bar) bar.update(done, { conversations: counts.conversations, messages: counts.messages, rate });
       else if (!quiet && now - lastLine >= 5_000) {
         lastLine = now;
-        const share = fileBytes > 0 ? Math.round((100 * bytes) / fileBytes) : 100;
+        const share = total === null ? '' : `, ${total > 0 ? Math.round((100 * done) / total) : 100}% of ${totalIs}`;
         process.stderr.write(
-          `seed: ${counts.conversations} conversations, ${counts.messages} messages, ${rate}/s, ${share}% of the file read\n`,
+          `${command}: ${counts.conversations} conversations, ${counts.messages} messages, ${rate}/s${share}\n`,
         );
       }
     },
     stop() {
       bar?.stop();
     },
+  };
+}
+
+/** Seed progress follows the bytes of the file read so far. */
+export function seedProgress(fileBytes: number, quiet: boolean) {
+  const shown = progress('seed', fileBytes, quiet, 'the file read');
+  let bytes = 0;
+  return {
+    bytes(n: number) {
+      bytes = n;
+    },
+    update({ counts }: SeedProgress) {
+      shown.update(bytes, counts);
+    },
+    stop: shown.stop,
+  };
+}
+
+/** Export progress follows the conversations written of those the export holds. */
+export function exportProgress(quiet: boolean) {
+  let shown: ReturnType<typeof progress> | null = null;
+  return {
+    update(p: ExportProgress) {
+      shown ??= progress('export', p.total, quiet, 'the conversations written');
+      shown.update(p.conversations, p);
+    },
+    stop() {
+      shown?.stop();
+    },
+  };
+}
+
+/** Import progress: conversations loaded so far (the source does not say how many it holds). */
+export function importProgress(quiet: boolean) {
+  const shown = progress('import', null, quiet);
+  return {
+    update(p: Counts) {
+      shown.update(0, p);
+    },
+    stop: shown.stop,
   };
 }

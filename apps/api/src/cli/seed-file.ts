@@ -66,6 +66,11 @@ export async function* readSeedFile(
   try {
     await reader.expect('startObject', 'a JSON object {"accounts": [...]}');
     for (let t = await reader.next(); t.name !== 'endObject'; t = await reader.next()) {
+      if (tokenValue(t) === 'comment') {
+        const comment = await reader.value(await reader.next());
+        if (typeof comment !== 'string') throw new AdminError(`${file}: "comment" must be a string`);
+        continue;
+      }
       if (tokenValue(t) !== 'accounts') {
         throw new AdminError(`${file}: unknown top-level member ${JSON.stringify(tokenValue(t))}`);
       }

@@ -14,6 +14,15 @@ const ZTimestamp = z
   .regex(/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:?\d{2})$/, 'an ISO 8601 time with offset')
   .refine((s) => !Number.isNaN(seedDate(s).getTime()), 'a real time');
 
+/**
+ * How a seed names one of the account's workflows or intake pages: by its name, or, where names
+ * repeat (the exporter does this), by its position in the account's list, from 1.
+ */
+export const ZSeedRef = z.union([z.string(), z.number().int().min(1)]);
+export type TSeedRef = z.infer<typeof ZSeedRef>;
+
+const ZTagName = ZText('tag').pipe(z.string().min(1).max(100));
+
 export const ZSeedMessage = z.strictObject({
   /** E-mail of one of the account's users, or null for an anonymous author. */
   author: z.string().nullable().default(null),
@@ -31,12 +40,20 @@ export const ZSeedConversation = z.strictObject({
   anyone_can_post: z.boolean().optional(),
   allow_anonymous_messages: z.boolean().optional(),
   allow_search_engines: z.boolean().optional(),
-  /** Name of one of the account's intake pages; the primary one sets via_primary_intake_page. */
-  intake_page: z.string().optional(),
+  /** One of the account's intake pages (a name or position); the primary one sets via_primary_intake_page. */
+  intake_page: ZSeedRef.optional(),
+  /**
+   * The conversation's copy of its workflow, as made when it was created (`of`: the workflow it
+   * was copied from); null for none. Omitted, the intake page's workflow as it is now.
+   */
+  workflow: z
+    .strictObject({ of: ZSeedRef, name: z.string(), steps: z.array(z.unknown()) })
+    .nullable()
+    .optional(),
   created_at: ZTimestamp.optional(),
   /** E-mails of members; omitted, the owner alone (as the API does). */
   members: z.array(z.string()).optional(),
-  tags: z.array(ZText('tag').pipe(z.string().min(1).max(100))).default([]),
+  tags: z.array(ZTagName).default([]),
   messages: z.array(ZSeedMessage).default([]),
 });
 
@@ -54,12 +71,17 @@ export const ZSeedAccountHeader = z.strictObject({
     .prefault({}),
   /** E-mail of the user who owns the account and joins each new conversation. */
   owner: z.string().optional(),
+  /** Requests per rate-limit window for each of the account's tokens; null: the server's default. */
+  rate_limit: z.number().int().min(0).max(1_000_000_000).nullable().default(null),
+  /** In this order: they get ascending ids, which is the order the API lists a conversation's users. */
   users: z.array(z.strictObject({ email: z.string(), name: z.string() })).default([]),
+  /** Tags made before the conversations load, in this order (the order the API lists them). */
+  tags: z.array(ZTagName).default([]),
   /** Tokens to install as given (for scripted set-ups); omitted, one is generated and reported. */
   tokens: z.array(z.strictObject({ name: z.string(), token: z.string().min(20).max(512) })).optional(),
   workflows: z.array(z.strictObject({ name: z.string(), steps: z.array(z.unknown()) })).default([]),
   intake_pages: z
-    .array(z.strictObject({ name: z.string(), primary: z.boolean().default(false), workflow: z.string().optional() }))
+    .array(z.strictObject({ name: z.string(), primary: z.boolean().default(false), workflow: ZSeedRef.optional() }))
     .default([]),
   /**
    * Endpoints to subscribe before the conversations load (checked as `webhook add` checks them);
@@ -84,7 +106,11 @@ export const ZSeedAccountHeader = z.strictObject({
 });
 
 export const ZSeedAccount = ZSeedAccountHeader.extend({ conversations: z.array(ZSeedConversation).default([]) });
-export const ZSeed = z.strictObject({ accounts: z.array(ZSeedAccount) });
+export const ZSeed = z.strictObject({
+  /** Free text for people (an export says here what it leaves out). */
+  comment: z.string().optional(),
+  accounts: z.array(ZSeedAccount),
+});
 
 export type TSeed = z.input<typeof ZSeed>;
 export type TSeedAccountHeader = z.infer<typeof ZSeedAccountHeader>;

@@ -5,6 +5,7 @@ import { query } from '../../repositories/sql.ts';
 import { MikroWebhookEndpointStore } from '../../repositories/webhook-endpoints.ts';
 import { AdminError } from '../errors.ts';
 import { createAccount, createIntakePage, createWorkflow, type IssuedToken, issueToken } from '../operations.ts';
+import * as v from '../validate.ts';
 import {
   parse,
   type TSeed,
@@ -13,7 +14,15 @@ import {
   ZSeedAccountHeader,
   ZSeedConversation,
 } from './format.ts';
-import { type AccountRefs, type BatchOptions, type LoadedAccount, loadBatch, type SeedCounts } from './writer.ts';
+import {
+  type AccountRefs,
+  type BatchOptions,
+  ensureTags,
+  type LoadedAccount,
+  loadBatch,
+  Named,
+  type SeedCounts,
+} from './writer.ts';
 
 /*
  * The loader: an account's header (users, tokens, workflows, intake pages), then its
@@ -31,13 +40,14 @@ async function loadHeader(
   if (header.owner !== undefined && !ownerSpec) {
     throw new AdminError(`account ${header.key}: owner ${header.owner} is not among its users`);
   }
+  // Users are written in the file's order, the owner among them: they get ascending ids, the order
+  // in which the API lists a conversation's users (an export lists them so too).
   const created = await createAccount(
     em,
     {
       key: header.key,
       name: header.name,
       host: header.host,
-      owner: ownerSpec,
       titleTemplate: header.title_template,
       defaults: {
         anyoneCanPost: header.defaults.anyone_can_post,
@@ -48,16 +58,31 @@ async function loadHeader(
     'seed',
   );
   const users = new Map<string, number>();
-  if (created.owner) users.set(created.owner.email.toLowerCase(), created.owner.id);
-  const others = header.users.filter((u) => u !== ownerSpec);
-  if (others.length > 0) {
+  if (header.users.length > 0) {
     const rows = await query<{ id: number; email: string }>(
       em,
       `insert into account_user (account_id, email, name)
-       select ?, email, name from jsonb_to_recordset(?::jsonb) as t(email text, name text) returning id, email`,
-      [created.id, JSON.stringify(others)],
-    );
+       select ?, u->>'email', u->>'name' from jsonb_array_elements(?::jsonb) with ordinality as t(u, n)
+       order by n returning id, email`,
+      [
+        created.id,
+        JSON.stringify(header.users.map((u) => ({ email: v.email(u.email), name: v.name('user name', u.name) }))),
+      ],
+    ).catch((e: unknown) => {
+      if (e instanceof Error && e.message.includes('account_user_account_email_unique')) {
+        throw new AdminError(`account ${header.key}: an e-mail appears twice among its users (ignoring case)`);
+      }
+      throw e;
+    });
     for (const r of rows) users.set(r.email.toLowerCase(), r.id);
+  }
+  let owner: AccountRefs['owner'] = null;
+  if (ownerSpec) {
+    owner = { id: users.get(ownerSpec.email.toLowerCase()) as number, email: ownerSpec.email, name: ownerSpec.name };
+    await query(em, 'update account set owner_id = ? where id = ?', [owner.id, created.id]);
+  }
+  if (header.rate_limit !== null) {
+    await query(em, 'update account set rate_limit = ? where id = ?', [header.rate_limit, created.id]);
   }
 
   let tokens: IssuedToken[] = [created.token];
@@ -67,19 +92,20 @@ async function loadHeader(
     for (const t of header.tokens) tokens.push(await issueToken(em, created.id, t.name, t.token));
   }
 
-  const workflows = new Map<string, { id: number; name: string; steps: unknown[] }>();
-  for (const w of header.workflows) workflows.set(w.name, await createWorkflow(em, created.id, w));
-  const intakePages: AccountRefs['intakePages'] = new Map();
+  const workflows: AccountRefs['workflows'] = new Named('workflow');
+  for (const w of header.workflows) workflows.add(w.name, await createWorkflow(em, created.id, w));
+  const intakePages: AccountRefs['intakePages'] = new Named('intake page');
   for (const page of header.intake_pages) {
-    const workflow = page.workflow === undefined ? null : workflows.get(page.workflow);
-    if (workflow === undefined) throw new AdminError(`intake page ${page.name}: no workflow ${page.workflow}`);
+    const where = `account ${header.key}, intake page ${page.name}`;
+    const workflow = page.workflow === undefined ? null : workflows.get(page.workflow, where);
     const made = await createIntakePage(em, created.id, {
       name: page.name,
       primary: page.primary,
       workflowId: workflow?.id,
     });
-    intakePages.set(page.name, { id: made.id, primary: made.primary, workflow });
+    intakePages.add(page.name, { id: made.id, primary: made.primary, workflow });
   }
+  const tags: AccountRefs['tags'] = new Map();
   return {
     refs: {
       id: created.id,
@@ -89,10 +115,11 @@ async function loadHeader(
         allowAnonymousMessages: header.defaults.allow_anonymous_messages,
         allowSearchEngines: header.defaults.allow_search_engines,
       },
-      owner: created.owner,
+      owner,
       users,
+      workflows,
       intakePages,
-      tags: new Map(),
+      tags,
     },
     tokens,
   };
@@ -147,6 +174,7 @@ export async function loadSeedAccount(
   const webhooks = await subscribeSeedWebhooks(em, refs.id, header, webhookTargets);
   counts.accounts += 1;
   counts.users += refs.users.size;
+  counts.tags += await ensureTags(em, refs, header.tags);
   let batch: TSeedConversation[] = [];
   let n = 0;
   for await (const c of conversations) {
@@ -197,7 +225,10 @@ export async function loadSeedAccounts(
 /** Loads a whole parsed seed in one transaction. */
 export async function loadSeed(em: EntityManager, input: TSeed, options: SeedOptions = {}) {
   const seed = parse(
-    z.strictObject({ accounts: z.array(z.looseObject({ conversations: z.array(z.unknown()).default([]) })) }),
+    z.strictObject({
+      comment: z.string().optional(),
+      accounts: z.array(z.looseObject({ conversations: z.array(z.unknown()).default([]) })),
+    }),
     input,
     'seed',
   );

@@ -14,7 +14,7 @@ import { query } from '../../repositories/sql.ts';
 import { emitEventSql } from '../../repositories/webhook-outbox.ts';
 import { AdminError } from '../errors.ts';
 import type { IssuedToken } from '../operations.ts';
-import { seedMicros, type TSeedConversation } from './format.ts';
+import { seedMicros, type TSeedConversation, type TSeedRef } from './format.ts';
 
 /*
  * The bulk writer: a batch of seed conversations becomes one statement per table, each batch's
@@ -37,10 +37,42 @@ export interface LoadedAccount {
   webhooks: { id: number; url: string; events: WebhookEventType[]; secret: string }[];
 }
 
+/** An account's workflows or intake pages as a seed refers to them: by name, or by position from 1. */
+export class Named<T extends { id: number }> {
+  private readonly list: T[] = [];
+  /** null: more than one has the name. */
+  private readonly byName = new Map<string, T | null>();
+  private readonly what: string;
+
+  constructor(what: string) {
+    this.what = what;
+  }
+
+  add(name: string, item: T): void {
+    this.list.push(item);
+    this.byName.set(name, this.byName.has(name) ? null : item);
+  }
+
+  /** Its position from 1, the reference that is never ambiguous. */
+  positionOf(id: number): number | undefined {
+    const i = this.list.findIndex((item) => item.id === id);
+    return i < 0 ? undefined : i + 1;
+  }
+
+  /** The one `ref` names; `where` says who asks, when it names none or more than one. */
+  get(ref: TSeedRef, where: string): T {
+    const found = typeof ref === 'number' ? this.list[ref - 1] : this.byName.get(ref);
+    if (found === null) throw new AdminError(`${where}: two ${this.what}s are named ${ref}; give its position instead`);
+    if (found === undefined) throw new AdminError(`${where}: no ${this.what} ${JSON.stringify(ref)}`);
+    return found;
+  }
+}
+
 export interface AccountRefs extends Pick<AccountContext, 'titleTemplate' | 'defaults' | 'owner'> {
   id: number;
   users: Map<string, number>;
-  intakePages: Map<string, IntakePageRecord>;
+  workflows: Named<{ id: number; name: string; steps: unknown[] }>;
+  intakePages: Named<IntakePageRecord>;
   tags: Map<string, number>;
 }
 
@@ -50,12 +82,16 @@ function userId(refs: AccountRefs, email: string, where: string): number {
   return id;
 }
 
-async function ensureTags(em: EntityManager, refs: AccountRefs, names: Iterable<string>): Promise<number> {
-  const missing = [...new Set([...names].filter((n) => !refs.tags.has(n.toLowerCase())))];
+export async function ensureTags(em: EntityManager, refs: AccountRefs, names: Iterable<string>): Promise<number> {
+  // Tag names are unique ignoring case: the first spelling met is the one kept.
+  const firsts = new Map<string, string>();
+  for (const n of names) if (!firsts.has(n.toLowerCase())) firsts.set(n.toLowerCase(), n);
+  const missing = [...firsts.values()].filter((n) => !refs.tags.has(n.toLowerCase()));
   if (missing.length === 0) return 0;
   const rows = await query<{ id: number; name: string }>(
     em,
-    'insert into tag (account_id, name) select ?, n from jsonb_array_elements_text(?::jsonb) as t(n) returning id, name',
+    `insert into tag (account_id, name)
+     select ?, n from jsonb_array_elements_text(?::jsonb) with ordinality as t(n, i) order by i returning id, name`,
     [refs.id, JSON.stringify(missing)],
   );
   for (const r of rows) refs.tags.set(r.name.toLowerCase(), r.id);
@@ -109,8 +145,7 @@ export async function loadBatch(
   batch.forEach((c, i) => {
     const id = ids[i] as number;
     const where = `conversation ${c.slug ?? c.title ?? `#${counts.conversations + i + 1}`}`;
-    const page = c.intake_page === undefined ? null : refs.intakePages.get(c.intake_page);
-    if (page === undefined) throw new AdminError(`${where}: no intake page ${c.intake_page}`);
+    const page = c.intake_page === undefined ? null : refs.intakePages.get(c.intake_page, where);
     const draft = draftConversation(
       refs,
       {
@@ -134,7 +169,16 @@ export async function loadBatch(
       allow_search_engines: draft.allowSearchEngines,
       via_primary_intake_page: draft.viaPrimaryIntakePage,
       intake_page_id: draft.intakePageId,
-      workflow: draft.workflow,
+      workflow:
+        c.workflow === undefined
+          ? draft.workflow
+          : c.workflow === null
+            ? null
+            : {
+                id: refs.workflows.get(c.workflow.of, `${where}, workflow`).id,
+                name: c.workflow.name,
+                steps: c.workflow.steps,
+              },
       created_at: c.created_at ?? timestamptzText(draft.createdAt),
     });
     for (const u of new Set(draft.memberIds)) members.push({ c: id, u });
