@@ -18,7 +18,8 @@ export interface ThrowawayPostgres {
   destroy(): void;
 }
 
-function binDir(): string {
+/** Where the newest PostgreSQL's programs are (initdb, pg_ctl, pg_dump, pg_restore). */
+export function binDir(): string {
   const versions = readdirSync('/usr/lib/postgresql').sort((x, y) => Number(y) - Number(x));
   if (versions.length === 0) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql');
   return `/usr/lib/postgresql/${versions[0]}/bin`;
