@@ -6,8 +6,8 @@
  * they answer a sample of requests identically, then drives both with autocannon, alternating them
  * so machine noise hits both alike, and prints req/s, p50/p99 latency, non-2xx and the ratios.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -129,13 +129,13 @@ interface Server {
 }
 
 /**
- * The Node options `npm start` runs the server with (package.json's start script, which the
- * Dockerfile repeats; infra/test/manifests.test.ts holds the two together): the product is
- * measured as it is deployed.
+ * The Node options `npm start` (or `npm run cli`) runs with (package.json's scripts; the
+ * Dockerfile repeats start's, and infra/test/manifests.test.ts holds the two together): the
+ * product is measured as it is deployed.
  */
-function startOptions(): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  return pkg.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+function startOptions(script: 'start' | 'cli' = 'start'): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  return (pkg.scripts[script] ?? '').split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
 async function start(name: string, script: string, port: number, options: string[] = []): Promise<Server> {
@@ -632,7 +632,48 @@ async function scale(product: Server) {
   lines.push(`non-2xx in the latency runs above: ${failed}`);
   lines.push(`page 2000 at ${LARGE}: p50 ${deep.p50} ms, p99 ${deep.p99} ms, non-2xx ${deep.non2xx} (target < 50 ms)`);
   aim(`at ${LARGE}: page 2000 p99 < 50 ms, one client`, `${deep.p99} ms`, deep.p99 < 50 && deep.non2xx === 0);
+  lines.push(exportLarge());
   console.log(`\nscale (one client):\n${lines.join('\n')}`);
+}
+
+/**
+ * The large account through `convo export`, as an operator runs it: its rate, and the CLI
+ * process's peak RSS (GNU time's maximum resident set), which must not grow with the account.
+ */
+function exportLarge(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'convo-export-'));
+  const file = join(dir, 'large.json');
+  try {
+    const run = spawnSync(
+      '/usr/bin/time',
+      [
+        '-f',
+        'maxrss %M',
+        process.execPath,
+        ...startOptions('cli'),
+        join(ROOT, 'apps/api/src/cli/main.ts'),
+        'export',
+        '--account',
+        'large',
+        '--out',
+        file,
+        '--json',
+      ],
+      { env: { ...process.env, DATABASE_URL: DB, LOG_LEVEL: 'warn' }, encoding: 'utf8' },
+    );
+    if (run.status !== 0) throw new Error(`export failed: ${run.stderr}`);
+    const report = JSON.parse(run.stdout) as { conversations: number; messages: number; seconds: number };
+    const peakMb = Number(/maxrss (\d+)/.exec(run.stderr)?.[1] ?? 0) / 1024;
+    const mb = statSync(file).size / 1_048_576;
+    aim(
+      `export of the ${LARGE} account: CLI peak RSS < 300 MB`,
+      `${Math.round(peakMb)} MB`,
+      peakMb > 0 && peakMb < 300,
+    );
+    return `export of the ${LARGE} account: ${report.conversations} conversations, ${report.messages} messages, ${mb.toFixed(0)} MB in ${report.seconds.toFixed(0)} s (${Math.round(report.conversations / report.seconds)} conversations/s), peak RSS ${Math.round(peakMb)} MB`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 await main();

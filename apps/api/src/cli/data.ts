@@ -42,7 +42,10 @@ export function registerDataCommands(program: Command, env: Env): void {
             },
           });
           const out = partial === undefined ? process.stdout : createWriteStream(partial);
-          await pipeline(Readable.from(pieces), out, { end: partial !== undefined });
+          await pipeline(Readable.from(pieces), out, { end: partial !== undefined }).catch((e: unknown) => {
+            // A reader that stopped early (`export … | head`) is not an error of the export.
+            if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
+          });
         })
           .then(() => (partial !== undefined && o.out !== undefined ? rename(partial, o.out) : undefined))
           .catch(async (e: unknown) => {
