@@ -165,7 +165,11 @@ async function start(name: string, script: string, port: number, options: string
       headers: { authorization: TOKEN },
     }).catch(() => null);
     if (res?.ok) break;
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${name} did not start`);
+    if (Date.now() > deadline || child.exitCode !== null) {
+      // A server that came up but cannot answer (no bench data yet) must not keep the port.
+      child.kill();
+      throw new Error(`${name} did not start (was the data loaded? --skip-load needs an earlier run)`);
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
   return { name, base, child };
@@ -483,26 +487,38 @@ async function webhooks(product: Server) {
     ).id as number;
   const unsubscribe = (id: number) => cli(['webhook', 'remove', '--account', 'bench', '--id', String(id), '--json']);
   const rows: string[] = [];
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const ROUNDS = 4;
+  const median = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1
+      ? (sorted[mid] as number)
+      : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  };
   let lowest = Number.POSITIVE_INFINITY;
   try {
     for (const c of CONNECTIONS) {
       resetPeak(product);
-      // Three rounds of without, then with (each subscription starts with an empty queue and is
-      // removed after its run): the machine's drift between runs is as large as the effect.
+      // Four rounds, the order turned each round (without then with, then with then without), so
+      // that the machine's drift and the table's growth between runs fall on both sides alike;
+      // each subscription starts with an empty queue and is removed after its run.
       const without: Run[] = [];
       const withEndpoint: Run[] = [];
-      for (let round = 0; round < 3; round++) {
-        without.push(await drive(product, create, c, DURATION));
+      const withOne = async () => {
         const id = subscribe();
         withEndpoint.push(await drive(product, create, c, DURATION));
         unsubscribe(id);
+      };
+      for (let round = 0; round < ROUNDS; round++) {
+        if (round % 2 === 1) await withOne();
+        without.push(await drive(product, create, c, DURATION));
+        if (round % 2 === 0) await withOne();
       }
       const rps = { with: median(withEndpoint.map((r) => r.rps)), without: median(without.map((r) => r.rps)) };
       const ratios = withEndpoint.map((r, i) => (r.rps / (without[i] as Run).rps).toFixed(2)).join(', ');
       lowest = Math.min(lowest, rps.with / rps.without);
       rows.push(
-        `${String(c).padStart(5)} conns: create with an endpoint ${fmt(rps.with)} req/s (non-2xx ${withEndpoint.reduce((n, r) => n + r.non2xx, 0)}), without ${fmt(rps.without)} req/s (medians of 3), x${(rps.with / rps.without).toFixed(2)} (rounds: ${ratios}); peak RSS ${peakRssMb(product)} MB`,
+        `${String(c).padStart(5)} conns: create with an endpoint ${fmt(rps.with)} req/s (non-2xx ${withEndpoint.reduce((n, r) => n + r.non2xx, 0)}), without ${fmt(rps.without)} req/s (medians of ${ROUNDS}), x${(rps.with / rps.without).toFixed(2)} (rounds: ${ratios}); peak RSS ${peakRssMb(product)} MB`,
       );
     }
   } finally {
