@@ -31,6 +31,8 @@ import { Visitor } from './support/site.ts';
 interface Received {
   headers: IncomingHttpHeaders;
   body: string;
+  /** The path and query the delivery was posted to (which endpoint it was for). */
+  path: string;
 }
 
 let h: Harness;
@@ -75,7 +77,7 @@ beforeAll(async () => {
       body += c;
     });
     req.on('end', () => {
-      received.push({ headers: req.headers, body });
+      received.push({ headers: req.headers, body, path: req.url ?? '' });
       res.writeHead(script.shift() ?? 200).end();
     });
   });
@@ -331,6 +333,39 @@ describe('webhooks', () => {
       ['first', 'one'],
       ['first', 'two'],
     ]);
+  });
+
+  it('fans an event out to the endpoints subscribed when it was written, once each, in order', async () => {
+    const c = await makeAccount(h, 'fanned');
+    const db = h.db.orm.em.fork().getConnection();
+    await worker.stop();
+    try {
+      const first = await subscribe(c.token, { url: `${url}?first`, events: ['conversation_created'] });
+      await createJson(h, c.token, { title: 'One', slug: 'one' });
+      await createJson(h, c.token, { title: 'Two', slug: 'two' });
+      // Written with the creates, not yet fanned out: the endpoint shows them waiting.
+      expect((await listHooks(c.token)).body.webhooks).toMatchObject([{ id: first.body.id, pending_deliveries: 2 }]);
+      const later = await subscribe(c.token, { url: `${url}?later`, events: ['conversation_created'] });
+      expect(later.status).toBe(201);
+      // A server of the version before wrote the first event's delivery with the create: not made twice.
+      const [event] = await db.execute(`select id from webhook_event where account_id = ? order by id limit 1`, [c.id]);
+      await db.execute(`insert into webhook_delivery (account_id, event_id, endpoint_id) values (?, ?, ?)`, [
+        c.id,
+        event.id,
+        first.body.id,
+      ]);
+    } finally {
+      worker = testWorker();
+    }
+    await until(() => received.length === 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(received.map((r) => [r.path, JSON.parse(r.body).data.slug])).toEqual([
+      ['/hook?first', 'one'],
+      ['/hook?first', 'two'],
+    ]);
+    expect(
+      (await listHooks(c.token)).body.webhooks.map((w: { pending_deliveries: number }) => w.pending_deliveries),
+    ).toEqual([0, 0]);
   });
 
   it('writes the event in the create statement itself: still one insert statement per create', async () => {

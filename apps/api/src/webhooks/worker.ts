@@ -8,8 +8,9 @@ import { type QueueWorker, startQueueWorker } from '../queue-worker.ts';
 import { guardedLookup, isPublicAddress, type TargetPolicy, TargetRefused, targetUrl } from './target.ts';
 
 /*
- * Delivers webhook events. Every replica runs one worker; they share the deliveries table, each
- * taking due rows with SKIP LOCKED, so an attempt is made by one worker only. A delivery is POSTed
+ * Delivers webhook events. Every replica runs one worker; they share the events and deliveries
+ * tables, each taking rows with SKIP LOCKED, so an event is fanned out and an attempt is made by
+ * one worker only. A step fans new events out into deliveries, then sends the due ones. A delivery is POSTed
  * with the Standard Webhooks headers (webhook-id, the same on every retry, so receivers can
  * de-duplicate; webhook-timestamp; webhook-signature, HMAC-SHA256 with the endpoint's secret).
  * A 2xx within 10 s delivers it; anything else is tried again on the domain's schedule.
@@ -32,6 +33,11 @@ export interface WebhookWorkerOptions {
 }
 
 const BATCH = 20;
+/**
+ * Events fanned out per step: as many as a step sends, so that under a load the worker yields to
+ * (a step a second) it does no more writing than its sending needs; the rest wait as events.
+ */
+const DISPATCH_BATCH = BATCH;
 
 export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOptions): WebhookWorker {
   const timeoutMs = o.timeoutMs ?? 10_000;
@@ -92,6 +98,8 @@ export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOpt
     busy: o.busy,
     maxYieldMs: 1_000,
     async step() {
+      // New events become one delivery per subscribed endpoint first (the creates wrote only the events).
+      const dispatched = await store.dispatch(DISPATCH_BATCH);
       // A batch is held for all its attempts, one endpoint's in a row, plus a margin.
       const due = await store.claimDue(BATCH, Math.ceil((BATCH * timeoutMs) / 1000) + 5);
       // One endpoint's deliveries go out in the order of their events; endpoints in parallel.
@@ -106,7 +114,7 @@ export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOpt
       );
       // The batch's results in one statement: a handful of statements per batch, not per delivery.
       await store.record(results.flat());
-      return due.length > 0;
+      return due.length > 0 || dispatched > 0;
     },
   });
   return {

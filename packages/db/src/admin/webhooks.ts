@@ -61,6 +61,11 @@ export async function redeliverEvent(em: EntityManager, accountId: number, event
      where event_id = ? and account_id = ? returning id`,
     [eventId, accountId],
   );
-  if (rows.length === 0) throw new AdminError(`no deliveries of event evt_${eventId} in this account`);
-  return rows.length;
+  if (rows.length > 0) return rows.length;
+  const queued = await query(em, `select 1 from webhook_event where id = ? and account_id = ? and not dispatched`, [
+    eventId,
+    accountId,
+  ]);
+  if (queued.length > 0) throw new AdminError(`event evt_${eventId} has not been sent yet: it is still queued`);
+  throw new AdminError(`no deliveries of event evt_${eventId} in this account`);
 }

@@ -6,6 +6,7 @@ import { Migration20261122200000_account_host } from './Migration20261122200000_
 import { Migration20261122300000_people } from './Migration20261122300000_people.ts';
 import { Migration20261122400000_webhooks } from './Migration20261122400000_webhooks.ts';
 import { Migration20261123000000_change_marks } from './Migration20261123000000_change_marks.ts';
+import { Migration20261123100000_webhook_dispatch } from './Migration20261123100000_webhook_dispatch.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -19,4 +20,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122300000_people', class: Migration20261122300000_people },
   { name: 'Migration20261122400000_webhooks', class: Migration20261122400000_webhooks },
   { name: 'Migration20261123000000_change_marks', class: Migration20261123000000_change_marks },
+  { name: 'Migration20261123100000_webhook_dispatch', class: Migration20261123100000_webhook_dispatch },
 ];

@@ -20,7 +20,9 @@ interface Row {
 }
 
 const COLUMNS = `w.id, w.url, w.events, w.created_at, w.failing_since, w.disabled_at,
-  (select count(*)::int from webhook_delivery d where d.endpoint_id = w.id and d.status = 'pending') as pending`;
+  (select count(*)::int from webhook_delivery d where d.endpoint_id = w.id and d.status = 'pending')
+  + (select count(*)::int from webhook_event e where not e.dispatched and e.account_id = w.account_id
+       and e.type = any(w.events) and e.created_at >= w.created_at and w.disabled_at is null) as pending`;
 
 const date = (v: string | Date | null) => (v === null ? null : new Date(v));
 

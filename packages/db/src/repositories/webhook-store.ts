@@ -80,6 +80,34 @@ export class MikroWebhookStore {
   }
 
   /**
+   * Fans up to `limit` undispatched events out into one delivery per endpoint subscribed to their
+   * type when they were written (and still active), in event order, so that one endpoint's
+   * deliveries keep the order of its events. SKIP LOCKED keeps two workers off the same events. An
+   * endpoint that already has a delivery of the event (written by a server of the version before
+   * the workers dispatched) is not given a second. Returns how many events it took.
+   */
+  async dispatch(limit: number): Promise<number> {
+    const rows = await query<{ events: number }>(
+      this.em,
+      `with ${ASYNC_COMMIT},
+       ev as (
+         update webhook_event e set dispatched = true
+         where e.id in (select id from webhook_event where not dispatched order by id limit ? for update skip locked)
+         returning e.id, e.account_id, e.type, e.created_at),
+       fanned as (
+         insert into webhook_delivery (account_id, event_id, endpoint_id, created_at)
+         select ev.account_id, ev.id, w.id, ev.created_at from ev join webhook_endpoint w
+           on w.account_id = ev.account_id and w.disabled_at is null and ev.type = any(w.events)
+              and w.created_at <= ev.created_at
+         where not exists (select 1 from webhook_delivery d where d.event_id = ev.id and d.endpoint_id = w.id)
+         order by ev.id, w.id)
+       select count(*)::int as events from ev cross join async_commit`,
+      [limit],
+    );
+    return rows[0]?.events ?? 0;
+  }
+
+  /**
    * Takes up to `limit` due deliveries, oldest first; SKIP LOCKED keeps two workers (in any
    * replicas) off the same rows, and the lease (next attempt moved `leaseSeconds` out, longer than
    * an attempt may take) hands a delivery whose worker died to another. Events sent for the first
@@ -232,12 +260,16 @@ export class MikroWebhookStore {
     );
   }
 
-  /** Figures for /metrics: deliveries waiting, and the age of the oldest. */
+  /**
+   * Figures for /metrics: what waits to be sent (pending deliveries, and events not yet fanned out
+   * to their endpoints), and the age of the oldest (a delivery carries its event's time).
+   */
   async queueStats(): Promise<{ pending: number; oldestSeconds: number }> {
     const [row] = await query<{ pending: number; oldest: number | null }>(
       this.em,
-      `select count(*)::int as pending, extract(epoch from now() - min(created_at))::float8 as oldest
-       from webhook_delivery where status = 'pending'`,
+      `select d.n + e.n as pending, extract(epoch from now() - least(d.oldest, e.oldest))::float8 as oldest
+       from (select count(*)::int as n, min(created_at) as oldest from webhook_delivery where status = 'pending') d,
+            (select count(*)::int as n, min(created_at) as oldest from webhook_event where not dispatched) e`,
     );
     return { pending: row?.pending ?? 0, oldestSeconds: row?.oldest ?? 0 };
   }
