@@ -10,7 +10,6 @@ import { ConfigError } from './config.ts';
  */
 
 export const LOCK_FILE = 'convo.pid';
-const FILE = LOCK_FILE;
 
 const alive = (pid: number) => {
   try {
@@ -25,7 +24,7 @@ const held = new Set<string>();
 
 /** Takes the data directory for this process, or says who has it. */
 export function lockDataDir(dataDir: string): void {
-  const file = join(dataDir, FILE);
+  const file = join(dataDir, LOCK_FILE);
   if (held.has(file)) return;
   let holder: number | null = null;
   try {

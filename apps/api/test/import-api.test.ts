@@ -155,6 +155,12 @@ describe('import-api', () => {
   }, 120_000);
 
   it('brings every conversation across as the API shows it, but for ids and message times', async () => {
+    // The account it made has no API token until an operator issues one.
+    const [tokens] = await target.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select count(*)::int as n from api_token t join account a on a.id = t.account_id where a.key = 'src'`);
+    expect(tokens.n).toBe(0);
     const local = (
       await issueToken(target.db.orm.em.fork(), (await findAccount(target.db.orm.em.fork(), 'src')).id, 'test')
     ).token;

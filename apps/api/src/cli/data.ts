@@ -47,7 +47,7 @@ export function registerDataCommands(program: Command, env: Env): void {
             if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
           });
         })
-          .then(() => (partial !== undefined && o.out !== undefined ? rename(partial, o.out) : undefined))
+          .then(() => (o.out !== undefined ? rename(`${o.out}.partial`, o.out) : undefined))
           .catch(async (e: unknown) => {
             if (partial !== undefined) await rm(partial, { force: true });
             throw e;

@@ -4,12 +4,13 @@ import {
   AdminError,
   accountRefs,
   appendConversations,
-  createAccount,
+  createAccountWithoutToken,
   ensureIntakePage,
   ensureUsers,
   ensureWorkflow,
   parse,
   type SeedCounts,
+  type TSeedConversation,
   ZSeedConversation,
 } from '@convo/db';
 import { ZConversation, ZConversationList } from '@convo/router';
@@ -78,8 +79,7 @@ export function apiBase(from: string): string {
 }
 
 /** The source, at most `rate` requests a second, with retries on 429, 5xx and lost connections. */
-function sourceClient(o: ImportOptions, report: ImportReport) {
-  const base = apiBase(o.from);
+function sourceClient(base: string, o: ImportOptions, report: ImportReport) {
   const gap = 1000 / o.rate;
   let next = 0;
   return async function get(path: string): Promise<{ status: number; body: unknown }> {
@@ -174,23 +174,23 @@ async function findOrCreateAccount(em: EntityManager, o: ImportOptions, first: R
   const host = o.host ?? (first ? new URL(first.conversation_url).origin : undefined);
   if (host === undefined)
     throw new AdminError(`no account ${o.account} here, and nothing to learn its host from: give --host`);
-  const made = await createAccount(em, { key: o.account, name: o.name ?? o.account, host }, 'import');
-  // The API token made with it is not shown; `token create` makes one to use.
-  await em.getConnection().execute('update api_token set revoked_at = now() where id = ?', [made.token.id]);
+  // No API token: `token create` makes one to use.
+  const made = await createAccountWithoutToken(em, { key: o.account, name: o.name ?? o.account, host });
   return made.id;
 }
 
 export async function importFromApi(em: EntityManager, o: ImportOptions): Promise<ImportReport> {
   if (!(o.rate > 0)) throw new AdminError('--rate must be more than 0');
   const report: ImportReport = { pages: 0, requests: 0, conversations: 0, messages: 0, skipped: 0, refused: [] };
-  const get = sourceClient(o, report);
+  const base = apiBase(o.from);
+  const get = sourceClient(base, o, report);
   let page = 1;
   if (o.stateFile !== null) {
     const saved = await readFile(o.stateFile, 'utf8').then(
       (t) => JSON.parse(t) as { from: string; account: string; page: number },
       () => null,
     );
-    if (saved && saved.from === apiBase(o.from) && saved.account === o.account) page = saved.page;
+    if (saved && saved.from === base && saved.account === o.account) page = saved.page;
   }
   let accountId: number | null = null;
   for (; ; page++) {
@@ -233,13 +233,11 @@ export async function importFromApi(em: EntityManager, o: ImportOptions): Promis
         ...c.messages.flatMap((m) => (m.author.anonymous ? [] : [m.author])),
       ]);
       await ensureUsers(tx, refs, users);
-      const seeds: unknown[] = [];
+      const seeds: TSeedConversation[] = [];
       // Oldest first, so that the page's conversations get ids in the order they were made.
       for (const c of fetched.reverse()) {
         try {
-          const seed = await seedConversation(tx, refs, c);
-          parse(ZSeedConversation, seed, `conversation ${c.slug}`);
-          seeds.push(seed);
+          seeds.push(parse(ZSeedConversation, await seedConversation(tx, refs, c), `conversation ${c.slug}`));
         } catch (e) {
           if (!(e instanceof AdminError)) throw e;
           report.refused.push({ slug: c.slug, reason: e.message });
@@ -250,7 +248,7 @@ export async function importFromApi(em: EntityManager, o: ImportOptions): Promis
     report.conversations += counts.conversations;
     report.messages += counts.messages;
     if (o.stateFile !== null) {
-      await writeFile(o.stateFile, JSON.stringify({ from: apiBase(o.from), account: o.account, page: page + 1 }));
+      await writeFile(o.stateFile, JSON.stringify({ from: base, account: o.account, page: page + 1 }));
     }
     o.onProgress?.(report);
   }

@@ -61,7 +61,8 @@ async function refuseTakenHost(em: EntityManager, host: string, exceptId?: numbe
   return host;
 }
 
-export async function createAccount(em: EntityManager, input: NewAccount, tokenName = 'default') {
+/** An account (and its owner, if given) with no API token: for an importer that issues none. */
+export async function createAccountWithoutToken(em: EntityManager, input: NewAccount) {
   return em.transactional(async (tx) => {
     const account = tx.create(Account, {
       key: v.accountKey(input.key),
@@ -79,8 +80,15 @@ export async function createAccount(em: EntityManager, input: NewAccount, tokenN
       account.owner = tx.getReference(User, owner.id);
       await tx.flush();
     }
-    const token = await issueToken(tx, account.id, tokenName);
-    return { id: account.id, key: account.key, name: account.name, host: account.host, owner, token };
+    return { id: account.id, key: account.key, name: account.name, host: account.host, owner };
+  });
+}
+
+/** An account with its first API token (named `tokenName`), shown once. */
+export async function createAccount(em: EntityManager, input: NewAccount, tokenName = 'default') {
+  return em.transactional(async (tx) => {
+    const account = await createAccountWithoutToken(tx, input);
+    return { ...account, token: await issueToken(tx, account.id, tokenName) };
   });
 }
 

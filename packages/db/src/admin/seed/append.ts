@@ -3,7 +3,7 @@ import { fromJson, query } from '../../repositories/sql.ts';
 import { AdminError } from '../errors.ts';
 import { createIntakePage, createWorkflow } from '../operations.ts';
 import * as v from '../validate.ts';
-import { parse, type TSeedConversation, ZSeedConversation } from './format.ts';
+import type { TSeedConversation } from './format.ts';
 import { type AccountRefs, loadBatch, Named, type SeedCounts } from './writer.ts';
 
 /*
@@ -77,8 +77,15 @@ export async function accountRefs(em: EntityManager, accountId: number): Promise
   };
 }
 
-/** Adds the users not yet in the account (by e-mail, ignoring case), in the order given. */
-export async function ensureUsers(em: EntityManager, refs: AccountRefs, users: { email: string; name: string }[]) {
+/**
+ * Adds the users not yet in the account (by e-mail, ignoring case), in the order given, so that
+ * their ids ascend in that order; `refs.users` learns their ids.
+ */
+export async function ensureUsers(
+  em: EntityManager,
+  refs: Pick<AccountRefs, 'id' | 'users'>,
+  users: { email: string; name: string }[],
+) {
   const missing = new Map<string, { email: string; name: string }>();
   for (const u of users) {
     const key = u.email.toLowerCase();
@@ -136,17 +143,14 @@ export async function ensureIntakePage(em: EntityManager, refs: AccountRefs, nam
 }
 
 /**
- * Writes `conversations` (seed objects, checked here) into the existing account, inside the
+ * Writes `conversations` (checked seed conversations) into the existing account, inside the
  * caller's transaction. Their users must be in the account already (ensureUsers).
  */
 export async function appendConversations(
   em: EntityManager,
   refs: AccountRefs,
-  conversations: unknown[],
+  conversations: TSeedConversation[],
   counts: SeedCounts,
 ): Promise<void> {
-  const batch: TSeedConversation[] = conversations.map((c, i) =>
-    parse(ZSeedConversation, c, `conversation ${counts.conversations + i + 1}`),
-  );
-  if (batch.length > 0) await loadBatch(em, refs, batch, counts);
+  if (conversations.length > 0) await loadBatch(em, refs, conversations, counts);
 }

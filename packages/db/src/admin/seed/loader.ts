@@ -4,8 +4,14 @@ import { z } from 'zod';
 import { query } from '../../repositories/sql.ts';
 import { MikroWebhookEndpointStore } from '../../repositories/webhook-endpoints.ts';
 import { AdminError } from '../errors.ts';
-import { createAccount, createIntakePage, createWorkflow, type IssuedToken, issueToken } from '../operations.ts';
-import * as v from '../validate.ts';
+import {
+  createAccountWithoutToken,
+  createIntakePage,
+  createWorkflow,
+  type IssuedToken,
+  issueToken,
+} from '../operations.ts';
+import { ensureUsers } from './append.ts';
 import {
   parse,
   type TSeed,
@@ -42,54 +48,38 @@ async function loadHeader(
   }
   // Users are written in the file's order, the owner among them: they get ascending ids, the order
   // in which the API lists a conversation's users (an export lists them so too).
-  const created = await createAccount(
-    em,
-    {
-      key: header.key,
-      name: header.name,
-      host: header.host,
-      titleTemplate: header.title_template,
-      defaults: {
-        anyoneCanPost: header.defaults.anyone_can_post,
-        allowAnonymousMessages: header.defaults.allow_anonymous_messages,
-        allowSearchEngines: header.defaults.allow_search_engines,
-      },
+  const created = await createAccountWithoutToken(em, {
+    key: header.key,
+    name: header.name,
+    host: header.host,
+    titleTemplate: header.title_template,
+    defaults: {
+      anyoneCanPost: header.defaults.anyone_can_post,
+      allowAnonymousMessages: header.defaults.allow_anonymous_messages,
+      allowSearchEngines: header.defaults.allow_search_engines,
     },
-    'seed',
-  );
+  });
+  const emails = header.users.map((u) => u.email.toLowerCase());
+  if (new Set(emails).size !== emails.length) {
+    throw new AdminError(`account ${header.key}: an e-mail appears twice among its users (ignoring case)`);
+  }
   const users = new Map<string, number>();
-  if (header.users.length > 0) {
-    const rows = await query<{ id: number; email: string }>(
-      em,
-      `insert into account_user (account_id, email, name)
-       select ?, u->>'email', u->>'name' from jsonb_array_elements(?::jsonb) with ordinality as t(u, n)
-       order by n returning id, email`,
-      [
-        created.id,
-        JSON.stringify(header.users.map((u) => ({ email: v.email(u.email), name: v.name('user name', u.name) }))),
-      ],
-    ).catch((e: unknown) => {
-      if (e instanceof Error && e.message.includes('account_user_account_email_unique')) {
-        throw new AdminError(`account ${header.key}: an e-mail appears twice among its users (ignoring case)`);
-      }
-      throw e;
-    });
-    for (const r of rows) users.set(r.email.toLowerCase(), r.id);
-  }
-  let owner: AccountRefs['owner'] = null;
-  if (ownerSpec) {
-    owner = { id: users.get(ownerSpec.email.toLowerCase()) as number, email: ownerSpec.email, name: ownerSpec.name };
-    await query(em, 'update account set owner_id = ? where id = ?', [owner.id, created.id]);
-  }
-  if (header.rate_limit !== null) {
-    await query(em, 'update account set rate_limit = ? where id = ?', [header.rate_limit, created.id]);
+  await ensureUsers(em, { id: created.id, users }, header.users);
+  const owner: AccountRefs['owner'] = ownerSpec
+    ? { id: users.get(ownerSpec.email.toLowerCase()) as number, email: ownerSpec.email, name: ownerSpec.name }
+    : null;
+  if (owner !== null || header.rate_limit !== null) {
+    await query(em, 'update account set owner_id = ?, rate_limit = ? where id = ?', [
+      owner?.id ?? null,
+      header.rate_limit,
+      created.id,
+    ]);
   }
 
-  let tokens: IssuedToken[] = [created.token];
-  if (header.tokens) {
-    await query(em, 'delete from api_token where id = ?', [created.token.id]);
-    tokens = [];
-    for (const t of header.tokens) tokens.push(await issueToken(em, created.id, t.name, t.token));
+  // The file's tokens, or one made for the account (shown once).
+  const tokens: IssuedToken[] = [];
+  for (const t of header.tokens ?? [{ name: 'seed', token: undefined }]) {
+    tokens.push(await issueToken(em, created.id, t.name, t.token));
   }
 
   const workflows: AccountRefs['workflows'] = new Named('workflow');
