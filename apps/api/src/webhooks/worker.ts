@@ -33,11 +33,6 @@ export interface WebhookWorkerOptions {
 }
 
 const BATCH = 20;
-/**
- * Events fanned out per step: as many as a step sends, so that under a load the worker yields to
- * (a step a second) it does no more writing than its sending needs; the rest wait as events.
- */
-const DISPATCH_BATCH = BATCH;
 
 export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOptions): WebhookWorker {
   const timeoutMs = o.timeoutMs ?? 10_000;
@@ -98,8 +93,10 @@ export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOpt
     busy: o.busy,
     maxYieldMs: 1_000,
     async step() {
-      // New events become one delivery per subscribed endpoint first (the creates wrote only the events).
-      const dispatched = await store.dispatch(DISPATCH_BATCH);
+      // New events become one delivery per subscribed endpoint first (the creates wrote only the
+      // events): as many as a step sends, so that under a load the worker yields to (a step a
+      // second) it writes no more than its sending needs; the rest wait as events.
+      const dispatched = await store.dispatch(BATCH);
       // A batch is held for all its attempts, one endpoint's in a row, plus a margin.
       const due = await store.claimDue(BATCH, Math.ceil((BATCH * timeoutMs) / 1000) + 5);
       // One endpoint's deliveries go out in the order of their events; endpoints in parallel.

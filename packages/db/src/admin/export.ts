@@ -1,7 +1,6 @@
 import { type EntityManager, IsolationLevel } from '@mikro-orm/core';
 import { query } from '../repositories/sql.ts';
 import { AdminError } from './errors.ts';
-import { findAccount } from './operations.ts';
 
 /*
  * The exporter: accounts written out in the seed format, so that `seed` loads them back. The
@@ -166,18 +165,21 @@ export async function* exportAccounts(
   const fork = em.fork();
   await fork.begin({ isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true });
   try {
-    const rows =
+    const found =
       accounts === 'all'
         ? await query<AccountRow>(fork, `select ${ACCOUNT_COLUMNS} from account a order by a.id`)
-        : await Promise.all(
-            accounts.map(async (key) => {
-              const { id } = await findAccount(fork, key);
-              const [row] = await query<AccountRow>(fork, `select ${ACCOUNT_COLUMNS} from account a where a.id = ?`, [
-                id,
-              ]);
-              return row as AccountRow;
-            }),
-          );
+        : await query<AccountRow>(fork, `select ${ACCOUNT_COLUMNS} from account a where a.key = any(?::text[])`, [
+            `{${accounts.map((key) => JSON.stringify(key)).join(',')}}`,
+          ]);
+    // Named accounts come out in the order they were named, each once.
+    const rows =
+      accounts === 'all'
+        ? found
+        : [...new Set(accounts)].map((key) => {
+            const row = found.find((r) => r.key === key);
+            if (!row) throw new AdminError(`no account with key ${JSON.stringify(key)}`);
+            return row;
+          });
     const [count] = await query<{ n: number }>(
       fork,
       `select count(*)::int as n from conversation where account_id = any(?::int[])
