@@ -284,6 +284,18 @@ interface Run {
   non2xx: number;
   /** Answers 304 Not Modified (counted in non2xx too). */
   notModified: number;
+  /**
+   * The server's CPU time (user + system, every thread: GC helpers too) per request answered.
+   * On two cores shared with PostgreSQL and the load generator, req/s moves by 10-15% between
+   * identical runs; what a request costs the server shows where a ratio came from.
+   */
+  cpuMs: number;
+}
+
+/** A process's CPU time so far in ms (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms). */
+function cpuTimeMs(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function drive(
@@ -294,6 +306,7 @@ async function drive(
   token = TOKEN,
   host?: string,
 ): Promise<Run> {
+  const cpuBefore = cpuTimeMs(server.child.pid);
   const result = await autocannon({
     url: server.base,
     connections,
@@ -318,6 +331,7 @@ async function drive(
     p99: result.latency.p99,
     non2xx: result.non2xx + result.errors + result.timeouts,
     notModified: result['3xx'],
+    cpuMs: (cpuTimeMs(server.child.pid) - cpuBefore) / Math.max(result.requests.total, 1),
   };
 }
 
@@ -360,17 +374,17 @@ async function main() {
           non2xx: worst.non2xx + p.non2xx,
         };
         rows.push(
-          `${s.name.padEnd(28)}${String(c).padStart(5)} |${fmt(p.rps)}${fmt(p.p50)}${fmt(p.p99)}${fmt(p.non2xx)}${fmt(p.rss)} |${fmt(b.rps)}${fmt(b.p50)}${fmt(b.p99)}${fmt(b.non2xx)}${fmt(b.rss)} |${fmt(ratio, 2)}${fmt(p99ratio, 2)}`,
+          `${s.name.padEnd(28)}${String(c).padStart(5)} |${fmt(p.rps)}${fmt(p.p50)}${fmt(p.p99)}${fmt(p.non2xx)}${fmt(p.rss)}${fmt(p.cpuMs, 2)} |${fmt(b.rps)}${fmt(b.p50)}${fmt(b.p99)}${fmt(b.non2xx)}${fmt(b.rss)}${fmt(b.cpuMs, 2)} |${fmt(ratio, 2)}${fmt(p99ratio, 2)}${fmt(p.cpuMs / Math.max(b.cpuMs, 0.001), 2)}`,
         );
         log(rows.at(-1) as string);
       }
     }
-    const side = `${'req/s'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'non2xx'.padStart(8)}${'RSS MB'.padStart(8)}`;
+    const side = `${'req/s'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'non2xx'.padStart(8)}${'RSS MB'.padStart(8)}${'CPU ms'.padStart(8)}`;
     console.log(
-      `\n${' '.repeat(34)}| product${' '.repeat(33)}| baseline (node:http + pg)${' '.repeat(15)}| product/baseline`,
+      `\n${' '.repeat(34)}| product${' '.repeat(41)}| baseline (node:http + pg)${' '.repeat(23)}| product/baseline`,
     );
     console.log(
-      `${'scenario'.padEnd(28)}${'conns'.padStart(5)} |${side} |${side} |${'rps x'.padStart(8)}${'p99 x'.padStart(8)}`,
+      `${'scenario'.padEnd(28)}${'conns'.padStart(5)} |${side} |${side} |${'rps x'.padStart(8)}${'p99 x'.padStart(8)}${'CPU x'.padStart(8)}`,
     );
     console.log(rows.join('\n'));
     console.log(
@@ -378,7 +392,7 @@ async function main() {
         Object.entries(timings)
           .map(([k, v]) => `${k} ${v.toFixed(1)} s`)
           .join(', ') || 'skipped'
-      }; ${DURATION} s a run; RSS: the peak during that run (VmHWM, reset before it)`,
+      }; ${DURATION} s a run; RSS: the peak during that run (VmHWM, reset before it); CPU: the server's CPU time per request`,
     );
     if (scenarios.length > 0) {
       aim('req/s >= 0.80x the baseline, every row', `lowest x${worst.ratio.toFixed(2)}`, worst.ratio >= 0.8);
