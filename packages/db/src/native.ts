@@ -6,8 +6,16 @@ import type { EntityManager } from '@mikro-orm/core';
  * tells them apart: prepared statements, pool figures and pool errors all ask here.
  */
 
-export interface PgPool {
+/** A connection checked out of the pg pool; release(err) drops it instead of returning it. */
+export interface PgPoolClient {
   query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  off(event: 'error', listener: (err: Error) => void): unknown;
+  release(err?: Error): void;
+}
+
+export interface PgPool {
+  connect(): Promise<PgPoolClient>;
   totalCount: number;
   idleCount: number;
   waitingCount: number;
@@ -21,7 +29,7 @@ export interface Pglite {
 export type NativeClient = { kind: 'pg'; pool: PgPool } | { kind: 'pglite'; db: Pglite };
 
 const isPgPool = (client: unknown): client is PgPool =>
-  typeof client === 'object' && client !== null && 'totalCount' in client && 'query' in client;
+  typeof client === 'object' && client !== null && 'totalCount' in client && 'connect' in client;
 
 const isPglite = (client: unknown): client is Pglite =>
   typeof client === 'object' && client !== null && 'query' in client && !('totalCount' in client);

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { nativeClient, reportStatement } from '../native.ts';
+import { nativeClient, type PgPool, reportStatement } from '../native.ts';
 
 /*
  * The hot read statements run as named prepared statements on the ORM's own pool. MikroORM's
@@ -34,13 +34,42 @@ export async function runPrepared<T>(em: EntityManager, statement: Prepared, par
   const n = await nativeClient(em);
   // Reported like every statement the ORM sends itself (tests count them).
   reportStatement(em, statement.text);
-  const result =
-    n.kind === 'pg'
-      ? await n.pool.query(
-          unnamed.has(em.getConnection())
-            ? { text: statement.text, values: params }
-            : { name: statement.name, text: statement.text, values: params },
-        )
-      : await n.db.query(statement.text, params);
-  return result.rows as T[];
+  if (n.kind === 'pglite') return (await n.db.query(statement.text, params)).rows as T[];
+  const config = unnamed.has(em.getConnection())
+    ? { text: statement.text, values: params }
+    : { name: statement.name, text: statement.text, values: params };
+  return (await queryKeepingConnection(n.pool, config)).rows as T[];
+}
+
+/**
+ * A statement PostgreSQL refused (severity ERROR: a unique violation, a bad value, a statement
+ * timeout) leaves its connection as good as it was; a FATAL one or a dropped socket does not.
+ */
+const refusedStatement = (e: unknown): boolean => e instanceof Error && 'severity' in e && e.severity === 'ERROR';
+
+/**
+ * pg's pool.query() drops the connection after any error at all, so every refused create (a taken
+ * slug: 409) cost a new connection, its authentication and its prepared statements again: 30 ms
+ * each, and under 500 concurrent creates of 50 slugs the pool's waits ran past their timeout (503).
+ * Here the connection goes back to the pool after a refused statement and is dropped only when
+ * it broke. While checked out it needs an error listener of its own, as pool.query() adds one: a
+ * socket error on a busy client is emitted, and unheard it would end the process.
+ */
+async function queryKeepingConnection(pool: PgPool, config: { name?: string; text: string; values: unknown[] }) {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken = err;
+  };
+  client.on('error', onError);
+  let dropWith: Error | undefined;
+  try {
+    return await client.query(config);
+  } catch (e) {
+    if (!refusedStatement(e)) dropWith = e instanceof Error ? e : new Error(String(e));
+    throw e;
+  } finally {
+    client.off('error', onError);
+    client.release(broken ?? dropWith);
+  }
 }
