@@ -37,6 +37,17 @@ export function serveOnNode(
     logger.info({ url: `http://${o.host}:${info.port}`, pid: process.pid }, 'listening');
     o.onListen?.(info.port);
   }) as Server;
+  // A port that cannot be had is the operator's to fix: say which and why, not a stack trace.
+  server.once('error', (err: NodeJS.ErrnoException) => {
+    const why =
+      err.code === 'EADDRINUSE'
+        ? 'another process is listening there (stop it, or set PORT to another port)'
+        : err.code === 'EACCES'
+          ? 'this user may not listen there (ports below 1024 need privileges; set PORT)'
+          : err.message;
+    logger.fatal({ host: o.host, port: o.port, code: err.code }, `cannot listen on ${o.host}:${o.port}: ${why}`);
+    logger.flush(() => process.exit(1));
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
   // A stray rejection is a bug to log, not a reason to drop every request in flight.
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));

@@ -88,3 +88,38 @@ it.skipIf(!embeddedRun)(
   },
   60_000,
 );
+
+it.skipIf(!embeddedRun)(
+  'says which port is taken, without a stack trace, when a second server is started on it',
+  async () => {
+    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1] ?? '';
+    const secondDir = await mkdtemp(join(tmpdir(), 'convo-demo-second-'));
+    try {
+      const second = spawn(process.execPath, [CLI, 'demo'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: '',
+          DATA_DIR: secondDir,
+          PORT: port,
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let said = '';
+      second.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+        said += chunk;
+      });
+      second.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+        said += chunk;
+      });
+      const code = await new Promise((r) => second.once('exit', r));
+      expect(code).toBe(1);
+      expect(said).toContain(`cannot listen on 127.0.0.1:${port}: another process is listening there`);
+      expect(said).not.toMatch(/^\s+at /m);
+    } finally {
+      await rm(secondDir, { recursive: true, force: true });
+    }
+  },
+  120_000,
+);
