@@ -259,6 +259,44 @@ describe('webhooks', () => {
     expect(received[1]?.body).toBe(received[0]?.body);
   });
 
+  it('forgets events past their retention once every delivery is done, with their deliveries and attempts', async () => {
+    const c = await makeAccount(h, 'retained');
+    await subscribe(c.token, { url: `${url}?retained`, events: ['conversation_created'] });
+    for (const title of ['Old and delivered', 'Old and pending', 'Recent']) await createJson(h, c.token, { title });
+    await until(() => received.filter((r) => r.path.endsWith('?retained')).length === 3);
+    const db = h.db.orm.em.fork().getConnection();
+    const events = async (): Promise<string[]> =>
+      (
+        await db.execute(
+          `select e.id, c.title, (select count(*)::int from webhook_attempt t join webhook_delivery d on d.id = t.delivery_id
+                                   where d.event_id = e.id) as attempts
+           from webhook_event e join conversation c on c.id = e.conversation_id where e.account_id = ? order by e.id`,
+          [c.id],
+        )
+      ).map((r: { title: string; attempts: number }) => `${r.title}: ${r.attempts}`);
+    await until(async () => (await events()).every((e: string) => e.endsWith(': 1')));
+    await db.execute(
+      `update webhook_event e set created_at = now() - interval '31 days' from conversation c
+       where c.id = e.conversation_id and e.account_id = ? and c.title like 'Old%'`,
+      [c.id],
+    );
+    // One old event still has a delivery waiting for its next attempt.
+    await db.execute(
+      `update webhook_delivery d set status = 'pending', next_attempt_at = now() + interval '1 day'
+       from webhook_event e join conversation c on c.id = e.conversation_id
+       where d.event_id = e.id and e.account_id = ? and c.title = 'Old and pending'`,
+      [c.id],
+    );
+    const store = new MikroWebhookStore(h.db.orm.em.fork());
+    expect(await store.purgeHistory(30)).toBe(1);
+    expect(await events()).toEqual(['Old and pending: 1', 'Recent: 1']);
+    const [orphans] = await db.execute(
+      `select count(*)::int as n from webhook_attempt t where not exists (select 1 from webhook_delivery d where d.id = t.delivery_id)`,
+    );
+    expect(orphans.n).toBe(0);
+    expect(await store.purgeHistory(30)).toBe(0);
+  });
+
   it('refuses targets that are not https or resolve to private addresses, at subscription and at delivery', async () => {
     const strict = { allowHttp: false, allowPrivate: false };
     await expect(checkTarget('http://hooks.example.com/x', strict)).rejects.toThrow(TargetRefused);

@@ -13,6 +13,9 @@ import { runPrepared } from './prepared.ts';
 import { MikroSiteStore } from './site-store.ts';
 import { query } from './sql.ts';
 
+/** Events a purge statement deletes at most. */
+const PURGE_BATCH = 1_000;
+
 /** A delivery a worker took, with what sending it needs. */
 export interface DueDelivery {
   id: number;
@@ -258,6 +261,31 @@ export class MikroWebhookStore {
        where w.id = any(?::int[]) and w.disabled_at is not null and d.endpoint_id = w.id and d.status = 'pending'`,
       [`{${failing.join(',')}}`],
     );
+  }
+
+  /**
+   * Forgets the events older than `days` whose deliveries are all done (delivered or failed), with
+   * their deliveries and attempts (the foreign keys cascade): the history `webhook deliveries`
+   * shows and `webhook redeliver` starts from. An event still waiting to be fanned out or with a
+   * delivery still pending stays, whatever its age. In batches, so that no statement holds many
+   * locks for long. Returns how many events went.
+   */
+  async purgeHistory(days: number): Promise<number> {
+    let purged = 0;
+    for (;;) {
+      const rows = await query(
+        this.em,
+        `delete from webhook_event where id in (
+           select e.id from webhook_event e
+           where e.dispatched and e.created_at < now() - make_interval(days => ?::int)
+             and not exists (select 1 from webhook_delivery d where d.event_id = e.id and d.status = 'pending')
+           order by e.id limit ${PURGE_BATCH})
+         returning 1`,
+        [days],
+      );
+      purged += rows.length;
+      if (rows.length < PURGE_BATCH) return purged;
+    }
   }
 
   /**
