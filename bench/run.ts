@@ -25,8 +25,8 @@ const { values: opt } = parseArgs({
     connections: { type: 'string', default: '32,64' },
     'skip-load': { type: 'boolean', default: false },
     only: { type: 'string' },
-    /** The product-only sections to run after the comparison: pages, replies, webhooks (default all). */
-    extras: { type: 'string', default: 'conditional,pages,replies,webhooks' },
+    /** The sections to run after the comparison (default all). */
+    extras: { type: 'string', default: 'conditional,unkept,pages,replies,webhooks' },
   },
 });
 const EXTRAS = new Set(String(opt.extras).split(','));
@@ -138,10 +138,17 @@ function startOptions(script: 'start' | 'cli' = 'start'): string[] {
   return (pkg.scripts[script] ?? '').split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
-async function start(name: string, script: string, port: number, options: string[] = []): Promise<Server> {
+async function start(
+  name: string,
+  script: string,
+  port: number,
+  options: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Server> {
   const child = spawn(process.execPath, [...options, join(ROOT, script)], {
     env: {
       ...process.env,
+      ...env,
       DATABASE_URL: DB,
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -337,6 +344,55 @@ async function drive(
 
 const fmt = (n: number, d = 0) => n.toFixed(d).padStart(8);
 
+interface Worst {
+  ratio: number;
+  p99: number;
+  non2xx: number;
+}
+
+/** Each scenario at each connection count on both servers, alternating which goes first. */
+async function compare(product: Server, baseline: Server, scenarios: Scenario[]) {
+  const rows: string[] = [];
+  let order = [product, baseline];
+  const most = Math.max(...CONNECTIONS);
+  let worst: Worst = { ratio: Number.POSITIVE_INFINITY, p99: 0, non2xx: 0 };
+  for (const s of scenarios) {
+    for (const c of CONNECTIONS) {
+      const runs = new Map<string, Run & { rss: number }>();
+      for (const server of order) {
+        resetPeak(server);
+        const run = await drive(server, s, c, DURATION);
+        runs.set(server.name, { ...run, rss: peakRssMb(server) });
+      }
+      order = [...order].reverse();
+      const p = runs.get(product.name) as Run & { rss: number };
+      const b = runs.get(baseline.name) as Run & { rss: number };
+      const ratio = p.rps / b.rps;
+      const p99ratio = p.p99 / Math.max(b.p99, 1);
+      worst = {
+        ratio: Math.min(worst.ratio, ratio),
+        p99: c === most ? Math.max(worst.p99, p99ratio) : worst.p99,
+        non2xx: worst.non2xx + p.non2xx,
+      };
+      rows.push(
+        `${s.name.padEnd(28)}${String(c).padStart(5)} |${fmt(p.rps)}${fmt(p.p50)}${fmt(p.p99)}${fmt(p.non2xx)}${fmt(p.rss)}${fmt(p.cpuMs, 2)} |${fmt(b.rps)}${fmt(b.p50)}${fmt(b.p99)}${fmt(b.non2xx)}${fmt(b.rss)}${fmt(b.cpuMs, 2)} |${fmt(ratio, 2)}${fmt(p99ratio, 2)}${fmt(p.cpuMs / Math.max(b.cpuMs, 0.001), 2)}`,
+      );
+      log(rows.at(-1) as string);
+    }
+  }
+  return { rows, worst };
+}
+
+function printHeader(): void {
+  const side = `${'req/s'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'non2xx'.padStart(8)}${'RSS MB'.padStart(8)}${'CPU ms'.padStart(8)}`;
+  console.log(
+    `\n${' '.repeat(34)}| ${'product'.padEnd(48)}| baseline (node:http + pg)${' '.repeat(23)}| product/baseline`,
+  );
+  console.log(
+    `${'scenario'.padEnd(28)}${'conns'.padStart(5)} |${side} |${side} |${'rps x'.padStart(8)}${'p99 x'.padStart(8)}${'CPU x'.padStart(8)}`,
+  );
+}
+
 async function main() {
   const timings = opt['skip-load'] ? {} : await load();
   const product = await start('product', 'apps/api/src/entry/node.ts', 3301, startOptions());
@@ -351,42 +407,29 @@ async function main() {
       await drive(product, s, 16, 2);
       await drive(baseline, s, 16, 2);
     }
-    const rows: string[] = [];
-    let order = [product, baseline];
     const most = Math.max(...CONNECTIONS);
-    let worst = { ratio: Number.POSITIVE_INFINITY, p99: 0, non2xx: 0 };
-    for (const s of scenarios) {
-      for (const c of CONNECTIONS) {
-        const runs = new Map<string, Run & { rss: number }>();
-        for (const server of order) {
-          resetPeak(server);
-          const run = await drive(server, s, c, DURATION);
-          runs.set(server.name, { ...run, rss: peakRssMb(server) });
-        }
-        order = [...order].reverse();
-        const p = runs.get('product') as Run & { rss: number };
-        const b = runs.get('baseline') as Run & { rss: number };
-        const ratio = p.rps / b.rps;
-        const p99ratio = p.p99 / Math.max(b.p99, 1);
-        worst = {
-          ratio: Math.min(worst.ratio, ratio),
-          p99: c === most ? Math.max(worst.p99, p99ratio) : worst.p99,
-          non2xx: worst.non2xx + p.non2xx,
-        };
-        rows.push(
-          `${s.name.padEnd(28)}${String(c).padStart(5)} |${fmt(p.rps)}${fmt(p.p50)}${fmt(p.p99)}${fmt(p.non2xx)}${fmt(p.rss)}${fmt(p.cpuMs, 2)} |${fmt(b.rps)}${fmt(b.p50)}${fmt(b.p99)}${fmt(b.non2xx)}${fmt(b.rss)}${fmt(b.cpuMs, 2)} |${fmt(ratio, 2)}${fmt(p99ratio, 2)}${fmt(p.cpuMs / Math.max(b.cpuMs, 0.001), 2)}`,
-        );
-        log(rows.at(-1) as string);
-      }
-    }
-    const side = `${'req/s'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'non2xx'.padStart(8)}${'RSS MB'.padStart(8)}${'CPU ms'.padStart(8)}`;
-    console.log(
-      `\n${' '.repeat(34)}| product${' '.repeat(41)}| baseline (node:http + pg)${' '.repeat(23)}| product/baseline`,
+    const reads = await compare(
+      product,
+      baseline,
+      scenarios.filter((s) => s.method !== 'POST'),
     );
-    console.log(
-      `${'scenario'.padEnd(28)}${'conns'.padStart(5)} |${side} |${side} |${'rps x'.padStart(8)}${'p99 x'.padStart(8)}${'CPU x'.padStart(8)}`,
+    // The pages without the cache on the data as loaded, before the creates make page 1 and 100
+    // of conversations with no messages.
+    const unkeptPages = EXTRAS.has('unkept')
+      ? await withUnkept((unkept) => pagesUnkept(unkept, baseline, scenarios))
+      : null;
+    const writes = await compare(
+      product,
+      baseline,
+      scenarios.filter((s) => s.method === 'POST'),
     );
-    console.log(rows.join('\n'));
+    const worst = {
+      ratio: Math.min(reads.worst.ratio, writes.worst.ratio),
+      p99: Math.max(reads.worst.p99, writes.worst.p99),
+      non2xx: reads.worst.non2xx + writes.worst.non2xx,
+    };
+    printHeader();
+    console.log([...reads.rows, ...writes.rows].join('\n'));
     console.log(
       `\nconversations: ${N}${LARGE ? ` (+ ${LARGE} in a second account)` : ''}; load: ${
         Object.entries(timings)
@@ -399,7 +442,8 @@ async function main() {
       aim(`p99 <= 1.50x the baseline at ${most} connections`, `worst x${worst.p99.toFixed(2)}`, worst.p99 <= 1.5);
       aim('product non-2xx = 0', String(worst.non2xx), worst.non2xx === 0);
     }
-    if (EXTRAS.has('conditional')) await conditional(product);
+    if (unkeptPages) console.log(unkeptPages);
+    if (EXTRAS.has('conditional')) await withUnkept((unkept) => conditional(product, unkept));
     if (EXTRAS.has('pages')) await pages(product);
     if (EXTRAS.has('replies')) await replies(product);
     if (EXTRAS.has('webhooks')) await webhooks(product);
@@ -417,6 +461,23 @@ async function main() {
     );
   } finally {
     for (const s of [product, baseline]) s.child.kill('SIGTERM');
+  }
+}
+
+/**
+ * Runs `section` beside the product again, keeping no page in memory (PAGE_CACHE_MB=0): every page
+ * read from the database and built anew, as the first read after each change to an account is.
+ * Started for the section alone, so that its timers and workers never run beside another's.
+ */
+async function withUnkept<T>(section: (unkept: Server) => Promise<T>): Promise<T> {
+  const unkept = await start('product, no page kept', 'apps/api/src/entry/node.ts', 3303, startOptions(), {
+    PAGE_CACHE_MB: '0',
+  });
+  try {
+    return await section(unkept);
+  } finally {
+    const exited = new Promise((r) => unkept.child.once('exit', r));
+    if (unkept.child.exitCode === null && unkept.child.kill('SIGTERM')) await exited;
   }
 }
 
@@ -439,9 +500,11 @@ function getPage(server: Server, path: string): Promise<{ status: number; html: 
 /**
  * get_conversations page 1 as a poller sends it, with the ETag of its last answer in If-None-Match
  * (nothing changed: 304, no body, no quota), against the full page 1, alternated in one run
- * (target: the 304 path at >= 5x).
+ * (target: the 304 path at >= 5x the full page read from the database). The product keeps page 1
+ * in memory while nothing changes, so the full page is measured twice: as kept, and on the
+ * product keeping no page (the page as read after each change to the account).
  */
-async function conditional(product: Server) {
+async function conditional(product: Server, unkept: Server) {
   const path = '/api/v1/conversations/get_conversations?page=1';
   // Creates still in flight when the previous scenario stopped may commit after it: let them.
   await new Promise((r) => setTimeout(r, 1_000));
@@ -454,22 +517,50 @@ async function conditional(product: Server) {
   let lowest = Number.POSITIVE_INFINITY;
   for (const c of CONNECTIONS) {
     resetPeak(product);
-    const runs = { full: [] as Run[], notModified: [] as Run[] };
+    const runs = { kept: [] as Run[], read: [] as Run[], notModified: [] as Run[] };
     for (let round = 0; round < 2; round++) {
-      runs.full.push(await drive(product, full, c, DURATION));
+      runs.read.push(await drive(unkept, full, c, DURATION));
+      runs.kept.push(await drive(product, full, c, DURATION));
       runs.notModified.push(await drive(product, revalidated, c, DURATION));
     }
     const mean = (xs: Run[]) => xs.reduce((n, r) => n + r.rps, 0) / xs.length;
     const answered304 = runs.notModified.reduce((n, r) => n + r.notModified, 0);
     const other = runs.notModified.reduce((n, r) => n + r.non2xx - r.notModified, 0);
-    const ratio = mean(runs.notModified) / mean(runs.full);
+    const ratio = mean(runs.notModified) / mean(runs.read);
     lowest = Math.min(lowest, ratio);
     rows.push(
-      `${String(c).padStart(5)} conns: page 1 with If-None-Match ${fmt(mean(runs.notModified))} req/s (304: ${answered304}, other non-2xx: ${other}), full page 1 ${fmt(mean(runs.full))} req/s, x${ratio.toFixed(2)}; peak RSS ${peakRssMb(product)} MB`,
+      `${String(c).padStart(5)} conns: page 1 with If-None-Match ${fmt(mean(runs.notModified))} req/s (304: ${answered304}, other non-2xx: ${other}), ` +
+        `full page 1 read ${fmt(mean(runs.read))} req/s, x${ratio.toFixed(2)}; full page 1 kept ${fmt(mean(runs.kept))} req/s, x${(mean(runs.notModified) / mean(runs.kept)).toFixed(2)}; peak RSS ${peakRssMb(product)} MB`,
     );
   }
   console.log(`\nconditional reads (product only):\n${rows.join('\n')}`);
-  aim('page 1 with a matching If-None-Match (304) >= 5x the full page 1', `lowest x${lowest.toFixed(2)}`, lowest >= 5);
+  aim(
+    'page 1 with a matching If-None-Match (304) >= 5x the full page 1 read',
+    `lowest x${lowest.toFixed(2)}`,
+    lowest >= 5,
+  );
+}
+
+/**
+ * The page rows of the comparison again, on the product keeping no page in memory: every page read
+ * from the database and built anew, as the first read after each change to the account is. Its
+ * table, as text to print after the comparison's.
+ */
+async function pagesUnkept(unkept: Server, baseline: Server, scenarios: Scenario[]): Promise<string | null> {
+  const paging = scenarios.filter((s) => s.name.startsWith('get_conversations'));
+  if (paging.length === 0) return null;
+  for (const s of paging) await drive(unkept, s, 16, 2);
+  const { rows, worst } = await compare(unkept, baseline, paging);
+  aim('pages read from the database >= 0.80x the baseline', `lowest x${worst.ratio.toFixed(2)}`, worst.ratio >= 0.8);
+  aim(
+    `pages read from the database: p99 <= 1.50x at ${Math.max(...CONNECTIONS)} connections`,
+    `worst x${worst.p99.toFixed(2)}`,
+    worst.p99 <= 1.5,
+  );
+  peakRssMb(unkept);
+  const peak = runPeak.get(unkept.name) ?? 0;
+  aim('peak RSS < 250 MB keeping no page', `${peak} MB`, peak < 250);
+  return `\npages read from the database: the product keeping no page (PAGE_CACHE_MB=0), on the data as loaded\n${rows.join('\n')}`;
 }
 
 /**

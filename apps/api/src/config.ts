@@ -8,6 +8,12 @@ import { z } from 'zod';
 /** Requests per window for each token unless its account sets its own, and the window: stops runaway clients. */
 export const DEFAULT_RATE_LIMIT = { limit: 600_000, windowSeconds: 60 };
 
+/** Pages of conversations each process keeps by change mark, in MiB: about 50 pages of 50 conversations. */
+export const DEFAULT_PAGE_CACHE_MB = 16;
+
+/** Days a webhook event whose deliveries are all done is kept. */
+export const DEFAULT_WEBHOOK_RETENTION_DAYS = 30;
+
 const ZBoolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const ZEnv = z.object({
@@ -75,8 +81,12 @@ const ZEnv = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** Multiplies the webhook retry schedule (fault tests shorten it; production leaves it at 1). */
   WEBHOOK_RETRY_SCALE: z.coerce.number().min(0.001).max(10).default(1),
+  /** Webhook events (with their deliveries and attempts) are kept this many days once done. */
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULT_WEBHOOK_RETENTION_DAYS),
   /** With the server's autovacuum off: vacuum the queue tables this often (0: never). */
   QUEUE_VACUUM_SECONDS: z.coerce.number().min(0).max(3600).default(5),
+  /** Pages of conversations kept in memory by their account's change mark, in MiB (0: none). */
+  PAGE_CACHE_MB: z.coerce.number().min(0).max(4096).default(DEFAULT_PAGE_CACHE_MB),
   /** Check every answer against its operation's output schema (default: unless NODE_ENV=production). */
   CHECK_ANSWERS: ZBoolean.optional(),
   NODE_ENV: z.string().optional(),
@@ -102,9 +112,13 @@ export type Config = {
   mail: { smtpUrl: string | undefined; from: string };
   formLimits: { perIpPerMinute: number; perEmailPer15Minutes: number };
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutMs: number; retryScale: number };
+  webhookRetentionDays: number;
   checkAnswers: boolean;
+  pageCacheBytes: number;
   queueVacuumMs: number;
 };
+
+const MIB = 1024 * 1024;
 
 export class ConfigError extends Error {}
 
@@ -147,6 +161,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryScale: e.WEBHOOK_RETRY_SCALE,
     },
     checkAnswers: e.CHECK_ANSWERS ?? e.NODE_ENV !== 'production',
+    webhookRetentionDays: e.WEBHOOK_RETENTION_DAYS,
+    pageCacheBytes: Math.round(e.PAGE_CACHE_MB * MIB),
     queueVacuumMs: e.QUEUE_VACUUM_SECONDS * 1000,
   };
 }

@@ -12,6 +12,8 @@ export interface Metrics {
   observe(operation: string, method: string, status: number, seconds: number): void;
   /** A webhook delivery attempt's result: delivered, retry (failed, tried again later) or failed (given up). */
   webhookResult(result: 'delivered' | 'retry' | 'failed'): void;
+  /** A page of conversations answered from the pages kept in memory, or read from the database. */
+  pageAnswered(from: 'memory' | 'database'): void;
 }
 
 /** The webhook deliveries waiting in the shared table, and how long the oldest has waited. */
@@ -52,6 +54,7 @@ export function operationLabels(
 export function createMetrics(
   poolStats: () => Promise<PoolStats>,
   webhookQueue: () => Promise<WebhookQueueStats> = async () => ({ pending: 0, oldestSeconds: 0 }),
+  pagesKeptBytes: () => number = () => 0,
 ): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -102,9 +105,24 @@ export function createMetrics(
       this.set((await webhookQueue()).oldestSeconds);
     },
   });
+  const pages = new Counter({
+    name: 'page_cache_answers_total',
+    help: 'Pages of conversations answered by this process, by where they came from (memory: kept by the account change mark; database)',
+    labelNames: ['from'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'page_cache_bytes',
+    help: 'What the pages kept in memory are counted as against PAGE_CACHE_MB (three times their JSON text)',
+    registers: [registry],
+    collect() {
+      this.set(pagesKeptBytes());
+    },
+  });
   return {
     registry,
     webhookResult: (result) => deliveries.inc({ result }),
+    pageAnswered: (from) => pages.inc({ from }),
     observe(operation, method, status, seconds) {
       requests.inc({ operation, method, status });
       duration.observe({ operation, status }, seconds);

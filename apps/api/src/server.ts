@@ -14,6 +14,8 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     rateLimit: config.rateLimit,
     webhookTargets: config.webhooks,
     checkAnswers: config.checkAnswers,
+    pageCacheBytes: config.pageCacheBytes,
+    webhookRetentionDays: config.webhookRetentionDays,
   });
   const mail = startMailWorker(services.mailQueue, { ...config.mail, logger: mailLogger });
   services.onMailQueued(mail.kick);

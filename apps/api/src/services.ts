@@ -22,9 +22,9 @@ import {
   type RateLimitPolicy,
 } from '@convo/db';
 import type { MailOutbox, PeopleStore, ReplyStore, SiteStore, VisitorLimits } from '@convo/domain';
-import type { ProcedureServices } from '@convo/router';
+import { PageCache, type ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
-import { type Config, DEFAULT_RATE_LIMIT } from './config.ts';
+import { type Config, DEFAULT_PAGE_CACHE_MB, DEFAULT_RATE_LIMIT, DEFAULT_WEBHOOK_RETENTION_DAYS } from './config.ts';
 import { lockDataDir } from './embedded-lock.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -92,6 +92,10 @@ export interface ServiceOptions {
   webhookTargets?: TargetPolicy;
   /** Hold every answer to its operation's output schema at run time (default: yes). */
   checkAnswers?: boolean;
+  /** What pages of conversations may be kept in memory, in bytes (0: none). */
+  pageCacheBytes?: number;
+  /** Days a done webhook event is kept, with its deliveries and attempts (default 30). */
+  webhookRetentionDays?: number;
 }
 
 /** A host moved by `account set-host` reaches every process within this time. */
@@ -99,6 +103,7 @@ export const HOST_CACHE_MS = 5_000;
 
 export const DEFAULT_SERVICE_OPTIONS: ServiceOptions = { rateLimit: DEFAULT_RATE_LIMIT };
 
+/** How often expired rows are purged. */
 const IDEMPOTENCY_PURGE_MS = 60 * 60_000;
 
 export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_SERVICE_OPTIONS): Services {
@@ -106,14 +111,6 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   const limiter = new RateLimiter(orm.em, options.rateLimit);
   // Ended windows are forgotten; the timer never keeps the process alive.
   setInterval(() => limiter.sweep(), options.rateLimit.windowSeconds * 1000).unref();
-  // Idempotency-Keys past their 24 hours are deleted now and then (and on reuse, by the create).
-  setInterval(
-    () =>
-      void Promise.all([purgeIdempotencyKeys(orm.em.fork()), purgeExpiredPeople(orm.em.fork())]).catch((err: unknown) =>
-        logger.warn({ err: (err as Error).message }, 'purging expired keys and sessions failed'),
-      ),
-    IDEMPOTENCY_PURGE_MS,
-  ).unref();
   let migrated = false;
   // The stores are built once: their reads are prepared statements and their writes native
   // inserts or their own transactions, so none keeps an identity map a request could share.
@@ -121,11 +118,31 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   const accounts = new AccountStore(em);
   const mailQueue = new MikroMailOutbox(em);
   const webhookStore = new MikroWebhookStore(em);
+  // Idempotency-Keys past their 24 hours (also deleted on reuse, by the create), ended sessions and
+  // webhook events past their retention are deleted now and then.
+  setInterval(
+    () =>
+      void Promise.all([
+        purgeIdempotencyKeys(orm.em.fork()),
+        purgeExpiredPeople(orm.em.fork()),
+        webhookStore.purgeHistory(options.webhookRetentionDays ?? DEFAULT_WEBHOOK_RETENTION_DAYS),
+      ]).catch((err: unknown) =>
+        logger.warn({ err: (err as Error).message }, 'purging expired keys, sessions and webhook events failed'),
+      ),
+    IDEMPOTENCY_PURGE_MS,
+  ).unref();
   const mailListeners: (() => void)[] = [];
+  const metrics = createMetrics(
+    () => poolStats(em),
+    () => webhookStore.queueStats(),
+    () => pages.bytes,
+  );
+  const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_MB * 1024 * 1024, metrics.pageAnswered);
   return {
     conversations: new MikroConversationStore(em),
     intakePages: new MikroIntakePageStore(em),
     webhookEndpoints: new MikroWebhookEndpointStore(em),
+    pages,
     webhookTargets: webhookTargets(options.webhookTargets ?? { allowHttp: false, allowPrivate: false }),
     site: new MikroSiteStore(em, { hostCacheMs: options.hostCacheMs ?? HOST_CACHE_MS }),
     people: new MikroPeopleStore(em),
@@ -143,10 +160,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     isUnavailable: databaseUnavailable,
     checkAnswers: options.checkAnswers ?? true,
     logger,
-    metrics: createMetrics(
-      () => poolStats(em),
-      () => webhookStore.queueStats(),
-    ),
+    metrics,
     webhooks: webhookStore,
     databaseBusy: async () => (await poolStats(em)).waiting > 0,
     async notReady() {

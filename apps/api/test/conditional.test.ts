@@ -141,3 +141,68 @@ describe('conditional reads', () => {
     expect(missing.headers.get('etag')).toBeNull();
   });
 });
+
+/*
+ * Pages of conversations are kept in memory by the account's change mark (PageCache): what a
+ * client sees must be what the database holds, whichever process made the change.
+ */
+describe('pages kept by the change mark', () => {
+  const titles = (r: Call) => r.body.conversations.map((c: { title: string }) => c.title);
+
+  it('shows a change made through another process on the next read, without If-None-Match', async () => {
+    const c = await makeAccount(h, 'kept-pages');
+    await createJson(h, c.token, { title: 'Kept one', slug: 'kept-one', allow_anonymous_messages: true });
+    const other = secondApp(h);
+    const first = await read(c.token, 'get_conversations');
+    expect(titles(first)).toEqual(['Kept one']);
+    expect(await read(c.token, 'get_conversations').then(titles)).toEqual(['Kept one']);
+    const made = await call(
+      { ...h, app: other },
+      new Request(`${REST}/create_conversation`, {
+        method: 'POST',
+        headers: { ...auth(c.token), 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'Kept two' }),
+      }),
+    );
+    expect(made.status).toBe(201);
+    expect(await read(c.token, 'get_conversations').then(titles)).toEqual(['Kept two', 'Kept one']);
+    // A reply posted on the conversation's page, served by the other process.
+    const db = h.db.orm.em.fork().getConnection();
+    await db.execute(`update account set host = 'https://kept.example.com' where id = ?`, [c.id]);
+    const moved = await read(c.token, 'get_conversations');
+    expect(moved.body.conversations[1].conversation_url).toBe('https://kept.example.com/c/kept-one');
+    expect(moved.body.conversations[1].messages).toEqual([]);
+    const visitor = new Visitor({ ...h, app: other }, 'https://kept.example.com');
+    expect((await visitor.reply('kept-one', { text: 'Replied elsewhere' })).status).toBe(303);
+    const replied = await read(c.token, 'get_conversations');
+    expect(replied.body.conversations[1].messages.map((m: { text: string }) => m.text)).toEqual(['Replied elsewhere']);
+  });
+
+  it('counts a kept page against the quota like any full answer', async () => {
+    const limited = secondApp(h, { rateLimit: { limit: LIMIT, windowSeconds: 3600 } });
+    const d = await makeAccount(h, 'kept-quota');
+    await createJson(h, d.token, { title: 'Counted' });
+    for (let i = 1; i <= LIMIT; i++) {
+      const r = await read(d.token, 'get_conversations', {}, limited);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('ratelimit-remaining')).toBe(String(LIMIT - i));
+    }
+    expect((await read(d.token, 'get_conversations', {}, limited)).status).toBe(429);
+  });
+
+  it('keeps each page with its own links, and no page past the end', async () => {
+    const e = await makeAccount(h, 'kept-links');
+    for (let i = 0; i < 51; i++) await createJson(h, e.token, { title: `Many ${i}` });
+    const one = await read(e.token, 'get_conversations?page=1');
+    const two = await read(e.token, 'get_conversations?page=2');
+    expect(one.body.conversations).toHaveLength(50);
+    expect(two.body.conversations).toHaveLength(1);
+    expect(one.headers.get('link')).toContain('rel="next"');
+    expect(two.headers.get('link')).not.toContain('rel="next"');
+    expect((await read(e.token, 'get_conversations?page=2')).headers.get('link')).toBe(two.headers.get('link'));
+    expect((await read(e.token, 'get_conversations?page=3')).status).toBe(404);
+    await createJson(h, e.token, { title: 'Pushes one more onto page 2' });
+    const moved = await read(e.token, 'get_conversations?page=2');
+    expect(moved.body.conversations.map((c: { title: string }) => c.title)).toEqual(['Many 1', 'Many 0']);
+  });
+});

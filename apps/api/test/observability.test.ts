@@ -121,6 +121,8 @@ describe('health, readiness and metrics', () => {
     await createJson(h, acme.token, {});
     await call(h, new Request(`${BASE}/api/v1/conversations/get_conversation`));
     await call(h, new Request(`${BASE}/no/such/path/${Math.random()}`));
+    // A page read, then the same page again with nothing changed: kept.
+    for (let i = 0; i < 2; i++) await get(h, acme.token, 'get_conversations');
     const res = await h.app.fetch(
       new Request(`${BASE}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }),
     );
@@ -133,6 +135,9 @@ describe('health, readiness and metrics', () => {
       /http_request_duration_seconds_bucket\{le="0\.1",operation="create_conversation",status="201"\}/,
     );
     expect(text).toMatch(/db_pool_connections\{state="open"\} \d+/);
+    expect(text).toMatch(/page_cache_answers_total\{from="database"\} [1-9]\d*/);
+    expect(text).toMatch(/page_cache_answers_total\{from="memory"\} [1-9]\d*/);
+    expect(text).toMatch(/page_cache_bytes [1-9]\d*/);
     expect(text).not.toMatch(/no\/such\/path/);
   });
 });

@@ -8,6 +8,7 @@ import {
   type WebhookEndpointStore,
   type WebhookTargets,
 } from '@convo/domain';
+import type { PageCache } from './page-cache.ts';
 
 /**
  * What the procedures get from the process that serves them: the domain's ports, built once in
@@ -18,6 +19,8 @@ export interface ProcedureServices {
   conversations: ConversationStore;
   intakePages: IntakePageStore;
   webhookEndpoints: WebhookEndpointStore;
+  /** Pages of conversations remembered by their account's change mark (page-cache.ts). */
+  pages: PageCache;
   /** Where webhooks may be sent (https, public addresses), as this server's config allows. */
   webhookTargets: WebhookTargets;
   /** The account an API token acts for; null for an unknown or revoked token. */

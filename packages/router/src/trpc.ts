@@ -92,5 +92,5 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
   await ctx.services.touchToken(found.tokenId);
   const account: AccountContext = found.account;
   ctx.notes.accountId = account.id;
-  return next({ ctx: { ...ctx, account } });
+  return next({ ctx: { ...ctx, account, changeMark: found.changeMark } });
 });

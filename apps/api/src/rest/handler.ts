@@ -133,6 +133,6 @@ export function createRestHandler(operations: readonly Operation[], services: Se
     const link = position && linkHeader(options.origin(req), url, position);
     if (link) headers.link = link;
     const status = route.operation.meta.successStatus ?? 200;
-    return new Response(head ? null : JSON.stringify(result.data), { status, headers });
+    return new Response(head ? null : services.pages.text(result.data), { status, headers });
   };
 }
