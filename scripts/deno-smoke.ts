@@ -125,7 +125,33 @@ try {
     shown.status === 200 && html.includes('<h1>Hello from Deno</h1>') && !!shown.headers.get('content-security-policy'),
     { status: shown.status, html: html.slice(0, 200) },
   );
-  console.log('deno-smoke: 7 passed, 0 failed');
+  // A second server on the same port (its own data directory) says which port is taken and exits 1.
+  const secondDir = mkdtempSync(join(tmpdir(), 'convo-deno-second-'));
+  try {
+    const second = spawn(
+      join(root, 'node_modules/.bin/deno'),
+      ['run', ...denoOptions, '--allow-all', join(root, 'apps/api/src/entry/deno.ts')],
+      { env: { ...env, DATA_DIR: secondDir }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let said = '';
+    second.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      said += chunk;
+    });
+    second.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      said += chunk;
+    });
+    const code = await new Promise((r) => second.once('exit', r));
+    check(
+      'a second server on a taken port logs which and exits 1, without a stack trace',
+      code === 1 &&
+        said.includes(`cannot listen on 127.0.0.1:${port}: another process is listening there`) &&
+        !/^\s+at /m.test(said),
+      { code, said },
+    );
+  } finally {
+    rmSync(secondDir, { recursive: true, force: true });
+  }
+  console.log('deno-smoke: 8 passed, 0 failed');
 } finally {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));

@@ -4,6 +4,7 @@ import { errorBody } from '@convo/router';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
 import type { MikroORM } from '@mikro-orm/core';
 import type { App } from './app.ts';
+import { logCannotListen } from './listen-error.ts';
 import type { Logger } from './logger.ts';
 
 /** After SIGTERM: requests in flight get this long to finish before their connections are cut. */
@@ -37,15 +38,8 @@ export function serveOnNode(
     logger.info({ url: `http://${o.host}:${info.port}`, pid: process.pid }, 'listening');
     o.onListen?.(info.port);
   }) as Server;
-  // A port that cannot be had is the operator's to fix: say which and why, not a stack trace.
-  server.once('error', (err: NodeJS.ErrnoException) => {
-    const why =
-      err.code === 'EADDRINUSE'
-        ? 'another process is listening there (stop it, or set PORT to another port)'
-        : err.code === 'EACCES'
-          ? 'this user may not listen there (ports below 1024 need privileges; set PORT)'
-          : err.message;
-    logger.fatal({ host: o.host, port: o.port, code: err.code }, `cannot listen on ${o.host}:${o.port}: ${why}`);
+  server.once('error', (err) => {
+    logCannotListen(logger, o, err);
     logger.flush(() => process.exit(1));
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));

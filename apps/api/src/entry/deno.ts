@@ -1,4 +1,5 @@
 import { loadConfig } from '../config.ts';
+import { logCannotListen } from '../listen-error.ts';
 import { createLogger } from '../logger.ts';
 import { buildServer } from '../server.ts';
 
@@ -14,14 +15,22 @@ declare const Deno: {
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 const { app, orm } = await buildServer(config, logger);
-const server = Deno.serve(
-  {
-    port: config.port,
-    hostname: config.host,
-    onListen: ({ port }) => logger.info({ url: `http://${config.host}:${port}` }, 'listening'),
-  },
-  (req, info) => app.fetch(req, { clientIp: info.remoteAddr.hostname }),
-);
+let server: ReturnType<typeof Deno.serve>;
+try {
+  server = Deno.serve(
+    {
+      port: config.port,
+      hostname: config.host,
+      onListen: ({ port }) => logger.info({ url: `http://${config.host}:${port}` }, 'listening'),
+    },
+    (req, info) => app.fetch(req, { clientIp: info.remoteAddr.hostname }),
+  );
+} catch (err) {
+  // Deno.serve throws at once when the port cannot be had (AddrInUse, PermissionDenied).
+  logCannotListen(logger, config, err);
+  await new Promise<void>((resolve) => logger.flush(() => resolve()));
+  Deno.exit(1);
+}
 const stop = () =>
   void Promise.resolve(app.drain())
     .then(() => server.shutdown())
