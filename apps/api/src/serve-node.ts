@@ -38,9 +38,15 @@ export function serveOnNode(
     logger.info({ url: `http://${o.host}:${info.port}`, pid: process.pid }, 'listening');
     o.onListen?.(info.port);
   }) as Server;
-  server.once('error', (err) => {
-    logCannotListen(logger, o, err);
-    logger.flush(() => process.exit(1));
+  server.on('error', (err) => {
+    if (!server.listening) {
+      logCannotListen(logger, o, err);
+      logger.flush(() => process.exit(1));
+      return;
+    }
+    // Once listening, an error the server reports (a failed accept) is not about its port: it is
+    // logged, and the server goes on serving the requests in flight.
+    logger.error({ err }, 'server error');
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
   // A stray rejection is a bug to log, not a reason to drop every request in flight.
