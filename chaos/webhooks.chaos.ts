@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { request, sleep, startLoad } from './support/load.ts';
-import { freePort, startThrowawayPostgres, type ThrowawayPostgres } from './support/postgres.ts';
+import { stablePort, startThrowawayPostgres, type ThrowawayPostgres } from './support/postgres.ts';
 import { cli, createAccount, type ServerProcess, startServer } from './support/server.ts';
 
 /*
@@ -44,7 +44,10 @@ function startReceiver(): Promise<void> {
       else finish();
     });
   });
-  return new Promise((r) => receiver?.listen(port, '127.0.0.1', () => r()));
+  return new Promise((resolve, reject) => {
+    receiver?.once('error', reject);
+    receiver?.listen(port, '127.0.0.1', () => resolve());
+  });
 }
 
 const stopReceiver = () =>
@@ -73,7 +76,8 @@ const create = (server: ServerProcess, title: string) =>
 beforeAll(async () => {
   db = await startThrowawayPostgres();
   token = createAccount(db.url, 'hooks').token;
-  port = await freePort();
+  // The receiver is stopped and started again on this port between tests.
+  port = await stablePort();
   cli(
     db.url,
     [

@@ -36,6 +36,23 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A free port below Linux's ephemeral range (32768 and up), for a listener that is closed and
+ * bound again on the same port: in that range an outgoing connection of any process may take the
+ * port as its own local one in between (the webhook receiver met EADDRINUSE so, on a busy machine).
+ */
+export async function stablePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+}
+
 export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
   const bin = binDir();
   const root = mkdtempSync(join(tmpdir(), 'convo-pg-'));
@@ -56,7 +73,8 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
       },
     );
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '-N', '--locale=C.UTF-8']);
-  const port = await freePort();
+  // Stopped and started again on this port by the outage tests.
+  const port = await stablePort();
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`;
   const start = () => run('pg_ctl', ['-D', data, '-l', join(root, 'log'), '-o', options, '-w', '-t', '30', 'start']);
   start();

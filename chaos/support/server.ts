@@ -13,8 +13,11 @@ export interface ServerProcess {
   child: ChildProcess;
   /** What the process wrote (its JSON log lines), for a failing test to show. */
   output(): string;
-  /** With `--trace-gc`: the heap in use after each full (mark-compact) collection, in MB, in order. */
-  liveHeapMb(): number[];
+  /**
+   * With `--inspect=127.0.0.1:0`: the heap in use right after full collections forced through the
+   * inspector (HeapProfiler.collectGarbage), in MB. Call it with no request in flight.
+   */
+  heapAfterGcMb(): Promise<number>;
   rssMb(): number;
   /** Resolves with the exit code (null when killed by a signal) and how long the exit took. */
   exited(): Promise<{ code: number | null; signal: string | null }>;
@@ -30,6 +33,7 @@ const baseEnv = (databaseUrl: string, extra: Record<string, string> = {}) => ({
   RATE_LIMIT: '0',
   FORM_LIMIT_PER_IP: '0',
   FORM_LIMIT_PER_EMAIL: '0',
+  PAGE_LIMIT_PER_IP: '0',
   ...extra,
 });
 
@@ -72,12 +76,10 @@ export async function startServer(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const live: number[] = [];
-  // e.g. "[123:0x…]  5012 ms: Mark-Compact 61.2 (80.5) -> 35.4 (78.0) MB, …"
-  const FULL_GC = /Mark-Compact [\d.]+ \([\d.]+\) -> ([\d.]+) \(/g;
+  let inspectorUrl: string | undefined;
   const keep = (chunk: Buffer) => {
     const text = chunk.toString();
-    for (const m of text.matchAll(FULL_GC)) live.push(Number(m[1]));
+    inspectorUrl ??= /Debugger listening on (ws:\/\/\S+)/.exec(text)?.[1];
     output = (output + text).slice(-20_000);
   };
   child.stdout?.on('data', keep);
@@ -100,7 +102,16 @@ export async function startServer(
     baseUrl,
     child,
     output: () => output,
-    liveHeapMb: () => [...live],
+    async heapAfterGcMb() {
+      const url = inspectorUrl;
+      if (!url) throw new Error('heapAfterGcMb needs the server started with --inspect=127.0.0.1:0');
+      const used = await inspect(url, [
+        { method: 'HeapProfiler.collectGarbage' },
+        { method: 'HeapProfiler.collectGarbage' },
+        { method: 'Runtime.evaluate', params: { expression: 'process.memoryUsage().heapUsed', returnByValue: true } },
+      ]);
+      return Number(used.result?.value) / 1024 / 1024;
+    },
     rssMb() {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
@@ -111,4 +122,37 @@ export async function startServer(
       await exit;
     },
   };
+}
+
+interface InspectorCall {
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** Sends calls to a process's inspector (the DevTools protocol over WebSocket) in order; the last one's result. */
+async function inspect(url: string, calls: InspectorCall[]): Promise<any> {
+  const socket = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    socket.addEventListener('open', resolve, { once: true });
+    socket.addEventListener('error', reject, { once: true });
+  });
+  try {
+    let last: any;
+    for (const [id, call] of calls.entries()) {
+      last = await new Promise((resolve, reject) => {
+        const onMessage = (event: MessageEvent) => {
+          const answer = JSON.parse(String(event.data));
+          if (answer.id !== id) return;
+          socket.removeEventListener('message', onMessage);
+          if (answer.error) reject(new Error(`${call.method}: ${answer.error.message}`));
+          else resolve(answer.result);
+        };
+        socket.addEventListener('message', onMessage);
+        socket.send(JSON.stringify({ id, ...call }));
+      });
+    }
+    return last;
+  } finally {
+    socket.close();
+  }
 }
