@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { pick } from './correctness.ts';
+import { CONNECTIONS, DURATION, log, N, TOKEN } from './options.ts';
+import { peakRssMb, resetPeak, type Server } from './servers.ts';
+
+/* The load: each scenario driven with autocannon on both servers, alternated, and the rows printed. */
+
+export interface Scenario {
+  name: string;
+  method?: 'GET' | 'POST';
+  path: () => string;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+export const SCENARIOS: Scenario[] = [
+  { name: 'get_conversation (latest)', path: () => '/api/v1/conversations/get_conversation' },
+  { name: 'get_conversation ?slug', path: () => `/api/v1/conversations/get_conversation?slug=bench-${pick(N)}` },
+  {
+    name: 'get_conversation ?title',
+    path: () => `/api/v1/conversations/get_conversation?title=Bench%20conversation%20${pick(N)}`,
+  },
+  { name: 'get_conversations page 1', path: () => '/api/v1/conversations/get_conversations?page=1' },
+  { name: 'get_conversations page 100', path: () => '/api/v1/conversations/get_conversations?page=100' },
+  {
+    name: 'create_conversation',
+    method: 'POST',
+    path: () => '/api/v1/conversations/create_conversation',
+    body: '{"title":"Bench create"}',
+  },
+];
+
+export interface Run {
+  rps: number;
+  mean: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  /** Answers 304 Not Modified (counted in non2xx too). */
+  notModified: number;
+  /**
+   * The server's CPU time (user + system, every thread: GC helpers too) per request answered.
+   * On two cores shared with PostgreSQL and the load generator, req/s moves by 10-15% between
+   * identical runs; what a request costs the server shows where a ratio came from.
+   */
+  cpuMs: number;
+}
+
+/** A process's CPU time so far in ms (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms). */
+export function cpuTimeMs(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+export async function drive(
+  server: Server,
+  s: Scenario,
+  connections: number,
+  seconds: number,
+  token = TOKEN,
+  host?: string,
+): Promise<Run> {
+  const cpuBefore = cpuTimeMs(server.child.pid);
+  const result = await autocannon({
+    url: server.base,
+    connections,
+    duration: seconds,
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      ...(host ? { host } : {}),
+      ...s.headers,
+    },
+    requests: [
+      {
+        method: s.method ?? 'GET',
+        setupRequest: (req) => ({ ...req, path: s.path(), ...(s.body ? { body: s.body } : {}) }),
+      },
+    ],
+  });
+  return {
+    rps: result.requests.average,
+    mean: result.latency.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors + result.timeouts,
+    notModified: result['3xx'],
+    cpuMs: (cpuTimeMs(server.child.pid) - cpuBefore) / Math.max(result.requests.total, 1),
+  };
+}
+
+export const fmt = (n: number, d = 0) => n.toFixed(d).padStart(8);
+
+export interface Worst {
+  ratio: number;
+  p99: number;
+  non2xx: number;
+}
+
+/** Each scenario at each connection count on both servers, alternating which goes first. */
+export async function compare(product: Server, baseline: Server, scenarios: Scenario[]) {
+  const rows: string[] = [];
+  let order = [product, baseline];
+  const most = Math.max(...CONNECTIONS);
+  let worst: Worst = { ratio: Number.POSITIVE_INFINITY, p99: 0, non2xx: 0 };
+  for (const s of scenarios) {
+    for (const c of CONNECTIONS) {
+      const runs = new Map<string, Run & { rss: number }>();
+      for (const server of order) {
+        resetPeak(server);
+        const run = await drive(server, s, c, DURATION);
+        runs.set(server.name, { ...run, rss: peakRssMb(server) });
+      }
+      order = [...order].reverse();
+      const p = runs.get(product.name) as Run & { rss: number };
+      const b = runs.get(baseline.name) as Run & { rss: number };
+      const ratio = p.rps / b.rps;
+      const p99ratio = p.p99 / Math.max(b.p99, 1);
+      worst = {
+        ratio: Math.min(worst.ratio, ratio),
+        p99: c === most ? Math.max(worst.p99, p99ratio) : worst.p99,
+        non2xx: worst.non2xx + p.non2xx,
+      };
+      rows.push(
+        `${s.name.padEnd(28)}${String(c).padStart(5)} |${fmt(p.rps)}${fmt(p.p50)}${fmt(p.p99)}${fmt(p.non2xx)}${fmt(p.rss)}${fmt(p.cpuMs, 2)} |${fmt(b.rps)}${fmt(b.p50)}${fmt(b.p99)}${fmt(b.non2xx)}${fmt(b.rss)}${fmt(b.cpuMs, 2)} |${fmt(ratio, 2)}${fmt(p99ratio, 2)}${fmt(p.cpuMs / Math.max(b.cpuMs, 0.001), 2)}`,
+      );
+      log(rows.at(-1) as string);
+    }
+  }
+  return { rows, worst };
+}
+
+export function printHeader(): void {
+  const side = `${'req/s'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'non2xx'.padStart(8)}${'RSS MB'.padStart(8)}${'CPU ms'.padStart(8)}`;
+  console.log(
+    `\n${' '.repeat(34)}| ${'product'.padEnd(48)}| baseline (node:http + pg)${' '.repeat(23)}| product/baseline`,
+  );
+  console.log(
+    `${'scenario'.padEnd(28)}${'conns'.padStart(5)} |${side} |${side} |${'rps x'.padStart(8)}${'p99 x'.padStart(8)}${'CPU x'.padStart(8)}`,
+  );
+}

@@ -1,0 +1,36 @@
+import http from 'node:http';
+import { PAGE_HOST } from '../options.ts';
+import { type Server, start, startOptions } from '../servers.ts';
+
+/**
+ * Runs `section` beside the product again, keeping no page in memory (PAGE_CACHE_MB=0): every page
+ * read from the database and built anew, as the first read after each change to an account is.
+ * Started for the section alone, so that its timers and workers never run beside another's.
+ */
+export async function withUnkept<T>(section: (unkept: Server) => Promise<T>): Promise<T> {
+  const unkept = await start('product, no page kept', 'apps/api/src/entry/node.ts', 3303, startOptions(), {
+    PAGE_CACHE_MB: '0',
+  });
+  try {
+    return await section(unkept);
+  } finally {
+    const exited = new Promise((r) => unkept.child.once('exit', r));
+    if (unkept.child.exitCode === null && unkept.child.kill('SIGTERM')) await exited;
+  }
+}
+
+/** A page of the PAGE_HOST account's site (fetch may not set Host; node:http may), with its visitor cookie. */
+export function getPage(server: Server, path: string): Promise<{ status: number; html: string; cookie: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`${server.base}${path}`, { headers: { host: PAGE_HOST } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          body += chunk;
+        });
+        const cookie = (res.headers['set-cookie'] ?? [])[0]?.split(';')[0] ?? '';
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, html: body, cookie }));
+      })
+      .on('error', reject);
+  });
+}

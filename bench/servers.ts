@@ -1,0 +1,83 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DB, ROOT, TOKEN } from './options.ts';
+
+/* The two servers (the product and the hand-written baseline): started, watched for peak RSS. */
+
+export interface Server {
+  name: string;
+  base: string;
+  child: ChildProcess;
+}
+
+/**
+ * The Node options `npm start` (or `npm run cli`) runs with (package.json's scripts; the
+ * Dockerfile repeats start's, and infra/test/manifests.test.ts holds the two together): the
+ * product is measured as it is deployed.
+ */
+export function startOptions(script: 'start' | 'cli' = 'start'): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  return (pkg.scripts[script] ?? '').split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
+export async function start(
+  name: string,
+  script: string,
+  port: number,
+  options: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Server> {
+  const child = spawn(process.execPath, [...options, join(ROOT, script)], {
+    env: {
+      ...process.env,
+      ...env,
+      DATABASE_URL: DB,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      NODE_ENV: 'production',
+      DB_POOL_MAX: '10',
+      LOG_LEVEL: 'info',
+      MIGRATE_ON_START: 'false',
+      // The reply scenario posts from one address as fast as it can.
+      FORM_LIMIT_PER_IP: '0',
+      FORM_LIMIT_PER_EMAIL: '0',
+      // Page reads are not what the bench measures: no per-address limit.
+      PAGE_LIMIT_PER_IP: '0',
+      // The webhook scenario's receiver listens on 127.0.0.1.
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await fetch(`${base}/api/v1/conversations/get_conversation`, {
+      headers: { authorization: TOKEN },
+    }).catch(() => null);
+    if (res?.ok) break;
+    if (Date.now() > deadline || child.exitCode !== null) {
+      // A server that came up but cannot answer (no bench data yet) must not keep the port.
+      child.kill();
+      throw new Error(`${name} did not start (was the data loaded? --skip-load needs an earlier run)`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { name, base, child };
+}
+
+/** The highest RSS since the last `resetPeak` (the kernel's VmHWM), and the highest of the whole run. */
+export const runPeak = new Map<string, number>();
+export function peakRssMb(server: Server): number {
+  const status = readFileSync(`/proc/${server.child.pid}/status`, 'utf8');
+  const mb = Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+  runPeak.set(server.name, Math.max(runPeak.get(server.name) ?? 0, mb));
+  return mb;
+}
+
+/** Starts a new peak-RSS window (writing 5 to clear_refs resets VmHWM to the current RSS). */
+export function resetPeak(server: Server): void {
+  peakRssMb(server);
+  writeFileSync(`/proc/${server.child.pid}/clear_refs`, '5');
+}
