@@ -18,6 +18,8 @@ export const CHURNING_TABLES = [
   'rate_limit_bucket',
   'visitor_rate_limit',
   'outgoing_mail',
+  'notify_event',
+  'notification_digest',
   'api_token',
 ] as const;
 

@@ -24,7 +24,7 @@ export interface OrmOptions {
   onPoolError?: (err: Error) => void;
 }
 
-function commonOptions(o: OrmOptions): Partial<Options> {
+function commonOptions(settings: OrmOptions): Partial<Options> {
   return {
     entities,
     extensions: [Migrator],
@@ -33,17 +33,17 @@ function commonOptions(o: OrmOptions): Partial<Options> {
     migrations: { migrationsList, snapshot: false, silent: true, transactional: true, allOrNothing: true },
     // Each request forks its own EntityManager; the global one is never used for work.
     allowGlobalContext: false,
-    ...(o.onQuery
-      ? { debug: ['query'], logger: (message: string) => o.onQuery?.(message), colors: false }
+    ...(settings.onQuery
+      ? { debug: ['query'], logger: (message: string) => settings.onQuery?.(message), colors: false }
       : { debug: false }),
   };
 }
 
-export async function openOrm(target: DatabaseTarget, o: OrmOptions = {}): Promise<MikroORM> {
+export async function openOrm(target: DatabaseTarget, settings: OrmOptions = {}): Promise<MikroORM> {
   if (target.kind === 'postgres') {
     const { MikroORM } = await import('@mikro-orm/postgresql');
     const orm = await MikroORM.init({
-      ...commonOptions(o),
+      ...commonOptions(settings),
       clientUrl: target.url,
       pool: { min: 0, max: target.poolMax ?? 10 },
       // Merged into pg's pool config: no statement holds a connection past this, and a pool that
@@ -57,17 +57,17 @@ export async function openOrm(target: DatabaseTarget, o: OrmOptions = {}): Promi
     // An idle connection dropped by the server (restart, failover) is an error event on the pool;
     // unheard, Node would end the process. The pool replaces the connection on next use.
     const native = await nativeClient(orm.em);
-    if (native.kind === 'pg') native.pool.on('error', (err) => o.onPoolError?.(err));
+    if (native.kind === 'pg') native.pool.on('error', (err) => settings.onPoolError?.(err));
     if (target.namedStatements === false) disableNamedStatements(orm.em);
-    if (o.onQuery) onStatement(orm.em, o.onQuery);
+    if (settings.onQuery) onStatement(orm.em, settings.onQuery);
     return orm;
   }
   const { MikroORM } = await import('@mikro-orm/pglite');
   const orm = await MikroORM.init({
-    ...commonOptions(o),
+    ...commonOptions(settings),
     ...(target.dataDir ? { dbName: target.dataDir } : {}),
   } as Options);
-  if (o.onQuery) onStatement(orm.em, o.onQuery);
+  if (settings.onQuery) onStatement(orm.em, settings.onQuery);
   return orm;
 }
 

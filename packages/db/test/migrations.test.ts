@@ -54,3 +54,84 @@ describe('the comparison-keys migration', () => {
     expect(JSON.stringify(plan)).toMatch(/conversation_account_slug_unique/);
   });
 });
+
+describe('the message-newlines migration', () => {
+  it('stores replies sent with \\r\\n with \\n, and moves the change mark of the accounts it changed', async () => {
+    await db.orm.migrator.down({ to: 'Migration20261124100000_webhook_lanes' });
+    const [account] = await run(
+      `insert into account (key, name, host) values ('nl', 'NL', 'https://nl.example') returning id`,
+    );
+    const [other] = await run(
+      `insert into account (key, name, host) values ('nl-other', 'NL other', 'https://nl-other.example') returning id`,
+    );
+    const [conversation] = await run(
+      'insert into conversation (account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines) values (?, ?, ?, ?, true, true, true) returning id',
+      [account?.id, 'Breaks', 'breaks', 'breaks'],
+    );
+    for (const text of ['one\r\ntwo\r\nthree', 'old mac\rbreak', 'plain\nalready']) {
+      await run('insert into message (account_id, conversation_id, anonymous, text) values (?, ?, true, ?)', [
+        account?.id,
+        conversation?.id,
+        text,
+      ]);
+    }
+    const mark = async (id: unknown) =>
+      Number((await run('select coalesce(sum(seq), 0) as n from account_change where account_id = ?', [id]))[0]?.n);
+    const before = [await mark(account?.id), await mark(other?.id)];
+    await db.orm.migrator.up();
+    const rows = await run('select text from message where account_id = ? order by id', [account?.id]);
+    expect(rows.map((r) => r.text)).toEqual(['one\ntwo\nthree', 'old mac\nbreak', 'plain\nalready']);
+    expect(await mark(account?.id)).toBe((before[0] ?? 0) + 1);
+    expect(await mark(other?.id)).toBe(before[1]);
+  });
+});
+
+describe('the team-roles migration', () => {
+  it("puts each account's owner on its team and makes every author a member of what they wrote in", async () => {
+    await db.orm.migrator.down({ to: 'Migration20261124200000_message_newlines' });
+    const [account] = await run(
+      `insert into account (key, name, host) values ('tr', 'TR', 'https://tr.example') returning id`,
+    );
+    const [owner, writer] = await run(
+      `insert into account_user (account_id, email, name) values (?, 'o@tr.example', 'O'), (?, 'w@tr.example', 'W') returning id`,
+      [account?.id, account?.id],
+    );
+    await run('update account set owner_id = ? where id = ?', [owner?.id, account?.id]);
+    const [conversation] = await run(
+      'insert into conversation (account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines) values (?, ?, ?, ?, false, true, true) returning id',
+      [account?.id, 'Quiet', 'quiet', 'quiet'],
+    );
+    await run('insert into conversation_member (conversation_id, user_id, account_id) values (?, ?, ?)', [
+      conversation?.id,
+      owner?.id,
+      account?.id,
+    ]);
+    for (const author of [writer?.id, writer?.id, null]) {
+      await run(
+        'insert into message (account_id, conversation_id, author_id, anonymous, text) values (?, ?, ?, ?, ?)',
+        [account?.id, conversation?.id, author, author === null, 'hello'],
+      );
+    }
+    const mark = async () =>
+      Number(
+        (await run('select coalesce(sum(seq), 0) as n from account_change where account_id = ?', [account?.id]))[0]?.n,
+      );
+    const before = await mark();
+    await db.orm.migrator.up();
+    const roles = await run('select email, team_role from account_user where account_id = ? order by id', [
+      account?.id,
+    ]);
+    expect(roles).toEqual([
+      { email: 'o@tr.example', team_role: 'owner' },
+      { email: 'w@tr.example', team_role: null },
+    ]);
+    const members = await run('select user_id from conversation_member where conversation_id = ? order by user_id', [
+      conversation?.id,
+    ]);
+    expect(members.map((m) => m.user_id)).toEqual([owner?.id, writer?.id]);
+    expect(await mark()).toBe(before + 1);
+    await expect(run("update account_user set team_role = 'boss' where id = ?", [owner?.id])).rejects.toThrow(
+      /account_user_team_role_check/,
+    );
+  });
+});

@@ -1,6 +1,6 @@
 import { clockMicros, lookupCriteria, pageWindow, SlugTakenError } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSeed, MikroConversationStore, MikroIntakePageStore } from '../src/index.ts';
+import { conversationStore, loadSeed, MikroIntakePageStore } from '../src/index.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 let db: TestDatabase;
@@ -74,7 +74,7 @@ beforeAll(async () => {
 
 afterAll(async () => db?.close());
 
-const store = () => new MikroConversationStore(db.orm.em.fork());
+const store = () => conversationStore(db.orm.em.fork());
 
 describe('get_conversation lookup', () => {
   it('returns the most recent conversation without criteria', async () => {

@@ -1,3 +1,4 @@
+import type { TeamRole } from '@convo/domain';
 import { type EntityManager, IsolationLevel } from '@mikro-orm/core';
 import { query } from '../repositories/sql.ts';
 import { AdminError } from './errors.ts';
@@ -67,9 +68,9 @@ function referencer<T extends { id: number; name: string }>(rows: T[]) {
 const json = (v: unknown) => JSON.stringify(v);
 
 async function header(em: EntityManager, a: AccountRow) {
-  const users = await query<{ email: string; name: string }>(
+  const users = await query<{ email: string; name: string; team_role: TeamRole | null }>(
     em,
-    'select email, name from account_user where account_id = ? order by id',
+    'select email, name, team_role from account_user where account_id = ? order by id',
     [a.id],
   );
   const tags = await query<{ name: string }>(em, 'select name from tag where account_id = ? order by id', [a.id]);
@@ -93,7 +94,7 @@ async function header(em: EntityManager, a: AccountRow) {
     defaults: { anyone_can_post: a.any, allow_anonymous_messages: a.anon, allow_search_engines: a.search },
     rate_limit: a.rate_limit,
     ...(a.owner === null ? {} : { owner: a.owner }),
-    users: users.map((u) => ({ email: u.email, name: u.name })),
+    users: users.map((u) => ({ email: u.email, name: u.name, ...(u.team_role ? { team: u.team_role } : {}) })),
     tags: tags.map((t) => t.name),
     workflows: workflows.map((w) => ({
       name: w.name,
@@ -137,7 +138,8 @@ const conversationsPage = (em: EntityManager, accountId: number, afterId: number
          'messages', coalesce((select json_agg(json_build_object(
                    'author', u.email, 'text', m.text, 'type', m.message_type,
                    'recorded_duration_seconds', m.recorded_duration_seconds,
-                   'download_media_url', m.download_media_url, 'created_at', ${TIME('m.created_at')})
+                   'download_media_url', m.download_media_url, 'created_at', ${TIME('m.created_at')},
+                   'hidden', m.hidden_at is not null)
                  order by m.created_at, m.id)
                from message m left join account_user u on u.id = m.author_id
                where m.conversation_id = c.id), '[]')) as line

@@ -1,6 +1,7 @@
-import { type ConversationSettings, DEFAULT_TITLE_TEMPLATE, generateToken } from '@convo/domain';
+import { type ConversationSettings, DEFAULT_TITLE_TEMPLATE, generateToken, type TeamRole } from '@convo/domain';
 import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Account, ApiToken, IntakePage, User, Workflow } from '../entities/index.ts';
+import { query } from '../repositories/sql.ts';
 import { hashToken } from '../tokens.ts';
 import { AdminError } from './errors.ts';
 import * as v from './validate.ts';
@@ -76,7 +77,7 @@ export async function createAccountWithoutToken(em: EntityManager, input: NewAcc
     await flushUnique(tx, `an account with key ${JSON.stringify(input.key)}`);
     let owner: { id: number; email: string; name: string } | null = null;
     if (input.owner) {
-      owner = await addUser(tx, account.id, input.owner);
+      owner = await addUser(tx, account.id, { ...input.owner, team: 'owner' });
       account.owner = tx.getReference(User, owner.id);
       await tx.flush();
     }
@@ -111,14 +112,41 @@ export async function setRateLimit(em: EntityManager, key: string, limit: number
   return { key: account.key, rateLimit: limit };
 }
 
-export async function addUser(em: EntityManager, accountId: number, input: { email: string; name: string }) {
+/** A user of the account: a participant, or on the team with `team`. */
+export async function addUser(
+  em: EntityManager,
+  accountId: number,
+  input: { email: string; name: string; team?: TeamRole | null | undefined },
+) {
   const user = em.create(User, {
     account: em.getReference(Account, accountId),
     email: v.email(input.email),
     name: v.name('user name', input.name),
+    teamRole: input.team ?? null,
   });
   await flushUnique(em, `a user with e-mail ${JSON.stringify(input.email)}`);
-  return { id: user.id, email: user.email, name: user.name };
+  return { id: user.id, email: user.email, name: user.name, team: user.teamRole };
+}
+
+/**
+ * Puts a user on the account's team with a role, or (null) takes them off it. The account's owner
+ * (the user who joins every new conversation) stays an owner.
+ */
+export async function setTeamRole(em: EntityManager, key: string, email: string, role: TeamRole | null) {
+  const account = await findAccount(em, key);
+  const [found] = await query<{ id: number }>(
+    em,
+    'select id from account_user where account_id = ? and lower(email) = lower(?)',
+    [account.id, email],
+  );
+  const user = found ? await em.findOne(User, { id: found.id, account: account.id }) : null;
+  if (!user) throw new AdminError(`account ${key} has no user with e-mail ${JSON.stringify(email)}`);
+  if (account.owner?.id === user.id && role !== 'owner') {
+    throw new AdminError(`${user.email} owns the account and stays on its team as an owner`);
+  }
+  user.teamRole = role;
+  await em.flush();
+  return { id: user.id, email: user.email, name: user.name, team: role };
 }
 
 export async function revokeToken(em: EntityManager, accountId: number, tokenId: number) {

@@ -1,4 +1,4 @@
-import { EMAIL_PATTERN, normaliseHost, titleTemplateProblem } from '@convo/domain';
+import { isEmailAddress, normaliseHost, titleTemplateProblem } from '@convo/domain';
 import { AdminError } from './errors.ts';
 
 export const ACCOUNT_KEY_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
@@ -17,7 +17,7 @@ export function host(value: string): string {
 }
 
 export function email(value: string): string {
-  if (value.length > 320 || !EMAIL_PATTERN.test(value)) {
+  if (!isEmailAddress(value)) {
     throw new AdminError(`email ${JSON.stringify(value)} is not an e-mail address`);
   }
   return value;

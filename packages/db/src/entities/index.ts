@@ -39,15 +39,22 @@ export const User = defineEntity({
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     email: p.string().length(320),
     name: p.string().length(255),
+    /** The user's place on the account's team (the domain's TEAM_ROLES), or null: a participant. */
+    teamRole: p.string().length(16).nullable(),
     createdAt: createdAt(),
   },
   indexes: [
+    {
+      name: 'account_user_team',
+      expression: 'create index "account_user_team" on "account_user" ("account_id") where "team_role" is not null',
+    },
     {
       name: 'account_user_account_email_unique',
       expression:
         'create unique index "account_user_account_email_unique" on "account_user" ("account_id", lower("email"))',
     },
   ],
+  checks: [{ name: 'account_user_team_role_check', expression: `"team_role" in ('owner', 'admin', 'member')` }],
 });
 
 export const ApiToken = defineEntity({
@@ -113,6 +120,8 @@ export const Conversation = defineEntity({
     /** The intake page's workflow, copied at creation so later edits do not rewrite history. */
     workflow: p.json<{ id: number; name: string; steps: unknown[] }>().nullable(),
     createdAt: createdAt(),
+    /** Its newest message's time, or its creation's: the team's inbox is ordered by it. */
+    lastActivityAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
   },
   indexes: [
     {
@@ -124,6 +133,11 @@ export const Conversation = defineEntity({
       name: 'conversation_account_recent',
       expression:
         'create index "conversation_account_recent" on "conversation" ("account_id", "created_at" desc, "id" desc)',
+    },
+    {
+      name: 'conversation_account_activity',
+      expression:
+        'create index "conversation_account_activity" on "conversation" ("account_id", "last_activity_at" desc, "id" desc)',
     },
     {
       name: 'conversation_account_title_recent',
@@ -182,6 +196,9 @@ export const Message = defineEntity({
     /** The form token a reply was posted with: a resubmitted form finds its message instead of posting again. */
     submitKey: p.string().length(64).nullable(),
     createdAt: createdAt(),
+    /** Hidden by the team: in no answer, but kept (and exported as hidden). */
+    hiddenAt: p.datetime().columnType('timestamptz(6)').nullable(),
+    hiddenBy: () => p.manyToOne(User).nullable().deleteRule('set null'),
   },
   checks: [{ name: 'message_author_or_anonymous', expression: '"anonymous" = ("author_id" is null)' }],
   indexes: [
@@ -203,20 +220,23 @@ export const SiteSession = defineEntity({
   properties: {
     id: p.integer().primary(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
-    user: () => p.manyToOne(User).deleteRule('cascade'),
+    user: () => p.manyToOne(User).deleteRule('cascade').index('site_session_user'),
     tokenHash: p.string().length(64).unique('site_session_token_hash_unique'),
     createdAt: createdAt(),
     expiresAt: p.datetime().columnType('timestamptz(6)').index('site_session_expires'),
   },
 });
 
-/** A one-time sign-in link e-mailed to a user; with a reply that waits for it, when there is one. */
+/** A one-time sign-in link e-mailed to an address; with a reply that waits for it, when there is one. */
 export const SignInLink = defineEntity({
   name: 'SignInLink',
   properties: {
     id: p.integer().primary(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
-    user: () => p.manyToOne(User).deleteRule('cascade'),
+    /** The address the link was mailed to; whose it is is decided when the link is confirmed. */
+    email: p.string().length(320),
+    /** The name a new person gave with their reply, for when the address is nobody's yet. */
+    name: p.string().length(255).nullable(),
     tokenHash: p.string().length(64).unique('sign_in_link_token_hash_unique'),
     returnPath: p.string().length(300),
     pendingReply: p.json<{ conversationId: number; text: string; submitKey: string | null }>().nullable(),
@@ -235,6 +255,8 @@ export const OutgoingMail = defineEntity({
     recipient: p.string().length(320),
     subject: p.string().length(255),
     body: p.text().nullable(),
+    /** Headers beside From, To and Subject (List-Unsubscribe on notifications). */
+    headers: p.json<Record<string, string>>().nullable(),
     createdAt: createdAt(),
     nextAttemptAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
     attempts: p.integer().default(0),

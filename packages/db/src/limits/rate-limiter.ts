@@ -13,29 +13,41 @@ import { type Prepared, runPrepared } from '../repositories/prepared.ts';
  * Windows are aligned on the database's clock, so processes on different machines agree.
  */
 
-const CLAIM: Prepared = {
-  name: 'rate_limit_claim',
-  text: `
+/**
+ * The statement that claims n requests of a key's window when they fit under the limit, or finds
+ * the row that refused them. `columns` are the row's key (the conflict target) and what else it
+ * stores, given as $1…; then come the window in seconds, n and the limit.
+ */
+export function blockClaimSql(table: string, columns: readonly string[]): string {
+  const at = (i: number) => `$${columns.length + i}`;
+  const [key] = columns;
+  return `
   with claim as (
-    insert into rate_limit_bucket as b (token_id, account_id, window_start, used)
-    values ($1, $2, date_bin(make_interval(secs => $3::float8), now(), timestamptz '2000-01-01'), $4)
-    on conflict (token_id) do update set
+    insert into ${table} as b (${columns.join(', ')}, window_start, used)
+    values (${columns.map((_, i) => `$${i + 1}`).join(', ')},
+            date_bin(make_interval(secs => ${at(1)}::float8), now(), timestamptz '2000-01-01'), ${at(2)})
+    on conflict (${key}) do update set
       used = case when b.window_start = excluded.window_start then b.used + excluded.used else excluded.used end,
       window_start = excluded.window_start
-    where b.window_start <> excluded.window_start or b.used + excluded.used <= $5
+    where b.window_start <> excluded.window_start or b.used + excluded.used <= ${at(3)}
     returning used, window_start
   )
   select c.used, true as granted,
-    ceil(extract(epoch from c.window_start - now()) * 1000 + $3::float8 * 1000)::int as reset_ms
+    ceil(extract(epoch from c.window_start - now()) * 1000 + ${at(1)}::float8 * 1000)::int as reset_ms
   from claim c
   union all
   select b.used, false,
-    ceil(extract(epoch from b.window_start - now()) * 1000 + $3::float8 * 1000)::int
-  from rate_limit_bucket b
-  where b.token_id = $1 and not exists (select 1 from claim)`,
+    ceil(extract(epoch from b.window_start - now()) * 1000 + ${at(1)}::float8 * 1000)::int
+  from ${table} b
+  where b.${key} = $1 and not exists (select 1 from claim)`;
+}
+
+const CLAIM: Prepared = {
+  name: 'rate_limit_claim',
+  text: blockClaimSql('rate_limit_bucket', ['token_id', 'account_id']),
 };
 
-interface ClaimRow {
+export interface ClaimRow {
   used: number;
   granted: boolean;
   reset_ms: number;
@@ -62,26 +74,30 @@ interface Bucket {
 const MAX_BLOCK = 1_000;
 const BLOCKS_PER_WINDOW = 50;
 
-export class RateLimiter {
-  private readonly buckets = new Map<number, Bucket>();
-  private readonly em: EntityManager;
-  private readonly policy: RateLimitPolicy;
+/** Claims n more of the key's window if they fit under the limit, or returns the row that refused. */
+type Claim<K, X> = (key: K, n: number, limit: number, extra: X) => Promise<ClaimRow>;
 
-  constructor(em: EntityManager, policy: RateLimitPolicy) {
-    this.em = em;
-    this.policy = policy;
+/**
+ * Quotas per key, spent locally from blocks claimed in the database (`claimRow`); `extra` is
+ * whatever else the claim's statement needs of the key.
+ */
+export class BlockQuota<K, X = undefined> {
+  private readonly buckets = new Map<K, Bucket>();
+  private readonly claimRow: Claim<K, X>;
+
+  constructor(claimRow: Claim<K, X>) {
+    this.claimRow = claimRow;
   }
 
-  /** Spends one request of the token's quota; null when the token is not limited at all. */
-  async take(tokenId: number, accountId: number, accountLimit: number | null): Promise<RateLimitState | null> {
-    const limit = accountLimit ?? this.policy.limit;
+  /** Spends one request of the key's quota; null when the limit is 0 (no limit). */
+  async take(key: K, limit: number, extra: X): Promise<RateLimitState | null> {
     if (limit <= 0) return null;
     for (;;) {
       const now = Date.now();
-      let bucket = this.buckets.get(tokenId);
+      let bucket = this.buckets.get(key);
       if (!bucket || (now >= bucket.windowEnds && !bucket.claiming) || bucket.limit !== limit) {
         bucket = { limit, windowEnds: 0, claimed: 0, left: 0, exhausted: false };
-        this.buckets.set(tokenId, bucket);
+        this.buckets.set(key, bucket);
       }
       const resetSeconds = Math.max(1, Math.ceil((bucket.windowEnds - now) / 1000));
       if (bucket.left > 0) {
@@ -91,7 +107,7 @@ export class RateLimiter {
       if (bucket.exhausted) return { allowed: false, limit, remaining: 0, resetSeconds };
       if (!bucket.claiming) {
         const b = bucket;
-        b.claiming = this.claim(tokenId, accountId, b).finally(() => {
+        b.claiming = this.claim(key, b, extra).finally(() => {
           b.claiming = undefined;
         });
       }
@@ -99,12 +115,12 @@ export class RateLimiter {
     }
   }
 
-  private async claim(tokenId: number, accountId: number, bucket: Bucket): Promise<void> {
+  private async claim(key: K, bucket: Bucket, extra: X): Promise<void> {
     let n = Math.max(1, Math.min(MAX_BLOCK, Math.floor(bucket.limit / BLOCKS_PER_WINDOW)));
-    let row = await this.claimRow(tokenId, accountId, n, bucket.limit);
+    let row = await this.claimRow(key, n, bucket.limit, extra);
     if (!row.granted && n > 1) {
       n = 1;
-      row = await this.claimRow(tokenId, accountId, n, bucket.limit);
+      row = await this.claimRow(key, n, bucket.limit, extra);
     }
     bucket.windowEnds = Date.now() + row.reset_ms;
     bucket.claimed = row.used;
@@ -112,22 +128,36 @@ export class RateLimiter {
     else bucket.exhausted = true;
   }
 
-  private async claimRow(tokenId: number, accountId: number, n: number, limit: number): Promise<ClaimRow> {
-    const [row] = await runPrepared<ClaimRow>(this.em, CLAIM, [
-      tokenId,
-      accountId,
-      this.policy.windowSeconds,
-      n,
-      limit,
-    ]);
-    // The statement either claims (and returns the row) or finds the row that refused it.
-    if (!row) throw new Error('rate limit claim returned no row');
-    return row;
-  }
-
-  /** Drops the buckets of windows that have ended (call now and then: a long-lived process meets many tokens). */
+  /** Drops the buckets of windows that have ended (call now and then: a long-lived process meets many keys). */
   sweep(): void {
     const now = Date.now();
-    for (const [id, bucket] of this.buckets) if (now >= bucket.windowEnds && !bucket.claiming) this.buckets.delete(id);
+    for (const [key, bucket] of this.buckets)
+      if (now >= bucket.windowEnds && !bucket.claiming) this.buckets.delete(key);
+  }
+}
+
+export class RateLimiter {
+  private readonly policy: RateLimitPolicy;
+  /** Keyed by token, with its account for the claim's row. */
+  private readonly quota: BlockQuota<number, number>;
+
+  constructor(em: EntityManager, policy: RateLimitPolicy) {
+    this.policy = policy;
+    this.quota = new BlockQuota(async (tokenId, n, limit, accountId) => {
+      const [row] = await runPrepared<ClaimRow>(em, CLAIM, [tokenId, accountId, policy.windowSeconds, n, limit]);
+      // The statement either claims (and returns the row) or finds the row that refused it.
+      if (!row) throw new Error('rate limit claim returned no row');
+      return row;
+    });
+  }
+
+  /** Spends one request of the token's quota; null when the token is not limited at all. */
+  take(tokenId: number, accountId: number, accountLimit: number | null): Promise<RateLimitState | null> {
+    return this.quota.take(tokenId, accountLimit ?? this.policy.limit, accountId);
+  }
+
+  /** Drops the buckets of windows that have ended. */
+  sweep(): void {
+    this.quota.sweep();
   }
 }

@@ -1,6 +1,7 @@
 import type { VisitorLimits } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Prepared, runPrepared } from '../repositories/prepared.ts';
+import { BlockQuota, blockClaimSql, type ClaimRow } from './rate-limiter.ts';
 
 /*
  * Rate limits for the sites' forms, keyed by a client address or an e-mail address, over fixed
@@ -36,5 +37,35 @@ export class PostgresVisitorLimits implements VisitorLimits {
       allowed: (row?.used ?? 0) <= limit,
       resetSeconds: Math.max(1, Math.ceil((row?.reset_ms ?? windowSeconds * 1000) / 1000)),
     };
+  }
+}
+
+/*
+ * Page reads per client address: too many for a row written per request, so each process claims
+ * blocks of an address's quota in one statement (as the API tokens' limiter does) and spends them
+ * locally; every process together never serves an address more than its limit in a window.
+ */
+const CLAIM_READS: Prepared = { name: 'visitor_read_limit_claim', text: blockClaimSql('visitor_rate_limit', ['key']) };
+
+export class PostgresReadLimits {
+  private readonly quota: BlockQuota<string, number>;
+
+  constructor(em: EntityManager) {
+    this.quota = new BlockQuota<string, number>(async (key, n, limit, windowSeconds) => {
+      const [row] = await runPrepared<ClaimRow>(em, CLAIM_READS, [key, windowSeconds, n, limit]);
+      if (!row) throw new Error('read limit claim returned no row');
+      return row;
+    });
+  }
+
+  /** One read by `key` (a client address, prefixed by its account); allowed while within `limit` a window. */
+  async take(key: string, limit: number, windowSeconds: number): Promise<{ allowed: boolean; resetSeconds: number }> {
+    const state = await this.quota.take(`read:${key}`.slice(0, 400), limit, windowSeconds);
+    return state ? { allowed: state.allowed, resetSeconds: state.resetSeconds } : { allowed: true, resetSeconds: 0 };
+  }
+
+  /** Drops the quotas of windows that have ended. */
+  sweep(): void {
+    this.quota.sweep();
   }
 }

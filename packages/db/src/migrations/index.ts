@@ -7,6 +7,13 @@ import { Migration20261122300000_people } from './Migration20261122300000_people
 import { Migration20261122400000_webhooks } from './Migration20261122400000_webhooks.ts';
 import { Migration20261123000000_change_marks } from './Migration20261123000000_change_marks.ts';
 import { Migration20261123100000_webhook_dispatch } from './Migration20261123100000_webhook_dispatch.ts';
+import { Migration20261124000000_link_by_address } from './Migration20261124000000_link_by_address.ts';
+import { Migration20261124100000_webhook_lanes } from './Migration20261124100000_webhook_lanes.ts';
+import { Migration20261124200000_message_newlines } from './Migration20261124200000_message_newlines.ts';
+import { Migration20261125000000_team_roles } from './Migration20261125000000_team_roles.ts';
+import { Migration20261125100000_notifications } from './Migration20261125100000_notifications.ts';
+import { Migration20261125200000_inbox } from './Migration20261125200000_inbox.ts';
+import { Migration20261125300000_moderation } from './Migration20261125300000_moderation.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -21,4 +28,11 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122400000_webhooks', class: Migration20261122400000_webhooks },
   { name: 'Migration20261123000000_change_marks', class: Migration20261123000000_change_marks },
   { name: 'Migration20261123100000_webhook_dispatch', class: Migration20261123100000_webhook_dispatch },
+  { name: 'Migration20261124000000_link_by_address', class: Migration20261124000000_link_by_address },
+  { name: 'Migration20261124100000_webhook_lanes', class: Migration20261124100000_webhook_lanes },
+  { name: 'Migration20261124200000_message_newlines', class: Migration20261124200000_message_newlines },
+  { name: 'Migration20261125000000_team_roles', class: Migration20261125000000_team_roles },
+  { name: 'Migration20261125100000_notifications', class: Migration20261125100000_notifications },
+  { name: 'Migration20261125200000_inbox', class: Migration20261125200000_inbox },
+  { name: 'Migration20261125300000_moderation', class: Migration20261125300000_moderation },
 ];

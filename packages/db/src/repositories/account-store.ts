@@ -1,19 +1,18 @@
 import type { Authenticated } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { changeMarkSql } from './change-marks.ts';
+import { type SettingsRow, settingsOf } from './conversation-reads.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { query } from './sql.ts';
 
-interface Row {
+/** The account's defaults come under the settings' own column names, for `settingsOf`. */
+interface Row extends SettingsRow {
   token_id: number;
   rate_limit: number | null;
   id: number;
   key: string;
   name: string;
   host: string;
-  default_anyone_can_post: boolean;
-  default_allow_anonymous_messages: boolean;
-  default_allow_search_engines: boolean;
   title_template: string;
   owner_id: number | null;
   owner_email: string | null;
@@ -24,8 +23,9 @@ interface Row {
 const BY_TOKEN: Prepared = {
   name: 'account_by_token',
   text: `
-  select t.id as token_id, a.rate_limit, a.id, a.key, a.name, a.host, a.default_anyone_can_post,
-    a.default_allow_anonymous_messages, a.default_allow_search_engines, a.title_template,
+  select t.id as token_id, a.rate_limit, a.id, a.key, a.name, a.host,
+    a.default_anyone_can_post as anyone_can_post, a.default_allow_anonymous_messages as allow_anonymous_messages,
+    a.default_allow_search_engines as allow_search_engines, a.title_template,
     u.id as owner_id, u.email as owner_email, u.name as owner_name, ${changeMarkSql('a.id')} as change_mark
   from api_token t
   join account a on a.id = t.account_id
@@ -53,11 +53,7 @@ export class AccountStore {
         key: row.key,
         name: row.name,
         host: row.host,
-        defaults: {
-          anyoneCanPost: row.default_anyone_can_post,
-          allowAnonymousMessages: row.default_allow_anonymous_messages,
-          allowSearchEngines: row.default_allow_search_engines,
-        },
+        defaults: settingsOf(row),
         titleTemplate: row.title_template,
         owner:
           row.owner_id === null ? null : { id: row.owner_id, email: row.owner_email ?? '', name: row.owner_name ?? '' },

@@ -12,10 +12,10 @@ import { query } from './sql.ts';
 const SHARDS = 16;
 
 /** A CTE (to follow others in a `with`) that counts a change of `account` when `source` has rows. */
-export const markChangeSql = (o: { source: string; account: string }): string => `
+export const markChangeSql = (columns: { source: string; account: string }): string => `
   change_mark as (
     insert into account_change as m (account_id, shard, seq)
-    select ${o.account}, floor(random() * ${SHARDS})::smallint, 1 where exists (select 1 from ${o.source})
+    select ${columns.account}, floor(random() * ${SHARDS})::smallint, 1 where exists (select 1 from ${columns.source})
     on conflict (account_id, shard) do update set seq = m.seq + 1)`;
 
 /** The same, as a statement of its own (inside the caller's transaction, if any). */

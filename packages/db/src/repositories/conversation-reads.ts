@@ -1,5 +1,6 @@
 import type {
   ConversationRecord,
+  ConversationSettings,
   LookupCriteria,
   MessageRecord,
   PageWindow,
@@ -12,38 +13,68 @@ import type { EntityManager } from '@mikro-orm/core';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { fromJson } from './sql.ts';
 
+/** A conversation's three settings as every read selects them (`SETTINGS_COLUMNS`). */
+export interface SettingsRow {
+  anyone_can_post: boolean;
+  allow_anonymous_messages: boolean;
+  allow_search_engines: boolean;
+}
+
+/** The settings columns of `conversation c` (an account's defaults are selected under the same names). */
+export const SETTINGS_COLUMNS = 'c.anyone_can_post, c.allow_anonymous_messages, c.allow_search_engines';
+
+/** The one place the settings' columns become the domain's names. */
+export const settingsOf = (row: SettingsRow): ConversationSettings => ({
+  anyoneCanPost: row.anyone_can_post,
+  allowAnonymousMessages: row.allow_anonymous_messages,
+  allowSearchEngines: row.allow_search_engines,
+});
+
 /*
  * One statement per read, whatever the page holds: members, tags and messages come back as JSON
  * arrays from correlated subqueries that each walk an index to just the rows they return.
  */
-/** The columns of one conversation; with `messageTimes`, each message carries its time too (pages show it). */
-export const conversationColumns = (messageTimes: boolean) => `
-  c.id, c.title, c.slug, c.anyone_can_post, c.allow_anonymous_messages, c.allow_search_engines,
-  c.via_primary_intake_page, c.intake_page_id, c.workflow,
-  (extract(epoch from c.created_at) * 1000000)::bigint::text as created_us,
-  coalesce((
+/** A conversation's members, as a JSON array (`c` is the conversation). */
+export const usersColumn = `coalesce((
     select json_agg(json_build_object('id', u.id, 'email', u.email, 'name', u.name) order by u.id)
     from conversation_member cm join account_user u on u.id = cm.user_id
     where cm.conversation_id = c.id and cm.account_id = c.account_id
-  ), '[]'::json) as users,
-  coalesce((
+  ), '[]'::json) as users`;
+
+/** A conversation's tags, as a JSON array. */
+export const tagsColumn = `coalesce((
     select json_agg(json_build_object('id', t.id, 'name', t.name) order by t.id)
     from conversation_tag ct join tag t on t.id = ct.tag_id
     where ct.conversation_id = c.id and ct.account_id = c.account_id
-  ), '[]'::json) as tags,
-  coalesce((
+  ), '[]'::json) as tags`;
+
+/**
+ * A conversation's messages (those `where` picks, all by default), oldest first, as a JSON array;
+ * `forPage`, each carries what pages show beside the API's fields (PAGE_MESSAGE_EXTRAS).
+ */
+export const messagesColumn = (where = 'true', forPage = true) => `coalesce((
     select json_agg(json_build_object(
       'id', m.id, 'type', m.message_type, 'duration', m.recorded_duration_seconds,
       'anonymous', m.anonymous, 'author_id', u.id, 'author_name', u.name, 'author_email', u.email,
-      'text', m.text, 'media', m.download_media_url${messageTimes ? MESSAGE_TIME : ''}) order by m.created_at, m.id)
+      'text', m.text, 'media', m.download_media_url${forPage ? PAGE_MESSAGE_EXTRAS : ''}) order by m.created_at, m.id)
     from message m left join account_user u on u.id = m.author_id
-    where m.conversation_id = c.id and m.account_id = c.account_id
+    where m.conversation_id = c.id and m.account_id = c.account_id and m.hidden_at is null and ${where}
   ), '[]'::json) as messages`;
 
-/** A message's time in epoch microseconds, as text (JSON numbers would lose precision). */
-const MESSAGE_TIME = `, 'created_us', (extract(epoch from m.created_at) * 1000000)::bigint::text`;
+/** The columns of one conversation as the API answers it. */
+export const conversationColumns = () => `
+  c.id, c.title, c.slug, ${SETTINGS_COLUMNS},
+  c.via_primary_intake_page, c.intake_page_id, c.workflow,
+  (extract(epoch from c.created_at) * 1000000)::bigint::text as created_us,
+  ${usersColumn}, ${tagsColumn}, ${messagesColumn('true', false)}`;
 
-const COLUMNS = conversationColumns(false);
+/**
+ * What a page shows of a message beyond the API's fields: its time in epoch microseconds, as text
+ * (JSON numbers would lose precision), and its author's place on the account's team.
+ */
+const PAGE_MESSAGE_EXTRAS = `, 'created_us', (extract(epoch from m.created_at) * 1000000)::bigint::text, 'author_team', u.team_role`;
+
+const COLUMNS = conversationColumns();
 
 const RECENT = 'order by created_at desc, id desc limit 1';
 const LATEST = `(select id from conversation where account_id = $1 ${RECENT})`;
@@ -84,13 +115,10 @@ const LIST_PAGE: Prepared = {
   order by p.created_at desc, p.id desc`,
 };
 
-export interface Row {
+export interface Row extends SettingsRow {
   id: number;
   title: string;
   slug: string;
-  anyone_can_post: boolean;
-  allow_anonymous_messages: boolean;
-  allow_search_engines: boolean;
   via_primary_intake_page: boolean;
   intake_page_id: number | null;
   workflow: unknown;
@@ -131,9 +159,7 @@ function record(row: Row): ConversationRecord {
     id: row.id,
     title: row.title,
     slug: row.slug,
-    anyoneCanPost: row.anyone_can_post,
-    allowAnonymousMessages: row.allow_anonymous_messages,
-    allowSearchEngines: row.allow_search_engines,
+    ...settingsOf(row),
     viaPrimaryIntakePage: row.via_primary_intake_page,
     intakePageId: row.intake_page_id,
     workflow: row.workflow === null ? null : fromJson<WorkflowRecord>(row.workflow),

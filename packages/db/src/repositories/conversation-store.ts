@@ -1,13 +1,4 @@
-import type {
-  ConversationRecord,
-  ConversationStore,
-  LookupCriteria,
-  NewConversation,
-  OnceOnly,
-  OnceOnlyInsert,
-  PageWindow,
-  StoredConversation,
-} from '@convo/domain';
+import type { ConversationStore } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { findOne, listPage } from './conversation-reads.ts';
 import { insertOne } from './conversation-writes.ts';
@@ -15,28 +6,12 @@ import { insertOnce } from './idempotency-keys.ts';
 
 /**
  * The domain's ConversationStore on MikroORM's connection: reads (conversation-reads.ts), writes
- * (conversation-writes.ts) and creates guarded by an Idempotency-Key (idempotency-keys.ts).
+ * (conversation-writes.ts) and creates guarded by an Idempotency-Key (idempotency-keys.ts), each
+ * bound to the connection.
  */
-export class MikroConversationStore implements ConversationStore {
-  private readonly em: EntityManager;
-
-  constructor(em: EntityManager) {
-    this.em = em;
-  }
-
-  findOne(accountId: number, criteria: LookupCriteria): Promise<ConversationRecord | null> {
-    return findOne(this.em, accountId, criteria);
-  }
-
-  listPage(accountId: number, window: PageWindow): Promise<{ records: ConversationRecord[]; hasMore: boolean }> {
-    return listPage(this.em, accountId, window);
-  }
-
-  insert(accountId: number, c: NewConversation): Promise<StoredConversation> {
-    return insertOne(this.em, accountId, c);
-  }
-
-  insertOnce(accountId: number, c: NewConversation, once: OnceOnly): Promise<OnceOnlyInsert> {
-    return insertOnce(this.em, accountId, c, once);
-  }
-}
+export const conversationStore = (em: EntityManager): ConversationStore => ({
+  findOne: (accountId, criteria) => findOne(em, accountId, criteria),
+  listPage: (accountId, window) => listPage(em, accountId, window),
+  insert: (accountId, conversation) => insertOne(em, accountId, conversation),
+  insertOnce: (accountId, conversation, once) => insertOnce(em, accountId, conversation, once),
+});

@@ -20,6 +20,7 @@ const conversationData = (accountId: number, c: NewConversation) => ({
   account: accountId,
   // As text: a Date would drop the microseconds.
   createdAt: timestamptzText(c.createdAt),
+  lastActivityAt: timestamptzText(c.createdAt),
   title: c.title,
   titleKey: titleKey(c.title),
   slug: c.slug,

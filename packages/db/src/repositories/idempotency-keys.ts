@@ -1,4 +1,4 @@
-import type { NewConversation, OnceOnly, OnceOnlyInsert } from '@convo/domain';
+import type { GuardedInsert, IdempotencyGuard, NewConversation } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { sha256 } from '../tokens.ts';
 import { insertInTransaction } from './conversation-writes.ts';
@@ -18,10 +18,10 @@ export async function insertOnce(
   em: EntityManager,
   accountId: number,
   c: NewConversation,
-  once: OnceOnly,
-): Promise<OnceOnlyInsert> {
+  once: IdempotencyGuard,
+): Promise<GuardedInsert> {
   const fingerprint = sha256(once.request);
-  return em.transactional(async (tx): Promise<OnceOnlyInsert> => {
+  return em.transactional(async (tx): Promise<GuardedInsert> => {
     // A key older than its retention is free again.
     await query(tx, `delete from idempotency_key where account_id = ? and key = ? and ${EXPIRED}`, [
       accountId,

@@ -1,4 +1,4 @@
-import type { MailOutbox } from '@convo/domain';
+import type { MailOutbox, OutgoingMail } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { query } from './sql.ts';
 
@@ -8,6 +8,7 @@ export interface ClaimedMail {
   recipient: string;
   subject: string;
   body: string;
+  headers: Record<string, string> | null;
 }
 
 /** Attempts before a mail is given up (about four hours of backoff in all). */
@@ -20,13 +21,12 @@ export class MikroMailOutbox implements MailOutbox {
     this.em = em;
   }
 
-  async enqueue(accountId: number, mail: { to: string; subject: string; text: string }): Promise<void> {
-    await query(this.em, 'insert into outgoing_mail (account_id, recipient, subject, body) values (?, ?, ?, ?)', [
-      accountId,
-      mail.to,
-      mail.subject.slice(0, 255),
-      mail.text,
-    ]);
+  async enqueue(accountId: number, mail: OutgoingMail): Promise<void> {
+    await query(
+      this.em,
+      'insert into outgoing_mail (account_id, recipient, subject, body, headers) values (?, ?, ?, ?, ?::jsonb)',
+      [accountId, mail.to, mail.subject.slice(0, 255), mail.text, mail.headers ? JSON.stringify(mail.headers) : null],
+    );
   }
 
   /**
@@ -43,7 +43,7 @@ export class MikroMailOutbox implements MailOutbox {
          select id from outgoing_mail
          where sent_at is null and next_attempt_at <= now() and attempts < ?
          order by id limit ? for update skip locked)
-       returning id, recipient, subject, body`,
+       returning id, recipient, subject, body, headers`,
       [MAIL_MAX_ATTEMPTS, limit],
     );
   }

@@ -1,4 +1,11 @@
-import type { PendingReply, PeopleStore, SignedIn, UserRecord } from '@convo/domain';
+import {
+  isTeamRole,
+  type PendingReply,
+  type PeopleStore,
+  type SignedIn,
+  type SignInLinkRecord,
+  type UserRecord,
+} from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { sha256 } from '../tokens.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
@@ -22,10 +29,27 @@ const SESSION: Prepared = {
       and expires_at < now() + make_interval(secs => $3::float8) - interval '1 day'
     returning id
   )
-  select u.id, u.name, u.email, exists (select 1 from renewed) as renewed
+  select u.id, u.name, u.email, u.team_role, exists (select 1 from renewed) as renewed
   from site_session s join account_user u on u.id = s.user_id and u.account_id = s.account_id
   where s.account_id = $1 and s.token_hash = $2 and s.expires_at > now()`,
 };
+
+interface LinkRow {
+  email: string;
+  name: string | null;
+  return_path: string;
+  pending_reply: unknown;
+}
+
+const linkRecord = (row: LinkRow): SignInLinkRecord => ({
+  email: row.email,
+  name: row.name,
+  returnPath: row.return_path,
+  pending:
+    row.pending_reply === null
+      ? null
+      : ((typeof row.pending_reply === 'string' ? JSON.parse(row.pending_reply) : row.pending_reply) as PendingReply),
+});
 
 export class MikroPeopleStore implements PeopleStore {
   private readonly em: EntityManager;
@@ -53,38 +77,46 @@ export class MikroPeopleStore implements PeopleStore {
     return row ?? null;
   }
 
-  async createSignInLink(
-    accountId: number,
-    userId: number,
-    token: string,
-    o: { ttlSeconds: number; returnPath: string; pending: PendingReply | null },
-  ): Promise<void> {
+  async createSignInLink(accountId: number, token: string, link: SignInLinkRecord & { ttlSeconds: number }) {
     await query(
       this.em,
-      `insert into sign_in_link (account_id, user_id, token_hash, return_path, pending_reply, expires_at)
-       values (?, ?, ?, ?, ?, now() + make_interval(secs => ?))`,
-      [accountId, userId, sha256(token), o.returnPath, o.pending ? JSON.stringify(o.pending) : null, o.ttlSeconds],
+      `insert into sign_in_link (account_id, email, name, token_hash, return_path, pending_reply, expires_at)
+       values (?, ?, ?, ?, ?, ?, now() + make_interval(secs => ?))`,
+      [
+        accountId,
+        link.email,
+        link.name,
+        sha256(token),
+        link.returnPath,
+        link.pending ? JSON.stringify(link.pending) : null,
+        link.ttlSeconds,
+      ],
     );
   }
 
-  async useSignInLink(
-    accountId: number,
-    token: string,
-  ): Promise<{ userId: number; returnPath: string; pending: PendingReply | null } | null> {
-    // One statement marks it used: two clicks at once cannot both sign in.
-    const [row] = await query<{ user_id: number; return_path: string; pending_reply: unknown }>(
+  async peekSignInLink(accountId: number, token: string) {
+    const [row] = await query<LinkRow & { user_id: number | null; user_name: string | null; user_email: string }>(
       this.em,
-      `update sign_in_link set used_at = now()
-       where account_id = ? and token_hash = ? and used_at is null and expires_at > now()
-       returning user_id, return_path, pending_reply`,
+      `select l.email, l.name, l.return_path, l.pending_reply, u.id as user_id, u.name as user_name, u.email as user_email
+       from sign_in_link l left join account_user u on u.account_id = l.account_id and lower(u.email) = lower(l.email)
+       where l.account_id = ? and l.token_hash = ? and l.used_at is null and l.expires_at > now()`,
       [accountId, sha256(token)],
     );
     if (!row) return null;
-    const pending =
-      row.pending_reply === null
-        ? null
-        : ((typeof row.pending_reply === 'string' ? JSON.parse(row.pending_reply) : row.pending_reply) as PendingReply);
-    return { userId: row.user_id, returnPath: row.return_path, pending };
+    const user = row.user_id === null ? null : { id: row.user_id, name: row.user_name ?? '', email: row.user_email };
+    return { ...linkRecord(row), user };
+  }
+
+  async useSignInLink(accountId: number, token: string): Promise<SignInLinkRecord | null> {
+    // One statement marks it used: two confirmations at once cannot both sign in.
+    const [row] = await query<LinkRow>(
+      this.em,
+      `update sign_in_link set used_at = now()
+       where account_id = ? and token_hash = ? and used_at is null and expires_at > now()
+       returning email, name, return_path, pending_reply`,
+      [accountId, sha256(token)],
+    );
+    return row ? linkRecord(row) : null;
   }
 
   async createSession(accountId: number, userId: number, token: string, ttlSeconds: number): Promise<void> {
@@ -97,13 +129,17 @@ export class MikroPeopleStore implements PeopleStore {
   }
 
   async session(accountId: number, token: string, ttlSeconds: number): Promise<SignedIn | null> {
-    const [row] = await runPrepared<UserRecord & { renewed: boolean }>(this.em, SESSION, [
+    const [row] = await runPrepared<UserRecord & { team_role: string | null; renewed: boolean }>(this.em, SESSION, [
       accountId,
       sha256(token),
       ttlSeconds,
     ]);
     if (!row) return null;
-    return { user: { id: row.id, name: row.name, email: row.email }, renewed: row.renewed };
+    return {
+      user: { id: row.id, name: row.name, email: row.email },
+      teamRole: isTeamRole(row.team_role) ? row.team_role : null,
+      renewed: row.renewed,
+    };
   }
 
   async endSession(accountId: number, token: string): Promise<void> {
@@ -111,6 +147,10 @@ export class MikroPeopleStore implements PeopleStore {
       accountId,
       sha256(token),
     ]);
+  }
+
+  async endAllSessions(accountId: number, userId: number): Promise<void> {
+    await query(this.em, 'delete from site_session where account_id = ? and user_id = ?', [accountId, userId]);
   }
 }
 

@@ -1,11 +1,15 @@
 import type { ReplyStore } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { markChangeSql } from './change-marks.ts';
+import { notifySql } from './notifications.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { emitEventSql } from './webhook-outbox.ts';
 
 /**
- * A reply is a text message, written by one prepared statement with its webhook event. Its form token (submit_key) is
+ * A reply is a text message, written by one prepared statement with its webhook event and the
+ * event its notifications are made from (notifications.ts), whatever the number of members; a
+ * registered author joins the conversation's members in the same statement (the domain's rule,
+ * access.ts), which the change mark already counts. Its form token (submit_key) is
  * unique per account, so the same form sent twice (a double click, a retry after a lost answer)
  * finds the first message and posts once. $1 account, $2 conversation, $3 author or null,
  * $4 text, $5 form token or null.
@@ -20,7 +24,17 @@ const INSERT: Prepared = {
     on conflict (account_id, submit_key) where submit_key is not null do nothing
     returning id, conversation_id
   ),
+  touched as (
+    update conversation set last_activity_at = now()
+    where id = $2 and account_id = $1 and exists (select 1 from added)
+  ),
+  joined as (
+    insert into conversation_member (conversation_id, user_id, account_id)
+    select conversation_id, $3::int, $1::int from added where $3::int is not null
+    on conflict do nothing
+  ),
   ${emitEventSql({ source: 'added', type: 'message_created', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id' })},
+  ${notifySql({ source: 'added', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id', author: '$3::int' })},
   ${markChangeSql({ source: 'added', account: '$1::int' })}
   select id from added
   union all

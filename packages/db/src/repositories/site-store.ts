@@ -1,16 +1,28 @@
 import type {
+  ConversationAccess,
   ConversationPageRecord,
   MessagePageRecord,
+  MessageWindow,
   PageMessageRecord,
-  ReplyTarget,
   SiteAccount,
   SiteStore,
   TagRecord,
   UserRecord,
 } from '@convo/domain';
-import { SLUG_KEY_SQL } from '@convo/domain';
+import { isTeamRole, SLUG_KEY_SQL } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { conversationColumns, type MessageRow, message, type Row } from './conversation-reads.ts';
+import { changeMarkSql } from './change-marks.ts';
+import {
+  type MessageRow,
+  message,
+  messagesColumn,
+  type Row,
+  SETTINGS_COLUMNS,
+  type SettingsRow,
+  settingsOf,
+  tagsColumn,
+  usersColumn,
+} from './conversation-reads.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { fromJson } from './sql.ts';
 
@@ -25,45 +37,81 @@ const ACCOUNT_BY_HOST: Prepared = {
   text: 'select id, key, name, host from account where host = any($1::text[]) order by id limit 1',
 };
 
-const BY_SLUG: Prepared = {
-  name: 'site_conversation_by_slug',
-  text: `select ${conversationColumns(true)} from conversation c
-         where c.account_id = $1 and ${SLUG_KEY_SQL('c.slug')} = $2`,
+/*
+ * One page of a conversation: its head, the window of messages from position $3 (null: the last
+ * $4), the ids of up to $5 messages before the window, its message count and first text. Positions
+ * are taken along (created_at, id), the index message_conversation_order, so no page reads more
+ * rows of the table than it shows. $1 account, $2 conversation.
+ */
+const PAGE: Prepared = {
+  name: 'site_conversation_page',
+  text: `
+  with n as (select count(*)::int as total from message where conversation_id = $2 and account_id = $1 and hidden_at is null),
+  w as (select coalesce($3::int, greatest(0, n.total - $4::int)) as start, n.total from n)
+  select c.id, c.title, c.slug, ${SETTINGS_COLUMNS},
+    (extract(epoch from c.created_at) * 1000000)::bigint::text as created_us,
+    ${usersColumn}, ${tagsColumn}, w.total, w.start,
+    (select text from message where conversation_id = c.id and account_id = c.account_id and hidden_at is null
+     order by created_at, id limit 1) as first_text,
+    ${messagesColumn(`m.id in (select id from message where conversation_id = c.id and account_id = c.account_id
+       and hidden_at is null order by created_at, id offset w.start limit $4)`)},
+    coalesce((select array_agg(e.id order by e.created_at, e.id) from (
+       select id, created_at from message where conversation_id = c.id and account_id = c.account_id and hidden_at is null
+       order by created_at, id offset greatest(0, w.start - $5::int) limit least(w.start, $5::int)) e), '{}') as earlier_ids
+  from conversation c, w
+  where c.account_id = $1 and c.id = $2 and (w.start < w.total or w.start = 0)`,
 };
 
 const MESSAGE_BY_ID: Prepared = {
   name: 'site_message_by_id',
   text: `
   select m.id, m.message_type as type, m.recorded_duration_seconds as duration, m.anonymous,
-    u.id as author_id, u.name as author_name, u.email as author_email, m.text, m.download_media_url as media,
+    u.id as author_id, u.name as author_name, u.email as author_email, u.team_role as author_team,
+    m.text, m.download_media_url as media,
     (extract(epoch from m.created_at) * 1000000)::bigint::text as created_us,
-    c.id as conversation_id, c.title, c.slug, c.anyone_can_post, c.allow_anonymous_messages, c.allow_search_engines,
+    c.id as conversation_id, c.title, c.slug, ${SETTINGS_COLUMNS},
     coalesce((select array_agg(cm.user_id) from conversation_member cm
               where cm.conversation_id = c.id and cm.account_id = c.account_id), '{}') as member_ids
   from message m
   join conversation c on c.id = m.conversation_id and c.account_id = m.account_id
   left join account_user u on u.id = m.author_id
-  where m.id = $2 and m.account_id = $1`,
+  where m.id = $2 and m.account_id = $1 and m.hidden_at is null`,
 };
 
-const FOR_REPLY: Prepared = {
-  name: 'site_conversation_for_reply',
-  text: `select c.id, c.slug, c.anyone_can_post, c.allow_anonymous_messages, c.allow_search_engines,
+const ACCESS: Prepared = {
+  name: 'site_conversation_access',
+  text: `select c.id, c.slug, ${SETTINGS_COLUMNS},
            coalesce((select array_agg(cm.user_id) from conversation_member cm
                      where cm.conversation_id = c.id and cm.account_id = c.account_id), '{}') as member_ids
          from conversation c where c.account_id = $1 and ${SLUG_KEY_SQL('c.slug')} = $2`,
 };
 
+const INDEXABLE = 'where account_id = $1 and anyone_can_post and allow_search_engines';
+
 const INDEXABLE_SLUGS: Prepared = {
   name: 'site_indexable_slugs',
-  text: `select slug from conversation
-         where account_id = $1 and anyone_can_post and allow_search_engines
-         order by created_at desc, id desc limit $2`,
+  text: `select slug from conversation ${INDEXABLE} order by created_at desc, id desc limit $2 offset $3`,
 };
 
-type PageMessageRow = MessageRow & { created_us: string };
+const INDEXABLE_SLUGS_OLDEST: Prepared = {
+  name: 'site_indexable_slugs_oldest',
+  text: `select slug from conversation ${INDEXABLE} order by created_at, id limit $2 offset $3`,
+};
 
-const pageMessage = (m: PageMessageRow): PageMessageRecord => ({ ...message(m), createdAt: BigInt(m.created_us) });
+const INDEXABLE_COUNT: Prepared = {
+  name: 'site_indexable_count',
+  text: `select count(*)::int as n from conversation ${INDEXABLE}`,
+};
+
+const CHANGE_MARK: Prepared = { name: 'site_change_mark', text: `select ${changeMarkSql('$1')} as mark` };
+
+type PageMessageRow = MessageRow & { created_us: string; author_team: string | null };
+
+const pageMessage = (m: PageMessageRow): PageMessageRecord => ({
+  ...message(m),
+  createdAt: BigInt(m.created_us),
+  authorTeamRole: !m.anonymous && isTeamRole(m.author_team) ? m.author_team : null,
+});
 
 /** Hosts remembered at most this many; past it the cache starts again (hosts are few, requests many). */
 const HOST_CACHE_MAX = 10_000;
@@ -78,9 +126,9 @@ export class MikroSiteStore implements SiteStore {
    * statement; a host moved with `account set-host` reaches each process within that time. Only
    * found accounts are remembered, so a new account's host works at once.
    */
-  constructor(em: EntityManager, o: { hostCacheMs?: number } = {}) {
+  constructor(em: EntityManager, caching: { hostCacheMs?: number } = {}) {
     this.em = em;
-    this.hostCacheMs = o.hostCacheMs ?? 0;
+    this.hostCacheMs = caching.hostCacheMs ?? 0;
   }
 
   async accountByHost(origins: readonly string[]): Promise<SiteAccount | null> {
@@ -97,34 +145,45 @@ export class MikroSiteStore implements SiteStore {
     return row ?? null;
   }
 
-  async conversationBySlug(accountId: number, slugKey: string): Promise<ConversationPageRecord | null> {
-    const [row] = await runPrepared<Row>(this.em, BY_SLUG, [accountId, slugKey]);
+  async conversationPage(
+    accountId: number,
+    conversationId: number,
+    window: MessageWindow,
+  ): Promise<ConversationPageRecord | null> {
+    const [row] = await runPrepared<
+      Omit<Row, 'via_primary_intake_page' | 'intake_page_id' | 'workflow'> & {
+        total: number;
+        start: number;
+        first_text: string | null;
+        earlier_ids: number[];
+      }
+    >(this.em, PAGE, [accountId, conversationId, window.start, window.size, window.earlierIds]);
     if (!row) return null;
     return {
       id: row.id,
       title: row.title,
       slug: row.slug,
-      anyoneCanPost: row.anyone_can_post,
-      allowAnonymousMessages: row.allow_anonymous_messages,
-      allowSearchEngines: row.allow_search_engines,
+      ...settingsOf(row),
       createdAt: BigInt(row.created_us),
       users: fromJson<UserRecord[]>(row.users),
       tags: fromJson<TagRecord[]>(row.tags),
       messages: fromJson<PageMessageRow[]>(row.messages).map(pageMessage),
+      messageCount: row.total,
+      start: row.start,
+      firstText: row.first_text,
+      earlierIds: row.earlier_ids.map(Number),
     };
   }
 
   async messageById(accountId: number, messageId: number): Promise<MessagePageRecord | null> {
     const [row] = await runPrepared<
-      PageMessageRow & {
-        conversation_id: number;
-        title: string;
-        slug: string;
-        anyone_can_post: boolean;
-        allow_anonymous_messages: boolean;
-        allow_search_engines: boolean;
-        member_ids: number[];
-      }
+      PageMessageRow &
+        SettingsRow & {
+          conversation_id: number;
+          title: string;
+          slug: string;
+          member_ids: number[];
+        }
     >(this.em, MESSAGE_BY_ID, [accountId, messageId]);
     if (!row) return null;
     return {
@@ -132,37 +191,35 @@ export class MikroSiteStore implements SiteStore {
         id: row.conversation_id,
         title: row.title,
         slug: row.slug,
-        anyoneCanPost: row.anyone_can_post,
-        allowAnonymousMessages: row.allow_anonymous_messages,
-        allowSearchEngines: row.allow_search_engines,
+        ...settingsOf(row),
         memberIds: row.member_ids.map(Number),
       },
       message: pageMessage(row),
     };
   }
 
-  async conversationForReply(accountId: number, slugKey: string): Promise<ReplyTarget | null> {
-    const [row] = await runPrepared<{
-      id: number;
-      slug: string;
-      anyone_can_post: boolean;
-      allow_anonymous_messages: boolean;
-      allow_search_engines: boolean;
-      member_ids: number[];
-    }>(this.em, FOR_REPLY, [accountId, slugKey]);
+  async conversationAccess(accountId: number, slugKey: string): Promise<ConversationAccess | null> {
+    const [row] = await runPrepared<SettingsRow & { id: number; slug: string; member_ids: number[] }>(this.em, ACCESS, [
+      accountId,
+      slugKey,
+    ]);
     if (!row) return null;
-    return {
-      id: row.id,
-      slug: row.slug,
-      anyoneCanPost: row.anyone_can_post,
-      allowAnonymousMessages: row.allow_anonymous_messages,
-      allowSearchEngines: row.allow_search_engines,
-      memberIds: row.member_ids.map(Number),
-    };
+    return { id: row.id, slug: row.slug, ...settingsOf(row), memberIds: row.member_ids.map(Number) };
   }
 
-  async indexableSlugs(accountId: number, limit: number): Promise<string[]> {
-    const rows = await runPrepared<{ slug: string }>(this.em, INDEXABLE_SLUGS, [accountId, limit]);
+  async indexableSlugs(accountId: number, limit: number, order: { oldestFirst?: boolean; offset?: number } = {}) {
+    const statement = order.oldestFirst ? INDEXABLE_SLUGS_OLDEST : INDEXABLE_SLUGS;
+    const rows = await runPrepared<{ slug: string }>(this.em, statement, [accountId, limit, order.offset ?? 0]);
     return rows.map((r) => r.slug);
+  }
+
+  async indexableCount(accountId: number): Promise<number> {
+    const [row] = await runPrepared<{ n: number }>(this.em, INDEXABLE_COUNT, [accountId]);
+    return row?.n ?? 0;
+  }
+
+  async changeMark(accountId: number): Promise<string> {
+    const [row] = await runPrepared<{ mark: string }>(this.em, CHANGE_MARK, [accountId]);
+    return row?.mark ?? '0';
   }
 }

@@ -17,20 +17,20 @@ import { query } from './sql.ts';
  * (in conversation and message order, so many rows at once keep their order). `account`,
  * `conversation` and `message` are SQL expressions (a parameter, or a column of `source`).
  */
-export function emitEventSql(o: {
+export function emitEventSql(event: {
   source: string;
   type: WebhookEventType;
   account: string;
   conversation: string;
   message: string;
 }): string {
-  const subscribed = `w.account_id = ${o.account} and w.disabled_at is null and '${o.type}' = any(w.events)`;
+  const subscribed = `w.account_id = ${event.account} and w.disabled_at is null and '${event.type}' = any(w.events)`;
   return `
   webhook_ev as (
     insert into webhook_event (account_id, type, conversation_id, message_id)
-    select ${o.account}, '${o.type}', ${o.conversation}, ${o.message} from ${o.source}
+    select ${event.account}, '${event.type}', ${event.conversation}, ${event.message} from ${event.source}
     where exists (select 1 from webhook_endpoint w where ${subscribed})
-    order by ${o.conversation}, ${o.message})`;
+    order by ${event.conversation}, ${event.message})`;
 }
 
 /** The same, as a statement of its own inside a transaction (the Idempotency-Key create). */

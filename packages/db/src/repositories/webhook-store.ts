@@ -46,7 +46,7 @@ export interface AttemptResult {
 
 const CONVERSATIONS_BY_IDS = {
   name: 'webhook_conversations_by_ids',
-  text: `select ${conversationColumns(false)} from conversation c where c.account_id = $1 and c.id = any($2::int[])`,
+  text: `select ${conversationColumns()} from conversation c where c.account_id = $1 and c.id = any($2::int[])`,
 };
 
 /**
@@ -111,26 +111,43 @@ export class MikroWebhookStore {
   }
 
   /**
-   * Takes up to `limit` due deliveries, oldest first; SKIP LOCKED keeps two workers (in any
-   * replicas) off the same rows, and the lease (next attempt moved `leaseSeconds` out, longer than
-   * an attempt may take) hands a delivery whose worker died to another. Events sent for the first
+   * Takes due deliveries by endpoint: up to `endpoints` endpoints (those whose oldest due delivery
+   * is oldest first), and up to `perEndpoint` of each one's, in order; endpoints in `busy` (this
+   * process is still sending to them) are left alone, so one endpoint's deliveries stay in order and
+   * a slow endpoint holds back only its own. SKIP LOCKED keeps two workers (in any replicas) off
+   * the same rows, and the lease (next attempt moved `leaseSeconds` out, longer than an endpoint's
+   * attempts may take) hands a delivery whose worker died to another. Events sent for the first
    * time are rendered together and stored, so every retry sends the same bytes.
    */
-  async claimDue(limit: number, leaseSeconds: number): Promise<DueDelivery[]> {
+  async claimDue(claim: {
+    endpoints: number;
+    perEndpoint: number;
+    busy: readonly number[];
+    leaseSeconds: number;
+  }): Promise<DueDelivery[]> {
     const rows = await query<ClaimedRow>(
       this.em,
       `with ${ASYNC_COMMIT},
+       due as (
+         select endpoint_id, min(id) as first from webhook_delivery
+         where status = 'pending' and next_attempt_at <= now() and endpoint_id <> all(?::int[])
+         group by endpoint_id order by first limit ?),
+       picked as (
+         select p.id from due cross join lateral (
+           select id from webhook_delivery
+           where endpoint_id = due.endpoint_id and status = 'pending' and next_attempt_at <= now()
+           order by id limit ? for update skip locked) p),
        taken as (
          update webhook_delivery d set attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => ?)
-         where d.id in (select id from webhook_delivery where status = 'pending' and next_attempt_at <= now()
-                        order by id limit ? for update skip locked)
+         where d.id in (select id from picked)
          returning d.id, d.attempts, d.event_id, d.endpoint_id)
        select t.id, t.attempts, t.event_id, e.type, w.url, w.secret, t.endpoint_id, e.payload, e.account_id,
               e.conversation_id, e.message_id, e.created_at, a.key, a.host
        from taken t join webhook_event e on e.id = t.event_id join webhook_endpoint w on w.id = t.endpoint_id
        join account a on a.id = e.account_id cross join async_commit
        order by t.id`,
-      [leaseSeconds, limit],
+      // An array literal: the query builder would spread a JS array into a list of values.
+      [`{${claim.busy.map((id) => Math.trunc(id)).join(',')}}`, claim.endpoints, claim.perEndpoint, claim.leaseSeconds],
     );
     const fresh = await this.render(rows.filter((r) => r.payload === null || r.payload === undefined));
     return rows.map((r) => {
@@ -155,6 +172,33 @@ export class MikroWebhookStore {
     });
   }
 
+  /**
+   * An endpoint just failed: the deliveries claimed with the failed one are given back untried
+   * (their claim undone), and every delivery of the endpoint due before `afterSeconds` from now
+   * waits until then, with the one that failed. A receiver that is down then costs one attempt per
+   * retry, not one per delivery. A later next attempt (another worker's lease) is left as it is.
+   */
+  async holdBack(endpointId: number, untried: readonly DueDelivery[], afterSeconds: number): Promise<void> {
+    await query(
+      this.em,
+      `with given as (
+         update webhook_delivery d set attempts = d.attempts - 1, next_attempt_at = now() + make_interval(secs => ?)
+         from jsonb_to_recordset(?::jsonb) as r(id bigint, attempts int)
+         where d.id = r.id and d.attempts = r.attempts and d.status = 'pending'
+         returning d.id)
+       update webhook_delivery d set next_attempt_at = now() + make_interval(secs => ?)
+       where d.endpoint_id = ? and d.status = 'pending' and d.next_attempt_at < now() + make_interval(secs => ?)
+         and d.id not in (select id from given)`,
+      [
+        afterSeconds,
+        JSON.stringify(untried.map((d) => ({ id: d.id, attempts: d.attempts }))),
+        afterSeconds,
+        endpointId,
+        afterSeconds,
+      ],
+    );
+  }
+
   /** The bodies of events sent for the first time, from the rows as they are now. */
   private async render(rows: ClaimedRow[]): Promise<Map<string, string>> {
     const bodies = new Map<string, string>();
@@ -176,11 +220,12 @@ export class MikroWebhookStore {
       if (r.type === 'conversation_created') {
         const record = conversations.get(r.account_id)?.get(r.conversation_id);
         if (record) envelope = conversationCreatedPayload(account, record, at);
-      } else if (r.message_id !== null) {
+      } else if (r.type === 'message_created' && r.message_id !== null) {
         const found = await new MikroSiteStore(this.em).messageById(r.account_id, r.message_id);
         if (found) envelope = messageCreatedPayload(account, found.conversation, found.message, at);
       }
-      // The row is gone (deleted since): the event still says what happened, with its ids.
+      // The row is gone (deleted or hidden since), or the event tells only ids (message_hidden:
+      // what was hidden is not sent out again): the event says what happened, with its ids.
       envelope ??= {
         type: r.type,
         timestamp: at.toISOString(),
@@ -209,7 +254,7 @@ export class MikroWebhookStore {
       this.em,
       `with ${ASYNC_COMMIT},
        r as (select * from jsonb_to_recordset(?::jsonb) as t(seq int, id bigint, attempts int, endpoint int, ok bool,
-               status int, error text, latency int, retry int, event bigint, body text)),
+               status int, error text, latency int, retry float8, event bigint, body text)),
        body as (
          update webhook_event e set payload = to_jsonb(r.body)
          from r where e.id = r.event and r.body is not null and e.payload is null

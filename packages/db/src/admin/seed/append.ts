@@ -1,3 +1,4 @@
+import type { TeamRole } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { fromJson, query } from '../../repositories/sql.ts';
 import { AdminError } from '../errors.ts';
@@ -79,25 +80,25 @@ export async function accountRefs(em: EntityManager, accountId: number): Promise
 
 /**
  * Adds the users not yet in the account (by e-mail, ignoring case), in the order given, so that
- * their ids ascend in that order; `refs.users` learns their ids.
+ * their ids ascend in that order, each with their team role if given; `refs.users` learns their ids.
  */
 export async function ensureUsers(
   em: EntityManager,
   refs: Pick<AccountRefs, 'id' | 'users'>,
-  users: { email: string; name: string }[],
+  users: { email: string; name: string; team?: TeamRole | undefined }[],
 ) {
-  const missing = new Map<string, { email: string; name: string }>();
+  const missing = new Map<string, { email: string; name: string; team: TeamRole | null }>();
   for (const u of users) {
     const key = u.email.toLowerCase();
     if (!refs.users.has(key) && !missing.has(key)) {
-      missing.set(key, { email: v.email(u.email), name: v.name('user name', u.name) });
+      missing.set(key, { email: v.email(u.email), name: v.name('user name', u.name), team: u.team ?? null });
     }
   }
   if (missing.size === 0) return 0;
   const rows = await query<{ id: number; email: string }>(
     em,
-    `insert into account_user (account_id, email, name)
-     select ?, u->>'email', u->>'name' from jsonb_array_elements(?::jsonb) with ordinality as t(u, n)
+    `insert into account_user (account_id, email, name, team_role)
+     select ?, u->>'email', u->>'name', u->>'team' from jsonb_array_elements(?::jsonb) with ordinality as t(u, n)
      order by n returning id, email`,
     [refs.id, JSON.stringify([...missing.values()])],
   );

@@ -1,8 +1,16 @@
-import { DEFAULT_TITLE_TEMPLATE, microsFromDate, WEBHOOK_EVENT_TYPES, ZSlug, ZText, ZTitle } from '@convo/domain';
+import {
+  DEFAULT_TITLE_TEMPLATE,
+  microsFromDate,
+  TEAM_ROLES,
+  WEBHOOK_EVENT_TYPES,
+  ZSlug,
+  ZText,
+  ZTitle,
+} from '@convo/domain';
 import { z } from 'zod';
 import { AdminError } from '../errors.ts';
 
-/* The seed file format; the README describes it and examples/seed.json shows it whole. */
+/* The seed file format; docs/operating.md describes it and examples/seed.json shows it whole. */
 
 /** JS reads at most milliseconds; the database gets the full string, microseconds and all. */
 export const seedDate = (s: string): Date => new Date(Date.parse(s.replace(' ', 'T').replace(/(\.\d{3})\d+/, '$1')));
@@ -31,6 +39,8 @@ export const ZSeedMessage = z.strictObject({
   recorded_duration_seconds: z.number().int().min(0).max(2_147_483_647).default(0),
   download_media_url: z.string().nullable().default(null),
   created_at: ZTimestamp.optional(),
+  /** Hidden by the team: loaded, but in no answer (an export marks them so). */
+  hidden: z.boolean().default(false),
 });
 
 export const ZSeedConversation = z.strictObject({
@@ -51,7 +61,7 @@ export const ZSeedConversation = z.strictObject({
     .nullable()
     .optional(),
   created_at: ZTimestamp.optional(),
-  /** E-mails of members; omitted, the owner alone (as the API does). */
+  /** E-mails of members; omitted, the owner alone (as the API does). Every message's author joins too. */
   members: z.array(z.string()).optional(),
   tags: z.array(ZTagName).default([]),
   messages: z.array(ZSeedMessage).default([]),
@@ -74,7 +84,16 @@ export const ZSeedAccountHeader = z.strictObject({
   /** Requests per rate-limit window for each of the account's tokens; null: the server's default. */
   rate_limit: z.number().int().min(0).max(1_000_000_000).nullable().default(null),
   /** In this order: they get ascending ids, which is the order the API lists a conversation's users. */
-  users: z.array(z.strictObject({ email: z.string(), name: z.string() })).default([]),
+  users: z
+    .array(
+      z.strictObject({
+        email: z.string(),
+        name: z.string(),
+        /** Their place on the account's team; omitted, a participant. The owner is on it as `owner`. */
+        team: z.enum(TEAM_ROLES).optional(),
+      }),
+    )
+    .default([]),
   /** Tags made before the conversations load, in this order (the order the API lists them). */
   tags: z.array(ZTagName).default([]),
   /** Tokens to install as given (for scripted set-ups); omitted, one is generated and reported. */

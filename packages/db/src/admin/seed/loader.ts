@@ -64,7 +64,12 @@ async function loadHeader(
     throw new AdminError(`account ${header.key}: an e-mail appears twice among its users (ignoring case)`);
   }
   const users = new Map<string, number>();
-  await ensureUsers(em, { id: created.id, users }, header.users);
+  // The owner is on the team as its owner, whatever the file says of them.
+  await ensureUsers(
+    em,
+    { id: created.id, users },
+    header.users.map((u) => (u === ownerSpec ? { ...u, team: 'owner' as const } : u)),
+  );
   const owner: AccountRefs['owner'] = ownerSpec
     ? { id: users.get(ownerSpec.email.toLowerCase()) as number, email: ownerSpec.email, name: ownerSpec.name }
     : null;

@@ -10,6 +10,7 @@ import {
 import type { EntityManager } from '@mikro-orm/core';
 import { SLUG_UNIQUE_INDEX } from '../../entities/index.ts';
 import { markChange } from '../../repositories/change-marks.ts';
+import { notifySql } from '../../repositories/notifications.ts';
 import { query } from '../../repositories/sql.ts';
 import { emitEventSql } from '../../repositories/webhook-outbox.ts';
 import { AdminError } from '../errors.ts';
@@ -105,11 +106,16 @@ async function insertRows(em: EntityManager, accountId: number, rows: object[], 
 
 /**
  * The insert `sql`, followed in the same statement by an event of `type` for each row it wrote,
- * when the account has an endpoint subscribed to it. `conversation` and `message` are the inserted
+ * when the account has an endpoint subscribed to it (and, for messages, the notifications' event). `conversation` and `message` are the inserted
  * row's columns that name them (or `null`).
  */
 const emitting = (sql: string, type: WebhookEventType, conversation: string, message: string) =>
-  `with src as (${sql} returning id, account_id, ${conversation} as conversation_id, ${message}::int as message_id),
+  type === 'message_created'
+    ? `with src as (${sql} returning id, account_id, ${conversation} as conversation_id, ${message}::int as message_id, author_id),
+   ${emitEventSql({ source: 'src', type, account: 'src.account_id', conversation: 'src.conversation_id', message: 'src.message_id' })},
+   ${notifySql({ source: 'src', account: 'src.account_id', conversation: 'src.conversation_id', message: 'src.message_id', author: 'src.author_id' })}
+   select count(*) from src`
+    : `with src as (${sql} returning id, account_id, ${conversation} as conversation_id, ${message}::int as message_id),
    ${emitEventSql({ source: 'src', type, account: 'src.account_id', conversation: 'src.conversation_id', message: 'src.message_id' })}
    select count(*) from src`;
 
@@ -181,7 +187,9 @@ export async function loadBatch(
               },
       created_at: c.created_at ?? timestamptzText(draft.createdAt),
     });
-    for (const u of new Set(draft.memberIds)) members.push({ c: id, u });
+    // Members: those listed, and every registered author (the domain's rule: posting joins).
+    const authorIds = c.messages.flatMap((m) => (m.author === null ? [] : [userId(refs, m.author, where)]));
+    for (const u of new Set([...draft.memberIds, ...authorIds])) members.push({ c: id, u });
     for (const t of new Set(c.tags.map((n) => refs.tags.get(n.toLowerCase()) as number))) tags.push({ c: id, t });
     for (const m of c.messages) {
       messages.push({
@@ -193,6 +201,7 @@ export async function loadBatch(
         text: m.text,
         media: m.download_media_url,
         created_at: m.created_at ?? c.created_at ?? null,
+        hidden: m.hidden,
       });
     }
   });
@@ -242,14 +251,24 @@ export async function loadBatch(
     messages,
     announce(
       `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
-         text, download_media_url, created_at)
-       select ?, c, type, duration, author, anonymous, text, media, coalesce(created_at, now())
+         text, download_media_url, created_at, hidden_at)
+       select ?, c, type, duration, author, anonymous, text, media, coalesce(created_at, now()),
+         case when hidden then now() end
        from jsonb_to_recordset(?::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
-         media text, created_at timestamptz)`,
+         media text, created_at timestamptz, hidden bool)`,
       'message_created',
       'conversation_id',
       'id',
     ),
+  );
+  // The inbox orders by latest activity: the newest message loaded, or the creation.
+  await query(
+    em,
+    `update conversation c set last_activity_at = coalesce(
+       (select max(m.created_at) from message m where m.conversation_id = c.id and m.account_id = c.account_id),
+       c.created_at)
+     where c.account_id = ? and c.id = any(?::int[])`,
+    [refs.id, `{${ids.join(',')}}`],
   );
   // What the API answers for the account changed: conditional requests see it at once.
   await markChange(em, refs.id);

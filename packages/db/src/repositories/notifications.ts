@@ -1,0 +1,230 @@
+import {
+  type DueDigest,
+  isTeamRole,
+  type MailOutbox,
+  NOTIFY_MAX_MESSAGES,
+  type NotificationStore,
+} from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { MikroMailOutbox } from './mail-outbox.ts';
+import { fromJson, query } from './sql.ts';
+
+/*
+ * Notifications in three tables (migration notifications): notify_event, one row per posted
+ * message, written in the message's own statement (notifySql); notification_digest, one pending
+ * mail per person and conversation; and the mutes and follows that decide who gets one.
+ */
+
+/** A CTE (to follow others in a `with`) that leaves a notify_event for each message `source` wrote. */
+export const notifySql = (c: {
+  source: string;
+  account: string;
+  conversation: string;
+  message: string;
+  author: string;
+}) => `
+  notify_ev as (
+    insert into notify_event (account_id, conversation_id, message_id, author_id)
+    select ${c.account}, ${c.conversation}, ${c.message}, ${c.author} from ${c.source})`;
+
+/**
+ * Who is told of a message: the conversation's members, and its followers while it is public;
+ * never its author, nor anyone who muted the conversation or all of the account's mail.
+ */
+const FAN_OUT = `
+  with ev as (
+    delete from notify_event where id in (select id from notify_event order by id limit ? for update skip locked)
+    returning account_id, conversation_id, message_id, author_id
+  ),
+  told as (
+    select ev.account_id, ev.conversation_id, r.user_id, min(ev.message_id) as first_message_id
+    from ev
+    join conversation c on c.id = ev.conversation_id and c.account_id = ev.account_id
+    join lateral (
+      select cm.user_id from conversation_member cm where cm.conversation_id = c.id and cm.account_id = c.account_id
+      union
+      select f.user_id from conversation_follower f
+      where f.conversation_id = c.id and f.account_id = c.account_id and c.anyone_can_post
+    ) r on true
+    where r.user_id is distinct from ev.author_id
+      and not exists (select 1 from notification_mute m where m.account_id = ev.account_id and m.user_id = r.user_id
+                      and m.conversation_id in (0, ev.conversation_id))
+    group by 1, 2, 3
+  ),
+  pending as (
+    insert into notification_digest (conversation_id, user_id, account_id, first_message_id, due_at)
+    select conversation_id, user_id, account_id, first_message_id, now() + make_interval(secs => ?::float8) from told
+    on conflict (conversation_id, user_id) do nothing
+  )
+  select count(*)::int as n from ev`;
+
+/** The due mails taken (and removed) in the caller's transaction. */
+const TAKE_DUE = `
+  delete from notification_digest where (conversation_id, user_id) in (
+    select conversation_id, user_id from notification_digest where due_at <= now()
+    order by due_at limit ? for update skip locked)
+  returning conversation_id, user_id, account_id, first_message_id`;
+
+/**
+ * Everything the taken mails tell, in one statement: account, conversation, recipient, and the
+ * messages since each mail's first (not the recipient's own), unless the recipient muted it or
+ * left it since.
+ */
+const DIGESTS = `
+  select d.conversation_id, d.user_id, a.id as account_id, a.name as account_name, a.host, a.key,
+    c.title, c.slug, u.name as user_name, u.email,
+    (select count(*)::int from message m where m.conversation_id = c.id and m.account_id = c.account_id
+       and m.id >= d.first_message_id and m.author_id is distinct from u.id and m.hidden_at is null) as total,
+    coalesce((select json_agg(x order by x.created_us, x.id) from (
+       select m.id, au.name as author_name, au.team_role as author_team, m.text, m.message_type,
+         (extract(epoch from m.created_at) * 1000000)::bigint::text as created_us
+       from message m left join account_user au on au.id = m.author_id
+       where m.conversation_id = c.id and m.account_id = c.account_id and m.id >= d.first_message_id
+         and m.author_id is distinct from u.id and m.hidden_at is null
+       order by m.created_at, m.id limit ${NOTIFY_MAX_MESSAGES}) x), '[]'::json) as messages
+  from jsonb_to_recordset(?::jsonb) as d(conversation_id int, user_id int, account_id int, first_message_id int)
+  join account a on a.id = d.account_id
+  join conversation c on c.id = d.conversation_id and c.account_id = d.account_id
+  join account_user u on u.id = d.user_id and u.account_id = d.account_id
+  where not exists (select 1 from notification_mute mu where mu.account_id = d.account_id and mu.user_id = d.user_id
+                    and mu.conversation_id in (0, d.conversation_id))
+    -- Still told now: a member, or a follower while it is public (nobody taken out since reads on).
+    and (exists (select 1 from conversation_member cm where cm.conversation_id = c.id and cm.user_id = u.id)
+         or (c.anyone_can_post and exists (select 1 from conversation_follower f
+                                           where f.conversation_id = c.id and f.user_id = u.id)))`;
+
+interface DigestRow {
+  conversation_id: number;
+  user_id: number;
+  account_id: number;
+  account_name: string;
+  host: string;
+  key: string;
+  title: string;
+  slug: string;
+  user_name: string;
+  email: string;
+  total: number;
+  messages: unknown;
+}
+
+interface MessageRow {
+  id: number;
+  author_name: string | null;
+  author_team: string | null;
+  text: string;
+  message_type: string;
+  created_us: string;
+}
+
+const digest = (r: DigestRow): DueDigest => ({
+  account: { id: r.account_id, name: r.account_name, host: r.host, key: r.key },
+  conversation: { id: r.conversation_id, title: r.title, slug: r.slug },
+  recipient: { id: r.user_id, name: r.user_name, email: r.email },
+  total: r.total,
+  messages: fromJson<MessageRow[]>(r.messages).map((m) => ({
+    id: m.id,
+    authorName: m.author_name,
+    authorTeamRole: m.author_name !== null && isTeamRole(m.author_team) ? m.author_team : null,
+    text: m.text,
+    messageType: m.message_type,
+    createdAt: BigInt(m.created_us),
+  })),
+});
+
+export class MikroNotificationStore implements NotificationStore {
+  private readonly em: EntityManager;
+  private key: string | null = null;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async fanOut(limit: number, batchSeconds: number): Promise<number> {
+    const [row] = await query<{ n: number }>(this.em, FAN_OUT, [limit, batchSeconds]);
+    return row?.n ?? 0;
+  }
+
+  async takeDue(limit: number, send: (digest: DueDigest, outbox: MailOutbox) => Promise<void>): Promise<number> {
+    return this.em.transactional(async (tx) => {
+      const taken = await query<object>(tx, TAKE_DUE, [limit]);
+      if (taken.length === 0) return 0;
+      const rows = await query<DigestRow>(tx, DIGESTS, [JSON.stringify(taken)]);
+      const outbox = new MikroMailOutbox(tx);
+      // A mail with nothing left to tell (the messages were the recipient's own, or were removed) is dropped.
+      for (const row of rows) if (row.total > 0) await send(digest(row), outbox);
+      return taken.length;
+    });
+  }
+
+  async mute(accountId: number, userId: number, conversationId: number | null): Promise<void> {
+    await query(
+      this.em,
+      'insert into notification_mute (account_id, user_id, conversation_id) values (?, ?, ?) on conflict do nothing',
+      [accountId, userId, conversationId ?? 0],
+    );
+  }
+
+  async unmute(accountId: number, userId: number, conversationId: number | null): Promise<void> {
+    await query(this.em, 'delete from notification_mute where account_id = ? and user_id = ? and conversation_id = ?', [
+      accountId,
+      userId,
+      conversationId ?? 0,
+    ]);
+  }
+
+  async follow(accountId: number, userId: number, conversationId: number): Promise<void> {
+    await query(
+      this.em,
+      `insert into conversation_follower (conversation_id, user_id, account_id)
+       select id, ?, account_id from conversation where id = ? and account_id = ? on conflict do nothing`,
+      [userId, conversationId, accountId],
+    );
+  }
+
+  async unfollow(accountId: number, userId: number, conversationId: number): Promise<void> {
+    await query(
+      this.em,
+      'delete from conversation_follower where account_id = ? and user_id = ? and conversation_id = ?',
+      [accountId, userId, conversationId],
+    );
+  }
+
+  async mailState(accountId: number, userId: number, conversationId: number) {
+    const [row] = await query<{ member: boolean; following: boolean; muted: boolean; muted_all: boolean }>(
+      this.em,
+      `select
+         exists (select 1 from conversation_member where account_id = ? and user_id = ? and conversation_id = ?) as member,
+         exists (select 1 from conversation_follower where account_id = ? and user_id = ? and conversation_id = ?) as following,
+         exists (select 1 from notification_mute where account_id = ? and user_id = ? and conversation_id = ?) as muted,
+         exists (select 1 from notification_mute where account_id = ? and user_id = ? and conversation_id = 0) as muted_all`,
+      [
+        accountId,
+        userId,
+        conversationId,
+        accountId,
+        userId,
+        conversationId,
+        accountId,
+        userId,
+        conversationId,
+        accountId,
+        userId,
+      ],
+    );
+    return {
+      member: row?.member ?? false,
+      following: row?.following ?? false,
+      muted: row?.muted ?? false,
+      mutedAll: row?.muted_all ?? false,
+    };
+  }
+
+  async signingKey(): Promise<string> {
+    if (this.key) return this.key;
+    const [row] = await query<{ value: string }>(this.em, "select value from site_secret where name = 'mail_links'");
+    if (!row) throw new Error('site_secret mail_links is missing: run the migrations');
+    this.key = row.value;
+    return this.key;
+  }
+}
