@@ -40,3 +40,20 @@ export function lookupCriteria(req: LookupRequest): LookupCriteria {
 }
 
 export const hasCriteria = (c: LookupCriteria): boolean => c.titleKey !== undefined || c.slugKey !== undefined;
+
+/**
+ * Which keys the answer matched, for a client to tell a match from the fallback: `title`, `slug`,
+ * `title, slug` (both given, both matched), or `none` (no key given, or nothing matched, and the
+ * answer is the account's newest conversation). A match is always the newest of its matches, so
+ * an answer that fits the keys is one the lookup found.
+ */
+export type LookupMatch = 'title' | 'slug' | 'title, slug' | 'none';
+
+export function lookupMatch(criteria: LookupCriteria, found: { title: string; slug: string }): LookupMatch {
+  if (!hasCriteria(criteria)) return 'none';
+  const title = criteria.titleKey === undefined || titleKey(found.title) === criteria.titleKey;
+  const slug = criteria.slugKey === undefined || slugKey(found.slug) === criteria.slugKey;
+  if (!title || !slug) return 'none';
+  if (criteria.titleKey !== undefined && criteria.slugKey !== undefined) return 'title, slug';
+  return criteria.titleKey !== undefined ? 'title' : 'slug';
+}

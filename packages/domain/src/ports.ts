@@ -1,3 +1,4 @@
+import type { TeamRole } from './access.ts';
 import type { LookupCriteria } from './lookup.ts';
 import type { PageWindow } from './paging.ts';
 import type { EpochMicros } from './time.ts';
@@ -69,6 +70,11 @@ export interface MessageRecord {
   downloadMediaUrl: string | null;
 }
 
+/**
+ * A conversation as the store holds it: the one record. What each reader needs of it is a Pick of
+ * it (`ConversationAccess`, `ConversationPageRecord`, `MessagePageRecord`), so a member means the
+ * same thing wherever it appears.
+ */
 export interface ConversationRecord extends ConversationSettings {
   id: number;
   title: string;
@@ -109,14 +115,14 @@ export interface StoredConversation {
  * An Idempotency-Key guarding a create: the request it was first used with (in a canonical form)
  * and how the create's answer is rendered, so the store can keep that answer beside the key.
  */
-export interface OnceOnly {
+export interface IdempotencyGuard {
   key: string;
   request: string;
   answer(stored: StoredConversation): unknown;
 }
 
 /** A guarded insert either stores, or finds the key already used: for the same request, or another. */
-export type OnceOnlyInsert =
+export type GuardedInsert =
   | { kind: 'stored'; stored: StoredConversation }
   | { kind: 'replay'; answer: unknown }
   | { kind: 'key_reused' };
@@ -132,7 +138,33 @@ export interface ConversationStore {
    * insert, at most once per key: the key is claimed in the insert's transaction, so a concurrent
    * request with the same key waits for this one and then finds the key used.
    */
-  insertOnce(accountId: number, conversation: NewConversation, once: OnceOnly): Promise<OnceOnlyInsert>;
+  insertOnce(accountId: number, conversation: NewConversation, once: IdempotencyGuard): Promise<GuardedInsert>;
+}
+
+/** A conversation's members, changed by the team or the API (each change moves the change mark when it changes anything). */
+export interface MemberStore {
+  /**
+   * Makes the address's user a member of the conversation with this slug key, first making the
+   * user with `name` when the address is nobody's and a name is given. Null: no such conversation.
+   */
+  addMember(
+    accountId: number,
+    slugKey: string,
+    person: { email: string; name: string | null },
+  ): Promise<MemberChange | null>;
+  /** Takes the address's user out of the conversation's members. Null: no such conversation. */
+  removeMember(accountId: number, slugKey: string, email: string): Promise<MemberChange | null>;
+}
+
+/** What a change of members found and did. */
+export interface MemberChange {
+  conversationId: number;
+  title: string;
+  slug: string;
+  /** The address's user, with their address as stored; null when the address is nobody's (and nobody was made). */
+  person: { id: number; email: string } | null;
+  /** Whether the members changed (and with them the account's change mark). */
+  changed: boolean;
 }
 
 /** An account as its own site knows it: found by the host a request came to, not by a token. */
@@ -141,32 +173,53 @@ export interface SiteAccount extends AccountAddress {
   name: string;
 }
 
-/** A message as a page shows it: with the time it was posted. */
+/** A message as a page shows it: with the time it was posted and whether its author is on the team. */
 export interface PageMessageRecord extends MessageRecord {
   createdAt: EpochMicros;
+  /** The author's place on the account's team; null for a participant or an anonymous message. */
+  authorTeamRole: TeamRole | null;
 }
 
-/** A conversation as its page shows it: its messages oldest first, each with its time. */
-export interface ConversationPageRecord extends ConversationSettings {
-  id: number;
-  title: string;
-  slug: string;
-  createdAt: EpochMicros;
-  users: UserRecord[];
-  tags: TagRecord[];
-  messages: PageMessageRecord[];
-}
-
-/** A conversation as a reply to it needs it: who may see it, who may post, where it lives. */
-export interface ReplyTarget extends ConversationSettings {
-  id: number;
-  slug: string;
+/**
+ * Who may see a conversation and post to it, and where it lives: what every page and reply reads
+ * of it first, before anything it holds.
+ */
+export type ConversationAccess = Pick<ConversationRecord, 'id' | 'slug' | keyof ConversationSettings> & {
   memberIds: number[];
+};
+
+/**
+ * A conversation as one of its pages shows it: the page's messages oldest first, each with its
+ * time, and where they sit among all of its messages.
+ */
+export interface ConversationPageRecord
+  extends Pick<
+    ConversationRecord,
+    'id' | 'title' | 'slug' | 'createdAt' | 'users' | 'tags' | keyof ConversationSettings
+  > {
+  messages: PageMessageRecord[];
+  /** How many messages the conversation has in all. */
+  messageCount: number;
+  /** The position (0-based, oldest first) of the page's first message. */
+  start: number;
+  /** The first message's text (link previews describe the conversation by it), or null. */
+  firstText: string | null;
+  /** Ids of the messages just before the page, oldest first, so their anchors land here too. */
+  earlierIds: number[];
+}
+
+/** Which messages of a conversation a page holds. */
+export interface MessageWindow {
+  /** Position of the first (0-based, oldest first); null: the last `size` messages. */
+  start: number | null;
+  size: number;
+  /** How many ids of the messages before the window to return (earlierIds). */
+  earlierIds: number;
 }
 
 /** One message and what its embed needs of its conversation (who may see it, where it lives). */
 export interface MessagePageRecord {
-  conversation: ConversationSettings & { id: number; title: string; slug: string; memberIds: number[] };
+  conversation: ConversationAccess & Pick<ConversationRecord, 'title'>;
   message: PageMessageRecord;
 }
 
@@ -174,16 +227,31 @@ export interface MessagePageRecord {
 export interface SiteStore {
   /** The account whose host is one of `origins`, or null. */
   accountByHost(origins: readonly string[]): Promise<SiteAccount | null>;
-  /** The conversation whose slug is exactly this one, ignoring case (no fallback to the latest). */
-  conversationBySlug(accountId: number, slugKey: string): Promise<ConversationPageRecord | null>;
+  /**
+   * Who may see and post to a conversation, and where it lives (no messages): by exact slug,
+   * ignoring case (no fallback to the latest). Read before anything else of it.
+   */
+  conversationAccess(accountId: number, slugKey: string): Promise<ConversationAccess | null>;
+  /** A conversation with one window of its messages (found by id, after its access was checked). */
+  conversationPage(
+    accountId: number,
+    conversationId: number,
+    window: MessageWindow,
+  ): Promise<ConversationPageRecord | null>;
   messageById(accountId: number, messageId: number): Promise<MessagePageRecord | null>;
-  /** What posting to a conversation needs of it (no messages): by exact slug, ignoring case. */
-  conversationForReply(accountId: number, slugKey: string): Promise<ReplyTarget | null>;
-  /** Slugs of conversations that may be indexed (public and allowing search engines), newest first. */
-  indexableSlugs(accountId: number, limit: number): Promise<string[]>;
+  /** Slugs of conversations that may be indexed (public and allowing search engines), newest first unless told. */
+  indexableSlugs(
+    accountId: number,
+    limit: number,
+    order?: { oldestFirst?: boolean; offset?: number },
+  ): Promise<string[]>;
+  /** How many conversations may be indexed. */
+  indexableCount(accountId: number): Promise<number>;
+  /** The account's change mark (see Authenticated.changeMark): files built from its data are kept by it. */
+  changeMark(accountId: number): Promise<string>;
 }
 
-/** A reply that waits for its author to sign in (their e-mail is an existing user's). */
+/** A reply that waits for its author to confirm the link mailed to the address they gave. */
 export interface PendingReply {
   conversationId: number;
   text: string;
@@ -193,8 +261,19 @@ export interface PendingReply {
 /** A person signed in on an account's site. */
 export interface SignedIn {
   user: UserRecord;
+  /** The user's place on the account's team; null: a participant. */
+  teamRole: TeamRole | null;
   /** The session's expiry moved (it slides): the cookie should be sent again. */
   renewed: boolean;
+}
+
+/** A sign-in link as it was made: for an address, with the name a new person gave and a reply that waits. */
+export interface SignInLinkRecord {
+  email: string;
+  /** The name given with a reply, for when the address is nobody's yet. */
+  name: string | null;
+  returnPath: string;
+  pending: PendingReply | null;
 }
 
 /**
@@ -206,21 +285,17 @@ export interface PeopleStore {
   userByEmail(accountId: number, email: string): Promise<UserRecord | null>;
   /** Makes a new user of the account; null when the e-mail is already a user's (ignoring case). */
   register(accountId: number, name: string, email: string): Promise<UserRecord | null>;
-  createSignInLink(
-    accountId: number,
-    userId: number,
-    token: string,
-    o: { ttlSeconds: number; returnPath: string; pending: PendingReply | null },
-  ): Promise<void>;
+  createSignInLink(accountId: number, token: string, link: SignInLinkRecord & { ttlSeconds: number }): Promise<void>;
+  /** A link that can still be used, and the user its address belongs to (if any), without spending it. */
+  peekSignInLink(accountId: number, token: string): Promise<(SignInLinkRecord & { user: UserRecord | null }) | null>;
   /** Spends a link: once, and only before it expires; null otherwise. */
-  useSignInLink(
-    accountId: number,
-    token: string,
-  ): Promise<{ userId: number; returnPath: string; pending: PendingReply | null } | null>;
+  useSignInLink(accountId: number, token: string): Promise<SignInLinkRecord | null>;
   createSession(accountId: number, userId: number, token: string, ttlSeconds: number): Promise<void>;
   /** The session's user, sliding its expiry to ttlSeconds from now at most once a day; null when unknown or expired. */
   session(accountId: number, token: string, ttlSeconds: number): Promise<SignedIn | null>;
   endSession(accountId: number, token: string): Promise<void>;
+  /** Ends every session of the user (every device, every replica: sessions live in the database). */
+  endAllSessions(accountId: number, userId: number): Promise<void>;
 }
 
 /** Where replies are written. */
@@ -237,8 +312,17 @@ export interface ReplyStore {
 }
 
 /** Mail is queued in the database and sent by a worker, so a request never waits for SMTP. */
+/** A mail as the domain writes it: plain text (the sender adds an escaped HTML part). */
+export interface OutgoingMail {
+  to: string;
+  subject: string;
+  text: string;
+  /** Headers beside From, To and Subject, such as List-Unsubscribe (values on one line). */
+  headers?: Record<string, string> | undefined;
+}
+
 export interface MailOutbox {
-  enqueue(accountId: number, mail: { to: string; subject: string; text: string }): Promise<void>;
+  enqueue(accountId: number, mail: OutgoingMail): Promise<void>;
 }
 
 /** Counts form submissions per key (a client address, an e-mail) in fixed windows shared by every process. */

@@ -1,69 +1,103 @@
+import { z } from 'zod';
 import type { ConversationRecord, MessageRecord, WorkflowRecord } from './ports.ts';
 import { formatCreatedTime, formatNiceTime } from './time.ts';
 import { type AccountAddress, conversationEmbedUrl, conversationUrl, embedMessageUrl, messageUrl } from './urls.ts';
 
 /*
- * The wire shapes of the spec, field names and all. Which members each operation carries is a
- * rule of the spec: the create response has no creation times and no workflow; the list has the
- * workflow but no creation times; the single-conversation response has both.
+ * The wire shapes of the spec, field names and all, declared once as zod schemas: the API holds
+ * every answer to them and publishes them in its OpenAPI document; the types below are what they
+ * infer. Which members each operation carries is a rule of the spec: the create response has no
+ * creation times and no workflow; the list has the workflow but no creation times; the
+ * single-conversation response has both.
  */
 
-export interface UserView {
-  id: number;
-  email: string;
-  name: string;
-}
+export const ZUser = z.object({ id: z.number().int(), email: z.string(), name: z.string() }).meta({ id: 'User' });
+export const ZTag = z.object({ id: z.number().int(), name: z.string() }).meta({ id: 'Tag' });
 
-export interface TagView {
-  id: number;
-  name: string;
-}
+export const ZAuthor = z
+  .union([
+    z.object({ anonymous: z.literal(true) }),
+    z.object({ anonymous: z.literal(false), id: z.number().int(), name: z.string(), email: z.string() }),
+  ])
+  .meta({ id: 'MessageAuthor' });
 
-export type AuthorView = { anonymous: true } | { anonymous: false; id: number; name: string; email: string };
+export const ZMessage = z
+  .object({
+    id: z.number().int(),
+    conversation_id: z.number().int(),
+    message_type: z.string(),
+    recorded_duration_seconds: z.number().int(),
+    author: ZAuthor,
+    message_url: z.string().meta({
+      description: '`<conversation_url>#message-<id>`: the conversation page, at this message.',
+    }),
+    embed_message_url: z.string().meta({
+      description:
+        '`{account_host}/embeds/messages/<account_key>/<id>&show_author=true`: this message alone, for an iframe on any site; the author shows only with show_author=true.',
+    }),
+    download_media_url: z.string().nullable(),
+    text: z.string(),
+  })
+  .meta({ id: 'Message' });
 
-export interface MessageView {
-  id: number;
-  conversation_id: number;
-  message_type: string;
-  recorded_duration_seconds: number;
-  author: AuthorView;
-  message_url: string;
-  embed_message_url: string;
-  download_media_url: string | null;
-  text: string;
-}
+export const ZWorkflow = z
+  .union([z.object({ id: z.number().int(), name: z.string(), steps: z.array(z.unknown()) }), z.strictObject({})])
+  .meta({ id: 'Workflow', description: 'The workflow applied at creation, or {} when none applies.' });
 
-export type WorkflowView = Record<string, never> | { id: number; name: string; steps: unknown[] };
+const conversationFields = {
+  id: z.number().int(),
+  title: z.string(),
+  slug: z.string(),
+  public: z.boolean(),
+  via_primary_intake_page: z.boolean(),
+  intake_page_id: z.number().int().nullable(),
+  conversation_url: z.string().meta({
+    description:
+      "`{account_host}/c/<slug>`: the conversation's HTML page on the account's own host, served by this server. A private conversation's page answers 404, as a missing one does.",
+  }),
+  conversation_embed_url: z.string().meta({
+    description:
+      '`{account_host}/embeds/conversations/<account_key>/<slug>`: the same content without the site around it, for an iframe on any site.',
+  }),
+  anyone_can_post: z.boolean().meta({
+    description: 'True: anyone with the URL may see the conversation. False: private (members only).',
+  }),
+  allow_anonymous_messages: z.boolean(),
+  allow_search_engines: z.boolean().meta({
+    description:
+      'True, with anyone_can_post: search engines may index the page (robots.txt allows it). Otherwise robots.txt excludes it and the page answers noindex.',
+  }),
+  tags: z.array(ZTag),
+  users: z.array(ZUser),
+  messages: z.array(ZMessage),
+};
 
-export interface CreatedConversationView {
-  id: number;
-  title: string;
-  slug: string;
-  public: boolean;
-  via_primary_intake_page: boolean;
-  intake_page_id: number | null;
-  conversation_url: string;
-  conversation_embed_url: string;
-  anyone_can_post: boolean;
-  allow_anonymous_messages: boolean;
-  allow_search_engines: boolean;
-  tags: TagView[];
-  users: UserView[];
-  messages: MessageView[];
-}
+export const ZCreatedConversation = z.object(conversationFields).meta({ id: 'CreatedConversation' });
 
-export interface ListedConversationView extends CreatedConversationView {
-  workflow: WorkflowView;
-}
+export const ZListedConversation = z
+  .object({ ...conversationFields, workflow: ZWorkflow })
+  .meta({ id: 'ListedConversation' });
 
-export interface ConversationView extends ListedConversationView {
-  conversation_created_time: string;
-  conversation_credated_time_nice: string;
-}
+export const ZConversation = z
+  .object({
+    ...conversationFields,
+    workflow: ZWorkflow,
+    conversation_created_time: z.string(),
+    conversation_credated_time_nice: z.string(),
+  })
+  .meta({ id: 'Conversation' });
 
-export interface ConversationListView {
-  conversations: ListedConversationView[];
-}
+export const ZConversationList = z.object({ conversations: z.array(ZListedConversation) });
+
+export type UserView = z.infer<typeof ZUser>;
+export type TagView = z.infer<typeof ZTag>;
+export type AuthorView = z.infer<typeof ZAuthor>;
+export type MessageView = z.infer<typeof ZMessage>;
+export type WorkflowView = z.infer<typeof ZWorkflow>;
+export type CreatedConversationView = z.infer<typeof ZCreatedConversation>;
+export type ListedConversationView = z.infer<typeof ZListedConversation>;
+export type ConversationView = z.infer<typeof ZConversation>;
+export type ConversationListView = z.infer<typeof ZConversationList>;
 
 export function messageView(a: AccountAddress, conversationId: number, url: string, m: MessageRecord): MessageView {
   const author: AuthorView = m.author.anonymous

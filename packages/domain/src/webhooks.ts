@@ -3,7 +3,7 @@ import { type AccountAddress, conversationUrl } from './urls.ts';
 import { conversationView, messageView } from './views.ts';
 
 /** What an endpoint may subscribe to. */
-export const WEBHOOK_EVENT_TYPES = ['conversation_created', 'message_created'] as const;
+export const WEBHOOK_EVENT_TYPES = ['conversation_created', 'message_created', 'message_hidden'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const isWebhookEventType = (t: string): t is WebhookEventType =>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  emailProblem,
   formatCreatedTime,
   formatNiceTime,
   GENERATED_SLUG_LENGTH,
@@ -12,6 +13,7 @@ import {
   PAGE_SIZE,
   pageWindow,
   renderTitle,
+  replyText,
   slugProblem,
   TITLE_MAX_LENGTH,
   titleProblem,
@@ -185,5 +187,25 @@ describe('tokens', () => {
     expect(tokenFromAuthorization('Bearer ')).toBeNull();
     expect(tokenFromAuthorization('Bearer a b')).toBeNull();
     expect(tokenFromAuthorization('x'.repeat(600))).toBeNull();
+  });
+});
+
+describe('people', () => {
+  it.each(['a@b', 'a@b.', 'no-at-sign', 'two@@at.example', 'space in@x.example', `${'x'.repeat(320)}@x.example`, ''])(
+    'refuses %s as an e-mail address',
+    (address) => {
+      expect(emailProblem(address)).not.toBeNull();
+    },
+  );
+
+  it.each(['rita@else.example', 'Olivia.Owner+news@talk.example.com', '  padded@x.example  ', 'Zoë@gen.example'])(
+    'takes %s',
+    (address) => {
+      expect(emailProblem(address)).toBeNull();
+    },
+  );
+
+  it('stores a reply with \\n line breaks, trimmed', () => {
+    expect(replyText('  one\r\ntwo\rthree\nfour \r\n')).toBe('one\ntwo\nthree\nfour');
   });
 });

@@ -7,14 +7,14 @@ import {
   DomainError,
   type EpochMicros,
   formatCreatedTime,
+  type GuardedInsert,
   getConversation,
+  type IdempotencyGuard,
   type IntakePageRecord,
   type IntakePageStore,
   type LookupCriteria,
   listConversations,
   type NewConversation,
-  type OnceOnly,
-  type OnceOnlyInsert,
   type PageWindow,
   SlugTakenError,
   type StoredConversation,
@@ -73,7 +73,7 @@ class MemoryConversations implements ConversationStore {
     return { id };
   }
 
-  async insertOnce(accountId: number, c: NewConversation, once: OnceOnly): Promise<OnceOnlyInsert> {
+  async insertOnce(accountId: number, c: NewConversation, once: IdempotencyGuard): Promise<GuardedInsert> {
     const used = this.keys.get(`${accountId}:${once.key}`);
     if (used) return used.request === once.request ? { kind: 'replay', answer: used.answer } : { kind: 'key_reused' };
     const stored = await this.insert(accountId, c);
@@ -218,7 +218,14 @@ describe('getConversation', () => {
       await createConversation({ ...deps, clock: tick }, acme, { title, slug });
     }
     const slug = async (request: { title?: string; slug?: string }) =>
-      (await getConversation(deps, acme, request)).slug;
+      (await getConversation(deps, acme, request)).view.slug;
+    const matched = async (request: { title?: string; slug?: string }) =>
+      (await getConversation(deps, acme, request)).matched;
+    expect(await matched({ slug: 'A' })).toBe('slug');
+    expect(await matched({ title: 'STRASSE' })).toBe('title');
+    expect(await matched({ title: 'billing', slug: 'b' })).toBe('title, slug');
+    expect(await matched({ title: 'billing', slug: 'a' })).toBe('none');
+    expect(await matched({})).toBe('none');
     expect(await slug({ slug: 'A' })).toBe('a');
     expect(await slug({ title: 'STRASSE' })).toBe('a');
     expect(await slug({ title: 'billing' })).toBe('c'); // the most recent of two

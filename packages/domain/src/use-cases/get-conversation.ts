@@ -1,5 +1,5 @@
 import { DomainError } from '../errors.ts';
-import { type LookupRequest, lookupCriteria, lookupProblem } from '../lookup.ts';
+import { type LookupMatch, type LookupRequest, lookupCriteria, lookupMatch, lookupProblem } from '../lookup.ts';
 import type { AccountContext, ConversationStore } from '../ports.ts';
 import { type ConversationView, conversationView } from '../views.ts';
 
@@ -9,10 +9,11 @@ export async function getConversation(
   deps: { conversations: ConversationStore },
   account: AccountContext,
   request: LookupRequest,
-): Promise<ConversationView> {
+): Promise<{ view: ConversationView; matched: LookupMatch }> {
   const problem = lookupProblem(request);
   if (problem) throw new DomainError('invalid_input', problem);
-  const record = await deps.conversations.findOne(account.id, lookupCriteria(request));
+  const criteria = lookupCriteria(request);
+  const record = await deps.conversations.findOne(account.id, criteria);
   if (!record) throw new DomainError('conversation_not_found', NO_CONVERSATIONS);
-  return conversationView(account, record);
+  return { view: conversationView(account, record), matched: lookupMatch(criteria, record) };
 }

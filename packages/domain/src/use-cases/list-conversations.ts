@@ -1,5 +1,5 @@
 import { DomainError } from '../errors.ts';
-import { FIRST_PAGE, pageWindow } from '../paging.ts';
+import { FIRST_PAGE, MAX_PAGE, pageWindow } from '../paging.ts';
 import type { AccountContext, ConversationStore } from '../ports.ts';
 import { type ConversationListView, listedConversationView } from '../views.ts';
 import { NO_CONVERSATIONS } from './get-conversation.ts';
@@ -16,6 +16,10 @@ export async function listConversations(
   account: AccountContext,
   request: { page?: number | undefined },
 ): Promise<{ view: ConversationListView; position: PagePosition }> {
+  // No account holds that many conversations: past the last page, without asking the database.
+  if (request.page !== undefined && request.page > MAX_PAGE) {
+    throw new DomainError('conversation_not_found', NO_CONVERSATIONS);
+  }
   let window: ReturnType<typeof pageWindow>;
   try {
     window = pageWindow(request.page);

@@ -1,42 +1,15 @@
-import type { MailOutbox, PeopleStore, ReplyStore, SiteAccount, SiteStore } from '../ports.ts';
+import { maySee, type Viewer } from '../access.ts';
+import {
+  emailProblem,
+  type LinkOptions,
+  nameProblem,
+  type PeopleDeps,
+  replyProblem,
+  replyText,
+  sendSignInLink,
+} from '../people.ts';
+import type { SiteAccount } from '../ports.ts';
 import { slugKey, slugProblem } from '../slug.ts';
-import { textProblem } from '../text.ts';
-import { maySee, type Viewer } from './view-conversation.ts';
-
-export const REPLY_MAX_LENGTH = 10_000;
-export const NAME_MAX_LENGTH = 255;
-export const EMAIL_MAX_LENGTH = 320;
-/** Something@something, nothing more: the address is proven by the mail it receives, not by a pattern. */
-export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
-
-/** Why a reply's text cannot be posted, or null. Counted in characters after trimming. */
-export function replyProblem(text: string): string | null {
-  const trimmed = text.trim();
-  if (trimmed.length === 0) return 'Write a reply before posting it.';
-  if (Array.from(trimmed).length > REPLY_MAX_LENGTH) return `A reply is at most ${REPLY_MAX_LENGTH} characters.`;
-  return textProblem('The reply', trimmed);
-}
-
-export function nameProblem(name: string): string | null {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) return 'Give your name.';
-  if (trimmed.length > NAME_MAX_LENGTH) return `A name is at most ${NAME_MAX_LENGTH} characters.`;
-  return textProblem('The name', trimmed);
-}
-
-export function emailProblem(email: string): string | null {
-  const trimmed = email.trim();
-  if (trimmed.length === 0) return 'Give your e-mail address.';
-  if (trimmed.length > EMAIL_MAX_LENGTH || !EMAIL_PATTERN.test(trimmed) || textProblem('e-mail', trimmed)) {
-    return 'That is not an e-mail address.';
-  }
-  return null;
-}
-
-/** Where a sign-in may send someone back to: a page of the same site, never another host. */
-export function returnPath(path: string | null | undefined): string {
-  return path && /^\/c\/[A-Za-z0-9_-]{1,100}$/.test(path) ? path : '/';
-}
 
 export interface ReplyForm {
   text: string;
@@ -51,29 +24,17 @@ export type ReplyOutcome =
   | { kind: 'not_found' }
   | { kind: 'refused'; problem: string }
   | { kind: 'posted'; messageId: number; slug: string }
-  /** The e-mail is an existing user's: the reply waits for them to open the link mailed to it. */
+  /** The reply waits for whoever opens the link mailed to the address given (anyone's, new or known). */
   | { kind: 'check_email'; email: string };
-
-export interface PeopleDeps {
-  site: SiteStore;
-  people: PeopleStore;
-  replies: ReplyStore;
-  outbox: MailOutbox;
-}
-
-export interface LinkOptions {
-  /** The address of the sign-in link for a token. */
-  signInUrl(token: string): string;
-  ttlSeconds: number;
-  newToken(): string;
-}
 
 /**
  * A reply from the conversation's page, by the spec's two settings: a signed-in user posts as
  * themselves (a private conversation only to its members); otherwise anonymously where
- * `allow_anonymous_messages` allows it, or with a name and e-mail, which registers a new user of the
- * account. An e-mail that is already a user's is not taken over: the reply waits for the sign-in
- * link mailed to that address.
+ * `allow_anonymous_messages` allows it. A reply under a name and e-mail address is never posted
+ * on the visitor's word: it waits for the link mailed to that address, and whoever opens it and
+ * confirms posts it, as the address's user (made then, with the name given, if it is nobody's).
+ * The answer and the work are the same whoever owns the address, so the form tells no one who has
+ * an account here.
  */
 export async function postReply(
   deps: PeopleDeps,
@@ -84,11 +45,11 @@ export async function postReply(
   link: LinkOptions,
 ): Promise<ReplyOutcome> {
   // The same rule as the page's (maySee), on the conversation without its messages.
-  const conversation = slugProblem(slug) ? null : await deps.site.conversationForReply(account.id, slugKey(slug));
+  const conversation = slugProblem(slug) ? null : await deps.site.conversationAccess(account.id, slugKey(slug));
   if (!conversation || !maySee(conversation, conversation.memberIds, viewer)) return { kind: 'not_found' };
   const problem = replyProblem(form.text);
   if (problem) return { kind: 'refused', problem };
-  const text = form.text.trim();
+  const text = replyText(form.text);
   const submitKey = form.submitKey && /^[\w-]{16,64}$/.test(form.submitKey) ? form.submitKey : null;
   const post = async (authorId: number | null): Promise<ReplyOutcome> => {
     const { id } = await deps.replies.insert(account.id, conversation.id, { authorId, text, submitKey });
@@ -108,89 +69,11 @@ export async function postReply(
         : `${refusal} This conversation takes replies from people who give their name and e-mail, or sign in.`,
     };
   }
-  const registered = await deps.people.register(account.id, (form.name ?? '').trim(), email);
-  if (registered) return post(registered.id);
-  // An existing user's address: only its owner may post as them, after opening the mailed link.
-  const existing = await deps.people.userByEmail(account.id, email);
-  if (existing) {
-    await sendSignInLink(deps, account, existing, `/c/${conversation.slug}`, link, {
-      conversationId: conversation.id,
-      text,
-      submitKey,
-    });
-  }
+  await sendSignInLink(deps, account, link, {
+    email,
+    name: (form.name ?? '').trim(),
+    returnPath: `/c/${conversation.slug}`,
+    pending: { conversationId: conversation.id, text, submitKey },
+  });
   return { kind: 'check_email', email };
-}
-
-async function sendSignInLink(
-  deps: Pick<PeopleDeps, 'people' | 'outbox'>,
-  account: SiteAccount,
-  user: { id: number; email: string },
-  back: string,
-  link: LinkOptions,
-  pending: { conversationId: number; text: string; submitKey: string | null } | null,
-): Promise<void> {
-  const token = link.newToken();
-  await deps.people.createSignInLink(account.id, user.id, token, {
-    ttlSeconds: link.ttlSeconds,
-    returnPath: back,
-    pending,
-  });
-  const minutes = Math.round(link.ttlSeconds / 60);
-  await deps.outbox.enqueue(account.id, {
-    to: user.email,
-    subject: `Sign in to ${account.name}`,
-    text: [
-      pending
-        ? `Open this link to sign in to ${account.name} and post your reply:`
-        : `Open this link to sign in to ${account.name}:`,
-      '',
-      link.signInUrl(token),
-      '',
-      `It works once, for ${minutes} minutes. If you did not ask for it, ignore this e-mail.`,
-      '',
-    ].join('\n'),
-  });
-}
-
-/**
- * Someone asks for a sign-in link. It is mailed only when the address is a user's of this account;
- * the caller answers the same either way, so the form cannot tell who is a user.
- */
-export async function requestSignIn(
-  deps: Pick<PeopleDeps, 'people' | 'outbox'>,
-  account: SiteAccount,
-  email: string,
-  back: string,
-  link: LinkOptions,
-): Promise<{ refused: string } | null> {
-  const problem = emailProblem(email);
-  if (problem) return { refused: problem };
-  const user = await deps.people.userByEmail(account.id, email.trim());
-  if (user) await sendSignInLink(deps, account, user, returnPath(back), link, null);
-  return null;
-}
-
-/**
- * Opens a sign-in link: a session for its user, and the reply that waited for it posted. Null when
- * the link is unknown, used or expired.
- */
-export async function completeSignIn(
-  deps: Pick<PeopleDeps, 'people' | 'replies'>,
-  account: SiteAccount,
-  token: string,
-  session: { token: string; ttlSeconds: number },
-): Promise<{ redirect: string } | null> {
-  if (!/^[\w-]{20,100}$/.test(token)) return null;
-  const used = await deps.people.useSignInLink(account.id, token);
-  if (!used) return null;
-  await deps.people.createSession(account.id, used.userId, session.token, session.ttlSeconds);
-  const back = returnPath(used.returnPath);
-  if (!used.pending) return { redirect: back };
-  const { id } = await deps.replies.insert(account.id, used.pending.conversationId, {
-    authorId: used.userId,
-    text: used.pending.text,
-    submitKey: used.pending.submitKey,
-  });
-  return { redirect: `${back}#message-${id}` };
 }

@@ -1,95 +1,42 @@
-import type {
-  ConversationPageRecord,
-  ConversationSettings,
-  MessagePageRecord,
-  SiteAccount,
-  SiteStore,
-} from '../ports.ts';
+import { maySee, type Viewer } from '../access.ts';
+import type { ConversationPageRecord, SiteAccount, SiteStore } from '../ports.ts';
 import { slugKey, slugProblem } from '../slug.ts';
 
-/**
- * Who is looking at a page. Nobody is signed in yet (sign-in arrives with replies), so today every
- * viewer is anonymous; a signed-in member will be `{ userId }`.
- */
-export type Viewer = { userId: number } | null;
+/** Messages a conversation's page shows at once: the latest, or one numbered page of them. */
+export const PAGE_MESSAGES = 100;
 
 /**
- * The one privacy rule (`anyone_can_post`): a public conversation is visible to anyone with its
- * address; a private one only to a signed-in member. To anyone else a private conversation does not
- * exist, so the rule's callers answer it exactly as a missing one.
+ * Anchors the latest page keeps for the messages before it (their `message_url`s land there and
+ * point on to the page that shows them); older messages are reached through the earlier pages.
  */
-export function maySee(c: ConversationSettings, memberIds: readonly number[], viewer: Viewer): boolean {
-  return c.anyoneCanPost || (viewer !== null && memberIds.includes(viewer.userId));
-}
+export const EARLIER_ANCHORS_MAX = 2_000;
+
+/** The number of pages a conversation of `count` messages has (1 for none). */
+export const messagePages = (count: number): number => Math.max(1, Math.ceil(count / PAGE_MESSAGES));
+
+/** The page (1-based, oldest first) that holds the message at `position`. */
+export const pageOf = (position: number): number => Math.floor(position / PAGE_MESSAGES) + 1;
 
 /**
- * May search engines index it (`allow_search_engines`)? Only a public conversation can be: a private
- * one never is, whatever its flag says.
+ * The conversation at `/c/<slug>` of the account's site, or null when there is none this viewer
+ * may see. Who may see it is decided on the conversation alone, before a message is read, so a
+ * private conversation costs what a missing one does. `page` (1-based, oldest first) picks a
+ * numbered page of messages; without it the latest ones are shown. A page past the last is null.
  */
-export const isIndexable = (c: ConversationSettings): boolean => c.anyoneCanPost && c.allowSearchEngines;
-
-/** The conversation at `/c/<slug>` of the account's site, or null when there is none this viewer may see. */
 export async function viewConversation(
   deps: { site: SiteStore },
   account: SiteAccount,
   slug: string,
   viewer: Viewer = null,
+  page: number | null = null,
 ): Promise<ConversationPageRecord | null> {
   if (slugProblem(slug)) return null;
-  const record = await deps.site.conversationBySlug(account.id, slugKey(slug));
-  if (!record) return null;
-  return maySee(
-    record,
-    record.users.map((u) => u.id),
-    viewer,
-  )
-    ? record
-    : null;
+  const target = await deps.site.conversationAccess(account.id, slugKey(slug));
+  if (!target || !maySee(target, target.memberIds, viewer)) return null;
+  if (page !== null && (!Number.isSafeInteger(page) || page < 1)) return null;
+  return deps.site.conversationPage(account.id, target.id, {
+    start: page === null ? null : (page - 1) * PAGE_MESSAGES,
+    size: PAGE_MESSAGES,
+    earlierIds: page === null ? EARLIER_ANCHORS_MAX : 0,
+  });
 }
-
-/** Message ids are PostgreSQL serials: positive and below 2^31. */
-const MAX_MESSAGE_ID = 2_147_483_647;
-
-/** One message of the account's site, or null when there is none this viewer may see. */
-export async function viewMessage(
-  deps: { site: SiteStore },
-  account: SiteAccount,
-  messageId: number,
-  viewer: Viewer = null,
-): Promise<MessagePageRecord | null> {
-  if (!Number.isSafeInteger(messageId) || messageId < 1 || messageId > MAX_MESSAGE_ID) return null;
-  const found = await deps.site.messageById(account.id, messageId);
-  if (!found) return null;
-  return maySee(found.conversation, found.conversation.memberIds, viewer) ? found : null;
-}
-
-/** Search engines read about 500 KiB of robots.txt; the Allow lines stop well before that. */
-export const ROBOTS_MAX_BYTES = 450 * 1024;
-
-/**
- * The account site's robots exclusion file. Conversation pages and embeds are disallowed as a
- * whole, and each conversation that may be indexed is allowed by its own line, so the file never
- * names a slug that is private or not meant to be found (a slug is the only key to a public
- * conversation). Allow lines stop at ROBOTS_MAX_BYTES, newest conversations first.
- */
-export async function robotsFile(
-  deps: { site: SiteStore },
-  account: SiteAccount,
-  maxBytes = ROBOTS_MAX_BYTES,
-): Promise<string> {
-  const head = ['User-agent: *', 'Disallow: /c/', 'Disallow: /embeds/'];
-  const tail = ['', `Sitemap: ${account.host}/sitemap.xml`, ''];
-  let size = [...head, ...tail].join('\n').length + 1;
-  const allows: string[] = [];
-  // Each Allow line is at most 110 bytes (a slug is 1–100 ASCII characters).
-  for (const slug of await deps.site.indexableSlugs(account.id, Math.floor(maxBytes / 12))) {
-    const line = `Allow: /c/${slug}$`;
-    if (size + line.length + 1 > maxBytes) break;
-    size += line.length + 1;
-    allows.push(line);
-  }
-  return [...head, ...allows, ...tail].join('\n');
-}
-
-/** Sitemaps hold at most 50,000 addresses. */
-export const SITEMAP_MAX_URLS = 50_000;

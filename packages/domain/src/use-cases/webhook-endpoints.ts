@@ -1,7 +1,8 @@
+import { z } from 'zod';
 import { DomainError } from '../errors.ts';
 import type { AccountContext, WebhookEndpointRecord, WebhookEndpointStore, WebhookTargets } from '../ports.ts';
 import { generateWebhookSecret } from '../tokens.ts';
-import type { WebhookEventType } from '../webhooks.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks.ts';
 
 /*
  * An account's webhook subscriptions, as its API clients manage them (REST-hook style: an
@@ -15,22 +16,43 @@ export const MAX_WEBHOOK_ENDPOINTS = 20;
 export const WEBHOOK_NOT_FOUND = 'no webhook endpoint with this id in this account';
 export const WEBHOOK_LIMIT_REACHED = `an account may have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one first`;
 
-export interface WebhookEndpointView {
-  id: number;
-  url: string;
-  events: WebhookEventType[];
-  /** active; failing (deliveries failing since failing_since); disabled (failing for 3 days). */
-  status: 'active' | 'failing' | 'disabled';
-  created_at: string;
-  failing_since: string | null;
-  disabled_at: string | null;
-  pending_deliveries: number;
-}
+export const ZWebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).meta({
+  id: 'WebhookEventType',
+  description:
+    '`conversation_created`: the conversation as get_conversation returns it. `message_created`: the message ' +
+    'as it appears in `messages`, with its conversation’s `id` and `slug`.',
+});
 
-/** The view of a new endpoint: the only time its signing secret is shown. */
-export interface SubscribedWebhookView extends WebhookEndpointView {
-  secret: string;
-}
+export const ZWebhookId = z.number().int().min(1).max(2_147_483_647);
+
+export const ZWebhookEndpoint = z
+  .object({
+    id: ZWebhookId,
+    url: z.string(),
+    events: z.array(ZWebhookEventType),
+    status: z.enum(['active', 'failing', 'disabled']).meta({
+      description:
+        '`failing`: its deliveries have failed since `failing_since` (they are retried for about 40 hours); ' +
+        '`disabled`: failing for 3 days, so nothing more is sent to it. Subscribe again to start over.',
+    }),
+    created_at: z.string().meta({ description: 'ISO 8601, UTC.' }),
+    failing_since: z.string().nullable(),
+    disabled_at: z.string().nullable(),
+    pending_deliveries: z.number().int().meta({ description: 'Deliveries waiting for their next attempt.' }),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+/** A new endpoint: the only time its signing secret is shown. */
+export const ZSubscribedWebhook = ZWebhookEndpoint.extend({
+  secret: z.string().meta({
+    description:
+      'The Standard Webhooks signing secret (`whsec_…`). Shown only in this answer: keep it to verify the ' +
+      '`webhook-signature` header of each delivery.',
+  }),
+}).meta({ id: 'SubscribedWebhook' });
+
+export type WebhookEndpointView = z.infer<typeof ZWebhookEndpoint>;
+export type SubscribedWebhookView = z.infer<typeof ZSubscribedWebhook>;
 
 export interface WebhookEndpointServices {
   webhookEndpoints: WebhookEndpointStore;

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import type { MailOutbox, PeopleStore, ReplyStore, SignInLinkRecord, SiteAccount, SiteStore } from './ports.ts';
+import { textProblem } from './text.ts';
+
+/*
+ * The rules for people on an account's site: what a reply, a name and an e-mail address must be,
+ * where a sign-in may lead back to, and the sign-in link every way in mails.
+ */
+
+export const REPLY_MAX_LENGTH = 10_000;
+export const NAME_MAX_LENGTH = 255;
+export const EMAIL_MAX_LENGTH = 320;
+/**
+ * An e-mail address as zod's `z.email()` takes international ones (`z.regexes.unicodeEmail`: a
+ * local part of up to 64 characters, `Zoë@…` too), whose domain has a dot (no `a@b`), at most
+ * EMAIL_MAX_LENGTH characters: the address is proven by the mail it receives, this only refuses
+ * what cannot receive one.
+ */
+const ZEmail = z
+  .email({ pattern: z.regexes.unicodeEmail })
+  .refine((address) => /\.[^.]+$/.test(address.slice(address.lastIndexOf('@') + 1)));
+export const isEmailAddress = (value: string): boolean =>
+  value.length <= EMAIL_MAX_LENGTH && ZEmail.safeParse(value).success;
+
+/** A reply's text as it is stored: line breaks as `\n` (browsers send `\r\n`), trimmed. */
+export const replyText = (text: string): string => text.replace(/\r\n?/g, '\n').trim();
+
+/** Why a reply's text cannot be posted, or null. Counted in characters after trimming. */
+export function replyProblem(text: string): string | null {
+  const trimmed = text.trim();
+  if (trimmed.length === 0) return 'Write a reply before posting it.';
+  if (Array.from(trimmed).length > REPLY_MAX_LENGTH) return `A reply is at most ${REPLY_MAX_LENGTH} characters.`;
+  return textProblem('The reply', trimmed);
+}
+
+export function nameProblem(name: string): string | null {
+  const trimmed = name.trim();
+  if (trimmed.length === 0) return 'Give your name.';
+  if (trimmed.length > NAME_MAX_LENGTH) return `A name is at most ${NAME_MAX_LENGTH} characters.`;
+  return textProblem('The name', trimmed);
+}
+
+export function emailProblem(email: string): string | null {
+  const trimmed = email.trim();
+  if (trimmed.length === 0) return 'Give your e-mail address.';
+  if (!isEmailAddress(trimmed) || textProblem('e-mail', trimmed)) {
+    return 'That is not an e-mail address.';
+  }
+  return null;
+}
+
+/** Where a sign-in may send someone back to: a page of the same site, never another host. */
+export function returnPath(path: string | null | undefined): string {
+  return path && (/^\/c\/[A-Za-z0-9_-]{1,100}$/.test(path) || path === '/settings') ? path : '/';
+}
+
+export interface PeopleDeps {
+  site: SiteStore;
+  people: PeopleStore;
+  replies: ReplyStore;
+  outbox: MailOutbox;
+}
+
+export interface LinkOptions {
+  /** The address of the sign-in link for a token. */
+  signInUrl(token: string): string;
+  ttlSeconds: number;
+  newToken(): string;
+}
+
+/** The reply as the mail quotes it: each line behind "> ". */
+const quoted = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n');
+
+/**
+ * A link mailed to an address: the same statements and the same mail whoever owns the address
+ * (the link says whose it is only to the person who opens it). The mail shows the reply it would
+ * post, so nobody confirms a text they did not write.
+ */
+export async function sendSignInLink(
+  deps: Pick<PeopleDeps, 'people' | 'outbox'>,
+  account: SiteAccount,
+  link: LinkOptions,
+  made: SignInLinkRecord,
+): Promise<void> {
+  const token = link.newToken();
+  await deps.people.createSignInLink(account.id, token, { ...made, ttlSeconds: link.ttlSeconds });
+  const minutes = Math.round(link.ttlSeconds / 60);
+  const url = link.signInUrl(token);
+  const lines = made.pending
+    ? [
+        `Someone asked to post this reply on ${account.name} (${made.returnPath}) with this e-mail address:`,
+        '',
+        quoted(made.pending.text),
+        '',
+        'If it was you, open this link and confirm: the reply is posted under your name and you are signed in.',
+        '',
+        url,
+      ]
+    : [`Open this link and confirm to sign in to ${account.name}:`, '', url];
+  await deps.outbox.enqueue(account.id, {
+    to: made.email,
+    subject: made.pending ? `Confirm your reply on ${account.name}` : `Sign in to ${account.name}`,
+    text: [
+      ...lines,
+      '',
+      `It works once, for ${minutes} minutes. If you did not ask for it, ignore this e-mail: nothing is posted and nobody is signed in.`,
+      '',
+    ].join('\n'),
+  });
+}
