@@ -2,13 +2,16 @@ import {
   type Authenticated,
   type ConversationStore,
   type IntakePageStore,
+  type LookupMatch,
+  type MailOutbox,
+  type MemberStore,
   type PagePosition,
   type RateLimitState,
   tokenFromAuthorization,
   type WebhookEndpointStore,
   type WebhookTargets,
 } from '@convo/domain';
-import type { PageCache } from './page-cache.ts';
+import type { ConversationListCache } from './conversation-list-cache.ts';
 
 /**
  * What the procedures get from the process that serves them: the domain's ports, built once in
@@ -17,10 +20,13 @@ import type { PageCache } from './page-cache.ts';
  */
 export interface ProcedureServices {
   conversations: ConversationStore;
+  members: MemberStore;
+  /** Queues mail (invitations); a mail worker in every process sends it. */
+  outbox: MailOutbox;
   intakePages: IntakePageStore;
   webhookEndpoints: WebhookEndpointStore;
-  /** Pages of conversations remembered by their account's change mark (page-cache.ts). */
-  pages: PageCache;
+  /** Pages of conversations remembered by their account's change mark (conversation-list-cache.ts). */
+  conversationLists: ConversationListCache;
   /** Where webhooks may be sent (https, public addresses), as this server's config allows. */
   webhookTargets: WebhookTargets;
   /** The account an API token acts for; null for an unknown or revoked token. */
@@ -42,21 +48,25 @@ export interface ResponseNotes {
   accountId?: number;
   /** The token's quota after this request, for the RateLimit-* headers. */
   rateLimit?: RateLimitState;
+  /** Which lookup keys get_conversation's answer matched (the Conversation-Matched header). */
+  lookupMatch?: LookupMatch;
   /** Set when an Idempotency-Key replayed a stored response. */
   idempotentReplay?: boolean;
 }
 
-/** One request as the transports see it: its id, and the notes its procedure leaves. */
+/** One request as the transports see it: its id, and what its procedure leaves for the response. */
 export interface RequestState {
   id: string;
-  notes: ResponseNotes;
+  forResponse: ResponseNotes;
+  /** What answered, as /metrics counts it: set by whichever route matched (`other` when none did). */
+  label?: string;
 }
 
 export interface Context {
   services: ProcedureServices;
   idempotencyKey: string | null;
   requestId: string;
-  notes: ResponseNotes;
+  forResponse: ResponseNotes;
   /**
    * The request's token resolved to its account, or null. Looked up once per HTTP request,
    * however many calls a tRPC batch carries, and before a REST body is read.
@@ -70,7 +80,7 @@ export function createContext(services: ProcedureServices, req: Request, request
     services,
     idempotencyKey: req.headers.get('idempotency-key'),
     requestId: request.id,
-    notes: request.notes,
+    forResponse: request.forResponse,
     authenticate() {
       if (!authenticated) {
         const token = tokenFromAuthorization(req.headers.get('authorization'));

@@ -28,6 +28,12 @@ export const ERRORS = {
     status: 415,
     message: 'send the body as application/json or application/x-www-form-urlencoded',
   },
+  json_sent_as_form: {
+    trpc: 'UNSUPPORTED_MEDIA_TYPE',
+    status: 415,
+    message:
+      'the body is JSON but its content type says it is a form (curl -d does that): send it with content-type: application/json',
+  },
   route_not_found: { trpc: 'NOT_FOUND', status: 404, message: 'no such endpoint' },
   method_not_allowed: { trpc: 'METHOD_NOT_SUPPORTED', status: 405, message: 'method not allowed on this endpoint' },
   request_timeout: {

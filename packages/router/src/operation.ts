@@ -1,13 +1,13 @@
 import type { AnyProcedure, inferProcedureOutput } from '@trpc/server';
-import type { z } from 'zod';
-import type { Context } from './context.ts';
+import { z } from 'zod';
 import type { ErrorCode } from './errors.ts';
-import { authedProcedure, checkAnswer, createCallerFactory, type Meta, publicProcedure, router } from './trpc.ts';
+import { authedProcedure, checkAnswer, type Meta, publicProcedure, router } from './trpc.ts';
 
 /*
- * What an operation is, in one place: each procedure's .types.ts declares it, and everything else
- * is derived from that declaration: the REST route (apps/api/src/rest), the OpenAPI document
- * (apps/api/src/openapi.ts), the metrics label. CONTRIBUTING.md has the recipe.
+ * What an operation is, in one place: each procedure's .types.ts declares it and its .ts defines
+ * it (`defineOperation`); everything else is derived from `appRouter`: the REST route
+ * (apps/api/src/rest), the OpenAPI document (apps/api/src/openapi.ts), the metrics label.
+ * CONTRIBUTING.md has the recipe.
  */
 
 /** An error status an operation can answer, what it means there, and the codes behind it. */
@@ -30,21 +30,27 @@ export const BODY_ERRORS = {
     description: 'The body is over the size limit, or a form body has more than 100 fields',
     codes: ['body_too_large'],
   },
-  '415': { description: 'The body is neither JSON nor form-encoded', codes: ['unsupported_media_type'] },
+  '415': {
+    description: 'The body is neither JSON nor form-encoded, or it is JSON sent with a form content type',
+    codes: ['unsupported_media_type', 'json_sent_as_form'],
+  },
 } as const satisfies Record<string, OperationError>;
 
 export interface OperationSpec {
-  /** The tRPC procedure's path, e.g. `conversations.get`. */
-  name: string;
   /** What /metrics counts its REST requests under (tRPC calls: `trpc:<name>`). */
   label: string;
   /** trpc-to-openapi's meta (method, path, summary, tags), and the status a success answers with. */
   meta: Meta & { openapi: NonNullable<Meta['openapi']> };
-  /** The procedure's input schema: the REST adapter reads query and form fields by its members' kinds. */
-  input: z.ZodObject;
   /**
-   * The success answer's shape on the wire: the OpenAPI document's schema, and what the answer is
-   * held to (by the compiler always, at run time where `checkAnswers` is on; see trpc.ts).
+   * The procedure's input schema, an object: wrapped in `.prefault({})` when every member is
+   * optional, so a caller may leave the input out. The REST adapter reads query and form fields by
+   * its members' kinds.
+   */
+  input: z.ZodObject | z.ZodPrefault<z.ZodObject>;
+  /**
+   * The success answer's shape on the wire: the compiler holds the resolver's return type to it,
+   * the run time where `checkAnswers` is on (development and tests), and the OpenAPI document
+   * publishes it.
    */
   output: z.ZodType;
   /**
@@ -71,46 +77,58 @@ export interface OperationSpec {
   };
 }
 
+/** An operation as the transports and the OpenAPI document see it: its declaration and its procedure's path. */
 export interface Operation extends OperationSpec {
-  /** Calls the procedure, its middleware (auth, rate limit, errors) and input and output parsing included. */
-  call(ctx: Context, input: unknown): Promise<unknown>;
+  /** The procedure's path in `appRouter`, e.g. `conversations.get`. */
+  name: string;
 }
 
-/** Where each operation's procedure starts: a token's account, its meta, its answer checked against `output`. */
-export const procedureOf = (spec: OperationSpec) => authedProcedure.meta(spec.meta).use(checkAnswer(spec.output));
+/** The members of an operation's input object, seen through `.prefault({})`. */
+export const inputObject = (input: OperationSpec['input']): z.ZodObject =>
+  input instanceof z.ZodPrefault ? input.unwrap() : input;
 
 /**
- * An operation: its declaration, and a caller of its own procedure (tRPC's documented caller API).
- * It compiles only when what the procedure returns is the declared output.
+ * Where every operation's procedure starts: a token's account, the spec's meta and input, and its
+ * answer checked against the output schema where the services ask for it (`checkAnswer`). Not
+ * tRPC's `.output()`, which parses every answer into a copy: measured, that took a kept page of
+ * conversations from 6.4 – 8.5x the baseline to 2.6x (bench/results/2026-11-24.md).
  */
-export function operation<S extends OperationSpec, P extends AnyProcedure>(
-  spec: S,
-  procedure: P,
+const startOf = <I extends OperationSpec['input']>(spec: OperationSpec & { input: I }) =>
+  authedProcedure.meta(spec.meta).input(spec.input).use(checkAnswer(spec.output));
+
+/**
+ * An operation, declared once: its spec, and a resolver given the procedure the spec starts
+ * (`(procedure) => procedure.query(…)` or `.mutation(…)`). What comes back is the tRPC procedure,
+ * carrying its spec, for `appRouter`; the REST route, the OpenAPI document and the metrics label
+ * are derived from it there (router.ts). It compiles only when what the resolver returns is the
+ * declared output.
+ */
+export function defineOperation<
+  I extends OperationSpec['input'],
+  S extends OperationSpec & { input: I },
+  P extends AnyProcedure,
+>(
+  spec: S & { input: I },
+  resolve: (procedure: ReturnType<typeof startOf<I>>) => P,
   ..._answers: inferProcedureOutput<P> extends z.input<S['output']> ? [] : [never]
-): Operation {
-  const run: AnyProcedure = procedure;
-  const createCaller = createCallerFactory(router({ run }));
-  return { ...spec, call: (ctx, input) => createCaller(ctx).run(input) };
+): P & { spec: S } {
+  return Object.assign(resolve(startOf<I>(spec)), { spec });
 }
 
-/** True when every member of an input is optional: a caller may then send none at all (read as `{}`). */
-export const mayBeOmitted = (input: z.ZodObject): boolean => input.safeParse({}).success;
-
 const notServed = (): never => {
-  throw new Error('a declaration for the OpenAPI generator; the operation itself serves requests');
+  throw new Error('the OpenAPI generator reads this procedure; the operation itself serves requests');
 };
 
 /**
- * The operations as trpc-to-openapi's generator reads them: each declaration's meta, input and
- * output, and nothing else (it is never called). The served procedures do not name their output to
- * tRPC, which would parse every answer (see `checkAnswer`), so the generator reads it from here.
+ * The operations as trpc-to-openapi's generator reads them, derived from appRouter's operations:
+ * each one's meta and input as served, and its output schema, which the served procedure checks
+ * itself rather than declare to tRPC (see `startOf`). Never called.
  */
-export function declaredRouter(operations: readonly Operation[]) {
+export function openApiRouter(operations: readonly Operation[]) {
   return router(
     Object.fromEntries(
       operations.map(({ name, meta, input, output }) => {
-        // As the procedures do (`spec.input.prefault({})`): an all-optional input may be left out.
-        const accepted: z.ZodType = mayBeOmitted(input) ? input.prefault({}) : input;
+        const accepted: z.ZodType = input;
         const declared = publicProcedure.meta(meta).input(accepted).output(output);
         return [name, meta.openapi.method === 'GET' ? declared.query(notServed) : declared.mutation(notServed)];
       }),

@@ -42,14 +42,16 @@ const describeIssues = (issues: z.core.$ZodIssue[]): string =>
     .map((i) => `${i.path.length > 0 ? i.path.join('.') : 'input'}: ${i.message}`)
     .join('; ');
 
-/** Domain errors and schema violations become rows of the error table, for REST and tRPC alike. */
+/** Domain errors and input that breaks its schema become rows of the error table, for REST and tRPC alike. */
 const mapErrors = t.middleware(async ({ ctx, next }) => {
   const result = await next();
   if (!result.ok) {
-    const cause = result.error.cause;
+    const { cause, code } = result.error;
     if (cause instanceof DomainError) throw new ApiError(cause.code, cause.message);
     if (ctx.services.isUnavailable(cause)) throw new ApiError('unavailable');
-    if (cause instanceof z.ZodError) throw new ApiError('invalid_input', describeIssues(cause.issues));
+    if (cause instanceof z.ZodError && code === 'BAD_REQUEST') {
+      throw new ApiError('invalid_input', describeIssues(cause.issues));
+    }
   }
   return result;
 });
@@ -58,10 +60,8 @@ export const publicProcedure = t.procedure.use(mapErrors);
 
 /**
  * An operation's answer held to its declared shape at run time, where the services ask for it
- * (`checkAnswers`: development and tests; see the README). tRPC's own `.output()` would parse
- * every answer into a copy, which was half of what a page of conversations allocates; the
- * compiler already holds each procedure's return type to the schema (`operation()`), and the
- * OpenAPI document reads the schema from the operation's declaration.
+ * (`checkAnswers`: development and tests; see docs/operating.md). A mismatch is a fault of ours,
+ * never the client's: a 500 whose cause the log shows.
  */
 export const checkAnswer = (schema: z.ZodType) =>
   t.middleware(async ({ ctx, next }) => {
@@ -69,7 +69,6 @@ export const checkAnswer = (schema: z.ZodType) =>
     if (result.ok && ctx.services.checkAnswers) {
       const checked = schema.safeParse(result.data);
       if (!checked.success) {
-        // A fault of ours, never the client's: a 500 whose cause the log shows.
         throw new TRPCError({
           code: 'INTERNAL_SERVER_ERROR',
           cause: new Error(`the answer does not match its schema: ${describeIssues(checked.error.issues)}`),
@@ -86,11 +85,11 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
   // Every call counts against the quota, each call of a batch too.
   const quota = await ctx.services.rateLimit(found.tokenId, found.account.id, found.rateLimit);
   if (quota) {
-    ctx.notes.rateLimit = quota;
+    ctx.forResponse.rateLimit = quota;
     if (!quota.allowed) throw new ApiError('rate_limited');
   }
   await ctx.services.touchToken(found.tokenId);
   const account: AccountContext = found.account;
-  ctx.notes.accountId = account.id;
+  ctx.forResponse.accountId = account.id;
   return next({ ctx: { ...ctx, account, changeMark: found.changeMark } });
 });

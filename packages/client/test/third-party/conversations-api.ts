@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * Get one conversation by title or slug, or the most recent one
-         * @description Title and slug match exactly, ignoring case; the most recently created match wins (ties: the higher id). When both are given both must match. With no parameter, or no match, the most recent conversation is returned.
+         * @description Title and slug match exactly, ignoring case; the most recently created match wins (ties: the higher id). When both are given both must match. With no parameter, or no match, the most recent conversation is returned; the Conversation-Matched header says which it was, so a client can tell a typo from a match.
          */
         get: operations["getConversation"];
         put?: never;
@@ -49,11 +49,51 @@ export interface paths {
         };
         /**
          * Get a page of conversations, newest first
-         * @description Up to 50 conversations a page, newest created first; pages count from 1 (at most 180143985094819).
+         * @description Up to 50 conversations a page, newest created first; pages count from 1, and a page past the last is a 404.
          */
         get: operations["getConversations"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations/add_conversation_member": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a person to a conversation's members (users), by e-mail
+         * @description Not in the spec. The address's user joins the conversation's `users` at once (made with `name` when the address is nobody's on the account yet) and is mailed where the conversation is. A private conversation is then open to them once they sign in on its page. Adding a member already there changes nothing and mails nobody. A change moves the account's change mark, so a conditional get_conversation answers anew.
+         */
+        post: operations["addConversationMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations/remove_conversation_member": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a person out of a conversation's members (users)
+         * @description Not in the spec. The address's user leaves the conversation's `users` at once; their messages stay. A private conversation is closed to them from their next page (but to the account team's owners and admins). Taking out someone who is not a member changes nothing. A change moves the account's change mark.
+         */
+        post: operations["removeConversationMember"];
         delete?: never;
         options?: never;
         head?: never;
@@ -132,7 +172,7 @@ export interface components {
          * @description `conversation_created`: the conversation as get_conversation returns it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`.
          * @enum {string}
          */
-        WebhookEventType: "conversation_created" | "message_created";
+        WebhookEventType: "conversation_created" | "message_created" | "message_hidden";
         CreatedConversation: {
             id: number;
             title: string;
@@ -295,7 +335,7 @@ export interface components {
              * @description A machine-readable code.
              * @enum {string}
              */
-            code: "conversation_not_found" | "invalid_input" | "intake_page_unusable" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "unauthorized" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
+            code: "conversation_not_found" | "invalid_input" | "intake_page_unusable" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "unauthorized" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "json_sent_as_form" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
         };
     };
     responses: never;
@@ -449,7 +489,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is neither JSON nor form-encoded */
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
             415: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -537,6 +577,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description Which keys the answer matched: `title`, `slug`, or `title, slug` when both were given; `none` when no key was given or nothing matched, and the answer is the most recent conversation. */
+                    "Conversation-Matched"?: "title" | "slug" | "title, slug" | "none";
                     ETag: components["headers"]["ETag"];
                     /** @description `private, no-cache`: a client may keep the answer and revalidate it with If-None-Match. */
                     "Cache-Control"?: "private, no-cache";
@@ -809,7 +851,438 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The page is not a whole number from 1 */
+            /** @description The page is not a whole number ≥ 1 */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addConversationMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The conversation's slug, ignoring case (it must match: no fallback). */
+                    slug: string;
+                    /** @description The person's e-mail address. */
+                    email: string;
+                    /** @description The person's name: needed only when the address is nobody's on the account yet. */
+                    name?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The conversation's slug, ignoring case (it must match: no fallback). */
+                    slug: string;
+                    /** @description The person's e-mail address. */
+                    email: string;
+                    /** @description The person's name: needed only when the address is nobody's on the account yet. */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 42,
+                     *       "title": "Billing question",
+                     *       "slug": "billing-question",
+                     *       "public": true,
+                     *       "via_primary_intake_page": false,
+                     *       "intake_page_id": null,
+                     *       "conversation_url": "https://acme.example.com/c/billing-question",
+                     *       "conversation_embed_url": "https://acme.example.com/embeds/conversations/acme/billing-question",
+                     *       "anyone_can_post": true,
+                     *       "allow_anonymous_messages": true,
+                     *       "allow_search_engines": false,
+                     *       "tags": [
+                     *         {
+                     *           "id": 3,
+                     *           "name": "billing"
+                     *         }
+                     *       ],
+                     *       "users": [
+                     *         {
+                     *           "id": 1,
+                     *           "email": "olive@acme.example.com",
+                     *           "name": "Olive Owner"
+                     *         },
+                     *         {
+                     *           "id": 9,
+                     *           "email": "sam@example.org",
+                     *           "name": "Sam Example"
+                     *         }
+                     *       ],
+                     *       "messages": [
+                     *         {
+                     *           "id": 7,
+                     *           "conversation_id": 42,
+                     *           "message_type": "text",
+                     *           "recorded_duration_seconds": 0,
+                     *           "author": {
+                     *             "anonymous": true
+                     *           },
+                     *           "message_url": "https://acme.example.com/c/billing-question#message-7",
+                     *           "embed_message_url": "https://acme.example.com/embeds/messages/acme/7&show_author=true",
+                     *           "download_media_url": null,
+                     *           "text": "Why was I charged twice?"
+                     *         }
+                     *       ],
+                     *       "workflow": {
+                     *         "id": 2,
+                     *         "name": "Support triage",
+                     *         "steps": [
+                     *           {
+                     *             "action": "assign"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "conversation_created_time": "2022-02-01 17:21:09.123456",
+                     *       "conversation_credated_time_nice": "February 1st, 2022 05:21PM UTC"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No conversation of the account has this slug */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The address is not an e-mail address, the name is not a name, or the address is nobody's and no name was given */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeConversationMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The conversation's slug, ignoring case (it must match: no fallback). */
+                    slug: string;
+                    /** @description The person's e-mail address. */
+                    email: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The conversation's slug, ignoring case (it must match: no fallback). */
+                    slug: string;
+                    /** @description The person's e-mail address. */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 42,
+                     *       "title": "Billing question",
+                     *       "slug": "billing-question",
+                     *       "public": true,
+                     *       "via_primary_intake_page": false,
+                     *       "intake_page_id": null,
+                     *       "conversation_url": "https://acme.example.com/c/billing-question",
+                     *       "conversation_embed_url": "https://acme.example.com/embeds/conversations/acme/billing-question",
+                     *       "anyone_can_post": true,
+                     *       "allow_anonymous_messages": true,
+                     *       "allow_search_engines": false,
+                     *       "tags": [
+                     *         {
+                     *           "id": 3,
+                     *           "name": "billing"
+                     *         }
+                     *       ],
+                     *       "users": [
+                     *         {
+                     *           "id": 1,
+                     *           "email": "olive@acme.example.com",
+                     *           "name": "Olive Owner"
+                     *         }
+                     *       ],
+                     *       "messages": [
+                     *         {
+                     *           "id": 7,
+                     *           "conversation_id": 42,
+                     *           "message_type": "text",
+                     *           "recorded_duration_seconds": 0,
+                     *           "author": {
+                     *             "anonymous": true
+                     *           },
+                     *           "message_url": "https://acme.example.com/c/billing-question#message-7",
+                     *           "embed_message_url": "https://acme.example.com/embeds/messages/acme/7&show_author=true",
+                     *           "download_media_url": null,
+                     *           "text": "Why was I charged twice?"
+                     *         }
+                     *       ],
+                     *       "workflow": {
+                     *         "id": 2,
+                     *         "name": "Support triage",
+                     *         "steps": [
+                     *           {
+                     *             "action": "assign"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "conversation_created_time": "2022-02-01 17:21:09.123456",
+                     *       "conversation_credated_time_nice": "February 1st, 2022 05:21PM UTC"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No conversation of the account has this slug */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is missing or too long */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1129,7 +1602,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is neither JSON nor form-encoded */
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
             415: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -1,25 +1,12 @@
+import { ZAccount } from '@convo/domain';
 import { z } from 'zod';
 import type { OperationSpec } from '../../operation.ts';
 
 export const ZGetAccountInput = z.object({});
 
-export const ZAccount = z
-  .object({
-    key: z.string(),
-    name: z.string(),
-    host: z.string(),
-    defaults: z.object({
-      anyone_can_post: z.boolean(),
-      allow_anonymous_messages: z.boolean(),
-      allow_search_engines: z.boolean(),
-    }),
-  })
-  .meta({ id: 'Account' });
-
 export const getAccountSpec = {
-  name: 'account.get',
   label: 'get_account',
-  input: ZGetAccountInput,
+  input: ZGetAccountInput.prefault({}),
   output: ZAccount,
   meta: {
     openapi: {

@@ -1,92 +1,14 @@
-import { MAX_PAGE } from '@convo/domain';
 import { z } from 'zod';
 import type { OperationError } from '../../operation.ts';
 
 /*
- * Schemas shared by the three conversation procedures: the wire shapes of the spec.
+ * What the three conversation procedures share beside the wire shapes (those are the domain's,
+ * views.ts): the page number's schema, the examples, the lookup's 404.
  */
 
-/** The rules' schemas come from the domain, which also applies them: one home each. */
-export { ZSlug, ZTitle } from '@convo/domain';
-
-export const ZUser = z.object({ id: z.number().int(), email: z.string(), name: z.string() }).meta({ id: 'User' });
-export const ZTag = z.object({ id: z.number().int(), name: z.string() }).meta({ id: 'Tag' });
-
-export const ZAuthor = z
-  .union([
-    z.object({ anonymous: z.literal(true) }),
-    z.object({ anonymous: z.literal(false), id: z.number().int(), name: z.string(), email: z.string() }),
-  ])
-  .meta({ id: 'MessageAuthor' });
-
-export const ZMessage = z
-  .object({
-    id: z.number().int(),
-    conversation_id: z.number().int(),
-    message_type: z.string(),
-    recorded_duration_seconds: z.number().int(),
-    author: ZAuthor,
-    message_url: z.string().meta({
-      description: '`<conversation_url>#message-<id>`: the conversation page, at this message.',
-    }),
-    embed_message_url: z.string().meta({
-      description:
-        '`{account_host}/embeds/messages/<account_key>/<id>&show_author=true`: this message alone, for an iframe on any site; the author shows only with show_author=true.',
-    }),
-    download_media_url: z.string().nullable(),
-    text: z.string(),
-  })
-  .meta({ id: 'Message' });
-
-export const ZWorkflow = z
-  .union([z.object({ id: z.number().int(), name: z.string(), steps: z.array(z.unknown()) }), z.strictObject({})])
-  .meta({ id: 'Workflow', description: 'The workflow applied at creation, or {} when none applies.' });
-
-const conversationFields = {
-  id: z.number().int(),
-  title: z.string(),
-  slug: z.string(),
-  public: z.boolean(),
-  via_primary_intake_page: z.boolean(),
-  intake_page_id: z.number().int().nullable(),
-  conversation_url: z.string().meta({
-    description:
-      "`{account_host}/c/<slug>`: the conversation's HTML page on the account's own host, served by this server. A private conversation's page answers 404, as a missing one does.",
-  }),
-  conversation_embed_url: z.string().meta({
-    description:
-      '`{account_host}/embeds/conversations/<account_key>/<slug>`: the same content without the site around it, for an iframe on any site.',
-  }),
-  anyone_can_post: z.boolean().meta({
-    description: 'True: anyone with the URL may see the conversation. False: private (members only).',
-  }),
-  allow_anonymous_messages: z.boolean(),
-  allow_search_engines: z.boolean().meta({
-    description:
-      'True, with anyone_can_post: search engines may index the page (robots.txt allows it). Otherwise robots.txt excludes it and the page answers noindex.',
-  }),
-  tags: z.array(ZTag),
-  users: z.array(ZUser),
-  messages: z.array(ZMessage),
-};
-
-export const ZCreatedConversation = z.object(conversationFields).meta({ id: 'CreatedConversation' });
-
-export const ZListedConversation = z
-  .object({ ...conversationFields, workflow: ZWorkflow })
-  .meta({ id: 'ListedConversation' });
-
-export const ZConversation = z
-  .object({
-    ...conversationFields,
-    workflow: ZWorkflow,
-    conversation_created_time: z.string(),
-    conversation_credated_time_nice: z.string(),
-  })
-  .meta({ id: 'Conversation' });
-
-const PAGE_RULE = `page must be a whole number from 1 to ${MAX_PAGE}`;
-export const ZPage = z.number({ error: PAGE_RULE }).int(PAGE_RULE).min(1, PAGE_RULE).max(MAX_PAGE, PAGE_RULE);
+const PAGE_RULE = 'page must be a whole number ≥ 1';
+/** Any whole number from 1; a page past the last (however far) is a 404, as the use case answers. */
+export const ZPage = z.number({ error: PAGE_RULE }).int(PAGE_RULE).min(1, PAGE_RULE);
 
 /** The examples the OpenAPI document shows, shared by the three operations. */
 export const conversationExample = {

@@ -1,10 +1,9 @@
 import { createConversation } from '@convo/domain';
-import { operation, procedureOf } from '../../operation.ts';
+import { defineOperation } from '../../operation.ts';
 import { createConversationSpec } from './create-conversation.types.ts';
 
-export const createConversationProcedure = procedureOf(createConversationSpec)
-  .input(createConversationSpec.input.prefault({}))
-  .mutation(async ({ ctx, input }) => {
+export const createConversationOperation = defineOperation(createConversationSpec, (procedure) =>
+  procedure.mutation(async ({ ctx, input }) => {
     const { view, replayed } = await createConversation(
       ctx.services,
       ctx.account,
@@ -19,8 +18,7 @@ export const createConversationProcedure = procedureOf(createConversationSpec)
       },
       { idempotencyKey: ctx.idempotencyKey ?? undefined },
     );
-    if (replayed) ctx.notes.idempotentReplay = true;
+    if (replayed) ctx.forResponse.idempotentReplay = true;
     return view;
-  });
-
-export const createConversationOperation = operation(createConversationSpec, createConversationProcedure);
+  }),
+);

@@ -1,6 +1,7 @@
+import { ZCreatedConversation, ZSlug, ZTitle } from '@convo/domain';
 import { z } from 'zod';
 import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
-import { conversationExample, ZCreatedConversation, ZSlug, ZTitle } from './conversation.types.ts';
+import { conversationExample } from './conversation.types.ts';
 
 export const ZCreateConversationInput = z.object({
   title: ZTitle.optional(),
@@ -15,9 +16,8 @@ export const ZCreateConversationInput = z.object({
 export type TCreateConversationInput = z.infer<typeof ZCreateConversationInput>;
 
 export const createConversationSpec = {
-  name: 'conversations.create',
   label: 'create_conversation',
-  input: ZCreateConversationInput,
+  input: ZCreateConversationInput.prefault({}),
   output: ZCreatedConversation,
   meta: {
     successStatus: 201,

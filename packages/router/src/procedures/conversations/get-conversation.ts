@@ -1,9 +1,11 @@
 import { getConversation } from '@convo/domain';
-import { operation, procedureOf } from '../../operation.ts';
+import { defineOperation } from '../../operation.ts';
 import { getConversationSpec } from './get-conversation.types.ts';
 
-export const getConversationProcedure = procedureOf(getConversationSpec)
-  .input(getConversationSpec.input.prefault({}))
-  .query(({ ctx, input }) => getConversation(ctx.services, ctx.account, input));
-
-export const getConversationOperation = operation(getConversationSpec, getConversationProcedure);
+export const getConversationOperation = defineOperation(getConversationSpec, (procedure) =>
+  procedure.query(async ({ ctx, input }) => {
+    const { view, matched } = await getConversation(ctx.services, ctx.account, input);
+    ctx.forResponse.lookupMatch = matched;
+    return view;
+  }),
+);

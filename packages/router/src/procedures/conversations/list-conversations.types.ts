@@ -1,19 +1,16 @@
-import { MAX_PAGE, PAGE_SIZE } from '@convo/domain';
+import { PAGE_SIZE, ZConversationList } from '@convo/domain';
 import { z } from 'zod';
 import type { OperationSpec } from '../../operation.ts';
-import { listedConversationExample, notFound, ZListedConversation, ZPage } from './conversation.types.ts';
+import { listedConversationExample, notFound, ZPage } from './conversation.types.ts';
 
 export const ZListConversationsInput = z.object({
   page: ZPage.meta({ description: 'Page number, counted from 1; 50 conversations a page.' }).optional(),
 });
 
-export const ZConversationList = z.object({ conversations: z.array(ZListedConversation) });
-
 export const listConversationsSpec = {
-  name: 'conversations.list',
   label: 'get_conversations',
   conditional: true,
-  input: ZListConversationsInput,
+  input: ZListConversationsInput.prefault({}),
   output: ZConversationList,
   meta: {
     openapi: {
@@ -26,7 +23,7 @@ export const listConversationsSpec = {
     },
   },
   doc: {
-    description: `Up to ${PAGE_SIZE} conversations a page, newest created first; pages count from 1 (at most ${MAX_PAGE}).`,
+    description: `Up to ${PAGE_SIZE} conversations a page, newest created first; pages count from 1, and a page past the last is a 404.`,
     example: { conversations: [listedConversationExample] },
     headers: {
       Link: {
@@ -40,7 +37,7 @@ export const listConversationsSpec = {
     },
     errors: {
       '404': notFound('The account has no conversations, or the page is past the last one'),
-      '422': { description: 'The page is not a whole number from 1', codes: ['invalid_input'] },
+      '422': { description: 'The page is not a whole number ≥ 1', codes: ['invalid_input'] },
     },
   },
 } satisfies OperationSpec;

@@ -1,11 +1,9 @@
 import { subscribeWebhook, WEBHOOK_EVENT_TYPES } from '@convo/domain';
-import { operation, procedureOf } from '../../operation.ts';
+import { defineOperation } from '../../operation.ts';
 import { createWebhookSpec } from './create-webhook.types.ts';
 
-export const createWebhookProcedure = procedureOf(createWebhookSpec)
-  .input(createWebhookSpec.input)
-  .mutation(({ ctx, input }) =>
+export const createWebhookOperation = defineOperation(createWebhookSpec, (procedure) =>
+  procedure.mutation(({ ctx, input }) =>
     subscribeWebhook(ctx.services, ctx.account, { url: input.url, events: input.events ?? WEBHOOK_EVENT_TYPES }),
-  );
-
-export const createWebhookOperation = operation(createWebhookSpec, createWebhookProcedure);
+  ),
+);

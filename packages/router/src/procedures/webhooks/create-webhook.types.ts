@@ -1,7 +1,7 @@
-import { WEBHOOK_EVENT_TYPES } from '@convo/domain';
+import { WEBHOOK_EVENT_TYPES, ZSubscribedWebhook, ZWebhookEventType } from '@convo/domain';
 import { z } from 'zod';
 import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
-import { webhookEndpointExample, webhookLimits, ZWebhookEndpoint, ZWebhookEventType } from './webhook.types.ts';
+import { webhookEndpointExample, webhookLimits } from './webhook.types.ts';
 
 export const ZCreateWebhookInput = z.object({
   url: z
@@ -21,16 +21,7 @@ export const ZCreateWebhookInput = z.object({
     .meta({ description: 'The events to receive; every event when omitted. A form body repeats the field.' }),
 });
 
-export const ZSubscribedWebhook = ZWebhookEndpoint.extend({
-  secret: z.string().meta({
-    description:
-      'The Standard Webhooks signing secret (`whsec_…`). Shown only in this answer: keep it to verify the ' +
-      '`webhook-signature` header of each delivery.',
-  }),
-}).meta({ id: 'SubscribedWebhook' });
-
 export const createWebhookSpec = {
-  name: 'webhooks.create',
   label: 'create_webhook',
   input: ZCreateWebhookInput,
   output: ZSubscribedWebhook,

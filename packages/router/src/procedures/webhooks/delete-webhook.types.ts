@@ -1,14 +1,12 @@
-import { WEBHOOK_NOT_FOUND } from '@convo/domain';
+import { WEBHOOK_NOT_FOUND, ZWebhookId } from '@convo/domain';
 import { z } from 'zod';
 import type { OperationSpec } from '../../operation.ts';
-import { ZWebhookId } from './webhook.types.ts';
 
 export const ZDeleteWebhookInput = z.object({ id: ZWebhookId });
 
 export const ZDeletedWebhook = z.object({ id: ZWebhookId, deleted: z.literal(true) }).meta({ id: 'DeletedWebhook' });
 
 export const deleteWebhookSpec = {
-  name: 'webhooks.delete',
   label: 'delete_webhook',
   input: ZDeleteWebhookInput,
   output: ZDeletedWebhook,

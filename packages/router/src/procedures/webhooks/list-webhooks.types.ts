@@ -1,6 +1,7 @@
+import { ZWebhookEndpoint } from '@convo/domain';
 import { z } from 'zod';
 import type { OperationSpec } from '../../operation.ts';
-import { webhookEndpointExample, webhookLimits, ZWebhookEndpoint } from './webhook.types.ts';
+import { webhookEndpointExample, webhookLimits } from './webhook.types.ts';
 
 export const ZListWebhooksInput = z.object({});
 
@@ -9,9 +10,8 @@ export const ZWebhookList = z
   .meta({ id: 'WebhookList', description: "The account's endpoints, oldest first; secrets are never listed." });
 
 export const listWebhooksSpec = {
-  name: 'webhooks.list',
   label: 'list_webhooks',
-  input: ZListWebhooksInput,
+  input: ZListWebhooksInput.prefault({}),
   output: ZWebhookList,
   meta: {
     openapi: {

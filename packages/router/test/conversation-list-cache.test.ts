@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ListedPage, type PageAt, PageCache } from '../src/index.ts';
+import { answerJson, ConversationListCache, type ListedPage, type PageAt } from '../src/index.ts';
 
 /*
  * The page cache's rules, with a read that counts its calls: the same page at the same change
@@ -33,9 +33,9 @@ function reader(size = 10) {
 
 const titleOf = (p: ListedPage) => p.view.conversations[0]?.title;
 
-describe('PageCache', () => {
+describe('ConversationListCache', () => {
   it('reads a page once per change mark, and again after the mark grows or the address changes', async () => {
-    const cache = new PageCache(1024 * 1024);
+    const cache = new ConversationListCache(1024 * 1024);
     const r = reader();
     expect(titleOf(await cache.remember(at(), r.read))).toMatch(/^read 1 /);
     expect(titleOf(await cache.remember(at(), r.read))).toMatch(/^read 1 /);
@@ -51,7 +51,7 @@ describe('PageCache', () => {
   });
 
   it('answers a request that read an older mark from its own read, and keeps the newer page', async () => {
-    const cache = new PageCache(1024 * 1024);
+    const cache = new ConversationListCache(1024 * 1024);
     const r = reader();
     await cache.remember(at({ changeMark: '10' }), r.read);
     expect(titleOf(await cache.remember(at({ changeMark: '9' }), r.read))).toMatch(/^read 2 /);
@@ -63,7 +63,7 @@ describe('PageCache', () => {
 
   it('shares one read among concurrent requests for the same page and mark', async () => {
     const sources: string[] = [];
-    const cache = new PageCache(1024 * 1024, (from) => sources.push(from));
+    const cache = new ConversationListCache(1024 * 1024, (from) => sources.push(from));
     const r = reader();
     const pages = await Promise.all(Array.from({ length: 20 }, () => cache.remember(at(), r.read)));
     expect(r.calls()).toBe(1);
@@ -74,27 +74,29 @@ describe('PageCache', () => {
   });
 
   it('keeps no error: the next request reads again', async () => {
-    const cache = new PageCache(1024 * 1024);
+    const cache = new ConversationListCache(1024 * 1024);
     const r = reader();
     await expect(cache.remember(at(), () => Promise.reject(new Error('no such page')))).rejects.toThrow('no such page');
     expect(titleOf(await cache.remember(at(), r.read))).toMatch(/^read 1 /);
     expect(r.calls()).toBe(1);
   });
 
-  it('gives a kept page its JSON text once, and any other answer its own', async () => {
-    const cache = new PageCache(1024 * 1024);
+  it("makes a kept page's JSON text once, which answerJson then writes; any other answer is made anew", async () => {
+    const cache = new ConversationListCache(1024 * 1024);
     const page = await cache.remember(at(), reader().read);
-    expect(cache.text(page.view)).toBe(JSON.stringify(page.view));
-    expect(cache.text(page.view)).toBe(cache.text(page.view));
-    expect(cache.text({ other: [1, 2] })).toBe('{"other":[1,2]}');
+    const text = answerJson(page.view);
+    expect(text).toBe(JSON.stringify(page.view));
+    // The same string, not an equal one made again.
+    expect(Object.is(answerJson((await cache.remember(at(), reader().read)).view), text)).toBe(true);
+    expect(answerJson({ other: [1, 2] })).toBe('{"other":[1,2]}');
   });
 
   it('stays within its budget, forgetting the least recently used page first', async () => {
-    const one = new PageCache(1024 * 1024);
+    const one = new ConversationListCache(1024 * 1024);
     await one.remember(at(), reader(1_000).read);
     // Room for three pages of this size.
     const budget = Math.floor(one.bytes * 3.5);
-    const cache = new PageCache(budget);
+    const cache = new ConversationListCache(budget);
     const r = reader(1_000);
     for (const page of [1, 2, 3]) await cache.remember(at({ page }), r.read);
     await cache.remember(at({ page: 1 }), r.read); // used again: now the most recent
@@ -107,13 +109,13 @@ describe('PageCache', () => {
     await cache.remember(at({ page: 2 }), r.read);
     expect(r.calls()).toBe(5);
     // A page larger than the whole budget is answered, not kept.
-    const small = new PageCache(100);
+    const small = new ConversationListCache(100);
     await small.remember(at(), r.read);
     expect(small.bytes).toBe(0);
   });
 
   it('keeps nothing with a budget of 0', async () => {
-    const cache = new PageCache(0);
+    const cache = new ConversationListCache(0);
     const r = reader();
     await cache.remember(at(), r.read);
     await cache.remember(at(), r.read);

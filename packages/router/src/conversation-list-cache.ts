@@ -1,4 +1,5 @@
 import type { ConversationListView, PagePosition } from '@convo/domain';
+import { keepJson } from './answer-json.ts';
 
 /*
  * Pages of conversations, remembered by the account's change mark. The mark grows with every
@@ -7,7 +8,7 @@ import type { ConversationListView, PagePosition } from '@convo/domain';
  * account address, which its URLs are built on) is the same page. A poller's page 1 is then read
  * from the database once per change to its account, not once per request, and a page served from
  * here allocates next to nothing (the rows, records and views a page read builds were most of
- * what the server's young generation collected; see the README's Performance section).
+ * what the server's young generation collected; see bench/README.md).
  *
  * One page per account and page number is kept, the one of the newest mark seen; a request that
  * read an older mark (a change committed after its token was looked up) reads for itself.
@@ -48,10 +49,8 @@ interface Kept {
  */
 const BYTES_PER_TEXT_CHAR = 3;
 
-export class PageCache {
+export class ConversationListCache {
   readonly #kept = new Map<string, Kept>();
-  /** Each kept view's JSON text, made once: REST answers send it as it is. */
-  readonly #texts = new WeakMap<object, string>();
   #bytes = 0;
   /** What may be kept, estimated; 0 keeps nothing. */
   readonly maxBytes: number;
@@ -89,20 +88,14 @@ export class PageCache {
       if (this.#kept.get(id) === entry) this.#kept.delete(id);
       throw e;
     }
-    const text = JSON.stringify(page.view);
-    this.#texts.set(page.view, text);
+    // Its JSON text is made once, here: every answer from memory is written with it (answer-json.ts).
+    const text = keepJson(page.view);
     if (this.#kept.get(id) === entry) {
       entry.bytes = text.length * BYTES_PER_TEXT_CHAR;
       this.#bytes += entry.bytes;
       this.#trim();
     }
     return page;
-  }
-
-  /** An answer's JSON text: a kept page's as it was made once, any other answer's made now. */
-  text(answer: unknown): string {
-    const kept = typeof answer === 'object' && answer !== null ? this.#texts.get(answer) : undefined;
-    return kept ?? JSON.stringify(answer);
   }
 
   /** The estimated bytes kept, for /metrics. */

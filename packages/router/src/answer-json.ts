@@ -1,0 +1,19 @@
+/*
+ * Answers' JSON text, made once per answer object. A producer that hands the same object out
+ * again and again (the pages of conversations kept by change mark) makes its text as it keeps it;
+ * the transports write every answer through `answerJson`, which finds that text or makes it.
+ */
+const texts = new WeakMap<object, string>();
+
+/** Makes the answer's JSON text and remembers it for as long as the answer lives. */
+export function keepJson(answer: object): string {
+  const text = JSON.stringify(answer);
+  texts.set(answer, text);
+  return text;
+}
+
+/** The answer's JSON text: as kept, or made now. */
+export function answerJson(answer: unknown): string {
+  const kept = typeof answer === 'object' && answer !== null ? texts.get(answer) : undefined;
+  return kept ?? JSON.stringify(answer);
+}
