@@ -1,1 +1,10 @@
-export { createSite, type FormResult, type Site, type SiteDeps, type SiteLimits, siteLabel } from './routes.ts';
+export {
+  DEFAULT_SITE_LIMITS,
+  type FormResult,
+  type SiteDeps,
+  type SiteLimits,
+  type SiteVisit,
+} from './env.ts';
+export { KeptFiles } from './kept-files.ts';
+export { createSite, loggedPath, type Site } from './site.ts';
+export { mailHtml } from './views/mail.ts';

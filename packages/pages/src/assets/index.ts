@@ -19,5 +19,7 @@ function asset(file: string, type: string): Asset {
 }
 
 export const STYLESHEET = asset('site.css', 'text/css; charset=utf-8');
+/** Local times and an embed's height: the pages work without it (JavaScript off). */
+export const SCRIPT = asset('site.js', 'text/javascript; charset=utf-8');
 
-export const ASSETS = new Map<string, Asset>([[STYLESHEET.path, STYLESHEET]]);
+export const ASSETS = new Map<string, Asset>([STYLESHEET, SCRIPT].map((a) => [a.path, a]));

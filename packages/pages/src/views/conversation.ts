@@ -2,10 +2,14 @@ import {
   type ConversationPageRecord,
   formatIsoTime,
   formatNiceTime,
+  messagePages,
+  PAGE_MESSAGES,
   type PageMessageRecord,
+  pageOf,
   type UserRecord,
 } from '@convo/domain';
 import { html } from 'hono/html';
+import { find } from 'linkifyjs';
 import type { Html } from './layout.ts';
 
 export const ANONYMOUS = 'Anonymous';
@@ -21,6 +25,23 @@ function webUrl(value: string | null): string | null {
   }
 }
 
+/**
+ * A message's text with its web addresses as links (linkifyjs finds them, `example.com` too),
+ * marked as the writer's (`nofollow ugc`); everything else stays text, escaped by the `html` tag.
+ */
+export function linkified(text: string): Html {
+  const parts: (string | Html)[] = [];
+  let at = 0;
+  for (const found of find(text, 'url')) {
+    const href = webUrl(found.href);
+    if (!href) continue;
+    parts.push(text.slice(at, found.start), html`<a href="${href}" rel="nofollow ugc noopener">${found.value}</a>`);
+    at = found.end;
+  }
+  parts.push(text.slice(at));
+  return html`${parts}`;
+}
+
 const authorName = (m: PageMessageRecord): string => (m.author.anonymous ? ANONYMOUS : m.author.name || ANONYMOUS);
 
 /** When something happened: as the API says it, and as machines read it. */
@@ -34,16 +55,33 @@ function media(m: PageMessageRecord): Html {
   return html`<p><a href="${url}" rel="nofollow noopener">Download the ${m.messageType} message${seconds}</a></p>`;
 }
 
-/** One message; `link` is where its time points (its anchor on the page, or the page itself). */
+/** Who wrote a message: their name, and a badge with the account's name when they are on its team. */
+const author = (m: PageMessageRecord, team: string): Html =>
+  html`<span class="byline"><span class="author">${authorName(m)}</span>${
+    m.authorTeamRole ? html` <span class="team-badge">${team} team</span>` : ''
+  }</span>`;
+
+/**
+ * One message; `link` is where its time points (its anchor on the page, or the page itself);
+ * `team` is the account's name, shown on its team members' messages.
+ */
 export function message(
   m: PageMessageRecord,
-  o: { showAuthor: boolean; link: string; anchor: boolean; newTab?: boolean },
+  display: {
+    showAuthor: boolean;
+    link: string;
+    anchor: boolean;
+    team: string;
+    newTab?: boolean | undefined;
+    /** What the reader may do to it (hide, delete), as buttons under it. */
+    actions?: Html | string | undefined;
+  },
 ): Html {
-  const target = o.newTab ? html` target="_blank" rel="noopener"` : '';
-  return html`<article class="message"${o.anchor ? html` id="message-${m.id}"` : ''}>
-<header class="message-head">${o.showAuthor ? html`<span class="author">${authorName(m)}</span>` : ''}<a href="${o.link}"${target}>${time(m.createdAt)}</a></header>
-<p class="text">${m.text}</p>
-${media(m)}
+  const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
+  return html`<article class="message"${display.anchor ? html` id="message-${m.id}"` : ''}>
+<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
+<p class="text">${linkified(m.text)}</p>
+${media(m)}${display.actions ?? ''}
 </article>`;
 }
 
@@ -52,8 +90,65 @@ const members = (users: UserRecord[]): Html =>
     ? html`<p class="empty">No members.</p>`
     : html`<ul class="members">${users.map((u) => html`<li>${u.name}</li>`)}</ul>`;
 
-/** A conversation: its title, tags, members and messages, oldest first. */
-export function conversation(c: ConversationPageRecord, pageUrl: string, o: { newTab?: boolean } = {}): Html {
+/** Where page `n` of a conversation's messages is; null: its latest messages. */
+const pageHref = (base: string, n: number | null) => (n === null ? base : `${base}?page=${n}`);
+
+/**
+ * How a page of a long conversation sits among the others: which messages it shows, and links to
+ * the earlier and later ones. `page` is null on the latest messages.
+ */
+function pager(
+  c: ConversationPageRecord,
+  base: string,
+  page: number | null,
+  target: Html | string,
+  label: string,
+): Html | string {
+  if (c.messageCount <= PAGE_MESSAGES && page === null) return '';
+  const pages = messagePages(c.messageCount);
+  const first = c.start + 1;
+  const last = c.start + c.messages.length;
+  const earlier = c.start > 0 ? pageOf(c.start - 1) : null;
+  const later = page !== null && page < pages ? page + 1 : null;
+  const a = (href: string, label: string) => html`<li><a href="${href}"${target}>${label}</a></li>`;
+  return html`<nav class="pager" aria-label="${label}">
+<p>Messages ${first}–${last} of ${c.messageCount}${page === null ? ' (the latest)' : ` (page ${page} of ${pages})`}.</p>
+<ul>${earlier !== null ? a(pageHref(base, earlier), 'Earlier messages') : ''}${later !== null ? a(pageHref(base, later), 'Later messages') : ''}${page !== null ? a(base, 'Latest messages') : ''}</ul>
+</nav>`;
+}
+
+/**
+ * Anchors for the messages before the latest page: a `message_url` of one of them lands here, on
+ * a line (shown only when it is the target) that leads to the page that holds it.
+ */
+function earlierAnchors(c: ConversationPageRecord, base: string, target: Html | string): Html | string {
+  if (c.earlierIds.length === 0) return '';
+  const firstPosition = c.start - c.earlierIds.length;
+  return html`<div class="earlier">${c.earlierIds.map(
+    (id, i) =>
+      html`<p class="earlier-anchor" id="message-${id}"><a href="${pageHref(base, pageOf(firstPosition + i))}#message-${id}"${target}>This message is on an earlier page: show it</a></p>`,
+  )}</div>`;
+}
+
+/**
+ * A conversation: its title, tags, members and one page of its messages, oldest first. `page` is
+ * the numbered page shown, or null for the latest messages; `team` is the account's name.
+ */
+export function conversation(
+  c: ConversationPageRecord,
+  pageUrl: string,
+  display: {
+    team: string;
+    newTab?: boolean;
+    page?: number | null;
+    /** The buttons under each message for this reader (none in embeds). */
+    actions?: (m: PageMessageRecord) => Html | string;
+  },
+): Html {
+  const page = display.page ?? null;
+  // On the page itself links stay on the site's paths; an embed opens the page in a new tab.
+  const base = display.newTab ? pageUrl : `/c/${c.slug}`;
+  const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
   return html`<article>
 <h1>${c.title}</h1>
 <p class="meta">Started ${time(c.createdAt)}</p>
@@ -65,30 +160,31 @@ ${
 <h2 id="members-heading">Members</h2>
 ${members(c.users)}
 <h2 id="messages-heading">Messages</h2>
+${earlierAnchors(c, base, target)}${pager(c, base, page, target, 'Earlier and later messages')}
 ${
   c.messages.length === 0
     ? html`<p class="empty">No messages yet.</p>`
-    : html`<ol class="messages" aria-labelledby="messages-heading">${c.messages.map(
+    : html`<ol class="messages" aria-labelledby="messages-heading" start="${c.start + 1}">${c.messages.map(
         (m) =>
           html`<li>${message(m, {
             showAuthor: true,
             // On the page itself the anchor is enough; an embed links to the page.
-            link: o.newTab ? `${pageUrl}#message-${m.id}` : `#message-${m.id}`,
+            link: display.newTab ? `${pageHref(pageUrl, page)}#message-${m.id}` : `#message-${m.id}`,
             anchor: true,
-            newTab: o.newTab,
+            team: display.team,
+            newTab: display.newTab,
+            actions: display.actions?.(m),
           })}</li>`,
       )}</ol>`
 }
+${c.messages.length > 0 ? pager(c, base, page, target, 'Earlier and later messages, after the list') : ''}
 </article>`;
 }
 
 /** The first words of a conversation, for link previews. */
 export function excerpt(c: ConversationPageRecord, max = 200): string {
-  const first = c.messages
-    .find((m) => m.text.trim().length > 0)
-    ?.text.trim()
-    .replace(/\s+/g, ' ');
-  if (!first) return `A conversation with ${c.messages.length} messages.`;
+  const first = c.firstText?.trim().replace(/\s+/g, ' ');
+  if (!first) return `A conversation with ${c.messageCount} messages.`;
   const chars = Array.from(first);
   return chars.length <= max ? first : `${chars.slice(0, max - 1).join('')}…`;
 }

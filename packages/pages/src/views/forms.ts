@@ -1,9 +1,9 @@
-import type { ConversationPageRecord, UserRecord } from '@convo/domain';
+import type { ConversationPageRecord, OpenedLink, UserRecord } from '@convo/domain';
 import { html } from 'hono/html';
 import type { Html } from './layout.ts';
 
 /** What every form of the site carries: the CSRF token bound to the visitor's cookie. */
-const csrfField = (csrf: string): Html => html`<input type="hidden" name="csrf" value="${csrf}">`;
+export const csrfField = (csrf: string): Html => html`<input type="hidden" name="csrf" value="${csrf}">`;
 
 export interface ReplyDraft {
   text?: string;
@@ -15,25 +15,64 @@ export interface ReplyDraft {
 /** The reply form under a conversation's messages: a plain form that posts to the page itself. */
 export function replyForm(
   c: ConversationPageRecord,
-  o: { csrf: string; submitKey: string; signedIn: UserRecord | null; draft?: ReplyDraft | undefined },
+  state: { csrf: string; submitKey: string; signedIn: UserRecord | null; draft?: ReplyDraft | undefined },
 ): Html {
-  const d = o.draft ?? {};
-  const identity = o.signedIn
-    ? html`<p class="note">Posting as ${o.signedIn.name}.</p>`
+  const d = state.draft ?? {};
+  const identity = state.signedIn
+    ? html`<p class="note">Posting as ${state.signedIn.name}.</p>`
     : c.allowAnonymousMessages
       ? html`<p class="note">You post anonymously. <a href="/sign-in?return=/c/${c.slug}">Sign in</a> to post under your name.</p>`
       : html`<p class="note">Give your name and e-mail address, or <a href="/sign-in?return=/c/${c.slug}">sign in</a>. Your e-mail address is never shown on this site.</p>
 <p><label for="reply-name">Name</label><input id="reply-name" name="name" autocomplete="name" maxlength="255" required value="${d.name ?? ''}"></p>
 <p><label for="reply-email">E-mail</label><input id="reply-email" name="email" type="email" autocomplete="email" maxlength="320" required value="${d.email ?? ''}"></p>`;
-  return html`<section aria-labelledby="reply-heading">
+  // The action ends in #reply: a refused reply's page opens at the form and its alert, not at the top.
+  return html`<section id="reply" aria-labelledby="reply-heading">
 <h2 id="reply-heading">Reply</h2>
 ${d.problem ? html`<p class="problem" role="alert">${d.problem}</p>` : ''}
-<form method="post" action="/c/${c.slug}" class="reply">
-${csrfField(o.csrf)}
-<input type="hidden" name="submit" value="${o.submitKey}">
+<form method="post" action="/c/${c.slug}#reply" class="reply">
+${csrfField(state.csrf)}
+<input type="hidden" name="submit" value="${state.submitKey}">
 ${identity}
 <p><label for="reply-text">Your reply</label><textarea id="reply-text" name="text" rows="5" maxlength="10000" required>${d.text ?? ''}</textarea></p>
 <p><button type="submit">Post reply</button></p>
+</form>
+</section>`;
+}
+
+export interface MembersDraft {
+  email?: string;
+  name?: string;
+  problem?: string;
+}
+
+/**
+ * What the account's team sees under a conversation's members: each member's address with a
+ * button that takes them out, and a form that adds someone by e-mail (who is then told by mail).
+ */
+export function membersForm(
+  c: ConversationPageRecord,
+  state: { csrf: string; draft?: MembersDraft | undefined },
+): Html {
+  const d = state.draft ?? {};
+  const action = `/c/${c.slug}/members#manage-members`;
+  return html`<section id="manage-members" aria-labelledby="manage-members-heading" class="manage">
+<h2 id="manage-members-heading">Manage members</h2>
+${d.problem ? html`<p class="problem" role="alert">${d.problem}</p>` : ''}
+${
+  c.users.length > 0
+    ? html`<ul class="member-admin">${c.users.map(
+        (u) => html`<li><form method="post" action="${action}">
+${csrfField(state.csrf)}<input type="hidden" name="remove" value="${u.email}">
+<span>${u.name} &lt;${u.email}&gt;</span> <button type="submit" class="secondary" aria-label="Remove ${u.name}">Remove</button>
+</form></li>`,
+      )}</ul>`
+    : ''
+}
+<form method="post" action="${action}" class="add-member">
+${csrfField(state.csrf)}
+<p><label for="member-email">E-mail of the person to add</label><input id="member-email" name="email" type="email" autocomplete="off" maxlength="320" required value="${d.email ?? ''}"></p>
+<p><label for="member-name">Their name (if they are new here)</label><input id="member-name" name="name" autocomplete="off" maxlength="255" value="${d.name ?? ''}"></p>
+<p><button type="submit">Add and tell them by e-mail</button></p>
 </form>
 </section>`;
 }
@@ -43,29 +82,62 @@ export function signedInBar(user: UserRecord | null, csrf: string, back: string)
   return user
     ? html`<form method="post" action="/sign-out" class="session">
 ${csrfField(csrf)}<input type="hidden" name="return" value="${back}">
-<span>Signed in as ${user.name}</span> <button type="submit">Sign out</button>
+<span>Signed in as ${user.name}</span> <a href="/settings">Mail settings</a> <button type="submit">Sign out</button> <button type="submit" name="everywhere" value="1" class="secondary">Sign out everywhere</button>
 </form>`
     : html`<p class="session"><a href="/sign-in?return=${back}">Sign in</a></p>`;
 }
 
-export function signInForm(o: { csrf: string; back: string; email?: string; problem?: string }): Html {
+export function signInForm(fields: { csrf: string; back: string; email?: string; problem?: string }): Html {
   return html`<h1>Sign in</h1>
-<p>Enter your e-mail address. If it belongs to someone here, we send a link that signs you in.</p>
-${o.problem ? html`<p class="problem" role="alert">${o.problem}</p>` : ''}
+<p>Enter your e-mail address and we send it a link that signs you in.</p>
+${fields.problem ? html`<p class="problem" role="alert">${fields.problem}</p>` : ''}
 <form method="post" action="/sign-in">
-${csrfField(o.csrf)}<input type="hidden" name="return" value="${o.back}">
-<p><label for="sign-in-email">E-mail</label><input id="sign-in-email" name="email" type="email" autocomplete="email" maxlength="320" required value="${o.email ?? ''}"></p>
+${csrfField(fields.csrf)}<input type="hidden" name="return" value="${fields.back}">
+<p><label for="sign-in-email">E-mail</label><input id="sign-in-email" name="email" type="email" autocomplete="email" maxlength="320" required value="${fields.email ?? ''}"></p>
 <p><button type="submit">Send me a link</button></p>
 </form>`;
 }
 
-/** The same answer whether or not the address is a user's. */
-export const checkEmail = (o: { reply: boolean }): Html => html`<h1>Check your e-mail</h1>
+/** The same answer whoever owns the address: the link says whose it is to the person who opens it. */
+export const checkEmail = (what: { reply: boolean }): Html => html`<h1>Check your e-mail</h1>
 <p>${
-  o.reply
-    ? 'That address belongs to someone here, so your reply waits for them: we sent a sign-in link to it. Open it within 15 minutes and the reply is posted.'
-    : 'If that address belongs to someone here, we sent it a sign-in link. It works once, for 15 minutes.'
+  what.reply
+    ? 'We sent a link to that address. Open it within 15 minutes and confirm, and your reply is posted under your name.'
+    : 'We sent a link to that address. It works once, for 15 minutes.'
 }</p>`;
+
+/**
+ * The page behind a mailed link: who it signs in, the reply it would post, and the one button
+ * that does it (a POST). A new person gives or checks their name here.
+ */
+export function confirmSignIn(shown: {
+  csrf: string;
+  action: string;
+  link: OpenedLink;
+  problem?: string | undefined;
+}): Html {
+  const { link } = shown;
+  const who = link.user
+    ? html`<p>This signs you in as <strong>${link.user.name}</strong> (${link.email}).</p>`
+    : html`<p>Nobody here uses ${link.email} yet: confirming makes you a member of this site under the name below.</p>`;
+  const reply = link.pending
+    ? html`<p>Your reply, to be posted on <a href="${link.returnPath}">${link.returnPath}</a>:</p>
+<blockquote class="pending">${link.pending.text}</blockquote>`
+    : '';
+  return html`<h1>${link.pending ? 'Confirm your reply' : 'Sign in'}</h1>
+${shown.problem ? html`<p class="problem" role="alert">${shown.problem}</p>` : ''}
+${who}${reply}
+<form method="post" action="${shown.action}">
+${csrfField(shown.csrf)}
+${
+  link.user
+    ? ''
+    : html`<p><label for="confirm-name">Your name</label><input id="confirm-name" name="name" autocomplete="name" maxlength="255" required value="${link.name ?? ''}"></p>`
+}
+<p><button type="submit">${link.pending ? 'Post my reply and sign in' : 'Sign in'}</button></p>
+</form>
+<p class="note">Did not ask for this? Close this page: nothing is posted and nobody is signed in.</p>`;
+}
 
 export const linkUnusable = (): Html => html`<h1>This link does not work any more</h1>
 <p>Sign-in links work once, for 15 minutes. <a href="/sign-in">Ask for a new one</a>.</p>`;

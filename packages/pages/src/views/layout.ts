@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
-import { STYLESHEET } from '../assets/index.ts';
+import { SCRIPT, STYLESHEET } from '../assets/index.ts';
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -21,7 +21,7 @@ export interface Head {
 }
 
 /** The HTML document around a page's content. Every value is escaped by the `html` tag. */
-export function document(head: Head, body: Html, o: { embed?: boolean } = {}): Html {
+export function document(head: Head, body: Html, frame: { embed?: boolean } = {}): Html {
   const p = head.preview;
   return html`<!doctype html>
 <html lang="en">
@@ -41,8 +41,9 @@ ${
     : ''
 }
 <link rel="stylesheet" href="${STYLESHEET.path}">
+<script src="${SCRIPT.path}" defer></script>
 </head>
-<body${o.embed ? html` class="embed"` : ''}>
+<body${frame.embed ? html` class="embed"` : ''}>
 ${body}
 </body>
 </html>

@@ -9,8 +9,8 @@ export const methodNotAllowed = (allowed: string): Html => html`<h1>Method not a
 <p>This address answers ${allowed} only.</p>`;
 
 /** A failure of ours; after a form, the visitor learns it is safe to send it again (its form token posts once). */
-export const unavailable = (o: { form: boolean }): Html =>
-  o.form
+export const unavailable = (after: { form: boolean }): Html =>
+  after.form
     ? html`<h1>Temporarily unavailable</h1>
 <p>What you sent was not saved. Go back and send it again in a moment: a reply is never posted twice.</p>`
     : html`<h1>Temporarily unavailable</h1>

@@ -1,0 +1,116 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type {
+  InboxStore,
+  MailOutbox,
+  MemberStore,
+  ModerationStore,
+  NotificationStore,
+  PeopleStore,
+  ReplyStore,
+  SignedIn,
+  SiteAccount,
+  SiteStore,
+  Viewer,
+  VisitorLimits,
+} from '@convo/domain';
+import type { Context } from 'hono';
+import type { KeptFiles } from './kept-files.ts';
+
+/*
+ * What every part of an account's site shares: what the server hands it (SiteDeps, SiteVisit),
+ * what each request carries through Hono (SiteEnv), and the site's few secrets and cookies.
+ */
+
+/** A form body as the server read it, or why it could not (too large, not a form, not UTF-8 …). */
+export type FormResult =
+  | { ok: true; fields: Map<string, string[]> }
+  | { ok: false; status: 400 | 408 | 413 | 415; message: string };
+
+export interface SiteLimits {
+  /** Form posts (replies, sign-in requests) per client address per minute; 0: no limit. */
+  perIpPerMinute: number;
+  /** Page reads (GET and HEAD, assets aside) per client address per minute; 0: no limit. */
+  readsPerIpPerMinute: number;
+  /** Sign-in links and replies per e-mail address per 15 minutes; 0: no limit. */
+  perEmailPer15Minutes: number;
+}
+
+/** The limits a site has unless the operator sets others (`FORM_LIMIT_PER_IP`, `FORM_LIMIT_PER_EMAIL`, `PAGE_LIMIT_PER_IP`). */
+export const DEFAULT_SITE_LIMITS: SiteLimits = {
+  perIpPerMinute: 30,
+  perEmailPer15Minutes: 5,
+  readsPerIpPerMinute: 1_200,
+};
+
+export interface SiteDeps {
+  site: SiteStore;
+  people: PeopleStore;
+  replies: ReplyStore;
+  members: MemberStore;
+  notifications: NotificationStore;
+  inbox: InboxStore;
+  moderation: ModerationStore;
+  outbox: MailOutbox;
+  limits: VisitorLimits;
+  /** Page reads per client address, shared by every process (blocks of quota claimed, not a row a read). */
+  readLimits: VisitorLimits;
+  /** robots.txt and the sitemaps, kept per change of their account. */
+  files: KeptFiles;
+  /** Reads a POST's form body within the server's limits. */
+  readForm(req: Request): Promise<FormResult>;
+  /** True when the error means the database cannot be reached (answered 503, not 500). */
+  isUnavailable(err: unknown): boolean;
+  /** Where a failure the visitor cannot cause is reported. */
+  onError(err: unknown): void;
+  rates: SiteLimits;
+}
+
+/** One request to an account's site, as the server hands it over and learns back what answered. */
+export interface SiteVisit {
+  /** The client's address (or 'unknown'), for the per-address limits. */
+  clientIp: string;
+  /** Set when answered: the route that answered, as /metrics counts it (`site:/c/:slug`, or `site:other`). */
+  label?: string;
+}
+
+export type SiteEnv = {
+  Bindings: { account: SiteAccount; visit: SiteVisit };
+  Variables: {
+    /** The signed-in person, if any. */
+    signedIn: SignedIn | null;
+    /** The CSRF token every form of this response carries, bound to the session or visitor cookie. */
+    csrf: string;
+    /** A visitor cookie made for this request, set only if the page carries a form; null when there is one. */
+    newVisitor: string | null;
+  };
+};
+
+export type SiteContext = Context<SiteEnv>;
+
+export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
+export const SIGN_IN_LINK_TTL_SECONDS = 15 * 60;
+export const SESSION_COOKIE = 'convo_session';
+export const VISITOR_COOKIE = 'convo_visitor';
+
+/** What a session or visitor cookie holds: 43 base64url characters. */
+export const COOKIE_VALUE = /^[\w-]{43}$/;
+
+/** 32 random bytes, base64url (43 characters): a cookie, session or sign-in secret. */
+export const secret = () => randomBytes(32).toString('base64url');
+
+/** The CSRF token bound to a session or visitor cookie. */
+export const csrfFor = (cookie: string) => createHash('sha256').update(`csrf:${cookie}`).digest('base64url');
+
+/** How every cookie of the site is set: the whole site, never to scripts, same-site, secure on https. */
+export const cookieOptions = (account: SiteAccount) =>
+  ({ path: '/', httpOnly: true, sameSite: 'Lax', secure: account.host.startsWith('https:') }) as const;
+
+/** Who is viewing: the signed-in person, or nobody known (null). */
+export const viewerOf = (c: SiteContext): Viewer =>
+  c.var.signedIn ? { userId: c.var.signedIn.user.id, teamRole: c.var.signedIn.teamRole } : null;
+
+/** A form field given once; a field sent twice is not trusted to mean either value. */
+export const field = (fields: Map<string, string[]>, name: string): string | undefined => {
+  const values = fields.get(name);
+  return values?.length === 1 ? values[0] : undefined;
+};

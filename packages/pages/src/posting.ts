@@ -1,0 +1,57 @@
+import type { LinkOptions, SiteAccount } from '@convo/domain';
+import { csrf } from 'hono/csrf';
+import { SIGN_IN_LINK_TTL_SECONDS, type SiteContext, type SiteDeps, secret } from './env.ts';
+import { page, refused } from './frame.ts';
+import * as forms from './views/forms.ts';
+
+/*
+ * What every form of the site goes through before its route reads it: the same Origin, a body the
+ * server can read, the CSRF token of this visitor, and the rate limits. Each refusal is a page.
+ */
+export interface Posting {
+  /** A form may only be posted from a page of this site (its Origin, or Sec-Fetch-Site: same-origin). */
+  sameOrigin: ReturnType<typeof csrf>;
+  /** The form's fields once the checks passed, or the page that says why not. */
+  readPost(c: SiteContext): Promise<Map<string, string[]> | Response>;
+  /** The 429 page when `key` (an address, an e-mail) has used its `limit` in the window; else null. */
+  overLimit(c: SiteContext, key: string, limit: number, windowSeconds: number): Promise<Response | null>;
+  /** How the account's sign-in links are made. */
+  link(account: SiteAccount): LinkOptions;
+}
+
+export function posting(deps: SiteDeps): Posting {
+  async function overLimit(c: SiteContext, key: string, limit: number, windowSeconds: number) {
+    if (limit <= 0) return null;
+    const taken = await deps.limits.take(`${c.env.account.id}:${key}`, limit, windowSeconds);
+    if (taken.allowed) return null;
+    return page(c, 429, forms.tooMany(taken.resetSeconds), 'Too many attempts', {
+      headers: { 'retry-after': String(taken.resetSeconds) },
+    });
+  }
+
+  return {
+    sameOrigin: csrf({ origin: (origin, c: SiteContext) => origin === c.env.account.host }),
+    overLimit,
+    async readPost(c) {
+      const form = await deps.readForm(c.req.raw);
+      if (!form.ok) return refused(c, form.status, form.message);
+      const token = form.fields.get('csrf');
+      if (!c.var.csrf || token?.length !== 1 || token[0] !== c.var.csrf) {
+        return refused(c, 403, 'This form has expired or your browser did not send its cookie.');
+      }
+      const limited = await overLimit(c, `ip:${c.env.visit.clientIp}`, deps.rates.perIpPerMinute, 60);
+      return limited ?? form.fields;
+    },
+    link: (account) => ({
+      signInUrl: (token) => `${account.host}/sign-in/${token}`,
+      ttlSeconds: SIGN_IN_LINK_TTL_SECONDS,
+      newToken: secret,
+    }),
+  };
+}
+
+/** What a route module is given: the server's dependencies and the form checks. */
+export interface SiteKit {
+  deps: SiteDeps;
+  posting: Posting;
+}

@@ -1,0 +1,165 @@
+import {
+  changeMembersOnPage,
+  conversationMail,
+  conversationUrl,
+  isIndexable,
+  MODERATION_ACTIONS,
+  type ModerationAction,
+  managesMembers,
+  markConversationRead,
+  moderateMessage,
+  postReply,
+  viewConversation,
+} from '@convo/domain';
+import { Hono } from 'hono';
+import { html } from 'hono/html';
+import { field, type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
+import { notFound, type PageStatus, page, refused } from '../frame.ts';
+import type { SiteKit } from '../posting.ts';
+import { conversation, excerpt } from '../views/conversation.ts';
+import * as forms from '../views/forms.ts';
+import { conversationMailChoice } from '../views/mail-choices.ts';
+import { hiddenMessages, messageActions } from '../views/moderation.ts';
+
+/** `?page=N` of a conversation (1-based); null without one; undefined when it is not a page number. */
+export const pageParam = (c: SiteContext): number | null | undefined => {
+  const given = c.req.query('page');
+  if (given === undefined) return null;
+  return /^[1-9]\d{0,8}$/.test(given) ? Number(given) : undefined;
+};
+
+/** A conversation's page (`conversation_url`), and the replies posted from its form. */
+export function conversationRoutes({ deps, posting }: SiteKit) {
+  const routes = new Hono<SiteEnv>();
+
+  async function conversationPage(
+    c: SiteContext,
+    status: PageStatus,
+    slug: string,
+    drafts: { reply?: forms.ReplyDraft; members?: forms.MembersDraft } = {},
+  ) {
+    const account = c.env.account;
+    const pageNumber = status === 200 ? pageParam(c) : null;
+    if (pageNumber === undefined) return notFound(c);
+    const found = await viewConversation(deps, account, slug, viewerOf(c), pageNumber);
+    if (!found) return notFound(c);
+    const url = conversationUrl(account, found.slug);
+    const reply = forms.replyForm(found, {
+      csrf: c.var.csrf,
+      // Only needs to be unique per form: the platform's UUID is the cheapest source.
+      submitKey: crypto.randomUUID(),
+      signedIn: c.var.signedIn?.user ?? null,
+      draft: drafts.reply,
+    });
+    const viewer = viewerOf(c);
+    await markConversationRead(deps, account, viewer, found.id);
+    const mail = viewer
+      ? conversationMailChoice(found.slug, await conversationMail(deps, account, viewer, found), c.var.csrf)
+      : '';
+    const team = managesMembers(viewer);
+    const manage = team ? forms.membersForm(found, { csrf: c.var.csrf, draft: drafts.members }) : '';
+    const hidden = team
+      ? hiddenMessages(found.slug, await deps.moderation.hidden(account.id, found.id), c.var.csrf)
+      : '';
+    const actions = messageActions(found.slug, viewer, c.var.csrf, BigInt(Date.now()) * 1000n);
+    return page(
+      c,
+      status,
+      html`${conversation(found, url, { team: account.name, page: pageNumber, actions })}${hidden}${manage}${reply}${mail}`,
+      found.title,
+      {
+        form: true,
+        // A private conversation, seen by a member, is kept by no cache at all.
+        ...(found.anyoneCanPost ? {} : { headers: { 'cache-control': 'no-store' } }),
+        noindex: !isIndexable(found),
+        canonical: pageNumber === null ? url : `${url}?page=${pageNumber}`,
+        // Link previews only for what anyone may see.
+        preview: found.anyoneCanPost
+          ? { title: found.title, description: excerpt(found), url, siteName: account.name }
+          : undefined,
+      },
+    );
+  }
+
+  routes.get('/c/:slug', (c) => conversationPage(c, 200, c.req.param('slug')));
+
+  routes.post('/c/:slug', posting.sameOrigin, async (c) => {
+    const fields = await posting.readPost(c);
+    if (fields instanceof Response) return fields;
+    const account = c.env.account;
+    const form = {
+      text: field(fields, 'text') ?? '',
+      name: field(fields, 'name'),
+      email: field(fields, 'email'),
+      submitKey: field(fields, 'submit'),
+    };
+    const email = form.email?.trim().toLowerCase();
+    if (email && !c.var.signedIn) {
+      const limited = await posting.overLimit(c, `email:${email}`, deps.rates.perEmailPer15Minutes, 900);
+      if (limited) return limited;
+    }
+    const outcome = await postReply(deps, account, c.req.param('slug'), viewerOf(c), form, posting.link(account));
+    switch (outcome.kind) {
+      case 'not_found':
+        return notFound(c);
+      case 'refused':
+        return conversationPage(c, 422, c.req.param('slug'), { reply: { ...form, problem: outcome.problem } });
+      case 'check_email':
+        return page(c, 200, forms.checkEmail({ reply: true }), 'Check your e-mail');
+      case 'posted':
+        // POST/redirect/GET: reloading the page it lands on never posts again.
+        return c.redirect(`/c/${outcome.slug}#message-${outcome.messageId}`, 303);
+    }
+  });
+
+  // The team adds someone by e-mail (`email`, `name`) or takes a member out (`remove`: their e-mail).
+  routes.post('/c/:slug/members', posting.sameOrigin, async (c) => {
+    const fields = await posting.readPost(c);
+    if (fields instanceof Response) return fields;
+    const slug = c.req.param('slug');
+    const removing = field(fields, 'remove');
+    const request = {
+      slug,
+      email: removing ?? field(fields, 'email') ?? '',
+      name: field(fields, 'name'),
+      remove: removing !== undefined,
+    };
+    const outcome = await changeMembersOnPage(deps, c.env.account, viewerOf(c), request);
+    switch (outcome.kind) {
+      case 'not_found':
+        return notFound(c);
+      case 'forbidden':
+        return refused(c, 403, "Only the account's team adds people to a conversation or takes them out.");
+      case 'refused':
+        return conversationPage(c, 422, slug, {
+          members: { email: request.email, name: request.name, problem: outcome.problem },
+        });
+      case 'done':
+        return c.redirect(`/c/${outcome.change.slug}#manage-members`, 303);
+    }
+  });
+
+  // Hide a message or show it again (the team), or delete one's own (`action`).
+  routes.post('/c/:slug/messages/:id', posting.sameOrigin, async (c) => {
+    const fields = await posting.readPost(c);
+    if (fields instanceof Response) return fields;
+    const id = c.req.param('id');
+    const action = field(fields, 'action');
+    if (!/^\d{1,9}$/.test(id)) return notFound(c);
+    if (!isModerationAction(action)) return refused(c, 400, 'Choose hide, show or delete.');
+    const outcome = await moderateMessage(deps, c.env.account, viewerOf(c), c.req.param('slug'), Number(id), action);
+    switch (outcome.kind) {
+      case 'not_found':
+        return notFound(c);
+      case 'forbidden':
+        return refused(c, 403, outcome.problem);
+      case 'done':
+        return c.redirect(`/c/${outcome.slug}#${action === 'hide' ? 'hidden-heading' : 'messages-heading'}`, 303);
+    }
+  });
+
+  return routes;
+}
+
+const isModerationAction = (value: string | undefined): value is ModerationAction =>
+  MODERATION_ACTIONS.some((a) => a === value);

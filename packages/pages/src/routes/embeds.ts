@@ -1,0 +1,66 @@
+import { conversationUrl, isIndexable, viewConversation, viewMessage } from '@convo/domain';
+import { Hono } from 'hono';
+import { html } from 'hono/html';
+import { type SiteEnv, viewerOf } from '../env.ts';
+import { notFound, page } from '../frame.ts';
+import type { SiteKit } from '../posting.ts';
+import { conversation, message } from '../views/conversation.ts';
+import { pageParam } from './conversation.ts';
+
+/** `<message_id>` or, as the API prints embed_message_url, `<message_id>&show_author=<value>`. */
+const MESSAGE_KEY = /^(\d{1,10})(?:&show_author=([^&]*))?$/;
+
+/** The embeds (`conversation_embed_url`, `embed_message_url`): the content alone, for an iframe on any site. */
+export function embedRoutes({ deps }: SiteKit) {
+  const routes = new Hono<SiteEnv>();
+
+  routes.get('/embeds/conversations/:key/:slug', async (c) => {
+    const account = c.env.account;
+    if (c.req.param('key') !== account.key) return notFound(c);
+    const pageNumber = pageParam(c);
+    if (pageNumber === undefined) return notFound(c);
+    const found = await viewConversation(deps, account, c.req.param('slug'), viewerOf(c), pageNumber);
+    if (!found) return notFound(c);
+    const url = conversationUrl(account, found.slug);
+    // The way to answer: the conversation's own page, at its form, outside the frame.
+    const reply = html`<p class="embed-reply"><a href="${url}#reply" target="_blank" rel="noopener">Reply on ${account.name}</a></p>`;
+    return page(
+      c,
+      200,
+      html`${conversation(found, url, { team: account.name, newTab: true, page: pageNumber })}${reply}`,
+      found.title,
+      {
+        embed: true,
+        // A private conversation's embed, seen by a member, is kept by no cache at all (as its page).
+        ...(found.anyoneCanPost ? {} : { headers: { 'cache-control': 'no-store' } }),
+        noindex: !isIndexable(found),
+        canonical: url,
+      },
+    );
+  });
+
+  routes.get('/embeds/messages/:key/:message', async (c) => {
+    const account = c.env.account;
+    const parsed = MESSAGE_KEY.exec(c.req.param('message'));
+    if (c.req.param('key') !== account.key || !parsed) return notFound(c);
+    const found = await viewMessage(deps, account, Number(parsed[1]), viewerOf(c));
+    if (!found) return notFound(c);
+    const showAuthor = (parsed[2] ?? c.req.query('show_author')) === 'true';
+    const target = `${conversationUrl(account, found.conversation.slug)}#message-${found.message.id}`;
+    return page(
+      c,
+      200,
+      html`<h1 class="embed-title">${found.conversation.title}</h1>
+${message(found.message, { showAuthor, link: target, anchor: false, team: account.name, newTab: true })}`,
+      found.conversation.title,
+      {
+        embed: true,
+        noindex: !isIndexable(found.conversation),
+        canonical: target,
+        ...(found.conversation.anyoneCanPost ? {} : { headers: { 'cache-control': 'no-store' } }),
+      },
+    );
+  });
+
+  return routes;
+}

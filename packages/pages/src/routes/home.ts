@@ -1,0 +1,43 @@
+import { viewInbox } from '@convo/domain';
+import { Hono } from 'hono';
+import { html } from 'hono/html';
+import { type SiteEnv, viewerOf } from '../env.ts';
+import { notFound, page } from '../frame.ts';
+import type { SiteKit } from '../posting.ts';
+import { inbox } from '../views/inbox.ts';
+
+/**
+ * `/` on an account's host: the team's inbox for a signed-in team member (`?q=`, `?tag=`,
+ * `?page=`); for anyone else a small landing page of the account, with a way to sign in (the
+ * header's link, which brings the person back here). Sign-in and sign-out that lead nowhere else
+ * end here, never on a 404.
+ */
+export function homeRoutes({ deps }: SiteKit) {
+  const routes = new Hono<SiteEnv>();
+
+  routes.get('/', async (c) => {
+    const account = c.env.account;
+    const viewer = viewerOf(c);
+    if (viewer?.teamRole) {
+      const asked = c.req.query('page');
+      const number = asked === undefined ? 1 : /^\d{1,16}$/.test(asked) ? Number(asked) : Number.NaN;
+      const found = await viewInbox(deps, account, viewer, number, {
+        tag: c.req.query('tag'),
+        search: c.req.query('q'),
+      });
+      if (!found) return notFound(c);
+      return page(c, 200, inbox(account.name, found), 'Inbox', { headers: { 'cache-control': 'no-store' } });
+    }
+    const signedIn = c.var.signedIn?.user ?? null;
+    const content = html`<h1>${account.name}</h1>
+<p>${account.name} holds its conversations here. Each has its own address: open the link you were given to read it and reply.</p>
+${
+  signedIn
+    ? html`<p>You are signed in as ${signedIn.name}: the conversations you belong to open for you, private ones included.</p>`
+    : html`<p><a href="/sign-in?return=/">Sign in</a> to read the private conversations you belong to and to reply under your name.</p>`
+}`;
+    return page(c, 200, content, account.name);
+  });
+
+  return routes;
+}

@@ -1,0 +1,79 @@
+import type { SiteAccount } from '@convo/domain';
+import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { methodNotAllowed } from 'hono/method-not-allowed';
+import { routePath } from 'hono/route';
+import type { SiteDeps, SiteEnv, SiteVisit } from './env.ts';
+import { embedHeaders, notFound, page, pageHeaders, refused, unavailablePage } from './frame.ts';
+import { posting } from './posting.ts';
+import { conversationRoutes } from './routes/conversation.ts';
+import { embedRoutes } from './routes/embeds.ts';
+import { homeRoutes } from './routes/home.ts';
+import { mailRoutes } from './routes/mail.ts';
+import { seoRoutes } from './routes/seo.ts';
+import { signInRoutes } from './routes/sign-in.ts';
+import { readLimit, session } from './session.ts';
+import * as errors from './views/not-found.ts';
+
+export interface Site {
+  /** Answers a request that came to `account`'s own host. */
+  fetch(req: Request, account: SiteAccount, visit: SiteVisit): Promise<Response>;
+  /** The retry page, for when the database cannot even say which account's host this is. */
+  unavailable(req: Request): Promise<Response>;
+}
+
+/**
+ * The account's own site: the middleware every request passes (the route's label, the headers,
+ * 405s, the read limit, who is signed in), then the routes by area, mounted with `app.route`.
+ */
+export function createSite(deps: SiteDeps): Site {
+  const app = new Hono<SiteEnv>();
+  const kit = { deps, posting: posting(deps) };
+
+  // What answered, for /metrics: the route's own pattern (bounded), never the path a client sent.
+  app.use(async (c, next) => {
+    await next();
+    const route = routePath(c, -1);
+    c.env.visit.label = route.includes('*') ? 'site:other' : `site:${route}`;
+  });
+  app.use((c, next) => (c.req.path.startsWith('/embeds/') ? embedHeaders(c, next) : pageHeaders(c, next)));
+  app.use(
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, allowed) =>
+        page(c, 405, errors.methodNotAllowed(allowed.join(', ')), 'Method not allowed', {
+          headers: { allow: allowed.join(', ') },
+        }),
+    }),
+  );
+  app.use(readLimit(deps));
+  app.use(session(deps));
+
+  app.route('/', homeRoutes(kit));
+  app.route('/', conversationRoutes(kit));
+  app.route('/', signInRoutes(kit));
+  app.route('/', mailRoutes(kit));
+  app.route('/', embedRoutes(kit));
+  app.route('/', seoRoutes(kit));
+
+  app.notFound(notFound);
+  app.onError((err, c) => {
+    if (err instanceof HTTPException && err.status === 403) {
+      return refused(c, 403, 'This form was sent from another site.');
+    }
+    const form = c.req.method === 'POST';
+    if (deps.isUnavailable(err)) {
+      return page(c, 503, errors.unavailable({ form }), 'Unavailable', { headers: { 'retry-after': '1' } });
+    }
+    deps.onError(err);
+    return page(c, 500, errors.unavailable({ form }), 'Unavailable');
+  });
+
+  return {
+    fetch: async (req, account, visit) => app.fetch(req, { account, visit }),
+    unavailable: unavailablePage,
+  };
+}
+
+/** The path as the request log keeps it: a sign-in link's token is a secret, never written down. */
+export const loggedPath = (path: string): string => (path.startsWith('/sign-in/') ? '/sign-in/[token]' : path);

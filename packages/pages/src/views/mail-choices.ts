@@ -1,0 +1,63 @@
+import type { ConversationMail } from '@convo/domain';
+import { html } from 'hono/html';
+import { csrfField } from './forms.ts';
+import type { Html } from './layout.ts';
+
+/*
+ * The pages and forms of a person's mail: the choice under a conversation, the settings page, and
+ * the page behind a mail's "no more mail" link.
+ */
+
+const choice = (slug: string, csrf: string, value: string, label: string, secondary = false): Html =>
+  html`<form method="post" action="/c/${slug}/mail#mail" class="inline">${csrfField(csrf)}<button type="submit" name="choice" value="${value}"${secondary ? html` class="secondary"` : ''}>${label}</button></form>`;
+
+/** Under a conversation, for a signed-in person: whether they get its mail, and the one button that changes it. */
+export function conversationMailChoice(slug: string, mail: ConversationMail, csrf: string): Html {
+  let body: Html;
+  if (mail.mutedAll) {
+    body = html`<p>You get no mail from this site. <a href="/settings">Turn it back on in your mail settings</a>.</p>`;
+  } else if (mail.receiving) {
+    body = html`<p>You get an e-mail when someone writes here (at most one every few minutes).</p>${choice(slug, csrf, mail.member ? 'mute' : 'unfollow', 'Stop e-mails about this conversation', true)}`;
+  } else if (mail.muted && (mail.member || mail.following)) {
+    body = html`<p>You get no e-mail about this conversation.</p>${choice(slug, csrf, 'unmute', 'E-mail me again')}`;
+  } else if (mail.mayFollow) {
+    body = html`<p>Follow this conversation to get an e-mail when someone writes here.</p>${choice(slug, csrf, 'follow', 'Follow by e-mail')}`;
+  } else {
+    return html``;
+  }
+  return html`<section id="mail" aria-labelledby="mail-heading" class="mail-choice">
+<h2 id="mail-heading">E-mail</h2>
+${body}
+</section>`;
+}
+
+/** The settings page: all of the account's mail on or off. */
+export function settingsPage(state: { account: string; name: string; on: boolean; csrf: string }): Html {
+  return html`<h1>Your mail settings</h1>
+<p>Signed in as ${state.name}.</p>
+<p>${
+    state.on
+      ? `You get an e-mail when someone writes in a conversation of ${state.account} you belong to or follow.`
+      : `You get no e-mail about ${state.account}'s conversations.`
+  }</p>
+<form method="post" action="/settings">${csrfField(state.csrf)}
+<button type="submit" name="mail" value="${state.on ? 'off' : 'on'}">${state.on ? 'Stop all these e-mails' : 'Turn these e-mails back on'}</button>
+</form>
+<p>Sign-in links are sent whatever you choose here: they come only when you ask for one.</p>`;
+}
+
+export const settingsSignIn = (): Html => html`<h1>Your mail settings</h1>
+<p><a href="/sign-in?return=/settings">Sign in</a> to choose which e-mails you get.</p>`;
+
+/** Behind a mail's link (GET): what it stops, and the one button that does it (mail scanners only look). */
+export function muteConfirm(all: boolean, account: string): Html {
+  return html`<h1>Stop these e-mails?</h1>
+<p>${all ? `You will get no more e-mail about any conversation on ${account}.` : `You will get no more e-mail about this conversation on ${account}.`}</p>
+<form method="post"><button type="submit">Stop the e-mails</button></form>`;
+}
+
+export function muteDone(all: boolean, account: string): Html {
+  return html`<h1>Done</h1>
+<p>${all ? `You get no more e-mail about ${account}'s conversations.` : 'You get no more e-mail about this conversation.'}</p>
+<p>Changed your mind? <a href="/settings">Your mail settings</a> turn them back on.</p>`;
+}
