@@ -8,7 +8,8 @@
  * Options: --duration S (per replica count, default 10), --connections N (default 64).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,6 +23,13 @@ const { values: args } = parseArgs({
 });
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
+
+/** The forwarding lines of the shipped compose nginx.conf: the scale test runs behind the same ones. */
+const SHIPPED_FORWARDING = readFileSync(new URL('./compose/nginx.conf', import.meta.url), 'utf8')
+  .split('\n')
+  .filter((line) => /^\s*proxy_set_header (Host|X-Forwarded-)/.test(line))
+  .map((line) => line.trim())
+  .join('\n      ');
 
 function nginxConf(dir: string, port: number, upstreams: number[]): string {
   return `daemon off;
@@ -47,12 +55,45 @@ ${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`)
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_next_upstream error timeout;
+      ${SHIPPED_FORWARDING}
       # Which replica answered (or failed): the scale test checks a killed one costs only its own.
       add_header X-Upstream $upstream_addr always;
     }
   }
 }
 `;
+}
+
+/**
+ * One request to nginx as an account's visitor: from a loopback address of its own (the address
+ * nginx appends to X-Forwarded-For), to the account's host by its Host header.
+ */
+function viaNginx(
+  from: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; cookies: string[]; body: string }> {
+  const url = new URL(path, balancer?.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, localAddress: from, headers: { ...headers, host: 'forms.test' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          cookies: (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0] ?? ''),
+          body: text,
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 interface Balancer {
@@ -100,7 +141,10 @@ try {
   const auth = { authorization: `Bearer ${token}` };
   const json = { ...auth, 'content-type': 'application/json' };
   servers = await Promise.all(
-    Array.from({ length: 4 }, () => startServer(db.url, { RATE_LIMIT: '0', LOG_LEVEL: 'error' })),
+    Array.from({ length: 4 }, () =>
+      // Behind one proxy, as the compose stack runs them; 5 form posts a minute per visitor.
+      startServer(db.url, { RATE_LIMIT: '0', LOG_LEVEL: 'error', TRUST_PROXY: '1', FORM_LIMIT_PER_IP: '5' }),
+    ),
   );
   const ports = servers.map((s) => Number(new URL(s.baseUrl).port));
   // Something to read.
@@ -184,6 +228,61 @@ try {
   check(
     served === 25 && refused === 75,
     `rate limit 25 through nginx over 4 replicas: ${served} served, ${refused} refused`,
+  );
+
+  console.log('\nform limits behind nginx ($proxy_add_x_forwarded_for, TRUST_PROXY=1)');
+  cli(db.url, [
+    'account',
+    'create',
+    '--key',
+    'forms',
+    '--name',
+    'Forms',
+    '--host',
+    'http://forms.test',
+    '--owner-email',
+    'o@forms.test',
+    '--owner-name',
+    'Owner',
+  ]);
+  const formsToken = cli(db.url, ['token', 'create', '--account', 'forms']).token;
+  await request('create', `${api(0)}/create_conversation`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${formsToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ title: 'Open', slug: 'open', allow_anonymous_messages: true }),
+  });
+  const visitorPosts = async (from: string, forge: (i: number) => string | undefined) => {
+    const page = await viaNginx(from, 'GET', '/c/open', {});
+    const cookie = page.cookies.join('; ');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const forged = forge(i);
+      const res = await viaNginx(
+        from,
+        'POST',
+        '/c/open',
+        {
+          cookie,
+          origin: 'http://forms.test',
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(forged ? { 'x-forwarded-for': forged } : {}),
+        },
+        new URLSearchParams({ csrf, text: `from ${from} #${i}` }).toString(),
+      );
+      statuses.push(res.status);
+    }
+    return statuses;
+  };
+  const first = await visitorPosts('127.0.0.2', (i) => `198.51.100.${i}`);
+  check(
+    first.join() === '303,303,303,303,303,429,429',
+    `a visitor forging a new X-Forwarded-For entry on each post is limited after 5: ${first.join(' ')}`,
+  );
+  const second = await visitorPosts('127.0.0.3', () => undefined);
+  check(
+    second.filter((s) => s === 303).length === 5,
+    `another visitor (another address) keeps a quota of their own: ${second.join(' ')}`,
   );
 
   console.log('\none replica killed (SIGKILL) under load through nginx');

@@ -142,7 +142,7 @@ describe('Kubernetes manifests', () => {
     for (const rule of ingress.spec.rules) {
       expect(rule.http.paths[0].backend.service.name).toBe(find(docs, 'Service').metadata.name);
     }
-    expect(find(docs, 'ConfigMap').data.TRUST_PROXY).toBe('true');
+    expect(find(docs, 'ConfigMap').data.TRUST_PROXY).toBe('1');
   });
 });
 
@@ -166,6 +166,12 @@ describe('the compose stack', () => {
     expect(read('compose/nginx.conf')).toMatch(/server api:3000 resolve;/);
     expect(services.api?.environment.METRICS_TOKEN).toMatch(/\S{16,}/);
     expect(read('compose/nginx.conf')).toMatch(/location = \/metrics \{\s*return 404;/);
+  });
+
+  it('counts each visitor by the address nginx appends, not as nginx itself', () => {
+    // nginx appends the client's address (the right-most entry); the server takes that one.
+    expect(read('compose/nginx.conf')).toMatch(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
+    expect(services.api?.environment.TRUST_PROXY).toBe('1');
   });
 });
 

@@ -1,3 +1,5 @@
+import { DEFAULT_NOTIFY_BATCH_MINUTES } from '@convo/domain';
+import { DEFAULT_SITE_LIMITS } from '@convo/pages';
 import { z } from 'zod';
 
 /*
@@ -53,8 +55,16 @@ const ZEnv = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
     .optional()
     .or(z.literal('').transform(() => undefined)),
-  /** Believe X-Forwarded-Host/-Proto: only behind a proxy that sets them and strips clients' own. */
-  TRUST_PROXY: ZBoolean.default(false),
+  /**
+   * Behind how many proxies the server runs (`true` is 1, `false` 0): their X-Forwarded-Host/-Proto
+   * are believed, and the client's address is the X-Forwarded-For entry that many from the right.
+   */
+  TRUST_PROXY: z
+    .union([z.enum(['true', 'false']), z.coerce.number().int().min(0).max(10)], {
+      error: 'must be true, false or a number of proxies (0-10)',
+    })
+    .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : v))
+    .default(0),
   /** The bearer token /metrics asks for; unset, /metrics is not served. */
   METRICS_TOKEN: z
     .string()
@@ -69,10 +79,16 @@ const ZEnv = z.object({
     .optional()
     .or(z.literal('').transform(() => undefined)),
   MAIL_FROM: z.string().min(3).default('Conversations <no-reply@localhost>'),
+  /** A notification mail waits this long after its first message, and carries everything since (one per person and conversation). */
+  NOTIFY_BATCH_MINUTES: z.coerce.number().min(0).max(1440).default(DEFAULT_NOTIFY_BATCH_MINUTES),
   /** Form posts (replies, sign-in requests) per client address per minute on the sites; 0: no limit. */
-  FORM_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(30),
+  FORM_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.perIpPerMinute),
   /** Replies and sign-in links per e-mail address per 15 minutes; 0: no limit. */
-  FORM_LIMIT_PER_EMAIL: z.coerce.number().int().min(0).max(1_000_000).default(5),
+  FORM_LIMIT_PER_EMAIL: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.perEmailPer15Minutes),
+  /** Page reads (GET, HEAD; assets aside) per client address per minute on the sites, shared by replicas; 0: no limit. */
+  PAGE_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.readsPerIpPerMinute),
+  /** robots.txt and sitemaps kept in memory by their account's change mark, in MiB. */
+  SITE_FILES_MB: z.coerce.number().min(0).max(4096).default(32),
   /** Webhook endpoints may be plain http:// (development only). */
   WEBHOOK_ALLOW_HTTP: ZBoolean.default(false),
   /** Webhook endpoints may resolve to loopback, private or link-local addresses (tests, development). */
@@ -107,10 +123,14 @@ export type Config = {
   sendTimeoutMs: number;
   maxBatch: number;
   publicUrl: string | undefined;
-  trustProxy: boolean;
+  /** How many proxies stand in front (`TRUST_PROXY`); 0: none is believed. */
+  proxyHops: number;
   metricsToken: string | undefined;
   mail: { smtpUrl: string | undefined; from: string };
-  formLimits: { perIpPerMinute: number; perEmailPer15Minutes: number };
+  /** How long a notification mail waits for more messages. */
+  notifyBatchSeconds: number;
+  formLimits: { perIpPerMinute: number; perEmailPer15Minutes: number; readsPerIpPerMinute: number };
+  siteFilesBytes: number;
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutMs: number; retryScale: number };
   webhookRetentionDays: number;
   checkAnswers: boolean;
@@ -150,10 +170,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sendTimeoutMs: e.SEND_TIMEOUT_MS,
     maxBatch: e.TRPC_MAX_BATCH,
     publicUrl: e.PUBLIC_URL,
-    trustProxy: e.TRUST_PROXY,
+    proxyHops: e.TRUST_PROXY,
     metricsToken: e.METRICS_TOKEN,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
-    formLimits: { perIpPerMinute: e.FORM_LIMIT_PER_IP, perEmailPer15Minutes: e.FORM_LIMIT_PER_EMAIL },
+    notifyBatchSeconds: e.NOTIFY_BATCH_MINUTES * 60,
+    formLimits: {
+      perIpPerMinute: e.FORM_LIMIT_PER_IP,
+      perEmailPer15Minutes: e.FORM_LIMIT_PER_EMAIL,
+      readsPerIpPerMinute: e.PAGE_LIMIT_PER_IP,
+    },
+    siteFilesBytes: Math.round(e.SITE_FILES_MB * MIB),
     webhooks: {
       allowHttp: e.WEBHOOK_ALLOW_HTTP,
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

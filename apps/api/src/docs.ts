@@ -19,7 +19,9 @@ const PAGE = `<!doctype html>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Conversations API reference</title>
+  <link rel="icon" href="/favicon.ico" type="image/svg+xml">
   <link rel="stylesheet" href="docs/swagger-ui.css">
+  <link rel="stylesheet" href="docs/docs.css">
 </head>
 <body>
   <div id="swagger-ui"></div>
@@ -29,14 +31,46 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-// The document sits beside the docs page; validatorUrl null keeps Swagger UI from calling out.
-const INIT = `window.ui = SwaggerUIBundle({
+/*
+ * The document sits beside the docs page; validatorUrl null keeps Swagger UI from calling out.
+ * Deep links are off: Swagger UI puts each one inside the operation's toggle button, a link
+ * nested in a button that screen readers and keyboards cannot reach apart. What Swagger UI leaves
+ * unnamed or unreachable (the server and example selects, code samples that scroll) is named and
+ * made focusable as it renders.
+ */
+const INIT = `const NAMES = { servers: 'Server', 'examples-select-element': 'Example' };
+function repair(root) {
+  for (const select of root.querySelectorAll('select:not([aria-label])')) {
+    const name = NAMES[select.id] || NAMES[select.className];
+    if (name) select.setAttribute('aria-label', name);
+  }
+  for (const code of root.querySelectorAll('.microlight:not([tabindex])')) code.setAttribute('tabindex', '0');
+}
+const root = document.getElementById('swagger-ui');
+new MutationObserver(() => repair(root)).observe(root, { childList: true, subtree: true });
+window.ui = SwaggerUIBundle({
   url: location.pathname.replace(/\\/docs\\/?$/, '') + '/openapi.json',
   dom_id: '#swagger-ui',
   validatorUrl: null,
-  deepLinking: true,
+  deepLinking: false,
   tryItOutEnabled: false,
+  syntaxHighlight: { activated: false },
 });
+`;
+
+/** Swagger UI's colours where they fall under WCAG AA contrast (4.5:1) on its white page. */
+const CSS = `.swagger-ui .info .title small { background: #4f5663; }
+.swagger-ui .info .title small.version-stamp { background: #3d6b00; }
+.swagger-ui .info a, .swagger-ui .info .url, .swagger-ui a.nostyle, .swagger-ui .info__license__url .link { color: #1f5fa8; }
+.swagger-ui .opblock.opblock-post .opblock-summary-method { background: #1b7047; }
+.swagger-ui .opblock.opblock-get .opblock-summary-method { background: #1f5fa8; }
+.swagger-ui .opblock.opblock-delete .opblock-summary-method { background: #b3261e; }
+.swagger-ui .btn.authorize { color: #1b7047; border-color: #1b7047; }
+.swagger-ui .btn.authorize svg { fill: #1b7047; }
+.swagger-ui .parameter__in, .swagger-ui .parameter__deprecated, .swagger-ui .prop-format,
+.swagger-ui .json-schema-2020-12-expand-deep-button, .swagger-ui .json-schema-2020-12__attribute,
+.swagger-ui .json-schema-2020-12-keyword__name--secondary, .swagger-ui .json-schema-2020-12-keyword__value--secondary,
+.swagger-ui .model-hint, .swagger-ui .prop-type, .swagger-ui .model .property.primitive { color: #4f5663; }
 `;
 
 const SECURITY = {
@@ -65,6 +99,7 @@ export async function serveDocs(prefix: string, path: string): Promise<Response 
   }
   const name = path.slice(`${prefix}/docs/`.length);
   if (name === 'init.js') return new Response(INIT, { headers: { 'content-type': 'text/javascript; charset=utf-8' } });
+  if (name === 'docs.css') return new Response(CSS, { headers: { 'content-type': 'text/css; charset=utf-8' } });
   const known = ASSETS.get(name);
   if (!known) return null;
   return new Response(await asset(known.file), { headers: { 'content-type': known.type, ...SECURITY } });

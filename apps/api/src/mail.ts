@@ -1,4 +1,5 @@
 import type { ClaimedMail, MikroMailOutbox } from '@convo/db';
+import { mailHtml } from '@convo/pages';
 import { createTransport } from 'nodemailer';
 import type { Logger } from './logger.ts';
 import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
@@ -10,6 +11,9 @@ import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
  * the log at info level instead, so a sign-in still works on a machine with no mail server.
  */
 
+/** A header value on one line: line breaks (and the runs around them) become a space. */
+export const oneLine = (value: string): string => value.replace(/\s*[\r\n]+\s*/g, ' ');
+
 /** kick(): look for due mail now (a request just queued one). */
 export type MailWorker = QueueWorker;
 
@@ -19,25 +23,37 @@ export interface MailOptions {
   logger: Logger;
   /** How often to look for mail that is due (retries, other replicas' mail). */
   intervalMs?: number;
+  /** Told when a batch fails: /metrics counts it. */
+  onError?: () => void;
 }
 
-export function startMailWorker(queue: MikroMailOutbox, o: MailOptions): MailWorker {
-  const transport = o.smtpUrl ? createTransport(o.smtpUrl) : null;
+export function startMailWorker(queue: MikroMailOutbox, mailing: MailOptions): MailWorker {
+  const transport = mailing.smtpUrl ? createTransport(mailing.smtpUrl) : null;
   const send = async (mail: ClaimedMail) => {
     if (!transport) {
-      o.logger.info(
+      mailing.logger.info(
         { to: mail.recipient, subject: mail.subject, text: mail.body },
         'mail not sent (no SMTP_URL): here it is',
       );
       return;
     }
-    await transport.sendMail({ from: o.from, to: mail.recipient, subject: mail.subject, text: mail.body });
+    await transport.sendMail({
+      from: mailing.from,
+      to: mail.recipient,
+      // One line, whatever an account's name or a title held: no header can be added through it.
+      subject: oneLine(mail.subject),
+      text: mail.body,
+      html: mailHtml(mail.body),
+      // Each on one line too: the values are ours (signed URLs), but no line break gets through.
+      headers: Object.fromEntries(Object.entries(mail.headers ?? {}).map(([name, value]) => [name, oneLine(value)])),
+    });
   };
 
   const worker = startQueueWorker({
     name: 'the mail queue',
-    logger: o.logger,
-    intervalMs: o.intervalMs ?? 5_000,
+    logger: mailing.logger,
+    intervalMs: mailing.intervalMs ?? 5_000,
+    onError: mailing.onError,
     async step() {
       const due = await queue.claimDue(10);
       for (const mail of due) {
@@ -45,7 +61,10 @@ export function startMailWorker(queue: MikroMailOutbox, o: MailOptions): MailWor
           await send(mail);
           await queue.sent(mail.id);
         } catch (err) {
-          o.logger.warn({ err: (err as Error).message, mail: mail.id }, 'sending mail failed; it will be retried');
+          mailing.logger.warn(
+            { err: (err as Error).message, mail: mail.id },
+            'sending mail failed; it will be retried',
+          );
           await queue.failed(mail.id, (err as Error).message);
         }
       }

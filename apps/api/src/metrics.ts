@@ -12,6 +12,8 @@ export interface Metrics {
   observe(operation: string, method: string, status: number, seconds: number): void;
   /** A webhook delivery attempt's result: delivered, retry (failed, tried again later) or failed (given up). */
   webhookResult(result: 'delivered' | 'retry' | 'failed'): void;
+  /** A background worker's batch failed (a statement it could not run): counted by queue. */
+  backgroundError(queue: 'webhooks' | 'mail' | 'notifications'): void;
   /** A page of conversations answered from the pages kept in memory, or read from the database. */
   pageAnswered(from: 'memory' | 'database'): void;
 }
@@ -20,35 +22,6 @@ export interface Metrics {
 export interface WebhookQueueStats {
   pending: number;
   oldestSeconds: number;
-}
-
-/** The endpoints beside the operations. */
-const FIXED = [
-  ['/api/v1/openapi.json', 'openapi'],
-  ['/api/v1/docs', 'docs'],
-  ['/healthz', 'healthz'],
-  ['/readyz', 'readyz'],
-  ['/metrics', 'metrics'],
-] as const;
-
-/**
- * A bounded label for a path, so that clients cannot grow the metric series without limit: each
- * operation's declared label for its REST path, `trpc:<name>` for its tRPC procedure, else `other`.
- */
-export function operationLabels(
-  restPrefix: string,
-  operations: readonly { name: string; label: string; meta: { openapi: { path: string } } }[],
-): (path: string) => string {
-  const labels = new Map<string, string>(FIXED);
-  for (const o of operations) {
-    labels.set(`${restPrefix}${o.meta.openapi.path}`, o.label);
-    labels.set(`/trpc/${o.name}`, `trpc:${o.name}`);
-  }
-  return (path) => {
-    const known = labels.get(path.replace(/\/+$/, '') || '/');
-    if (known) return known;
-    return path.startsWith(`${restPrefix}/docs/`) ? 'docs' : 'other';
-  };
 }
 
 export function createMetrics(
@@ -105,6 +78,12 @@ export function createMetrics(
       this.set((await webhookQueue()).oldestSeconds);
     },
   });
+  const background = new Counter({
+    name: 'background_errors_total',
+    help: 'Batches of a background worker (webhooks, mail) that failed, each also logged at error level',
+    labelNames: ['queue'],
+    registers: [registry],
+  });
   const pages = new Counter({
     name: 'page_cache_answers_total',
     help: 'Pages of conversations answered by this process, by where they came from (memory: kept by the account change mark; database)',
@@ -122,6 +101,7 @@ export function createMetrics(
   return {
     registry,
     webhookResult: (result) => deliveries.inc({ result }),
+    backgroundError: (queue) => background.inc({ queue }),
     pageAnswered: (from) => pages.inc({ from }),
     observe(operation, method, status, seconds) {
       requests.inc({ operation, method, status });

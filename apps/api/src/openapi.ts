@@ -8,7 +8,7 @@ import {
   WEBHOOK_LIMIT_REACHED,
   WEBHOOK_NOT_FOUND,
 } from '@convo/domain';
-import { declaredRouter, ERRORS, type ErrorCode, mayBeOmitted, type Operation } from '@convo/router';
+import { ERRORS, type ErrorCode, type Operation, openApiRouter } from '@convo/router';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { tooLarge } from './http/body.ts';
 import { REST_PREFIX } from './rest/handler.ts';
@@ -129,7 +129,7 @@ const NOT_MODIFIED = {
 };
 
 export function buildOpenApiDocument(operations: readonly Operation[], version: string): OpenAPIObject {
-  const doc = generateOpenApiDocument(declaredRouter(operations), {
+  const doc = generateOpenApiDocument(openApiRouter(operations), {
     title: 'Conversations API',
     version,
     openApiVersion: '3.1.0',
@@ -175,7 +175,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
     if (declared.parameters) op.parameters = declared.parameters;
     if (op.requestBody) {
       // No body at all is read as `{}`: a request too, when every member is optional.
-      op.requestBody.required = !mayBeOmitted(input);
+      op.requestBody.required = !input.safeParse(undefined).success;
       for (const [type, media] of Object.entries(op.requestBody.content as Record<string, Json>)) {
         const example = declared.requestExamples?.[type];
         if (example) media.examples = { titled: { value: example } };

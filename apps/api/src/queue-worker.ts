@@ -29,17 +29,23 @@ export interface QueueWorkerOptions {
    */
   busy?: () => Promise<boolean>;
   maxYieldMs?: number;
+  /** Told when a batch fails (after it is logged at error level): /metrics counts it. */
+  onError?: (() => void) | undefined;
 }
 
 const YIELD_STEP_MS = 20;
 
-export function startQueueWorker(o: QueueWorkerOptions): QueueWorker {
+export function startQueueWorker(queue: QueueWorkerOptions): QueueWorker {
   let running: Promise<void> | null = null;
   let again = false;
   let stopped = false;
 
   const yieldToRequests = async () => {
-    for (let waited = 0; !stopped && waited < (o.maxYieldMs ?? 0) && (await o.busy?.()); waited += YIELD_STEP_MS) {
+    for (
+      let waited = 0;
+      !stopped && waited < (queue.maxYieldMs ?? 0) && (await queue.busy?.());
+      waited += YIELD_STEP_MS
+    ) {
       await sleep(YIELD_STEP_MS);
     }
   };
@@ -49,7 +55,7 @@ export function startQueueWorker(o: QueueWorkerOptions): QueueWorker {
       again = false;
       while (!stopped) {
         await yieldToRequests();
-        if (stopped || !(await o.step())) break;
+        if (stopped || !(await queue.step())) break;
       }
     } while (again && !stopped);
   };
@@ -61,13 +67,17 @@ export function startQueueWorker(o: QueueWorkerOptions): QueueWorker {
       return;
     }
     running = drain()
-      .catch((err: unknown) => o.logger.warn({ err: (err as Error).message }, `${o.name} could not be read`))
+      .catch((err: unknown) => {
+        // A statement the worker cannot run is a fault to see, not a warning: it retries at the next interval.
+        queue.logger.error({ err }, `${queue.name}: a batch failed`);
+        queue.onError?.();
+      })
       .finally(() => {
         running = null;
       });
   };
 
-  const timer = setInterval(kick, o.intervalMs);
+  const timer = setInterval(kick, queue.intervalMs);
   timer.unref();
   kick();
   return {

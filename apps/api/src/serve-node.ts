@@ -21,10 +21,10 @@ const IDLE_GRACE_MS = 1_000;
 export function serveOnNode(
   app: App,
   orm: MikroORM,
-  o: { host: string; port: number; logger: Logger; sendTimeoutMs?: number; onListen?: (port: number) => void },
+  listen: { host: string; port: number; logger: Logger; sendTimeoutMs?: number; onListen?: (port: number) => void },
 ): Promise<void> {
-  const { logger } = o;
-  const sendTimeoutMs = o.sendTimeoutMs ?? 15_000;
+  const { logger } = listen;
+  const sendTimeoutMs = listen.sendTimeoutMs ?? 15_000;
   // A client that never reads its answer would hold the answer's memory and its socket forever:
   // an answer not taken within sendTimeoutMs of being ready is cut off.
   const fetch = async (req: Request, env: HttpBindings | Http2Bindings) => {
@@ -34,13 +34,13 @@ export function serveOnNode(
     out.once('close', () => clearTimeout(timer));
     return res;
   };
-  const server = serve({ fetch, port: o.port, hostname: o.host }, (info) => {
-    logger.info({ url: `http://${o.host}:${info.port}`, pid: process.pid }, 'listening');
-    o.onListen?.(info.port);
+  const server = serve({ fetch, port: listen.port, hostname: listen.host }, (info) => {
+    logger.info({ url: `http://${listen.host}:${info.port}`, pid: process.pid }, 'listening');
+    listen.onListen?.(info.port);
   }) as Server;
   server.on('error', (err) => {
     if (!server.listening) {
-      logCannotListen(logger, o, err);
+      logCannotListen(logger, listen, err);
       logger.flush(() => process.exit(1));
       return;
     }

@@ -1,9 +1,9 @@
-import { webhookRetryDelaySeconds } from '@convo/domain';
 import type { MikroORM } from '@mikro-orm/core';
 import { type App, createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import { startMailWorker } from './mail.ts';
+import { startNotifyWorker } from './notify.ts';
 import { createServices, migrateDatabase, openDatabase } from './services.ts';
 import { startVacuuming } from './vacuum.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
@@ -17,18 +17,27 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     pageCacheBytes: config.pageCacheBytes,
     webhookRetentionDays: config.webhookRetentionDays,
   });
-  const mail = startMailWorker(services.mailQueue, { ...config.mail, logger: mailLogger });
+  const mail = startMailWorker(services.mailQueue, {
+    ...config.mail,
+    logger: mailLogger,
+    onError: () => services.metrics.backgroundError('mail'),
+  });
   services.onMailQueued(mail.kick);
+  const notify = startNotifyWorker(services.notifications, {
+    batchSeconds: config.notifyBatchSeconds,
+    logger,
+    onQueued: mail.kick,
+    onError: () => services.metrics.backgroundError('notifications'),
+    busy: services.databaseBusy,
+  });
   const { retryScale, timeoutMs, ...policy } = config.webhooks;
   const webhooks = startWebhookWorker(services.webhooks, {
     policy,
     logger,
     timeoutMs,
-    retryDelay: (attempts) => {
-      const seconds = webhookRetryDelaySeconds(attempts);
-      return seconds === null ? null : seconds * retryScale;
-    },
+    retryScale,
     onResult: services.metrics.webhookResult,
+    onError: () => services.metrics.backgroundError('webhooks'),
     busy: services.databaseBusy,
   });
   const vacuuming =
@@ -39,15 +48,17 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     bodyTimeoutMs: config.bodyTimeoutMs,
     maxBatch: config.maxBatch,
     publicUrl: config.publicUrl,
-    trustProxy: config.trustProxy,
+    proxyHops: config.proxyHops,
     metricsToken: config.metricsToken,
     formLimits: config.formLimits,
+    siteFilesBytes: config.siteFilesBytes,
   });
   return {
     fetch: app.fetch,
     drain() {
       app.drain();
       void mail.stop();
+      void notify.stop();
       void webhooks.stop();
       void vacuuming?.stop();
     },

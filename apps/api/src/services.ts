@@ -1,18 +1,23 @@
 import { mkdirSync } from 'node:fs';
 import {
   AccountStore,
+  conversationStore,
   databaseUnavailable,
   hashToken,
-  MikroConversationStore,
+  MikroInboxStore,
   MikroIntakePageStore,
   MikroMailOutbox,
+  MikroModerationStore,
+  MikroNotificationStore,
   MikroPeopleStore,
   MikroReplyStore,
   MikroSiteStore,
   MikroWebhookEndpointStore,
   MikroWebhookStore,
+  memberStore,
   migrate,
   openOrm,
+  PostgresReadLimits,
   PostgresVisitorLimits,
   pendingMigrations,
   poolStats,
@@ -21,8 +26,16 @@ import {
   RateLimiter,
   type RateLimitPolicy,
 } from '@convo/db';
-import type { MailOutbox, PeopleStore, ReplyStore, SiteStore, VisitorLimits } from '@convo/domain';
-import { PageCache, type ProcedureServices } from '@convo/router';
+import type {
+  InboxStore,
+  ModerationStore,
+  NotificationStore,
+  PeopleStore,
+  ReplyStore,
+  SiteStore,
+  VisitorLimits,
+} from '@convo/domain';
+import { ConversationListCache, type ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
 import { type Config, DEFAULT_PAGE_CACHE_MB, DEFAULT_RATE_LIMIT, DEFAULT_WEBHOOK_RETENTION_DAYS } from './config.ts';
 import { lockDataDir } from './embedded-lock.ts';
@@ -36,13 +49,19 @@ export interface Services extends ProcedureServices {
   site: SiteStore;
   people: PeopleStore;
   replies: ReplyStore;
-  /** Queues mail; a mail worker (mail.ts) sends it. */
-  outbox: MailOutbox;
+  /** Who is told of new messages, and the pending mails that tell them. */
+  notifications: NotificationStore;
+  /** The team's inbox on the sites. */
+  inbox: InboxStore;
+  /** Hiding and deleting messages on the sites. */
+  moderation: ModerationStore;
   /** The queue itself, for the worker. */
   mailQueue: MikroMailOutbox;
   /** Called after each queued mail, so a worker in this process sends it at once. */
   onMailQueued(listener: () => void): void;
   visitorLimits: VisitorLimits;
+  /** Page reads per client address on the sites (blocks of quota claimed in the database). */
+  readLimits: VisitorLimits;
   /** The webhook deliveries table, for the worker and the metrics. */
   webhooks: MikroWebhookStore;
   logger: Logger;
@@ -111,6 +130,8 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   const limiter = new RateLimiter(orm.em, options.rateLimit);
   // Ended windows are forgotten; the timer never keeps the process alive.
   setInterval(() => limiter.sweep(), options.rateLimit.windowSeconds * 1000).unref();
+  const readLimits = new PostgresReadLimits(orm.em);
+  setInterval(() => readLimits.sweep(), 60_000).unref();
   let migrated = false;
   // The stores are built once: their reads are prepared statements and their writes native
   // inserts or their own transactions, so none keeps an identity map a request could share.
@@ -135,17 +156,25 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   const metrics = createMetrics(
     () => poolStats(em),
     () => webhookStore.queueStats(),
-    () => pages.bytes,
+    () => conversationLists.bytes,
   );
-  const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_MB * 1024 * 1024, metrics.pageAnswered);
+  const conversationLists = new ConversationListCache(
+    options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_MB * 1024 * 1024,
+    metrics.pageAnswered,
+  );
   return {
-    conversations: new MikroConversationStore(em),
+    conversations: conversationStore(em),
+    members: memberStore(em),
     intakePages: new MikroIntakePageStore(em),
     webhookEndpoints: new MikroWebhookEndpointStore(em),
-    pages,
+    conversationLists,
+    checkAnswers: options.checkAnswers ?? true,
     webhookTargets: webhookTargets(options.webhookTargets ?? { allowHttp: false, allowPrivate: false }),
     site: new MikroSiteStore(em, { hostCacheMs: options.hostCacheMs ?? HOST_CACHE_MS }),
     people: new MikroPeopleStore(em),
+    notifications: new MikroNotificationStore(em),
+    inbox: new MikroInboxStore(em),
+    moderation: new MikroModerationStore(em),
     replies: new MikroReplyStore(em),
     outbox: {
       async enqueue(accountId, mail) {
@@ -156,9 +185,9 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     mailQueue,
     onMailQueued: (listener) => mailListeners.push(listener),
     visitorLimits: new PostgresVisitorLimits(em),
+    readLimits,
     authenticate: (token) => accounts.findByTokenHash(hashToken(token)),
     isUnavailable: databaseUnavailable,
-    checkAnswers: options.checkAnswers ?? true,
     logger,
     metrics,
     webhooks: webhookStore,

@@ -15,7 +15,7 @@ export interface Vacuuming {
   stop(): Promise<void>;
 }
 
-export function startVacuuming(orm: MikroORM, o: { intervalMs: number; logger: Logger }): Vacuuming {
+export function startVacuuming(orm: MikroORM, schedule: { intervalMs: number; logger: Logger }): Vacuuming {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | null = null;
   let stopped = false;
@@ -24,24 +24,26 @@ export function startVacuuming(orm: MikroORM, o: { intervalMs: number; logger: L
   const round = () => {
     if (running !== null || stopped) return;
     running = vacuumChurningTables(em)
-      .catch((err: unknown) => o.logger.warn({ err: (err as Error).message }, 'vacuuming the queue tables failed'))
+      .catch((err: unknown) =>
+        schedule.logger.warn({ err: (err as Error).message }, 'vacuuming the queue tables failed'),
+      )
       .finally(() => {
         running = null;
       });
   };
 
   const started = (async () => {
-    if (o.intervalMs <= 0) return false;
+    if (schedule.intervalMs <= 0) return false;
     const off = await autovacuumIsOff(em).catch((err: unknown) => {
-      o.logger.warn({ err: (err as Error).message }, 'could not read the server autovacuum setting');
+      schedule.logger.warn({ err: (err as Error).message }, 'could not read the server autovacuum setting');
       return false;
     });
     if (!off || stopped) return false;
-    o.logger.info(
-      { tables: CHURNING_TABLES, everyMs: o.intervalMs },
+    schedule.logger.info(
+      { tables: CHURNING_TABLES, everyMs: schedule.intervalMs },
       'autovacuum is off on this server: vacuuming the queue tables ourselves',
     );
-    timer = setInterval(round, o.intervalMs);
+    timer = setInterval(round, schedule.intervalMs);
     timer.unref();
     return true;
   })();

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -147,6 +147,29 @@ describe('operator CLI', () => {
     expect(second.stderr).toMatch(/primary intake page/);
   });
 
+  it("puts users on the account's team and takes them off; the owner stays an owner", async () => {
+    expect(
+      await json('user', 'add', '--account', 'acme', '--email', 'ana@acme.example', '--name', 'Ana', '--team', 'admin'),
+    ).toMatchObject({ email: 'ana@acme.example', team: 'admin' });
+    expect(
+      await json('user', 'team', '--account', 'acme', '--email', 'SAM@acme.example', '--role', 'member'),
+    ).toMatchObject({ email: 'sam@acme.example', team: 'member' });
+    expect(
+      await json('user', 'team', '--account', 'acme', '--email', 'sam@acme.example', '--role', 'none'),
+    ).toMatchObject({
+      team: null,
+    });
+    const owner = await cli('user', 'team', '--account', 'acme', '--email', 'o@acme.example', '--role', 'admin');
+    expect(owner.code).toBe(1);
+    expect(owner.stderr).toMatch(/owns the account/);
+    const unknownRole = await cli('user', 'team', '--account', 'acme', '--email', 'sam@acme.example', '--role', 'boss');
+    expect(unknownRole.code).not.toBe(0);
+    expect(unknownRole.stderr).toMatch(/owner, admin, member, none/);
+    const nobody = await cli('user', 'team', '--account', 'acme', '--email', 'x_y@acme.example', '--role', 'admin');
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toMatch(/no user with e-mail/);
+  });
+
   it('issues, lists and revokes tokens; a revoked token stops working', async () => {
     const issued = await json('token', 'create', '--account', 'acme', '--name', 'zapier');
     expect(await apiStatus(issued.token)).toBe(404);
@@ -163,6 +186,21 @@ describe('operator CLI', () => {
     expect(loaded.counts).toEqual({ accounts: 1, users: 2, conversations: 3, messages: 3, tags: 3 });
     const demoToken = loaded.accounts[0].tokens[0].token;
     expect(await apiStatus(demoToken, 'get_conversation?slug=welcome')).toBe(200);
+  });
+
+  it("adds people to a seeded conversation's members and takes them out", async () => {
+    const add = ['member', 'add', '--account', 'demo', '--slug', 'welcome', '--email', 'newbie@example.org'];
+    expect(await json(...add, '--name', 'Newbie')).toMatchObject({ slug: 'welcome', changed: true });
+    expect(await json(...add)).toMatchObject({ changed: false });
+    const remove = ['member', 'remove', '--account', 'demo', '--slug', 'welcome', '--email', 'newbie@example.org'];
+    expect(await json(...remove)).toMatchObject({ changed: true });
+    expect(await json(...remove)).toMatchObject({ changed: false });
+    const nameless = await cli('member', 'add', '--account', 'demo', '--slug', 'welcome', '--email', 'new@example.org');
+    expect(nameless.code).toBe(1);
+    expect(nameless.stderr).toMatch(/give their name/);
+    const noSuch = await cli('member', 'add', '--account', 'demo', '--slug', 'nope', '--email', 'newbie@example.org');
+    expect(noSuch.code).toBe(1);
+    expect(noSuch.stderr).toMatch(/no conversation with that slug/);
   });
 
   it('streams large seed files, and holds an account’s conversations only when they come first', async () => {
@@ -238,6 +276,53 @@ describe('operator CLI', () => {
       expect(missing.stderr).toMatch(/no account with key "nobody"/);
       await expect(stat(join(dir, 'nobody.json.partial'))).rejects.toThrow();
       await expect(stat(join(dir, 'nobody.json'))).rejects.toThrow();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes the import source token from IMPORT_API_TOKEN or standard input, not only from --token', async () => {
+    const missing = await cli('import-api', '--from', 'http://127.0.0.1:9', '--account', 'imp');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/give the source token: IMPORT_API_TOKEN/);
+    // A source that says who asked: the token arrives from the environment.
+    const { createServer } = await import('node:http');
+    const sent: (string | undefined)[] = [];
+    const source = createServer((req, res) => {
+      sent.push(req.headers.authorization);
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"no","code":"unauthorized"}');
+    });
+    await new Promise<void>((r) => source.listen(0, '127.0.0.1', r));
+    const from = `http://127.0.0.1:${(source.address() as { port: number }).port}`;
+    const saved = env;
+    env = { ...env, IMPORT_API_TOKEN: 'cnv_from_the_environment' };
+    try {
+      const tried = await cli('import-api', '--from', from, '--account', 'imp', '--rate', '1000');
+      expect(tried.stderr).toMatch(/the source refused the token \(401\)/);
+      expect(sent).toEqual(['Bearer cnv_from_the_environment']);
+    } finally {
+      env = saved;
+      await new Promise((r) => source.close(r));
+    }
+  });
+
+  it('writes an export readable by its owner only, and never through a file or link placed in its way', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'convo-export-'));
+    try {
+      const file = join(dir, 'demo.json');
+      await json('export', '--account', 'demo', '--out', file);
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      // A link pre-placed at <out>.partial, pointing at a file the export must not overwrite.
+      const victim = join(dir, 'victim.txt');
+      await writeFile(victim, 'precious');
+      const out = join(dir, 'again.json');
+      await symlink(victim, `${out}.partial`);
+      const refused = await cli('export', '--account', 'demo', '--out', out);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/already exists/);
+      expect(await readFile(victim, 'utf8')).toBe('precious');
+      expect((await lstat(`${out}.partial`)).isSymbolicLink()).toBe(true);
+      await expect(stat(out)).rejects.toThrow();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -390,6 +475,9 @@ describe('operator CLI', () => {
       ['token', 'list'],
       ['token', 'revoke'],
       ['user', 'add'],
+      ['user', 'team'],
+      ['member', 'add'],
+      ['member', 'remove'],
       ['workflow', 'create'],
       ['intake-page', 'create'],
       ['seed'],

@@ -3,6 +3,7 @@ import type { App } from '../src/app.ts';
 import {
   auth,
   call,
+  createForm,
   createJson,
   get,
   type Harness,
@@ -85,13 +86,10 @@ describe('create_conversation', () => {
   });
 
   it('accepts form-encoded bodies with true/false booleans', async () => {
-    const r = await call(
+    const r = await createForm(
       h,
-      new Request(`${REST}/create_conversation`, {
-        method: 'POST',
-        headers: { ...auth(acme.token), 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'title=From+a+form&slug=form-made&anyone_can_post=false&allow_search_engines=true',
-      }),
+      acme.token,
+      'title=From+a+form&slug=form-made&anyone_can_post=false&allow_search_engines=true',
     );
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({
@@ -157,6 +155,20 @@ describe('get_conversation', () => {
       const r = await get(h, acme.token, `get_conversation${q}`);
       expect(r.status).toBe(200);
       expect(r.body.id).toBe(latest.body.id);
+      // The body is the spec's; the header lets a client notice that nothing matched.
+      expect(r.headers.get('conversation-matched'), q).toBe('none');
+    }
+  });
+
+  it('says in Conversation-Matched which keys the answer matched', async () => {
+    for (const [q, matched] of [
+      ['?slug=FORM-MADE', 'slug'],
+      ['?title=from%20a%20FORM', 'title'],
+      ['?title=from%20a%20FORM&slug=form-made', 'title, slug'],
+      ['?slug=form-mad', 'none'],
+    ] as const) {
+      const r = await get(h, acme.token, `get_conversation${q}`);
+      expect(r.headers.get('conversation-matched'), q).toBe(matched);
     }
   });
 
@@ -224,7 +236,7 @@ describe('get_conversations', () => {
       `<https://api.acme.example${path}?page=2>; rel="next"`,
     );
 
-    const proxied = secondApp(h, {}, { trustProxy: true });
+    const proxied = secondApp(h, {}, { proxyHops: 1 });
     const behind = { 'x-forwarded-host': 'api.acme.example', 'x-forwarded-proto': 'https' };
     expect((await page1(proxied, behind)).headers.get('link')).toBe(
       `<https://api.acme.example${path}?page=2>; rel="next"`,
@@ -245,6 +257,8 @@ describe('get_conversations', () => {
       [acme.token, '?page=3'],
       [empty.token, ''],
       [empty.token, '?page=1'],
+      // Past any page there can be: a 404 like any page past the last, not a 422 quoting a bound.
+      [acme.token, '?page=900719925474099'],
     ] as const) {
       const r = await get(h, token, `get_conversations${q}`);
       expect(r.status).toBe(404);

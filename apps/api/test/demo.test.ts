@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -84,6 +85,47 @@ it.skipIf(!embeddedRun)(
       const res = await fetch(url);
       expect(res.status, url).toBe(200);
       expect(await res.text(), url).toContain('Opened from the demo');
+    }
+  },
+  60_000,
+);
+
+it.skipIf(!embeddedRun)(
+  'lets a webhook be tried on this machine, as it says when it starts',
+  async () => {
+    expect(output).toContain('Webhooks may go to http:// receivers on this machine here');
+    const origin = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    const token = /API token \(new on every start\): (\S+)/.exec(output)?.[1];
+    const received: string[] = [];
+    const receiver = createHttpServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (c: string) => {
+        body += c;
+      });
+      req.on('end', () => {
+        received.push(body);
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    try {
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const api = (path: string, body: unknown) =>
+        fetch(`${origin}/api/v1${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const subscribed = await api('/webhooks', { url: hook, events: ['conversation_created'] });
+      expect(subscribed.status).toBe(201);
+      expect((await api('/conversations/create_conversation', { title: 'Hooked' })).status).toBe(201);
+      const deadline = Date.now() + 20_000;
+      while (!received.some((body) => body.includes('Hooked')) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(received.join('\n')).toContain('"title":"Hooked"');
+    } finally {
+      await new Promise((r) => receiver.close(r));
     }
   },
   60_000,

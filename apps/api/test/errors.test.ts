@@ -3,6 +3,7 @@ import {
   auth,
   BASE,
   call,
+  createForm,
   createJson,
   get,
   type Harness,
@@ -93,6 +94,19 @@ describe('refused creates change nothing', () => {
     expectError(r, 415, 'unsupported_media_type');
   });
 
+  it("415 saying to send application/json for JSON sent as a form (curl -d's default), creating nothing", async () => {
+    const before = await count(acme.token);
+    for (const body of ['{"title":"From curl"}', ' [{"title":"x"}]']) {
+      const r = await createForm(h, acme.token, body);
+      expectError(r, 415, 'json_sent_as_form');
+      expect(r.body.error).toContain('content-type: application/json');
+    }
+    // A form whose first field merely starts with a brace is still a form.
+    const form = await createForm(h, acme.token, '{title=x');
+    expect(form.status).toBe(201);
+    expect(await count(acme.token)).toBe(before + 1);
+  });
+
   it('413 for a body over the documented limit, declared or streamed', async () => {
     const big = JSON.stringify({ title: 'x'.repeat(MAX_BODY_BYTES) });
     expectError(await createJson(h, acme.token, big), 413, 'body_too_large');
@@ -162,7 +176,9 @@ describe('intake page rules', () => {
 
 describe('paging parameters', () => {
   it.each(['0', '-1', '1.5', 'abc', '1e999', '1&page=2', String(2 ** 60)])('422 for page=%s', async (page) => {
-    expectError(await get(h, acme.token, `get_conversations?page=${page}`), 422, 'invalid_input');
+    const r = await get(h, acme.token, `get_conversations?page=${page}`);
+    expectError(r, 422, 'invalid_input');
+    expect(r.body.error).toBe('page: page must be a whole number ≥ 1');
   });
 });
 

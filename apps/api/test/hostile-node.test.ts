@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../../../packages/client/test/support/server.ts';
 
@@ -93,7 +94,7 @@ function raw(write: (socket: Socket) => void, o: { waitMs?: number } = {}): Prom
   });
 }
 
-/** What the README's reliability table quotes; printed at the end of the run. */
+/** What docs/operating.md's reliability table quotes; printed at the end of the run. */
 const figures: string[] = [];
 afterAll(() => console.log(`hostile client: ${figures.join('; ')}`));
 
@@ -291,5 +292,63 @@ describe('against the running server', () => {
     const garbage = await raw((s) => s.write('NOT HTTP AT ALL\r\n\r\n'));
     expect(statusOf(garbage)).toBe(400);
     expect(bodyOf(garbage)).toEqual({ error: 'the request is not valid HTTP', code: 'bad_request' });
+  });
+
+  it('closes the connection after a refusal that left the body unread: a keep-alive client goes on', async () => {
+    const { Agent, request } = await import('undici');
+    const agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 30_000 });
+    try {
+      const batch = () =>
+        request(`${server.baseUrl}/trpc/conversations.list,account.get?batch=1&input=${encodeURIComponent('{}')}`, {
+          dispatcher: agent,
+          headers: { authorization: `Bearer ${TOKEN}` },
+        });
+      const refusals = [
+        // A 2 MB create: refused by its declared length, the body never read.
+        () =>
+          request(`${server.baseUrl}/trpc/conversations.create`, {
+            dispatcher: agent,
+            method: 'POST',
+            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ title: 'x'.repeat(2_000_000) }),
+          }),
+        // The same without a token: refused before the body is read.
+        () =>
+          request(`${server.baseUrl}/trpc/conversations.create`, {
+            dispatcher: agent,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ title: 'y'.repeat(100_000) }),
+          }),
+        // A body that arrives slowly and is cut off at the limit.
+        () =>
+          request(`${server.baseUrl}/api/v1/conversations/create_conversation`, {
+            dispatcher: agent,
+            method: 'POST',
+            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+            body: Readable.from(
+              (async function* () {
+                for (let i = 0; i < 20; i++) {
+                  yield new Uint8Array(10_000).fill(32);
+                  await new Promise((r) => setTimeout(r, 10));
+                }
+              })(),
+            ),
+          }),
+      ];
+      for (const [i, refuse] of refusals.entries()) {
+        const closes = i < 2;
+        const refused = await refuse();
+        expect(refused.statusCode).toBeGreaterThanOrEqual(400);
+        // Unread, it is closed; read in part (cut off at the limit), the server drains the rest and keeps it.
+        if (closes) expect(refused.headers.connection).toBe('close');
+        await refused.body.dump();
+        const next = await batch();
+        expect(next.statusCode).toBe(200);
+        await next.body.dump();
+      }
+    } finally {
+      await agent.close();
+    }
   });
 });

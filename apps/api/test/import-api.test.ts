@@ -194,4 +194,57 @@ describe('import-api', () => {
     ).rejects.toThrow(/refused the token/);
     await expect(importFromApi(target.db.orm.em.fork(), options({ from: 'ftp://x' }))).rejects.toThrow(/http/);
   });
+  it('follows redirects within the source, and refuses one to another origin without sending it the token', async () => {
+    const seen: (string | undefined)[] = [];
+    const elsewhere = serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: (req: Request) => {
+        seen.push(req.headers.get('authorization') ?? undefined);
+        return new Response('{}', { headers: { 'content-type': 'application/json' } });
+      },
+    });
+    await new Promise<void>((resolve) => elsewhere.once('listening', () => resolve()));
+    const elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
+    const redirecting = serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: (req: Request) => {
+        const url = new URL(req.url);
+        if (url.pathname.startsWith('/moved/')) {
+          return source.app.fetch(new Request(`${baseUrl}${url.pathname.slice('/moved'.length)}${url.search}`, req));
+        }
+        if (url.pathname.startsWith('/away/')) return Response.redirect(`${elsewhereUrl}/steal`, 302);
+        return Response.redirect(`${url.origin}/moved${url.pathname}${url.search}`, 301);
+      },
+    });
+    await new Promise<void>((resolve) => redirecting.once('listening', () => resolve()));
+    const redirectingUrl = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`;
+    try {
+      const refused = importFromApi(
+        target.db.orm.em.fork(),
+        options({
+          from: `${redirectingUrl}/away`,
+          account: 'redirected',
+          host: 'https://redirected.example.com',
+          stateFile: join(dir, 'away.json'),
+        }),
+      );
+      await expect(refused).rejects.toThrow(/redirected to another origin/);
+      expect(seen).toEqual([]);
+      const followed = await importFromApi(
+        target.db.orm.em.fork(),
+        options({
+          from: redirectingUrl,
+          account: 'followed',
+          host: 'https://followed.example.com',
+          stateFile: join(dir, 'followed.json'),
+        }),
+      );
+      expect(followed.conversations).toBeGreaterThanOrEqual(COUNT);
+    } finally {
+      elsewhere.close();
+      redirecting.close();
+    }
+  });
 });

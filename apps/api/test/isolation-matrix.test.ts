@@ -1,3 +1,4 @@
+import { operations } from '@convo/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BASE,
@@ -78,16 +79,18 @@ function headersFor(credential: Credential, variant = 0): Record<string, string>
 
 interface Operation {
   name: string;
+  /** The operation it calls, by its procedure's path (`operations` in @convo/router). */
+  of: string;
   /** Sends the operation; `lookup` is what it looks for (a slug, a title, an intake page id, a page). */
   send(headers: Record<string, string>, lookup: 'secret' | 'absent'): Promise<Call>;
   write?: boolean;
 }
 
 const rest = (path: string, headers: Record<string, string>) => call(h, new Request(`${REST}/${path}`, { headers }));
-const restPost = (headers: Record<string, string>, body: unknown) =>
+const restPost = (headers: Record<string, string>, body: unknown, operation = 'create_conversation') =>
   call(
     h,
-    new Request(`${REST}/create_conversation`, {
+    new Request(`${REST}/${operation}`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -124,65 +127,137 @@ const unique = () => `matrix-${++created}`;
 const OPERATIONS: Operation[] = [
   {
     name: 'REST get_conversation by slug',
+    of: 'conversations.get',
     send: (hd, l) => rest(`get_conversation?slug=${l === 'secret' ? SECRET.slug : 'no-such-slug'}`, hd),
   },
   {
     name: 'REST get_conversation by slug, other case',
+    of: 'conversations.get',
     send: (hd, l) => rest(`get_conversation?slug=${l === 'secret' ? 'ALPHA-PRIVATE' : 'NO-SUCH-SLUG'}`, hd),
   },
   {
     name: 'REST get_conversation by title',
+    of: 'conversations.get',
     send: (hd, l) =>
       rest(`get_conversation?title=${encodeURIComponent(l === 'secret' ? SECRET.title : 'No such')}`, hd),
   },
-  { name: 'REST get_conversation, latest', send: (hd) => rest('get_conversation', hd) },
-  { name: 'REST get_conversations page 1', send: (hd) => rest('get_conversations?page=1', hd) },
-  { name: 'REST get_conversations page 2', send: (hd) => rest('get_conversations?page=2', hd) },
+  { name: 'REST get_conversation, latest', of: 'conversations.get', send: (hd) => rest('get_conversation', hd) },
+  {
+    name: 'REST get_conversations page 1',
+    of: 'conversations.list',
+    send: (hd) => rest('get_conversations?page=1', hd),
+  },
+  {
+    name: 'REST get_conversations page 2',
+    of: 'conversations.list',
+    send: (hd) => rest('get_conversations?page=2', hd),
+  },
   {
     name: 'REST create_conversation through an intake page',
+    of: 'conversations.create',
     write: true,
     send: (hd, l) => restPost(hd, { slug: unique(), intake_page_id: l === 'secret' ? a.secondaryPageId : 999_999 }),
   },
   {
     name: 'REST create_conversation with a slug the other account uses',
+    of: 'conversations.create',
     write: true,
     send: (hd) => restPost(hd, { slug: `${unique()}-${SECRET.slug}` }),
   },
   {
     name: 'tRPC conversations.get by slug',
+    of: 'conversations.get',
     send: (hd, l) => trpcQuery('conversations.get', { slug: l === 'secret' ? SECRET.slug : 'no-such-slug' }, hd),
   },
   {
     name: 'tRPC conversations.get by title',
+    of: 'conversations.get',
     send: (hd, l) => trpcQuery('conversations.get', { title: l === 'secret' ? SECRET.title : 'No such' }, hd),
   },
-  { name: 'tRPC conversations.list page 2', send: (hd) => trpcQuery('conversations.list', { page: 2 }, hd) },
-  { name: 'REST get_account', send: (hd) => call(h, new Request(`${BASE}/api/v1/account`, { headers: hd })) },
-  { name: 'tRPC account.get', send: (hd) => trpcQuery('account.get', {}, hd) },
-  { name: 'REST list webhooks', send: (hd) => restHooks(hd, 'GET') },
+  {
+    name: 'tRPC conversations.list page 2',
+    of: 'conversations.list',
+    send: (hd) => trpcQuery('conversations.list', { page: 2 }, hd),
+  },
+  {
+    name: 'REST get_account',
+    of: 'account.get',
+    send: (hd) => call(h, new Request(`${BASE}/api/v1/account`, { headers: hd })),
+  },
+  { name: 'tRPC account.get', of: 'account.get', send: (hd) => trpcQuery('account.get', {}, hd) },
+  { name: 'REST list webhooks', of: 'webhooks.list', send: (hd) => restHooks(hd, 'GET') },
   {
     name: 'REST delete a webhook',
+    of: 'webhooks.delete',
     write: true,
     send: (hd, l) => restHooks(hd, 'DELETE', `/${hookTarget(hd, l, 'rest')}`),
   },
   {
     name: 'REST create a webhook',
+    of: 'webhooks.create',
     write: true,
     send: (hd) => restHooks(hd, 'POST', '', { url: 'http://127.0.0.1:9/hook', events: ['message_created'] }),
   },
-  { name: 'tRPC webhooks.list', send: (hd) => trpcQuery('webhooks.list', {}, hd) },
+  { name: 'tRPC webhooks.list', of: 'webhooks.list', send: (hd) => trpcQuery('webhooks.list', {}, hd) },
   {
     name: 'tRPC webhooks.delete',
+    of: 'webhooks.delete',
     write: true,
     send: (hd, l) => trpcMutation('webhooks.delete', { id: hookTarget(hd, l, 'trpc') }, hd),
   },
   {
     name: 'tRPC webhooks.create',
+    of: 'webhooks.create',
     write: true,
     send: (hd) => trpcMutation('webhooks.create', { url: 'http://127.0.0.1:9/hook' }, hd),
   },
   {
+    name: 'REST add_conversation_member',
+    of: 'conversations.addMember',
+    write: true,
+    send: (hd, l) =>
+      restPost(
+        hd,
+        { slug: l === 'secret' ? SECRET.slug : 'no-such-slug', email: 'pat@pat.example', name: 'Pat' },
+        'add_conversation_member',
+      ),
+  },
+  {
+    name: 'REST remove_conversation_member',
+    of: 'conversations.removeMember',
+    write: true,
+    send: (hd, l) =>
+      restPost(
+        hd,
+        { slug: l === 'secret' ? SECRET.slug : 'no-such-slug', email: 'pat@pat.example' },
+        'remove_conversation_member',
+      ),
+  },
+  {
+    name: 'tRPC conversations.addMember',
+    of: 'conversations.addMember',
+    write: true,
+    send: (hd, l) =>
+      trpcMutation(
+        'conversations.addMember',
+        { slug: l === 'secret' ? SECRET.slug : 'no-such-slug', email: 'pat@pat.example', name: 'Pat' },
+        hd,
+      ),
+  },
+  {
+    name: 'tRPC conversations.removeMember',
+    of: 'conversations.removeMember',
+    write: true,
+    send: (hd, l) =>
+      trpcMutation(
+        'conversations.removeMember',
+        { slug: l === 'secret' ? SECRET.slug : 'no-such-slug', email: 'pat@pat.example' },
+        hd,
+      ),
+  },
+  {
     name: 'tRPC conversations.create through an intake page',
+    of: 'conversations.create',
     write: true,
     send: (hd, l) =>
       trpcMutation(
@@ -193,7 +268,7 @@ const OPERATIONS: Operation[] = [
   },
 ];
 
-/** Each account's conversations and webhook endpoints, as `account:what:count`. */
+/** Each account's conversations, webhook endpoints, members and users, as `account:what:count`. */
 const counts = async (): Promise<string[]> => {
   const rows = (await h.db.orm.em
     .fork()
@@ -201,6 +276,8 @@ const counts = async (): Promise<string[]> => {
     .execute(
       `select account_id, 'conversations' as what, count(*)::int as n from conversation group by account_id
        union all select account_id, 'webhooks', count(*)::int from webhook_endpoint group by account_id
+       union all select account_id, 'members', count(*)::int from conversation_member group by account_id
+       union all select account_id, 'users', count(*)::int from account_user group by account_id
        order by 1, 2`,
     )) as { account_id: number; what: string; n: number }[];
   return rows.map((r) => `${r.account_id}:${r.what}:${r.n}`);
@@ -229,6 +306,18 @@ const leaksAlpha = (r: Call) =>
 
 const isUnauthorized = (r: Call) =>
   r.status === 401 && (r.body?.code === 'unauthorized' || r.body?.error?.data?.appCode === 'unauthorized');
+
+describe('the matrix', () => {
+  it('covers every operation appRouter serves, over REST and over tRPC', () => {
+    for (const { name } of operations) {
+      for (const transport of ['REST', 'tRPC']) {
+        const covered = OPERATIONS.some((o) => o.of === name && o.name.startsWith(`${transport} `));
+        expect(covered, `${transport} ${name} has no entry in OPERATIONS`).toBe(true);
+      }
+    }
+    expect(OPERATIONS.filter((o) => !operations.some((op) => op.name === o.of))).toEqual([]);
+  });
+});
 
 describe.each(OPERATIONS)('$name', (op) => {
   it('with the own token: reaches the own data', async () => {

@@ -4,6 +4,7 @@ import { createApp } from '../src/app.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices } from '../src/services.ts';
 import {
+  auth,
   BASE,
   call,
   createJson,
@@ -121,6 +122,11 @@ describe('health, readiness and metrics', () => {
     await createJson(h, acme.token, {});
     await call(h, new Request(`${BASE}/api/v1/conversations/get_conversation`));
     await call(h, new Request(`${BASE}/no/such/path/${Math.random()}`));
+    // Each route counts under its own label, a path with a parameter and an account's pages too.
+    await call(h, new Request(`${BASE}/api/v1/webhooks/7`, { method: 'DELETE', headers: auth(acme.token) }));
+    await call(h, new Request(`${BASE}/favicon.ico`));
+    await call(h, new Request('https://acme.example.com/c/no-such-page'));
+    await call(h, new Request(`https://acme.example.com/nothing/${Math.random()}`));
     // A page read, then the same page again with nothing changed: kept.
     for (let i = 0; i < 2; i++) await get(h, acme.token, 'get_conversations');
     const res = await h.app.fetch(
@@ -131,6 +137,10 @@ describe('health, readiness and metrics', () => {
     expect(text).toMatch(/http_requests_total\{operation="create_conversation",method="POST",status="201"\} \d+/);
     expect(text).toMatch(/http_requests_total\{operation="get_conversation",method="GET",status="401"\} 1/);
     expect(text).toMatch(/http_requests_total\{operation="other",method="GET",status="404"\} \d+/);
+    expect(text).toMatch(/http_requests_total\{operation="delete_webhook",method="DELETE",status="404"\} 1/);
+    expect(text).toMatch(/http_requests_total\{operation="favicon",method="GET",status="200"\} 1/);
+    expect(text).toMatch(/http_requests_total\{operation="site:\/c\/:slug",method="GET",status="404"\} 1/);
+    expect(text).toMatch(/http_requests_total\{operation="site:other",method="GET",status="404"\} 1/);
     expect(text).toMatch(
       /http_request_duration_seconds_bucket\{le="0\.1",operation="create_conversation",status="201"\}/,
     );
@@ -138,6 +148,6 @@ describe('health, readiness and metrics', () => {
     expect(text).toMatch(/page_cache_answers_total\{from="database"\} [1-9]\d*/);
     expect(text).toMatch(/page_cache_answers_total\{from="memory"\} [1-9]\d*/);
     expect(text).toMatch(/page_cache_bytes [1-9]\d*/);
-    expect(text).not.toMatch(/no\/such\/path/);
+    expect(text).not.toMatch(/no\/such\/path|nothing\//);
   });
 });

@@ -45,6 +45,7 @@ describe('the OpenAPI document', () => {
       'RateLimit-Limit',
       'RateLimit-Remaining',
       'RateLimit-Reset',
+      'Conversation-Matched',
       'ETag',
       'Cache-Control',
     ]);

@@ -1,13 +1,12 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
+import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
 import { type Harness, openHarness } from './support/harness.ts';
 import { loadSites, present } from './support/site.ts';
 
@@ -22,7 +21,6 @@ warnIfNoChromium('pages-browser.test.ts');
 const TOKEN = 'browser-test-token-0123456789';
 const HOSTILE_TITLE = `<img src=x onerror="document.title='pwned'"> & "quotes"`;
 const SHOTS = join(tmpdir(), 'convo-pages');
-const axeSource: string = createRequire(import.meta.url)('axe-core').source;
 
 let h: Harness;
 let server: ReturnType<typeof serve>;
@@ -67,6 +65,11 @@ beforeAll(async () => {
             })),
           },
           {
+            title: 'Longer than a page',
+            slug: 'long',
+            messages: Array.from({ length: 130 }, (_, i) => ({ author: null, text: `Message number ${i + 1}` })),
+          },
+          {
             title: HOSTILE_TITLE,
             slug: 'hostile',
             messages: [{ author: null, text: '<script>document.title="pwned"</script>' }],
@@ -89,15 +92,32 @@ afterAll(async () => {
 const overflow = async (page: Page) =>
   Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
 
-async function axe(url: string): Promise<unknown[]> {
-  // axe is injected as a script, which the page's own policy rightly forbids: this context bypasses it.
+/** The account's id and its owner's. */
+async function ownerIds(): Promise<{ account: number; owner: number }> {
+  const rows = (await h.db.orm.em
+    .fork()
+    .getConnection()
+    .execute(
+      "select a.id as account, u.id as owner from account a join account_user u on u.id = a.owner_id where a.key = 'acme'",
+    )) as { account: number; owner: number }[];
+  return present(rows[0], 'the owner');
+}
+
+/** A session of the account's owner, as the cookie a browser holds once signed in. */
+async function ownerSession(): Promise<{ name: string; value: string; url: string }> {
+  const { account, owner } = await ownerIds();
+  const value = 's'.repeat(43);
+  await h.services.people.createSession(account, owner, value, 3600);
+  return { name: 'convo_session', value, url: acme };
+}
+
+async function axe(url: string, cookies: { name: string; value: string; url: string }[] = []): Promise<string[]> {
   const context = await browser.newContext({ bypassCSP: true });
+  await context.addCookies(cookies);
   try {
     const page = await context.newPage();
     await page.goto(url);
-    await page.addScriptTag({ content: axeSource });
-    const violations = await page.evaluate("axe.run().then((r) => r.violations.map((v) => v.id + ': ' + v.help))");
-    return Array.isArray(violations) ? violations : [violations];
+    return (await axeViolations(page)).map((v) => `${v.id}: ${v.help}`);
   } finally {
     await context.close();
   }
@@ -163,6 +183,26 @@ describe.skipIf(!hasChromium)('conversation pages in Chromium', () => {
     await context.close();
   }, 60_000);
 
+  it('shows times in the reader’s time zone with JavaScript on ("2 hours ago" while recent), in UTC without', async () => {
+    const created = await api('create_conversation', { method: 'POST', body: JSON.stringify({ title: 'Just now' }) });
+    const context = await browser.newContext({ timezoneId: 'Asia/Tokyo', locale: 'en-US' });
+    const page = await context.newPage();
+    await page.goto(`${acme}/c/thread`);
+    // 2024-01-01 10:00 UTC is 19:00 in Tokyo.
+    const first = page.locator('.message time').first();
+    expect(await first.textContent()).toBe('January 1, 2024 at 7:00 PM');
+    expect(await first.getAttribute('title')).toBe('January 1, 2024 at 7:00 PM');
+    expect(await first.getAttribute('datetime')).toBe('2024-01-01T10:00:00.000000Z');
+    await page.goto(created.conversation_url);
+    expect(await page.locator('.meta time').textContent()).toMatch(/^(now|\d+ seconds? ago)$/);
+    await context.close();
+    const off = await browser.newContext({ javaScriptEnabled: false, timezoneId: 'Asia/Tokyo' });
+    const plain = await off.newPage();
+    await plain.goto(`${acme}/c/thread`);
+    expect(await plain.locator('.message time').first().textContent()).toBe('January 1st, 2024 10:00AM UTC');
+    await off.close();
+  }, 60_000);
+
   it('shows hostile text as text: nothing in it runs', async () => {
     const page = await browser.newPage();
     const dialogs: string[] = [];
@@ -186,7 +226,17 @@ describe.skipIf(!hasChromium)('conversation pages in Chromium', () => {
     // Another site, on its own server: frame.test, which resolves to this machine like acme.test.
     const elsewhere: Server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });
+      // The snippet docs/pages.md gives hosts: size the frame to the height the embed tells.
       res.end(`<!doctype html><title>elsewhere</title>
+          <script>
+            window.heights = [];
+            addEventListener('message', (e) => {
+              if (e.data && e.data.type === 'convo:height') {
+                window.heights.push(e.data.height);
+                for (const f of document.querySelectorAll('iframe')) if (f.contentWindow === e.source) f.style.height = e.data.height + 'px';
+              }
+            });
+          </script>
           <iframe id="embed" src="${thread.conversation_embed_url}" width="360" height="400"></iframe>
           <iframe id="message" src="${message.embed_message_url}" width="360" height="200"></iframe>
           <iframe id="page" src="${thread.conversation_url}" width="360" height="200"></iframe>`);
@@ -199,6 +249,10 @@ describe.skipIf(!hasChromium)('conversation pages in Chromium', () => {
     const single = page.frameLocator('#message');
     expect(await single.locator('.message').count()).toBe(1);
     expect(await single.locator('.author').textContent()).toBe('Anonymous');
+    // Each embed told its height, and the host sized its frame to it: the thread's is long.
+    await page.waitForFunction('window.heights.length >= 2');
+    const embedHeight = await page.locator('#embed').evaluate((f) => f.getBoundingClientRect().height);
+    expect(embedHeight).toBeGreaterThan(1000);
     // frame-ancestors 'self': Chromium shows its own error page in that frame, not ours.
     await page.waitForLoadState('load');
     expect(await page.frameLocator('#page').locator('.site-header').count()).toBe(0);
@@ -207,15 +261,74 @@ describe.skipIf(!hasChromium)('conversation pages in Chromium', () => {
     await new Promise((r) => elsewhere.close(r));
   }, 60_000);
 
-  it('has no accessibility violations (axe-core) on the page, the embeds and the 404 page', async () => {
+  it('has no accessibility violations (axe-core) on the page, its pages of messages, the embeds, sign-in and the 404 page', async () => {
     const thread = await api('get_conversation?slug=thread');
+    // A mailed link's page, with a reply that waits: made as the reply form makes it.
+    const { hashToken } = await import('@convo/db');
+    const token = 'z'.repeat(43);
+    await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `insert into sign_in_link (account_id, email, name, token_hash, return_path, pending_reply, expires_at)
+         select id, 'new@acme.example', 'New Person', ?, '/c/thread', ?, now() + interval '15 minutes' from account where key = 'acme'`,
+        [
+          hashToken(token),
+          JSON.stringify({ conversationId: thread.id, text: 'My reply\nover two lines', submitKey: null }),
+        ],
+      );
     for (const url of [
       thread.conversation_url,
       thread.conversation_embed_url,
       thread.messages[0].embed_message_url,
+      `${acme}/c/long`,
+      `${acme}/c/long?page=1`,
+      `${acme}/`,
+      `${acme}/sign-in`,
+      `${acme}/sign-in/${token}`,
       `${acme}/c/no-such-page`,
     ]) {
       expect(await axe(url), url).toEqual([]);
+    }
+    // What the team sees: the team badge and the members' form.
+    const session = await ownerSession();
+    expect(await axe(thread.conversation_url, [session]), 'signed in as the owner').toEqual([]);
+    expect(await axe(`${acme}/settings`, [session]), 'mail settings').toEqual([]);
+    expect(await axe(`${acme}/`, [session]), "the team's inbox").toEqual([]);
+    expect(await axe(`${acme}/settings`), 'mail settings, signed out').toEqual([]);
+    const { muteToken } = await import('@convo/domain');
+    const ids = await ownerIds();
+    const mute = await muteToken(await h.services.notifications.signingKey(), {
+      accountId: ids.account,
+      userId: ids.owner,
+      conversationId: thread.id,
+    });
+    expect(await axe(`${acme}/unsubscribe/${mute}`), 'a mail link').toEqual([]);
+    // Pictures of the new pages, to look at as a person would.
+    for (const width of [375, 1280]) {
+      const page = await browser.newPage({ viewport: { width, height: 900 }, javaScriptEnabled: false });
+      for (const [name, url] of [
+        ['long', `${acme}/c/long`],
+        ['link', `${acme}/sign-in/${token}`],
+        ['home', `${acme}/`],
+        ['embed', `${acme}/embeds/conversations/acme/long`],
+      ] as const) {
+        await page.goto(url);
+        expect(await overflow(page), `${name} at ${width}`).toBe(0);
+        await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`) });
+      }
+      await page.context().addCookies([session]);
+      await page.goto(`${thread.conversation_url}#manage-members`);
+      expect(await overflow(page), `team at ${width}`).toBe(0);
+      await page.screenshot({ path: join(SHOTS, `team-${width}.png`) });
+      await page.goto(`${acme}/`);
+      expect(await overflow(page), `inbox at ${width}`).toBe(0);
+      await page.screenshot({ path: join(SHOTS, `inbox-${width}.png`) });
+      await page.goto(`${acme}/settings`);
+      await page.screenshot({ path: join(SHOTS, `settings-${width}.png`) });
+      await page.goto(`${acme}/unsubscribe/${mute}`);
+      await page.screenshot({ path: join(SHOTS, `unsubscribe-${width}.png`) });
+      await page.close();
     }
   }, 120_000);
 });

@@ -67,7 +67,7 @@ describe('routing by the account host', () => {
         textOf(present(e.childNodes.find((n): n is typeof e => 'tagName' in n && n.tagName === 'header'))),
       ),
     ).toEqual([
-      'Olivia OwnerMarch 4th, 2024 05:07AM UTC',
+      'Olivia Owner Acme Support teamMarch 4th, 2024 05:07AM UTC',
       'AnonymousMarch 4th, 2024 06:00AM UTC',
       'Sam SupportMarch 5th, 2024 05:21PM UTC',
     ]);
@@ -102,8 +102,16 @@ describe('routing by the account host', () => {
     expect(missingApi).toMatchObject({ status: 404, body: { code: 'route_not_found' } });
   });
 
+  it('answers / with a landing page of the account that offers to sign in and come back', async () => {
+    const home = await open(h, `${ACME}/`);
+    expect(home.status).toBe(200);
+    expect(headings(home.html)).toEqual(['Acme Support']);
+    const links = elements(home.html).filter((e) => e.tagName === 'a' && textOf(e) === 'Sign in');
+    expect(links.map((a) => attr(a, 'href'))).toContain('/sign-in?return=/');
+  });
+
   it('answers other paths of an account host with the HTML 404 page', async () => {
-    for (const path of ['/', '/c/', '/c/open/', '/nope', '/embeds/conversations/acme', '/assets/nope.css']) {
+    for (const path of ['/c/', '/c/open/', '/nope', '/embeds/conversations/acme', '/assets/nope.css']) {
       const page = await open(h, `${ACME}${path}`);
       expect(page.status, path).toBe(404);
       expect(page.headers.get('content-type'), path).toMatch(/^text\/html/);
@@ -122,7 +130,7 @@ describe('routing by the account host', () => {
     const direct = await open(h, 'http://10.0.0.5:3000/c/open', { headers: forwarded });
     expect(direct.status).toBe(404);
     const { secondApp } = await import('./support/harness.ts');
-    const proxied = secondApp(h, {}, { trustProxy: true });
+    const proxied = secondApp(h, {}, { proxyHops: 1 });
     const res = await proxied.fetch(new Request('http://10.0.0.5:3000/c/open', { headers: forwarded }));
     expect(res.status).toBe(200);
     // A trusted proxy's scheme counts: acme's host is https, so a plain-http request is not acme's.
@@ -205,9 +213,14 @@ describe('who may see it, and what search engines are told', () => {
       ].join('\n'),
     );
     for (const slug of ['quiet', 'secret', 'hidden']) expect(robots.html).not.toContain(slug);
-    const sitemap = await open(h, `${ACME}/sitemap.xml`);
+    const index = await open(h, `${ACME}/sitemap.xml`);
+    expect(index.headers.get('content-type')).toMatch(/^application\/xml/);
+    expect(index.html).toContain('<sitemapindex');
+    expect(index.html.match(/<loc>[^<]*<\/loc>/g)).toEqual([`<loc>${ACME}/sitemap-1.xml</loc>`]);
+    const sitemap = await open(h, `${ACME}/sitemap-1.xml`);
     expect(sitemap.headers.get('content-type')).toMatch(/^application\/xml/);
     expect(sitemap.html.match(/<loc>[^<]*<\/loc>/g)).toEqual([`<loc>${ACME}/c/open</loc>`]);
+    expect((await open(h, `${ACME}/sitemap-2.xml`)).status).toBe(404);
     // What a crawler obeying the file may fetch: the indexable page, and nothing else of acme's.
     const allowed = (path: string) => {
       const rules = robots.html
@@ -256,6 +269,9 @@ describe('the embeds', () => {
     expect(tags(embed.html).has('site-header')).toBe(false);
     expect(headings(embed.html)).toEqual([c.title]);
     expect(elements(embed.html).filter((e) => attr(e, 'class') === 'message')).toHaveLength(3);
+    // A way to answer: the conversation's page at its form, opened outside the frame.
+    const reply = present(elements(embed.html).find((e) => e.tagName === 'a' && textOf(e).startsWith('Reply on')));
+    expect([attr(reply, 'href'), attr(reply, 'target')]).toEqual([`${c.conversation_url}#reply`, '_blank']);
   });
 
   it('show one message, and its author only when show_author=true', async () => {
@@ -288,13 +304,15 @@ describe('the embeds', () => {
 });
 
 describe('headers and methods', () => {
-  it('sends a strict policy, no sniffing and no referrer on every page, the 404 included', async () => {
+  it('sends a strict policy (script of its own origin only), no sniffing and no referrer on every page, the 404 included', async () => {
     for (const url of [`${ACME}/c/open`, `${ACME}/c/missing`, `${ACME}/embeds/conversations/acme/open`]) {
       const p = await open(h, url);
       const csp = p.headers.get('content-security-policy') ?? '';
       expect(csp, url).toContain("default-src 'none'");
       expect(csp, url).toContain("style-src 'self'");
-      expect(csp, url).not.toMatch(/script-src|unsafe-inline/);
+      // Script only from the site itself (its one file): nothing inline, nothing from elsewhere.
+      expect(csp, url).toContain("script-src 'self'");
+      expect(csp, url).not.toMatch(/unsafe-inline|unsafe-eval/);
       expect(p.headers.get('x-content-type-options'), url).toBe('nosniff');
       expect(p.headers.get('referrer-policy'), url).toBe('same-origin');
     }
@@ -332,5 +350,268 @@ describe('headers and methods', () => {
     // The account by host (remembered for a few seconds), and the page in one statement.
     expect(page).toBeLessThanOrEqual(2);
     expect(h.statements.length).toBe(page);
+  });
+});
+
+describe('a long conversation', () => {
+  const host = 'https://long.example.com';
+  const COUNT = 250;
+  const ids: number[] = [];
+
+  beforeAll(async () => {
+    const { loadSeed } = await import('@convo/db');
+    await loadSeed(h.db.orm.em.fork(), {
+      accounts: [
+        {
+          key: 'long',
+          name: 'Long',
+          host,
+          users: [{ email: 'm@long.example', name: 'Member' }],
+          conversations: [
+            {
+              slug: 'long',
+              title: 'Long',
+              messages: Array.from({ length: COUNT }, (_, i) => ({
+                author: null,
+                text: `Message number ${i + 1}`,
+                created_at: new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString(),
+              })),
+            },
+            {
+              slug: 'long-private',
+              title: 'Long private',
+              anyone_can_post: false,
+              members: ['m@long.example'],
+              messages: Array.from({ length: COUNT }, (_, i) => ({ author: null, text: `Private ${i}` })),
+            },
+          ],
+        },
+      ],
+    });
+    const rows = await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        "select m.id from message m join conversation c on c.id = m.conversation_id where c.slug = 'long' order by m.created_at, m.id",
+      );
+    ids.push(...rows.map((r: { id: number }) => r.id));
+  });
+
+  const texts = (html: string) =>
+    elements(html)
+      .filter((e) => attr(e, 'class') === 'text')
+      .map(textOf);
+  const link = (html: string, label: string) =>
+    elements(html)
+      .filter((e) => e.tagName === 'a' && textOf(e) === label)
+      .map((e) => attr(e, 'href'))[0];
+
+  it('shows the latest 100 messages, with links to the earlier pages', async () => {
+    const latest = await open(h, `${host}/c/long`);
+    expect(latest.status).toBe(200);
+    expect(texts(latest.html)).toEqual(Array.from({ length: 100 }, (_, i) => `Message number ${i + 151}`));
+    expect(latest.html).toContain('Messages 151–250 of 250 (the latest)');
+    expect(link(latest.html, 'Earlier messages')).toBe('/c/long?page=2');
+    const two = await open(h, `${host}/c/long?page=2`);
+    expect(texts(two.html)).toEqual(Array.from({ length: 100 }, (_, i) => `Message number ${i + 101}`));
+    expect(link(two.html, 'Earlier messages')).toBe('/c/long?page=1');
+    expect(link(two.html, 'Later messages')).toBe('/c/long?page=3');
+    expect(link(two.html, 'Latest messages')).toBe('/c/long');
+    const one = await open(h, `${host}/c/long?page=1`);
+    expect(texts(one.html)[0]).toBe('Message number 1');
+    expect(link(one.html, 'Earlier messages')).toBeUndefined();
+    const three = await open(h, `${host}/c/long?page=3`);
+    expect(texts(three.html)).toHaveLength(50);
+    // No page past the last, and nothing that is not a page number.
+    for (const page of ['4', '0', '-1', 'x', '1.5', '99999999999']) {
+      expect((await open(h, `${host}/c/long?page=${page}`)).status, page).toBe(404);
+    }
+  });
+
+  it("lands every message_url on the latest page: an earlier message's anchor leads to its page", async () => {
+    const latest = await open(h, `${host}/c/long`);
+    const els = elements(latest.html);
+    for (const [position, id] of ids.entries()) {
+      const target = els.find((e) => attr(e, 'id') === `message-${id}`);
+      expect(target, `message ${position + 1}`).toBeDefined();
+      if (position < 150) {
+        const a = present(target).childNodes.find((n) => 'tagName' in n && n.tagName === 'a');
+        expect(a && 'attrs' in a ? attr(a, 'href') : null).toBe(
+          `/c/long?page=${Math.floor(position / 100) + 1}#message-${id}`,
+        );
+      }
+    }
+    // ... and the page it points to holds the message itself.
+    const one = await open(h, `${host}/c/long?page=1`);
+    expect(elements(one.html).find((e) => attr(e, 'id') === `message-${ids[0]}`)?.tagName).toBe('article');
+  });
+
+  it('answers a private conversation, however long, in the statements a missing slug costs', async () => {
+    const count = async (path: string) => {
+      await open(h, `${host}${path}`); // the host is remembered after the first request
+      h.statements.length = 0;
+      const page = await open(h, `${host}${path}`);
+      return { statements: h.statements.length, page };
+    };
+    const missing = await count('/c/no-such-conversation');
+    const hidden = await count('/c/long-private');
+    expect(hidden.statements).toBe(missing.statements);
+    expect(h.statements.some((s) => s.includes('from message'))).toBe(false);
+    expect(fingerprint(hidden.page)).toEqual(fingerprint(missing.page));
+    expect((await open(h, `${host}/c/long-private?page=2`)).status).toBe(404);
+  });
+});
+
+describe('files for crawlers', () => {
+  const host = 'https://crawled.example.com';
+  let token = '';
+
+  beforeAll(async () => {
+    const { loadSeed } = await import('@convo/db');
+    token = 'crawled-token-0123456789';
+    await loadSeed(h.db.orm.em.fork(), {
+      accounts: [{ key: 'crawled', name: 'Crawled', host, tokens: [{ name: 't', token }], conversations: [] }],
+    });
+  });
+
+  it('makes robots.txt and the sitemaps once per change of the account, with ETags and 304', async () => {
+    const { createJson } = await import('./support/harness.ts');
+    await createJson(h, token, { title: 'First', slug: 'first' });
+    for (const path of ['/robots.txt', '/sitemap.xml', '/sitemap-1.xml']) {
+      const first = await open(h, `${host}${path}`);
+      expect(first.status, path).toBe(200);
+      const etag = present(first.headers.get('etag'));
+      h.statements.length = 0;
+      const again = await open(h, `${host}${path}`);
+      // The change mark alone is read; the file is not made again.
+      expect(
+        h.statements.filter((s) => !s.includes('visitor_rate_limit')),
+        path,
+      ).toHaveLength(1);
+      expect(again.html).toBe(first.html);
+      const cached = await open(h, `${host}${path}`, { headers: { 'if-none-match': etag } });
+      expect(cached.status, path).toBe(304);
+      expect(cached.html).toBe('');
+    }
+    const before = await open(h, `${host}/sitemap-1.xml`);
+    await createJson(h, token, { title: 'Second', slug: 'second' });
+    const after = await open(h, `${host}/sitemap-1.xml`);
+    expect(after.html).toContain(`${host}/c/second`);
+    expect(after.headers.get('etag')).not.toBe(before.headers.get('etag'));
+    expect(
+      (await open(h, `${host}/sitemap-1.xml`, { headers: { 'if-none-match': present(before.headers.get('etag')) } }))
+        .status,
+    ).toBe(200);
+    expect((await open(h, `${host}/robots.txt`)).html).toContain('Allow: /c/second$');
+    // Public answers set no visitor cookie (a shared cache would hand it to everyone).
+    for (const path of ['/robots.txt', '/sitemap.xml', '/sitemap-1.xml']) {
+      expect((await open(h, `${host}${path}`)).headers.getSetCookie(), path).toEqual([]);
+    }
+  });
+
+  it('splits the sitemap into files of at most 50,000 addresses', async () => {
+    const conn = h.db.orm.em.fork().getConnection();
+    const [account] = await conn.execute("select id from account where key = 'crawled'");
+    await conn.execute(
+      `insert into conversation (account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines, created_at)
+       select ?, 'Bulk ' || i, 'bulk ' || i, 'bulk-' || i, true, true, true, timestamptz '2020-01-01' + make_interval(secs => i)
+       from generate_series(1, 50001) i`,
+      [account.id],
+    );
+    // Written behind the API's back: the change mark is raised as any write of the API raises it.
+    await conn.execute(
+      'insert into account_change (account_id, shard, seq) values (?, 0, 1) on conflict (account_id, shard) do update set seq = account_change.seq + 1',
+      [account.id],
+    );
+    const index = await open(h, `${host}/sitemap.xml`);
+    expect(index.html.match(/<loc>[^<]*<\/loc>/g)).toEqual([
+      `<loc>${host}/sitemap-1.xml</loc>`,
+      `<loc>${host}/sitemap-2.xml</loc>`,
+    ]);
+    const one = await open(h, `${host}/sitemap-1.xml`);
+    const two = await open(h, `${host}/sitemap-2.xml`);
+    expect(one.html.match(/<loc>/g)).toHaveLength(50_000);
+    // Oldest first: the first file starts with the oldest, the second holds the rest.
+    expect(one.html).toContain(`<loc>${host}/c/bulk-1</loc>`);
+    expect(two.html.match(/<loc>[^<]*<\/loc>/g)).toEqual([
+      `<loc>${host}/c/bulk-50001</loc>`,
+      `<loc>${host}/c/first</loc>`,
+      `<loc>${host}/c/second</loc>`,
+    ]);
+    expect((await open(h, `${host}/sitemap-3.xml`)).status).toBe(404);
+  });
+});
+
+describe('page reads per client address', () => {
+  it('refuses a client past the limit with 429 and Retry-After, across processes; others and assets go on', async () => {
+    const { secondApp } = await import('./support/harness.ts');
+    const limits = { formLimits: { readsPerIpPerMinute: 60 } };
+    const a = secondApp(h, {}, limits);
+    const b = secondApp(h, {}, limits);
+    const read = (app: typeof a, ip: string, path = '/c/open') =>
+      app.fetch(new Request(`${ACME}${path}`), { clientIp: ip });
+    const statuses: number[] = [];
+    for (let i = 0; i < 70; i++) statuses.push((await read(i % 2 ? a : b, '192.0.2.7')).status);
+    // Two processes share one quota: 60 served in all, then refused.
+    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+    expect(statuses.slice(60)).toEqual(Array(10).fill(429));
+    const refused = await read(a, '192.0.2.7');
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await refused.text()).toContain('Too many');
+    expect((await read(a, '192.0.2.8')).status).toBe(200);
+    const stylesheet = /href="(\/assets\/[^"]+)"/.exec(await (await read(b, '192.0.2.8')).text())?.[1];
+    expect((await read(a, '192.0.2.7', present(stylesheet))).status).toBe(200);
+    // 0 turns it off.
+    const off = secondApp(h, {}, { formLimits: { readsPerIpPerMinute: 0 } });
+    for (let i = 0; i < 5; i++) expect((await read(off, '192.0.2.7')).status).toBe(200);
+  });
+});
+
+describe('the visitor cookie', () => {
+  it('is set only by HTML pages that carry a form, never on answers a shared cache may keep', async () => {
+    const cookies = async (path: string) => (await open(h, `${ACME}${path}`)).headers.getSetCookie();
+    expect(await cookies('/c/open')).toEqual([expect.stringMatching(/^convo_visitor=/)]);
+    expect(await cookies('/sign-in')).toEqual([expect.stringMatching(/^convo_visitor=/)]);
+    const page = await open(h, `${ACME}/c/open`);
+    const stylesheet = present(/href="(\/assets\/[^"]+)"/.exec(page.html)?.[1]);
+    for (const path of [
+      stylesheet,
+      '/robots.txt',
+      '/sitemap.xml',
+      '/no-such-page',
+      '/embeds/conversations/acme/open',
+    ]) {
+      expect(await cookies(path), path).toEqual([]);
+    }
+  });
+
+  it("keeps a private conversation's embed out of every cache, as its page", async () => {
+    const { loadSeed } = await import('@convo/db');
+    await loadSeed(h.db.orm.em.fork(), {
+      accounts: [
+        {
+          key: 'embedded',
+          name: 'Embedded',
+          host: 'https://embedded.example.com',
+          users: [{ email: 'e@embedded.example', name: 'E' }],
+          conversations: [
+            { slug: 'private', title: 'Private', anyone_can_post: false, members: ['e@embedded.example'] },
+          ],
+        },
+      ],
+    });
+    const conn = h.db.orm.em.fork().getConnection();
+    const [user] = await conn.execute("select id, account_id from account_user where email = 'e@embedded.example'");
+    const token = 'y'.repeat(43);
+    const { hashToken: sha256 } = await import('@convo/db');
+    await conn.execute(
+      "insert into site_session (account_id, user_id, token_hash, expires_at) values (?, ?, ?, now() + interval '1 day')",
+      [user.account_id, user.id, sha256(token)],
+    );
+    const embed = await open(h, 'https://embedded.example.com/embeds/conversations/embedded/private', {
+      headers: { cookie: `convo_session=${token}` },
+    });
+    expect(embed.status).toBe(200);
+    expect(embed.headers.get('cache-control')).toBe('no-store');
   });
 });

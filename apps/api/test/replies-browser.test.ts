@@ -84,6 +84,9 @@ async function signIn(email: string) {
   await page.getByRole('button', { name: 'Send me a link' }).click();
   expect(await page.locator('h1').textContent()).toBe('Check your e-mail');
   await page.goto(signInLink(await mailbox.next(email)));
+  // The link's page changes nothing until its button is pressed.
+  expect(await page.locator('h1').textContent()).toBe('Sign in');
+  await page.getByRole('button', { name: 'Sign in' }).click();
   expect(new URL(page.url()).pathname).toBe('/c/open');
   expect(await page.getByText(/^Signed in as /).textContent()).toContain('Signed in as');
   return page;
@@ -112,6 +115,13 @@ describe.skipIf(!hasChromium)('replying and signing in, in Chromium with JavaScr
     await page.getByLabel('E-mail').fill('rita@else.example');
     await page.getByLabel('Your reply').fill('Signed with my name');
     await page.getByRole('button', { name: 'Post reply' }).click();
+    expect(await page.locator('h1').textContent()).toBe('Check your e-mail');
+    expect((await lastMessage('named'))?.text).not.toBe('Signed with my name');
+    // The mail shows the reply; its link's page shows it again, and its button posts it.
+    await page.goto(signInLink(await mailbox.next('rita@else.example')));
+    expect(await page.locator('blockquote').textContent()).toBe('Signed with my name');
+    expect(await page.getByLabel('Your name').inputValue()).toBe('Rita Replier');
+    await page.getByRole('button', { name: 'Post my reply and sign in' }).click();
     const m = await lastMessage('named');
     expect(m).toMatchObject({
       text: 'Signed with my name',
@@ -138,7 +148,7 @@ describe.skipIf(!hasChromium)('replying and signing in, in Chromium with JavaScr
     const anonymous = await person();
     expect((await anonymous.goto(`${site}/c/private`))?.status()).toBe(404);
 
-    await member.getByRole('button', { name: 'Sign out' }).click();
+    await member.getByRole('button', { name: 'Sign out', exact: true }).click();
     expect((await member.goto(`${site}/c/private`))?.status()).toBe(404);
     for (const p of [member, outsider, anonymous]) await p.context().close();
   }, 90_000);

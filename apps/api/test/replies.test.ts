@@ -2,7 +2,7 @@ import { loadSeed } from '@convo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type Harness, openHarness } from './support/harness.ts';
 import { deliverMailTo, type Mailbox, signInLink } from './support/mailbox.ts';
-import { attr, elements, present, Visitor } from './support/site.ts';
+import { attr, elements, fingerprint, present, textOf, Visitor } from './support/site.ts';
 
 /*
  * People on the pages: replying under each combination of the two settings, as an anonymous
@@ -77,7 +77,7 @@ async function signedIn(email: string): Promise<Visitor> {
   await v.get('/sign-in');
   const asked = await v.post('/sign-in', { csrf: v.hidden('csrf'), email, return: '/c/open-anon' });
   expect(asked.status).toBe(200);
-  const opened = await v.get(new URL(signInLink(await mailbox.next(email))).pathname);
+  const opened = await v.confirm(signInLink(await mailbox.next(email)));
   expect(opened.status).toBe(303);
   return v;
 }
@@ -121,6 +121,13 @@ describe('replying', () => {
     const empty = await v.reply('open-anon', { text: '   ' });
     expect(empty.status).toBe(422);
     expect(empty.html).toContain('Write a reply before posting it.');
+    // The form posts to #reply, so the refused page opens at the form, whose alert is announced.
+    const all = elements(empty.html);
+    const form = present(all.find((e) => e.tagName === 'form' && attr(e, 'class') === 'reply'));
+    expect(attr(form, 'action')).toBe('/c/open-anon#reply');
+    const section = present(all.find((e) => attr(e, 'id') === 'reply'));
+    const alert = present(all.find((e) => attr(e, 'role') === 'alert'));
+    expect(alert.parentNode).toBe(section);
     const long = await v.reply('open-anon', { text: 'x'.repeat(10_001) });
     expect(long.status).toBe(422);
     expect(long.html).toContain('at most 10000 characters');
@@ -128,7 +135,7 @@ describe('replying', () => {
     expect(await messageCount()).toBe(before + 1);
   });
 
-  it('asks for a name and e-mail where anonymous messages are not allowed, and registers the replier', async () => {
+  it('asks for a name and e-mail where anonymous messages are not allowed; the mailed link registers the replier', async () => {
     const v = new Visitor(h, HOST);
     const refused = await v.reply('open-named', { text: 'Who am I?' });
     expect(refused.status).toBe(422);
@@ -139,7 +146,14 @@ describe('replying', () => {
       name: 'Rita Replier',
       email: 'rita@else.example',
     });
-    expect(posted.status).toBe(303);
+    // Nothing is posted on the visitor's word: the address must confirm it.
+    expect(posted.status).toBe(200);
+    expect(posted.html).toContain('Check your e-mail');
+    const mail = await mailbox.next('rita@else.example');
+    expect(mail.text).toContain('> Registered reply');
+    const confirmed = await v.confirm(signInLink(mail));
+    expect(confirmed.status).toBe(303);
+    expect(location(confirmed)).toMatch(/^\/c\/open-named#message-\d+$/);
     const m = (await api('open-named')).messages.at(-1);
     expect(m.author).toMatchObject({ anonymous: false, name: 'Rita Replier', email: 'rita@else.example' });
     expect(m.author.id).toEqual(expect.any(Number));
@@ -161,12 +175,45 @@ describe('replying', () => {
     expect(waiting.status).toBe(200);
     expect(waiting.html).toContain('Check your e-mail');
     expect((await api('open-named')).messages).toHaveLength(before);
-    const opened = await v.get(new URL(signInLink(await mailbox.next('olivia@talk.example'))).pathname);
+    // Mailed to the address as it was typed; its owner is found by it, ignoring case.
+    const mail = await mailbox.next('OLIVIA@talk.example');
+    // The mail shows the text it would post, so its owner sees what they are asked to confirm.
+    expect(mail.text).toContain('> Posted after sign-in');
+    const opened = await v.confirm(signInLink(mail));
     expect(opened.status).toBe(303);
     expect(location(opened)).toMatch(/^\/c\/open-named#message-\d+$/);
     const m = (await api('open-named')).messages.at(-1);
     expect(m).toMatchObject({ id: messageId(opened), text: 'Posted after sign-in' });
     expect(m.author).toMatchObject({ anonymous: false, name: 'Olivia Owner', email: 'olivia@talk.example' });
+  });
+
+  it('stores line breaks as \\n, and shows web addresses as links and all else as text', async () => {
+    const v = new Visitor(h, HOST);
+    await v.get('/c/open-anon');
+    const text = 'See https://example.com/docs?a=1&b=2 or example.org.\r\n<b>bold</b> javascript:alert(1)\r\nend';
+    const posted = await v.post('/c/open-anon', { csrf: v.hidden('csrf'), submit: v.hidden('submit'), text });
+    expect(posted.status).toBe(303);
+    const stored = (await api('open-anon')).messages.at(-1);
+    expect(stored.text).toBe(
+      'See https://example.com/docs?a=1&b=2 or example.org.\n<b>bold</b> javascript:alert(1)\nend',
+    );
+    const page = await v.get('/c/open-anon');
+    const all = elements(page.html);
+    const article = present(
+      all.find((e) => e.tagName === 'article' && attr(e, 'id') === `message-${stored.id}`),
+      'the message',
+    );
+    const body = present(
+      all.find((e) => e.tagName === 'p' && attr(e, 'class') === 'text' && e.parentNode === article),
+      "the message's text",
+    );
+    const inside = all.filter((e) => e.tagName === 'a' && e.parentNode === body);
+    expect(inside.map((a) => [attr(a, 'href'), attr(a, 'rel'), textOf(a)])).toEqual([
+      ['https://example.com/docs?a=1&b=2', 'nofollow ugc noopener', 'https://example.com/docs?a=1&b=2'],
+      ['http://example.org/', 'nofollow ugc noopener', 'example.org'],
+    ]);
+    expect(page.html).toContain('&lt;b&gt;bold&lt;/b&gt; javascript:alert(1)');
+    expect(elements(page.html).some((e) => e.tagName === 'b')).toBe(false);
   });
 
   it('posts a resubmitted form once', async () => {
@@ -218,17 +265,92 @@ describe('replying', () => {
 });
 
 describe('signing in', () => {
-  it('answers the same whether or not the address is a user, and mails only a user', async () => {
+  it("brings a member back from a private conversation's 404 to the conversation itself", async () => {
+    const v = new Visitor(h, HOST);
+    const hidden = await v.get('/c/private-anon');
+    expect(hidden.status).toBe(404);
+    const signIn = present(elements(hidden.html).find((e) => e.tagName === 'a' && textOf(e) === 'Sign in'));
+    expect(attr(signIn, 'href')).toBe('/sign-in?return=/c/private-anon');
+    // The form the link opens keeps the way back, and the mailed link leads there.
+    await v.get(present(attr(signIn, 'href')));
+    const asked = await v.post('/sign-in', {
+      csrf: v.hidden('csrf'),
+      email: 'olivia@talk.example',
+      return: v.hidden('return'),
+    });
+    expect(asked.status).toBe(200);
+    const opened = await v.confirm(signInLink(await mailbox.next('olivia@talk.example')));
+    expect(location(opened)).toBe('/c/private-anon');
+    expect((await v.get('/c/private-anon')).status).toBe(200);
+  });
+
+  it('answers the same whether or not the address is a user; the link tells only its opener', async () => {
     const v = new Visitor(h, HOST);
     await v.get('/sign-in');
     const csrf = v.hidden('csrf');
     const known = await v.post('/sign-in', { csrf, email: 'nora@talk.example', return: '/' });
     const unknown = await v.post('/sign-in', { csrf, email: 'nobody@talk.example', return: '/' });
     expect(known.status).toBe(200);
-    expect(unknown.html).toBe(known.html);
-    await mailbox.next('nora@talk.example');
-    await new Promise((r) => setTimeout(r, 500));
-    expect(mailbox.mails.filter((m) => m.to.includes('nobody@talk.example'))).toEqual([]);
+    expect(fingerprint(unknown)).toEqual(fingerprint(known));
+    const toKnown = await mailbox.next('nora@talk.example');
+    const toUnknown = await mailbox.next('nobody@talk.example');
+    // The same mail but for its link.
+    // The mail after its headers, without its link's token and its parts' boundaries (random per mail).
+    const body = (m: { text: string }) =>
+      m.text
+        .slice(m.text.indexOf('\r\n\r\n'))
+        .replace(/sign-in\/[\w-]+/g, '')
+        .replace(/^--.*$/gm, '');
+    expect(body(toUnknown)).toBe(body(toKnown));
+    // The new address's opener is asked for a name, and becomes a user by confirming.
+    const newcomer = new Visitor(h, HOST);
+    const page = await newcomer.get(new URL(signInLink(toUnknown)).pathname);
+    expect(page.html).toContain('Nobody here uses nobody@talk.example yet');
+    const noName = await newcomer.post(new URL(signInLink(toUnknown)).pathname, { csrf: newcomer.hidden('csrf') });
+    expect(noName.status).toBe(422);
+    expect(noName.html).toContain('Give your name.');
+    const joined = await newcomer.post(new URL(signInLink(toUnknown)).pathname, {
+      csrf: newcomer.hidden('csrf'),
+      name: 'Nobody Yet',
+    });
+    expect(joined.status).toBe(303);
+    expect((await newcomer.get('/c/open-anon')).html).toContain('Signed in as Nobody Yet');
+  });
+
+  it("does the same work for a user's address and a stranger's, on sign-in and on a named reply", async () => {
+    /** The statements one form post runs, with its values left out. */
+    const work = async (post: (v: Visitor) => Promise<unknown>) => {
+      const v = new Visitor(h, HOST);
+      await v.get('/c/open-named');
+      h.statements.length = 0;
+      await post(v);
+      // The statements' shapes: the values (the address among them) left out; left out too, the
+      // account's host lookup (remembered for a few seconds, whatever the address) and what the
+      // mail worker runs meanwhile in the background.
+      return h.statements
+        .filter((sql) => !/from account where host|update outgoing_mail set/.test(sql))
+        .map((sql) => sql.replace(/'(?:[^']|'')*'/g, '?').replace(/\b\d+\b/g, 'N'));
+    };
+    const signIn = (email: string) => (v: Visitor) =>
+      v.post('/sign-in', { csrf: v.hidden('csrf'), email, return: '/' });
+    const knownSignIn = await work(signIn('nora@talk.example'));
+    const strangerSignIn = await work(signIn('stranger@talk.example'));
+    const reply = (email: string) => (v: Visitor) =>
+      v.post('/c/open-named', { csrf: v.hidden('csrf'), submit: v.hidden('submit'), text: 'Hi', name: 'N', email });
+    const known = await work(reply('nora@talk.example'));
+    const stranger = await work(reply('another-stranger@talk.example'));
+    // Every mail taken first, so that a failure here leaves none for the tests after it.
+    for (const to of [
+      'nora@talk.example',
+      'stranger@talk.example',
+      'nora@talk.example',
+      'another-stranger@talk.example',
+    ]) {
+      await mailbox.next(to);
+    }
+    expect(strangerSignIn).toEqual(knownSignIn);
+    expect(stranger).toEqual(known);
+    expect(known.some((sql) => /from account_user/.test(sql))).toBe(false);
   });
 
   it('gives a session cookie that is HttpOnly, SameSite=Lax and Secure on an https host; the link works once', async () => {
@@ -236,7 +358,7 @@ describe('signing in', () => {
     await v.get('/sign-in');
     await v.post('/sign-in', { csrf: v.hidden('csrf'), email: 'nora@talk.example', return: '/c/open-anon' });
     const link = new URL(signInLink(await mailbox.next('nora@talk.example'))).pathname;
-    const opened = await v.get(link);
+    const opened = await v.confirm(link);
     expect(opened.status).toBe(303);
     expect(location(opened)).toBe('/c/open-anon');
     const cookie = opened.headers.getSetCookie().find((c) => c.startsWith('convo_session='));
@@ -260,7 +382,7 @@ describe('signing in', () => {
     expect((await v.get(link)).status).toBe(410);
   });
 
-  it('signs out everywhere: the old cookie no longer signs anyone in', async () => {
+  it('signs out: the old cookie no longer signs anyone in', async () => {
     const v = await signedIn('nora@talk.example');
     const session = present(v.cookies.get('convo_session'));
     const page = await v.get('/c/open-anon');
@@ -270,6 +392,27 @@ describe('signing in', () => {
     const stale = new Visitor(h, HOST);
     stale.cookies.set('convo_session', session);
     expect((await stale.get('/c/open-anon')).html).not.toContain('Signed in as');
+  });
+
+  it('signs out everywhere: every device of that person, and nobody else', async () => {
+    const phone = await signedIn('nora@talk.example');
+    const laptop = await signedIn('nora@talk.example');
+    const someoneElse = await signedIn('olivia@talk.example');
+    // Another process of the same database: sessions end there too.
+    const { secondApp } = await import('./support/harness.ts');
+    const replica = { ...h, app: secondApp(h) };
+    const onReplica = new Visitor(replica, HOST);
+    onReplica.cookies.set('convo_session', present(laptop.cookies.get('convo_session')));
+    expect((await onReplica.get('/c/open-anon')).html).toContain('Signed in as Nora Nonmember');
+    const page = await phone.get('/c/open-anon');
+    const form = elements(page.html).find((e) => e.tagName === 'form' && attr(e, 'action') === '/sign-out');
+    expect(form).toBeDefined();
+    const out = await phone.post('/sign-out', { csrf: phone.hidden('csrf'), return: '/c/open-anon', everywhere: '1' });
+    expect(out.status).toBe(303);
+    for (const device of [phone, laptop, onReplica]) {
+      expect((await device.get('/c/open-anon')).html).not.toContain('Signed in as');
+    }
+    expect((await someoneElse.get('/c/open-anon')).html).toContain('Signed in as Olivia Owner');
   });
 
   it('slides a session that is more than a day old forward to 30 days', async () => {
@@ -282,6 +425,75 @@ describe('signing in', () => {
       "select max(expires_at) > now() + interval '29 days' as renewed from site_session",
     );
     expect(row.renewed).toBe(true);
+  });
+});
+
+describe('a mailed link acts only on its POST', () => {
+  /** A reply under Olivia's address, as someone else sends it, and the link mailed to her. */
+  async function impostorLink(text: string): Promise<string> {
+    const impostor = new Visitor(h, HOST);
+    expect((await impostor.reply('open-named', { text, name: 'Olivia', email: 'olivia@talk.example' })).status).toBe(
+      200,
+    );
+    return new URL(signInLink(await mailbox.next('olivia@talk.example'))).pathname;
+  }
+
+  it('GET and HEAD (mail scanners, link checkers) show the pending text and change nothing', async () => {
+    const link = await impostorLink('Text Olivia never wrote');
+    const before = await messageCount();
+    const scanner = new Visitor(h, HOST);
+    const head = await h.app.fetch(new Request(`${HOST}${link}`, { method: 'HEAD' }));
+    expect(head.status).toBe(200);
+    expect(head.headers.getSetCookie().some((c) => c.startsWith('convo_session='))).toBe(false);
+    const page = await scanner.get(link);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(page.headers.getSetCookie().some((c) => c.startsWith('convo_session='))).toBe(false);
+    const quote = elements(page.html).find((e) => e.tagName === 'blockquote');
+    expect(quote && textOf(quote)).toBe('Text Olivia never wrote');
+    expect(page.html).toContain('Olivia Owner');
+    expect(await messageCount()).toBe(before);
+    // Still usable, once, by its POST.
+    const csrf = scanner.hidden('csrf');
+    const posted = await scanner.post(link, { csrf });
+    expect(posted.status).toBe(303);
+    expect(await messageCount()).toBe(before + 1);
+    expect((await scanner.get(link)).status).toBe(410);
+  });
+
+  it("refuses a POST without this device's CSRF token or from another site: no login CSRF", async () => {
+    const asker = new Visitor(h, HOST);
+    await asker.get('/sign-in');
+    const askerCsrf = asker.hidden('csrf');
+    await asker.post('/sign-in', { csrf: askerCsrf, email: 'nora@talk.example', return: '/' });
+    const link = new URL(signInLink(await mailbox.next('nora@talk.example'))).pathname;
+    // Another site's form, posted by a visitor's browser: no token of theirs, or a foreign Origin.
+    const victim = new Visitor(h, HOST);
+    await victim.get('/c/open-anon');
+    expect((await victim.post(link, {}, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await victim.post(link, { csrf: askerCsrf })).status).toBe(403);
+    expect((await victim.post(link, {})).status).toBe(403);
+    expect(victim.cookies.has('convo_session')).toBe(false);
+    expect((await victim.get('/c/open-anon')).html).not.toContain('Signed in as');
+    // The link was not spent by any of that.
+    expect((await asker.confirm(link)).status).toBe(303);
+  });
+
+  it('keeps link tokens out of the request log', async () => {
+    const lines: string[] = [];
+    const logged = await openHarness({ logTo: { write: (line) => lines.push(line) } });
+    try {
+      await loadSeed(logged.db.orm.em.fork(), {
+        accounts: [{ key: 'log', name: 'Log', host: 'https://log.example.com', conversations: [] }],
+      });
+      const token = 'x'.repeat(43);
+      await logged.app.fetch(new Request(`https://log.example.com/sign-in/${token}`));
+      await logged.app.fetch(new Request(`https://log.example.com/sign-in/${token}`, { method: 'POST' }));
+      expect(lines.join('\n')).toContain('/sign-in/[token]');
+      expect(lines.join('\n')).not.toContain(token);
+    } finally {
+      await logged.close();
+    }
   });
 });
 
@@ -346,6 +558,60 @@ describe('form safety', () => {
     } finally {
       await byEmail.close();
     }
+  });
+
+  it('counts the address a trusted proxy appended, never what the client wrote in X-Forwarded-For', async () => {
+    const host = 'https://hops.example.com';
+    const statuses = async (proxyHops: number, xff: (i: number) => string, peer = '10.1.1.1') => {
+      const limited = await openHarness({
+        app: { formLimits: { perIpPerMinute: 3, perEmailPer15Minutes: 0 }, proxyHops },
+      });
+      try {
+        await loadSeed(limited.db.orm.em.fork(), {
+          accounts: [
+            {
+              key: 'hops',
+              name: 'Hops',
+              host,
+              conversations: [{ slug: 'x', title: 'X', allow_anonymous_messages: true }],
+            },
+          ],
+        });
+        const v = new Visitor(limited, host);
+        await v.get('/c/x');
+        const csrf = v.hidden('csrf');
+        const out: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          const res = await limited.app.fetch(
+            new Request(`${host}/c/x`, {
+              method: 'POST',
+              headers: {
+                cookie: [...v.cookies].map(([k, val]) => `${k}=${val}`).join('; '),
+                origin: host,
+                'content-type': 'application/x-www-form-urlencoded',
+                'x-forwarded-for': xff(i),
+              },
+              body: new URLSearchParams({ csrf, text: `n${i}` }).toString(),
+            }),
+            { clientIp: peer },
+          );
+          out.push(res.status);
+        }
+        return out;
+      } finally {
+        await limited.close();
+      }
+    };
+    const limitedAfterThree = [303, 303, 303, 429, 429];
+    // Without TRUST_PROXY the header is ignored: the socket's address counts.
+    expect(await statuses(0, (i) => `203.0.113.${i}`)).toEqual(limitedAfterThree);
+    // Behind one proxy that appends (nginx's $proxy_add_x_forwarded_for): a forged left-most entry changes nothing.
+    expect(await statuses(1, (i) => `198.51.100.${i}, 203.0.113.7`)).toEqual(limitedAfterThree);
+    // ... and each real client, as the proxy wrote it, has a quota of its own.
+    expect(await statuses(1, (i) => `198.51.100.9, 203.0.113.${i}`)).toEqual([303, 303, 303, 303, 303]);
+    // Behind two (a CDN, then nginx): the second entry from the right is the client.
+    expect(await statuses(2, (i) => `198.51.100.${i}, 203.0.113.7, 192.0.2.1`)).toEqual(limitedAfterThree);
+    expect(await statuses(2, (i) => `198.51.100.9, 203.0.113.${i}, 192.0.2.1`)).toEqual([303, 303, 303, 303, 303]);
   });
 
   it('refuses what is not a form: other content types, invalid UTF-8, repeated fields, huge bodies', async () => {

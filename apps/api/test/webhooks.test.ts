@@ -2,10 +2,17 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadSeed, MikroWebhookStore, redeliverEvent, webhookAttempts } from '@convo/db';
 import { MAX_WEBHOOK_ENDPOINTS } from '@convo/domain';
+import ipaddr from 'ipaddr.js';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
-import { checkTarget, TargetRefused, webhookTargets } from '../src/webhooks/target.ts';
+import {
+  checkTarget,
+  isPublicAddress,
+  NON_PUBLIC_RANGES,
+  TargetRefused,
+  webhookTargets,
+} from '../src/webhooks/target.ts';
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '../src/webhooks/worker.ts';
 import {
   auth,
@@ -324,6 +331,34 @@ describe('webhooks', () => {
     }
   });
 
+  it('refuses every special-purpose range the IANA registries list, in any spelling, from one table', async () => {
+    const strict = { allowHttp: false, allowPrivate: false };
+    for (const target of [
+      'https://[::127.0.0.1]/',
+      'https://[::a9fe:a9fe]/latest/meta-data/',
+      'https://[::ffff:10.0.0.1]/',
+    ]) {
+      await expect(checkTarget(target, strict), target).rejects.toThrow(/non-public/);
+    }
+    for (const [cidr, what] of NON_PUBLIC_RANGES) {
+      const [base, bits] = ipaddr.parseCIDR(cidr);
+      // The range's first address, and its last.
+      const bytes = base.toByteArray();
+      const last = bytes.map((b, i) => {
+        const keep = Math.max(0, Math.min(8, bits - i * 8));
+        return b | (0xff >> keep);
+      });
+      for (const address of [base.toString(), ipaddr.fromByteArray(last).toString()]) {
+        expect(isPublicAddress(address), `${address} (${cidr}, ${what})`).toBe(false);
+        const host = base.kind() === 'ipv6' ? `[${address}]` : address;
+        await expect(checkTarget(`https://${host}/`, strict), address).rejects.toThrow(/non-public/);
+      }
+    }
+    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '2a00:1450:4001:81b::200e', '192.0.1.255']) {
+      expect(isPublicAddress(address), address).toBe(true);
+    }
+  });
+
   it('announces what the seed loader loads only when the operator asks (--emit-events), in order', async () => {
     const seed = (key: string, emitEvents: boolean) =>
       loadSeed(
@@ -415,6 +450,77 @@ describe('webhooks', () => {
   });
 });
 
+describe('delivery under faults', () => {
+  it("keeps one tenant's receiver that never answers from delaying another tenant's deliveries", async () => {
+    const slow = await makeAccount(h, 'stalled');
+    const fast = await makeAccount(h, 'lively');
+    let hung = 0;
+    const held: import('node:http').ServerResponse[] = [];
+    const dead = createServer((_req, res) => {
+      hung++;
+      held.push(res); // never answered
+    });
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+    const deadUrl = `http://127.0.0.1:${(dead.address() as AddressInfo).port}/hook`;
+    await worker.stop();
+    const lanes = testWorker({ timeoutMs: 2_000, retryDelay: () => 3600 });
+    try {
+      expect((await subscribe(slow.token, { url: deadUrl, events: ['conversation_created'] })).status).toBe(201);
+      expect((await subscribe(fast.token, { url: `${url}?lively`, events: ['conversation_created'] })).status).toBe(
+        201,
+      );
+      for (let i = 0; i < 40; i++) await createJson(h, slow.token, { title: `Stalled ${i}` });
+      await until(() => hung > 0);
+      const started = Date.now();
+      await createJson(h, fast.token, { title: 'Lively' });
+      await until(() => received.some((r) => r.path === '/hook?lively'), 5_000);
+      // Delivered while the dead receiver still holds its first request (a 2 s timeout).
+      expect(Date.now() - started).toBeLessThan(1_500);
+      await new Promise((r) => setTimeout(r, 2_500));
+      // The dead endpoint costs one timeout per round: its other deliveries went back untried.
+      expect(hung).toBe(1);
+      const [row] = await h.db.orm.em
+        .fork()
+        .getConnection()
+        .execute(
+          `select count(*) filter (where d.attempts = 0)::int as untried, count(*)::int as total
+           from webhook_delivery d join webhook_endpoint w on w.id = d.endpoint_id where w.url = ?`,
+          [deadUrl],
+        );
+      expect(row).toEqual({ untried: 39, total: 40 });
+    } finally {
+      await lanes.stop();
+      for (const res of held) res.destroy();
+      await new Promise((r) => dead.close(r));
+      worker = testWorker();
+    }
+  });
+
+  it('retries on the documented test scale (WEBHOOK_RETRY_SCALE=0.01) and records every attempt', async () => {
+    const scaled = await makeAccount(h, 'scaled');
+    await worker.stop();
+    // The real schedule (5 s, then 30 s, … with jitter), a hundredth of it: fractions of a second.
+    const real = testWorker({ retryDelay: undefined, retryScale: 0.01 });
+    try {
+      const subscribed = await subscribe(scaled.token, { url: `${url}?scaled`, events: ['conversation_created'] });
+      expect(subscribed.status).toBe(201);
+      script = [503, 503];
+      const started = Date.now();
+      await createJson(h, scaled.token, { title: 'Scaled' });
+      await until(() => received.filter((r) => r.path === '/hook?scaled').length === 3, 5_000);
+      expect(Date.now() - started).toBeLessThan(3_000);
+      const attempts = () => webhookAttempts(h.db.orm.em.fork(), scaled.id, subscribed.body.id);
+      await until(async () => (await attempts()).length === 3);
+      // Newest first: two 503s recorded, then the delivery.
+      expect((await attempts()).map((x) => x.status)).toEqual([200, 503, 503]);
+      expect((await attempts())[0]?.delivery).toBe('delivered');
+    } finally {
+      await real.stop();
+      worker = testWorker();
+    }
+  });
+});
+
 describe('subscriptions over the API (/api/v1/webhooks)', () => {
   it('creates, lists without the secret, and deletes; an endpoint deleted stops receiving', async () => {
     const made = await subscribe(b.token, { url: `${url}?b`, events: ['message_created'] });
@@ -460,7 +566,7 @@ describe('subscriptions over the API (/api/v1/webhooks)', () => {
     expect([once.status, twice.status, none.status]).toEqual([201, 201, 201]);
     expect(once.body.events).toEqual(['conversation_created']);
     expect(twice.body.events).toEqual(['conversation_created', 'message_created']);
-    expect(none.body.events).toEqual(['conversation_created', 'message_created']);
+    expect(none.body.events).toEqual(['conversation_created', 'message_created', 'message_hidden']);
     for (const w of [once, twice, none]) expect((await deleteHook(b.token, w.body.id)).status).toBe(200);
   });
 

@@ -9,12 +9,17 @@ import {
   issueToken,
   listTokens,
   loadSeedAccounts,
+  MikroMailOutbox,
+  memberStore,
   pendingMigrations,
   revokeToken,
   setHost,
   setRateLimit,
+  setTeamRole,
 } from '@convo/db';
-import type { Command } from 'commander';
+import { addMember, type MemberOutcome, removeMember, TEAM_ROLES } from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { type Command, Option } from 'commander';
 import { migrateDatabase, openDatabase } from '../services.ts';
 import { webhookTargets } from '../webhooks/target.ts';
 import { registerDataCommands } from './data.ts';
@@ -171,22 +176,96 @@ export function registerCommands(program: Command, env: Env): void {
     'npm run cli -- token list --account acme',
   );
 
-  const user = program.command('user').description('manage account users');
+  const user = program.command('user').description("manage account users and the account's team");
   example(
     user
       .command('add')
-      .description('add a user (member) to an account')
+      .description('add a user to an account: a participant, or on its team with --team')
       .requiredOption('--account <key>', 'account key')
       .requiredOption('--email <email>', 'e-mail address')
       .requiredOption('--name <name>', 'display name')
+      .addOption(new Option('--team <role>', "their place on the account's team").choices(TEAM_ROLES))
       .option('--json', 'print JSON')
       .action(async (o) => {
         const added = await withDatabase(env, async (em) =>
-          addUser(em, (await findAccount(em, o.account)).id, { email: o.email, name: o.name }),
+          addUser(em, (await findAccount(em, o.account)).id, { email: o.email, name: o.name, team: o.team }),
         );
-        emit(o.json, added, `user ${added.id} <${added.email}> added`);
+        emit(
+          o.json,
+          added,
+          `user ${added.id} <${added.email}> added${added.team ? ` to the team as ${added.team}` : ''}`,
+        );
       }),
-    'npm run cli -- user add --account acme --email sam@acme.example --name "Sam"',
+    'npm run cli -- user add --account acme --email sam@acme.example --name "Sam" --team member',
+  );
+  example(
+    user
+      .command('team')
+      .description("put a user on the account's team with a role, or take them off it (--role none)")
+      .requiredOption('--account <key>', 'account key')
+      .requiredOption('--email <email>', "the user's e-mail address")
+      .addOption(
+        new Option('--role <role>', 'the role (none: off the team)')
+          .choices([...TEAM_ROLES, 'none'])
+          .makeOptionMandatory(),
+      )
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const role = o.role === 'none' ? null : o.role;
+        const set = await withDatabase(env, (em) => setTeamRole(em, o.account, o.email, role));
+        emit(o.json, set, set.team ? `${set.email} is on the team as ${set.team}` : `${set.email} is off the team`);
+      }),
+    'npm run cli -- user team --account acme --email sam@acme.example --role admin',
+  );
+
+  const member = program.command('member').description("add people to a conversation's members, or take them out");
+  /** The domain's own use cases on this database: the same rules, change marks and invitation mail as the API's. */
+  const memberDeps = (em: EntityManager) => ({ members: memberStore(em), outbox: new MikroMailOutbox(em) });
+  const memberOutcome = (outcome: MemberOutcome) => {
+    if (outcome.kind === 'not_found') throw new AdminError('the account has no conversation with that slug');
+    if (outcome.kind === 'refused') throw new AdminError(outcome.problem);
+    return { slug: outcome.change.slug, userId: outcome.change.person?.id ?? null, changed: outcome.change.changed };
+  };
+  example(
+    member
+      .command('add')
+      .description('add a person by e-mail (made with --name if the address is new) and tell them by mail')
+      .requiredOption('--account <key>', 'account key')
+      .requiredOption('--slug <slug>', "the conversation's slug")
+      .requiredOption('--email <email>', "the person's e-mail address")
+      .option('--name <name>', 'their name, when the address is new to the account')
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const done = await withDatabase(env, async (em) =>
+          memberOutcome(
+            await addMember(memberDeps(em), await findAccount(em, o.account), {
+              slug: o.slug,
+              email: o.email,
+              name: o.name,
+            }),
+          ),
+        );
+        emit(o.json, done, done.changed ? `${o.email} added to ${done.slug}` : `${o.email} was already a member`);
+      }),
+    'npm run cli -- member add --account acme --slug billing-question --email sam@example.org --name "Sam"',
+  );
+  example(
+    member
+      .command('remove')
+      .description("take a person out of a conversation's members (their messages stay)")
+      .requiredOption('--account <key>', 'account key')
+      .requiredOption('--slug <slug>', "the conversation's slug")
+      .requiredOption('--email <email>', "the person's e-mail address")
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const done = await withDatabase(env, async (em) =>
+          memberOutcome(
+            await removeMember(memberDeps(em), await findAccount(em, o.account), { slug: o.slug, email: o.email }),
+          ),
+        );
+        emit(o.json, done, done.changed ? `${o.email} taken out of ${done.slug}` : `${o.email} was not a member`);
+      }),
+    'npm run cli -- member remove --account acme --slug billing-question --email sam@example.org',
   );
 
   const workflow = program.command('workflow').description('manage workflows');

@@ -1,10 +1,11 @@
-import { createWriteStream } from 'node:fs';
-import { cp, readdir, rename, rm, stat } from 'node:fs/promises';
+import { constants, createWriteStream } from 'node:fs';
+import { cp, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { Readable } from 'node:stream';
+import { text as readText } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 import { AdminError, type ExportProgress, exportAccounts } from '@convo/db';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { LOCK_FILE } from '../embedded-lock.ts';
 import { type Env, emit, example, int, withDatabase } from './helpers.ts';
 import { importFromApi } from './import-api.ts';
@@ -14,6 +15,18 @@ import { exportProgress, importProgress } from './progress.ts';
  * Getting data out and in: `export` (the seed format, streamed), `import-api` (from any server
  * that speaks API v1), `backup` (the embedded database's files).
  */
+
+/** A new file, readable and writable by its owner only; refused when anything (a file, a link) is there. */
+async function openNew(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new AdminError(`${path} already exists: an export never writes through a file or link it did not make`);
+    }
+    throw e;
+  }
+}
 
 export function registerDataCommands(program: Command, env: Env): void {
   example(
@@ -33,6 +46,8 @@ export function registerDataCommands(program: Command, env: Env): void {
         const started = performance.now();
         let last: ExportProgress = { account: '', conversations: 0, messages: 0, total: 0 };
         const partial = o.out === undefined ? undefined : `${o.out}.partial`;
+        // Opened before the database, so a refused path changes nothing and removes nothing.
+        const file = partial === undefined ? undefined : await openNew(partial);
         await withDatabase(env, async (em) => {
           const pieces = exportAccounts(em, o.all ? 'all' : (o.account ?? []), {
             since: o.since,
@@ -41,7 +56,9 @@ export function registerDataCommands(program: Command, env: Env): void {
               progress.update(p);
             },
           });
-          const out = partial === undefined ? process.stdout : createWriteStream(partial);
+          // Made new (O_EXCL: never through a link or file someone placed there) and readable by its
+          // owner only: an export holds every e-mail address and every private conversation.
+          const out = file === undefined ? process.stdout : createWriteStream(partial ?? '', { fd: file, flush: true });
           await pipeline(Readable.from(pieces), out, { end: partial !== undefined }).catch((e: unknown) => {
             // A reader that stopped early (`export … | head`) is not an error of the export.
             if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
@@ -70,7 +87,13 @@ export function registerDataCommands(program: Command, env: Env): void {
         'read every conversation from a server that speaks API v1 (the original service, or another of these) into a local account; run it again to resume',
       )
       .requiredOption('--from <url>', "the source's base URL, e.g. https://api.example.com")
-      .requiredOption('--token <token>', "an API token of the source's account")
+      .addOption(
+        new Option(
+          '--token <token>',
+          "an API token of the source's account (visible to `ps`: prefer the variable or --token-stdin)",
+        ).env('IMPORT_API_TOKEN'),
+      )
+      .option('--token-stdin', "read the source's API token from standard input")
       .requiredOption('--account <key>', 'the local account (made, with the source host, if missing)')
       .option('--host <origin>', 'host for a new local account (default: the one in the source conversation URLs)')
       .option('--name <name>', 'name for a new local account (default: its key)')
@@ -78,12 +101,14 @@ export function registerDataCommands(program: Command, env: Env): void {
       .option('--state <file>', 'where the next page is kept between runs (default: .convo-import-<account>.json)')
       .option('--json', 'print the final report as JSON (and no progress)')
       .action(async (o) => {
+        const token = o.tokenStdin ? (await readText(process.stdin)).trim() : o.token;
+        if (!token) throw new AdminError('give the source token: IMPORT_API_TOKEN=…, --token-stdin, or --token');
         const progress = importProgress(o.json === true);
         const started = performance.now();
         const report = await withDatabase(env, (em) =>
           importFromApi(em, {
             from: o.from,
-            token: o.token,
+            token,
             account: o.account,
             host: o.host,
             name: o.name,
@@ -100,7 +125,7 @@ export function registerDataCommands(program: Command, env: Env): void {
           `imported ${report.conversations} conversations, ${report.messages} messages in ${seconds.toFixed(1)}s from ${report.pages} pages (${report.requests} requests); ${report.skipped} already here${refused.length > 0 ? `\nnot imported:\n${refused.join('\n')}` : ''}`,
         );
       }),
-    'npm run cli -- import-api --from https://old.example.com --token cnv_… --account acme --rate 5',
+    'IMPORT_API_TOKEN=cnv_… npm run cli -- import-api --from https://old.example.com --account acme --rate 5',
   );
 
   example(

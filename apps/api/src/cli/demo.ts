@@ -9,6 +9,12 @@ import type { Env } from './commands.ts';
 
 const DEMO_SEED = new URL('../../../../examples/seed.json', import.meta.url);
 
+/**
+ * The demo runs on your own machine, so webhooks may be tried there: to http:// receivers on
+ * loopback and private addresses. The environment still decides when it sets them.
+ */
+const DEMO_DEFAULTS = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' };
+
 /** Starts the server with the demo account from examples/seed.json and prints how to call it. */
 export function registerDemo(program: Command, env: Env): void {
   program
@@ -18,7 +24,7 @@ export function registerDemo(program: Command, env: Env): void {
     )
     .addHelpText('after', '\nExample:\n  npm run demo\n  PORT=8080 npm run demo\n')
     .action(async () => {
-      const { config, logger } = env();
+      const { config, logger } = env(DEMO_DEFAULTS);
       const orm = await openDatabase(config, logger);
       await migrateDatabase(orm, logger);
       const em = orm.em.fork();
@@ -57,6 +63,12 @@ export function registerDemo(program: Command, env: Env): void {
             `  curl -s "${base}/get_conversation?slug=welcome" ${auth}`,
             `  curl -s "${base}/get_conversations?page=1" ${auth}`,
             ...(pageUrl ? ['', `Open a conversation page in a browser: ${pageUrl}`] : []),
+            '',
+            config.webhooks.allowHttp && config.webhooks.allowPrivate
+              ? 'Webhooks may go to http:// receivers on this machine here (the demo sets WEBHOOK_ALLOW_HTTP and ' +
+                'WEBHOOK_ALLOW_PRIVATE; npm start refuses both unless you set them):'
+              : 'Webhooks go to public https:// receivers only (WEBHOOK_ALLOW_HTTP / WEBHOOK_ALLOW_PRIVATE are off):',
+            `  curl -s -X POST ${origin}/api/v1/webhooks ${auth} -H 'content-type: application/json' -d '{"url":"http://127.0.0.1:9000/hook","events":["conversation_created","message_created"]}'`,
             config.mail.smtpUrl
               ? `Sign-in links are mailed through ${new URL(config.mail.smtpUrl).host}.`
               : 'No SMTP_URL is set: sign-in links are written to this console ("mail not sent … here it is").',

@@ -6,7 +6,8 @@ import { migrateDatabase, openDatabase } from '../services.ts';
 
 /* What every command shares: its environment, argument parsers, output and the database. */
 
-export type Env = () => { config: Config; logger: Logger };
+/** The configuration and logger of a command; `defaults` are settings the environment may override. */
+export type Env = (defaults?: Record<string, string>) => { config: Config; logger: Logger };
 
 export const int = (what: string) => (value: string) => {
   if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError(`${what} must be a positive whole number`);

@@ -13,7 +13,7 @@ import {
   type TSeedConversation,
   ZSeedConversation,
 } from '@convo/db';
-import { ZConversation, ZConversationList } from '@convo/router';
+import { ZConversation, ZConversationList } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import type { z } from 'zod';
 
@@ -78,6 +78,27 @@ export function apiBase(from: string): string {
   return url.toString();
 }
 
+/** Redirects followed within the source's origin; one to another origin is refused, never sent the token. */
+const MAX_REDIRECTS = 5;
+
+async function fetchSameOrigin(url: string, init: RequestInit): Promise<Response> {
+  let at = new URL(url);
+  for (let hop = 0; ; hop++) {
+    const res = await fetch(at, { ...init, redirect: 'manual' });
+    const location = res.headers.get('location');
+    if (res.status < 300 || res.status > 399 || location === null) return res;
+    await res.body?.cancel();
+    const next = new URL(location, at);
+    if (next.origin !== at.origin) {
+      throw new AdminError(
+        `the source redirected to another origin (${next.origin}); refused, so the token is never sent there`,
+      );
+    }
+    if (hop >= MAX_REDIRECTS) throw new AdminError(`the source redirected more than ${MAX_REDIRECTS} times`);
+    at = next;
+  }
+}
+
 /** The source, at most `rate` requests a second, with retries on 429, 5xx and lost connections. */
 function sourceClient(base: string, o: ImportOptions, report: ImportReport) {
   const gap = 1000 / o.rate;
@@ -90,7 +111,7 @@ function sourceClient(base: string, o: ImportOptions, report: ImportReport) {
       report.requests += 1;
       let retryAfter = 2 ** attempt;
       try {
-        const res = await fetch(`${base}/${path}`, {
+        const res = await fetchSameOrigin(`${base}/${path}`, {
           headers: { authorization: `Bearer ${o.token}`, accept: 'application/json' },
           signal: o.signal ? AbortSignal.any([o.signal, AbortSignal.timeout(30_000)]) : AbortSignal.timeout(30_000),
         });

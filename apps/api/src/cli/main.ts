@@ -19,8 +19,8 @@ const program = new Command('convo')
 const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 program.version(pkg.version);
 
-registerCommands(program, () => {
-  const config = loadConfig();
+registerCommands(program, (defaults = {}) => {
+  const config = loadConfig({ ...defaults, ...process.env });
   return { config, logger: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2) };
 });
 

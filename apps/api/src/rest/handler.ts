@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Authenticated, PagePosition } from '@convo/domain';
 import {
   ApiError,
+  answerJson,
   type Context,
+  callOperation,
   codeForTrpc,
   createContext,
   ERRORS,
@@ -30,7 +32,7 @@ export const REST_PREFIX = '/api/v1';
 export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
-const fail = (code: ErrorCode, detail = '', headers: Record<string, string> = {}) =>
+const restError = (code: ErrorCode, detail = '', headers: Record<string, string> = {}) =>
   json(ERRORS[code].status, errorBody(code, detail), headers);
 
 /**
@@ -87,37 +89,42 @@ export function createRestHandler(operations: readonly Operation[], services: Se
   /** The procedure's answer, or its error as a row of the table. */
   async function run(route: Route, context: Context, input: unknown, requestId: string) {
     try {
-      return { ok: true as const, data: await route.operation.call(context, input) };
+      return { ok: true as const, data: await callOperation(context, route.operation.name, input) };
     } catch (e) {
-      if (e instanceof ApiError) return { ok: false as const, response: fail(e.appCode, e.message) };
+      if (e instanceof ApiError) return { ok: false as const, response: restError(e.appCode, e.message) };
       if (!(e instanceof TRPCError)) throw e;
       const code = codeForTrpc(e.code);
       if (code === 'internal') services.logger.error({ err: e.cause ?? e, requestId }, 'request failed');
-      return { ok: false as const, response: fail(code) };
+      return { ok: false as const, response: restError(code) };
     }
   }
 
   return async function handleRest(req: Request, url: URL, request: RequestState): Promise<Response> {
     const path = url.pathname.slice(REST_PREFIX.length).replace(/\/+$/, '') || '/';
     const found = match(path);
-    if (!found) return fail('route_not_found');
+    if (!found) return restError('route_not_found');
     const candidates = found.routes;
     // HEAD is GET without the body, as HTTP has it.
     const head = req.method === 'HEAD';
     const method = head ? 'GET' : req.method;
     const route = candidates.find((r) => r.method === method);
-    if (!route) return fail('method_not_allowed', '', { allow: allowed(candidates) });
+    if (!route) return restError('method_not_allowed', '', { allow: allowed(candidates) });
+    request.label = route.operation.label;
     const context = createContext(services, req, request);
-    // Every operation needs a token: without one, no body is read at all.
+    // The token is looked up once (the context keeps it) and refused in one place, the procedure's
+    // own middleware (authedProcedure); without one no body is read, and the call gets no input.
     const authenticated = await context.authenticate();
-    if (!authenticated) return fail('unauthorized');
     // A conditional answer is judged by the account's change mark, read with the token: before the
     // data, so an answer's tag is never newer than its body. A match costs no quota (as on GitHub).
-    const tag = route.operation.conditional ? entityTag(route, authenticated, url) : null;
+    const tag = authenticated && route.operation.conditional ? entityTag(route, authenticated, url) : null;
     if (tag && matchesTag(req.headers.get('if-none-match'), tag)) {
       return new Response(null, { status: 304, headers: { etag: tag, ...REVALIDATE } });
     }
-    const fields = takesBody(method) ? await bodyInput(req, options.body, route.kinds) : queryInput(url, route.kinds);
+    const fields = !authenticated
+      ? {}
+      : takesBody(method)
+        ? await bodyInput(req, options.body, route.kinds)
+        : queryInput(url, route.kinds);
     // The path's own parameters win over a body or query field of the same name.
     const input = Object.assign(
       fields,
@@ -129,10 +136,10 @@ export function createRestHandler(operations: readonly Operation[], services: Se
       'content-type': 'application/json',
       ...(tag ? { etag: tag, ...REVALIDATE } : {}),
     };
-    const position = context.notes.pagePosition;
+    const position = context.forResponse.pagePosition;
     const link = position && linkHeader(options.origin(req), url, position);
     if (link) headers.link = link;
     const status = route.operation.meta.successStatus ?? 200;
-    return new Response(head ? null : services.pages.text(result.data), { status, headers });
+    return new Response(head ? null : answerJson(result.data), { status, headers });
   };
 }

@@ -70,6 +70,18 @@ export function queryInput(url: URL, kinds: FieldKinds): Record<string, unknown>
   return inputOf(fields, kinds, true);
 }
 
+/** A JSON object or array, whole: no form body can be one (its first field's name would start with `{`). */
+function looksLikeJson(text: string): boolean {
+  const start = text.trimStart()[0];
+  if (start !== '{' && start !== '[') return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A JSON or form body, read within the limits; no body at all is an empty object. */
 export async function bodyInput(req: Request, limits: BodyLimits, kinds: FieldKinds): Promise<object> {
   const type = mediaType(req);
@@ -92,6 +104,9 @@ export async function bodyInput(req: Request, limits: BodyLimits, kinds: FieldKi
     }
     return body;
   }
+  // `curl -d '{"title":"x"}'` sends JSON labelled as a form, whose one field would be named by the
+  // JSON text: refused, saying how to send it, never read as a request with no fields.
+  if (form && looksLikeJson(text)) throw new HttpError('json_sent_as_form');
   if (form) return inputOf(formFields(text), kinds, false);
   throw new HttpError('unsupported_media_type');
 }

@@ -1,4 +1,4 @@
-import type { Operation } from '@convo/router';
+import { inputObject, type Operation } from '@convo/router';
 import { type FieldKinds, fieldKinds } from './input.ts';
 
 /** One operation as REST serves it: its declared method, and how its fields are read. */
@@ -31,7 +31,7 @@ export function restRoutes(operations: readonly Operation[]): (path: string) => 
   const templates = new Map<string, Template>();
   for (const operation of operations) {
     const { method, path } = operation.meta.openapi;
-    const route = { operation, method, kinds: fieldKinds(operation.input) };
+    const route = { operation, method, kinds: fieldKinds(inputObject(operation.input)) };
     if (path.includes('{')) {
       const template = templates.get(path) ?? { segments: path.split('/'), routes: [] };
       template.routes.push(route);

@@ -14,6 +14,12 @@ import { guardedLookup, isPublicAddress, type TargetPolicy, TargetRefused, targe
  * with the Standard Webhooks headers (webhook-id, the same on every retry, so receivers can
  * de-duplicate; webhook-timestamp; webhook-signature, HMAC-SHA256 with the endpoint's secret).
  * A 2xx within 10 s delivers it; anything else is tried again on the domain's schedule.
+ *
+ * Endpoints are independent: each step claims a few due deliveries of each of up to ENDPOINTS
+ * endpoints this process is not already sending to, and each endpoint's are sent in order on a
+ * lane of their own, recorded when that lane is done. When an endpoint fails, its other due
+ * deliveries (claimed or not) wait for its retry untried; so a receiver that never answers costs
+ * one timeout per retry and holds back nobody else's deliveries.
  */
 
 export type WebhookWorker = QueueWorker;
@@ -25,21 +31,34 @@ export interface WebhookWorkerOptions {
   intervalMs?: number;
   /** How long an endpoint has to answer (default 10 s). */
   timeoutMs?: number;
-  /** Seconds until the next attempt after `attempts` failed ones, or null: give up. */
+  /** Seconds until the next attempt after `attempts` failed ones, or null: give up (default: the domain's schedule). */
   retryDelay?: (attempts: number) => number | null;
+  /** Multiplies the retry schedule (`WEBHOOK_RETRY_SCALE`; fractions of a second are kept). */
+  retryScale?: number;
   onResult?: (result: 'delivered' | 'retry' | 'failed') => void;
+  /** Told when a step or a lane fails (a statement the worker cannot run): /metrics counts it. */
+  onError?: () => void;
   /** True while the API waits for database connections: a batch then waits (up to 1 s) for it. */
   busy?: () => Promise<boolean>;
 }
 
+/** Events fanned out into deliveries per step. */
 const BATCH = 20;
+/** Endpoints this process sends to at once, each on its own lane. */
+const ENDPOINTS = 20;
+/** Deliveries of one endpoint claimed at once (sent one after another, in order). */
+const PER_ENDPOINT = 10;
 
-export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOptions): WebhookWorker {
-  const timeoutMs = o.timeoutMs ?? 10_000;
-  const retryDelay = o.retryDelay ?? ((attempts: number) => webhookRetryDelaySeconds(attempts));
+export function startWebhookWorker(store: MikroWebhookStore, settings: WebhookWorkerOptions): WebhookWorker {
+  const timeoutMs = settings.timeoutMs ?? 10_000;
+  const scale = settings.retryScale ?? 1;
+  const retryDelay = (attempts: number) => {
+    const seconds = (settings.retryDelay ?? webhookRetryDelaySeconds)(attempts);
+    return seconds === null ? null : seconds * scale;
+  };
   // Every connection's DNS lookup refuses non-public addresses (unless allowed): checked at the
   // moment of connecting, not only when the endpoint was subscribed.
-  const agent = new Agent({ connect: { lookup: guardedLookup(o.policy) }, connections: 8 });
+  const agent = new Agent({ connect: { lookup: guardedLookup(settings.policy) }, connections: 8 });
 
   /** One attempt: its result, to be recorded with the rest of its batch. */
   async function send(d: DueDelivery): Promise<AttemptResult> {
@@ -47,14 +66,14 @@ export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOpt
     const ms = () => Math.round(performance.now() - started);
     const failed = (status: number | null, error: string): AttemptResult => {
       const retryInSeconds = retryDelay(d.attempts);
-      o.onResult?.(retryInSeconds === null ? 'failed' : 'retry');
+      settings.onResult?.(retryInSeconds === null ? 'failed' : 'retry');
       return { delivery: d, ok: false, status, error, latencyMs: ms(), retryInSeconds };
     };
     try {
-      const url = targetUrl(d.url, o.policy);
+      const url = targetUrl(d.url, settings.policy);
       const host = url.hostname.replace(/^\[|\]$/g, '');
       // An address in the URL is connected to without a lookup: check it here.
-      if (ipaddr.isValid(host) && !o.policy.allowPrivate && !isPublicAddress(host)) {
+      if (ipaddr.isValid(host) && !settings.policy.allowPrivate && !isPublicAddress(host)) {
         throw new TargetRefused(`the endpoint is a non-public address (${host})`);
       }
       const id = `evt_${d.eventId}`;
@@ -76,7 +95,7 @@ export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOpt
       });
       await res.body.dump();
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        o.onResult?.('delivered');
+        settings.onResult?.('delivered');
         return { delivery: d, ok: true, status: res.statusCode, error: null, latencyMs: ms(), retryInSeconds: null };
       }
       return failed(res.statusCode, `HTTP ${res.statusCode}`);
@@ -86,31 +105,61 @@ export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOpt
     }
   }
 
+  /** The endpoints this process is sending to, and when each lane is done. */
+  const lanes = new Map<number, Promise<void>>();
+
+  /** One endpoint's claimed deliveries, in order; at its first failure the endpoint's others wait with it. */
+  async function lane(list: DueDelivery[]): Promise<void> {
+    const results: AttemptResult[] = [];
+    for (const [i, d] of list.entries()) {
+      const result = await send(d);
+      results.push(result);
+      if (!result.ok) {
+        await store.holdBack(d.endpointId, list.slice(i + 1), result.retryInSeconds ?? 0);
+        break;
+      }
+    }
+    // The lane's results in one statement: a handful of statements per lane, not per delivery.
+    await store.record(results);
+  }
+
   const worker = startQueueWorker({
     name: 'webhook deliveries',
-    logger: o.logger,
-    intervalMs: o.intervalMs ?? 1_000,
-    busy: o.busy,
+    logger: settings.logger,
+    intervalMs: settings.intervalMs ?? 1_000,
+    busy: settings.busy,
     maxYieldMs: 1_000,
+    onError: settings.onError,
     async step() {
       // New events become one delivery per subscribed endpoint first (the creates wrote only the
       // events): as many as a step sends, so that under a load the worker yields to (a step a
       // second) it writes no more than its sending needs; the rest wait as events.
       const dispatched = await store.dispatch(BATCH);
-      // A batch is held for all its attempts, one endpoint's in a row, plus a margin.
-      const due = await store.claimDue(BATCH, Math.ceil((BATCH * timeoutMs) / 1000) + 5);
-      // One endpoint's deliveries go out in the order of their events; endpoints in parallel.
+      if (lanes.size >= ENDPOINTS) return false;
+      const due = await store.claimDue({
+        endpoints: ENDPOINTS - lanes.size,
+        perEndpoint: PER_ENDPOINT,
+        busy: [...lanes.keys()],
+        // A lane is held for all its attempts, one after another, plus a margin.
+        leaseSeconds: Math.ceil((PER_ENDPOINT * timeoutMs) / 1000) + 5,
+      });
       const byEndpoint = new Map<number, DueDelivery[]>();
       for (const d of due) byEndpoint.set(d.endpointId, [...(byEndpoint.get(d.endpointId) ?? []), d]);
-      const results = await Promise.all(
-        [...byEndpoint.values()].map(async (list) => {
-          const sent: AttemptResult[] = [];
-          for (const d of list) sent.push(await send(d));
-          return sent;
-        }),
-      );
-      // The batch's results in one statement: a handful of statements per batch, not per delivery.
-      await store.record(results.flat());
+      for (const [endpoint, list] of byEndpoint) {
+        const done = lane(list)
+          .catch((err: unknown) => {
+            settings.logger.error(
+              { err, endpoint },
+              'webhook deliveries could not be recorded; their lease hands them on',
+            );
+            settings.onError?.();
+          })
+          .finally(() => {
+            lanes.delete(endpoint);
+            worker.kick();
+          });
+        lanes.set(endpoint, done);
+      }
       return due.length > 0 || dispatched > 0;
     },
   });
@@ -118,6 +167,7 @@ export function startWebhookWorker(store: MikroWebhookStore, o: WebhookWorkerOpt
     kick: worker.kick,
     async stop() {
       await worker.stop();
+      await Promise.all(lanes.values());
       await agent.close();
     },
   };

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { createRequire } from 'node:module';
+import { type Browser, chromium, type Page } from 'playwright-core';
 
 /*
  * Debian's Chromium for the browser tests (`apt-get install -y chromium`; .ci/run installs it).
@@ -34,4 +35,25 @@ export function launchChromium(hosts: string[] = []): Promise<Browser> {
       ...(rules ? [`--host-resolver-rules=${rules}`] : []),
     ],
   });
+}
+
+const axeSource: string = createRequire(import.meta.url)('axe-core').source;
+
+/** A rule axe-core found broken on a page: its id, how severe (minor … critical) and what it asks. */
+export interface AxeViolation {
+  id: string;
+  impact: string;
+  help: string;
+}
+
+/**
+ * What axe-core finds on the page as it stands. axe is injected as a script, which a page's own
+ * policy rightly forbids: open the page in a context made with `bypassCSP: true`.
+ */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  await page.addScriptTag({ content: axeSource });
+  const found: unknown = await page.evaluate(
+    'axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help })))',
+  );
+  return Array.isArray(found) ? found : [];
 }

@@ -9,6 +9,12 @@ export const REST = `${BASE}/api/v1/conversations`;
 export const MAX_BODY_BYTES = 64 * 1024;
 export const METRICS_TOKEN = 'metrics-token-for-tests';
 
+/**
+ * Tests read pages far faster than people do, and count statements: the per-address read limit
+ * (which claims its quota in blocks, a statement now and then) is off unless a test turns it on.
+ */
+const UNLIMITED_READS = { readsPerIpPerMinute: 0 };
+
 export interface Harness {
   db: TestDatabase;
   app: App;
@@ -35,6 +41,7 @@ export async function openHarness(o: HarnessOptions = {}): Promise<Harness> {
     requestTimeoutMs: o.requestTimeoutMs,
     metricsToken: METRICS_TOKEN,
     ...o.app,
+    formLimits: { ...UNLIMITED_READS, ...o.app?.formLimits },
   });
   return { db, app, services, statements, close: () => db.close() };
 }
@@ -44,6 +51,7 @@ export function secondApp(h: Harness, services: Partial<ServiceOptions> = {}, ap
   return createApp(createServices(h.db.orm, createLogger('silent'), { ...DEFAULT_SERVICE_OPTIONS, ...services }), {
     maxBodyBytes: MAX_BODY_BYTES,
     ...app,
+    formLimits: { ...UNLIMITED_READS, ...app.formLimits },
   });
 }
 
@@ -118,6 +126,17 @@ export const createJson = (h: Harness, token: string, body: unknown) =>
       method: 'POST',
       headers: { ...auth(token), 'content-type': 'application/json' },
       body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+  );
+
+/** create_conversation with a form body (`application/x-www-form-urlencoded`), sent as written. */
+export const createForm = (h: Harness, token: string, body: string) =>
+  call(
+    h,
+    new Request(`${REST}/create_conversation`, {
+      method: 'POST',
+      headers: { ...auth(token), 'content-type': 'application/x-www-form-urlencoded' },
+      body,
     }),
   );
 

@@ -64,6 +64,12 @@ export async function openMailbox(): Promise<Mailbox> {
   };
 }
 
+/** A header of the mail as sent (its folded lines joined), or undefined. */
+export const mailHeader = (mail: Mail, name: string): string | undefined =>
+  new RegExp(`^${name}: ?(.*)$`, 'im')
+    .exec((mail.text.split(/\r?\n\r?\n/)[0] ?? '').replace(/\r?\n(?=[ \t])/g, ''))?.[1]
+    ?.trim();
+
 /** The sign-in link in a mail. */
 export function signInLink(mail: Mail): string {
   const link = /https?:\/\/\S+\/sign-in\/[\w-]+/.exec(mail.text)?.[0];
@@ -75,20 +81,25 @@ export function signInLink(mail: Mail): string {
  * The harness's mail, delivered: a mailbox, and the server's own mail worker sending to it over
  * SMTP (woken by each queued mail, as in a server process).
  */
-export async function deliverMailTo(services: {
-  mailQueue: MikroMailOutbox;
-  onMailQueued(listener: () => void): void;
-}): Promise<{ mailbox: Mailbox; close(): Promise<void> }> {
+export async function deliverMailTo(
+  services: {
+    mailQueue: MikroMailOutbox;
+    onMailQueued(listener: () => void): void;
+  },
+  /** How often the worker looks on its own (it is woken by each mail a request queues). */
+  intervalMs = 200,
+): Promise<{ mailbox: Mailbox; kick(): void; close(): Promise<void> }> {
   const mailbox = await openMailbox();
   const worker = startMailWorker(services.mailQueue, {
     smtpUrl: mailbox.url,
     from: 'Conversations <no-reply@example.com>',
     logger: createLogger('silent'),
-    intervalMs: 200,
+    intervalMs,
   });
   services.onMailQueued(worker.kick);
   return {
     mailbox,
+    kick: worker.kick,
     async close() {
       await worker.stop();
       await mailbox.close();

@@ -75,20 +75,25 @@ export interface Page {
   status: number;
   headers: Headers;
   html: string;
+  /** The path asked for. */
+  path: string;
 }
 
 export async function open(h: Harness, url: string, init: RequestInit = {}): Promise<Page> {
   const res = await h.app.fetch(new Request(url, init));
-  return { status: res.status, headers: res.headers, html: await res.text() };
+  return { status: res.status, headers: res.headers, html: await res.text(), path: new URL(url).pathname };
 }
 
-/** Two answers a visitor cannot tell apart: the same status, body and headers (but the request id). */
+/**
+ * Two answers a visitor cannot tell apart: the same status, body and headers (but the request
+ * id), the address each was asked at aside (a page's sign-in link brings the person back to it).
+ */
 export function fingerprint(p: Page): unknown {
   // The visitor cookie is random, set alike on both: its name and attributes count, not its value.
   const headers = [...p.headers]
     .filter(([name]) => name !== 'x-request-id')
     .map(([name, value]) => [name, name === 'set-cookie' ? value.replace(/=[^;]*/, '=…') : value]);
-  return { status: p.status, headers, html: p.html };
+  return { status: p.status, headers, html: p.html.split(p.path).join('{the path asked for}') };
 }
 
 type Node = DefaultTreeAdapterMap['childNode'];
@@ -161,7 +166,7 @@ export class Visitor {
   async get(path: string): Promise<Page> {
     const res = await this.h.app.fetch(new Request(`${this.origin}${path}`, { headers: this.cookieHeader() }));
     this.remember(res);
-    this.last = { status: res.status, headers: res.headers, html: await res.text() };
+    this.last = { status: res.status, headers: res.headers, html: await res.text(), path };
     return this.last;
   }
 
@@ -189,8 +194,19 @@ export class Visitor {
       }),
     );
     this.remember(res);
-    this.last = { status: res.status, headers: res.headers, html: await res.text() };
+    this.last = { status: res.status, headers: res.headers, html: await res.text(), path };
     return this.last;
+  }
+
+  /**
+   * Opens a mailed link as a person does: the page it shows (which changes nothing), then its one
+   * button (a POST with this device's CSRF token), with the name a new person gives there.
+   */
+  async confirm(link: string, fields: Record<string, string> = {}): Promise<Page> {
+    const path = new URL(link, this.origin).pathname;
+    const opened = await this.get(path);
+    if (opened.status !== 200) return opened;
+    return this.post(path, { csrf: this.hidden('csrf'), ...fields });
   }
 
   /** Opens a conversation page and posts its reply form with these fields. */

@@ -1,0 +1,58 @@
+import { ERRORS, type ErrorCode, errorBody, type RequestState, trpcErrorShape } from '@convo/router';
+import { json } from '../rest/handler.ts';
+
+/*
+ * What every answer of the API's host gets on its way out, whichever route made it: the error in
+ * its transport's shape, and the headers that come from the request's state.
+ */
+
+export const TRPC_PREFIX = '/trpc/';
+
+/** The answer to a refused request, in the shape its transport speaks: tRPC's, or REST's `{error, code}`. */
+export function errorAnswer(
+  path: string,
+  code: ErrorCode,
+  detail = '',
+  headers: Record<string, string> = {},
+): Response {
+  const status = ERRORS[code].status;
+  if (!path.startsWith(TRPC_PREFIX)) return json(status, errorBody(code, detail), headers);
+  return json(status, { error: trpcErrorShape(code, detail, path.slice(TRPC_PREFIX.length) || undefined) }, headers);
+}
+
+/** Whether the request came with a body (declared, or chunked). */
+const hasBody = (req: Request): boolean =>
+  req.body !== null && (req.headers.has('transfer-encoding') || Number(req.headers.get('content-length') ?? '0') > 0);
+
+/** The headers every answer carries: its request id, caching, the token's quota, what the procedure noted. */
+export function finishHeaders(req: Request, res: Response, request: RequestState, draining: boolean): void {
+  const headers = res.headers;
+  headers.set('x-request-id', request.id);
+  // Answers are not stored unless they say otherwise (pages, the API's conditional reads).
+  if (!headers.has('cache-control')) headers.set('cache-control', 'no-store');
+  const { rateLimit: quota, idempotentReplay, lookupMatch } = request.forResponse;
+  if (quota) {
+    headers.set('ratelimit-limit', String(quota.limit));
+    headers.set('ratelimit-remaining', String(quota.remaining));
+    headers.set('ratelimit-reset', String(quota.resetSeconds));
+    if (!quota.allowed) headers.set('retry-after', String(quota.resetSeconds));
+  }
+  if (idempotentReplay) headers.set('idempotent-replayed', 'true');
+  if (lookupMatch) headers.set('conversation-matched', lookupMatch);
+  if (res.status === 503 && !headers.has('retry-after')) headers.set('retry-after', '1');
+  // After a body that did not arrive whole, or a refusal that left it unread (a declared length
+  // over the limit, no token), what is left on the connection cannot be trusted: the client is
+  // told to close it, rather than have the socket reset under its next request. A body cut off
+  // at the limit was being read: the Node adapter drains the rest and the connection holds.
+  const unread = res.status >= 400 && hasBody(req) && !req.bodyUsed;
+  if (draining || res.status === 408 || unread) headers.set('connection', 'close');
+}
+
+/** The route's answer, or `late()` when it takes longer than `ms`. */
+export function withTimeout(work: Promise<Response>, ms: number, late: () => Response): Promise<Response> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<Response>((resolve) => {
+    timer = setTimeout(() => resolve(late()), ms);
+  });
+  return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,45 @@
+import type { Peer } from './peer.ts';
+
+/** What an address written by a proxy looks like (IPv4, IPv6); anything else is not believed. */
+const IP_ADDRESS = /^[\da-f.:]{2,45}$/i;
+const FORWARDED_HOST = /^[a-z0-9.-]{1,253}(:\d{1,5})?$/i;
+
+/** What the request says of the client through the proxies the operator trusts (`TRUST_PROXY`). */
+export interface TrustedProxies {
+  /** The first hop's host and scheme as a trusted proxy forwarded them, or null. */
+  forwarded(req: Request): { host: string; proto: 'http' | 'https' } | null;
+  /** Where absolute links point: `PUBLIC_URL`, or a proxy the operator trusts; never the raw Host. */
+  origin(req: Request): string | null;
+  /**
+   * The client's address: the socket's, or behind `hops` proxies the X-Forwarded-For entry that
+   * many from the right, the one the outermost proxy appended. Entries left of it are whatever the
+   * client sent (nginx's $proxy_add_x_forwarded_for keeps them), so they never count.
+   */
+  clientIp(req: Request, peer: Peer | undefined): string;
+}
+
+export function trustedProxies(hops: number, publicUrl: string | undefined): TrustedProxies {
+  function forwarded(req: Request) {
+    if (!hops) return null;
+    const host = req.headers.get('x-forwarded-host')?.split(',')[0]?.trim();
+    const proto = req.headers.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
+    if (!host || !FORWARDED_HOST.test(host) || (proto !== 'http' && proto !== 'https')) return null;
+    return { host, proto } as const;
+  }
+  return {
+    forwarded,
+    origin(req) {
+      if (publicUrl) return publicUrl;
+      const via = forwarded(req);
+      return via ? `${via.proto}://${via.host}` : null;
+    },
+    clientIp(req, peer) {
+      if (hops > 0) {
+        const entries = (req.headers.get('x-forwarded-for') ?? '').split(',').map((e) => e.trim());
+        const appended = entries[Math.max(0, entries.length - hops)];
+        if (appended && IP_ADDRESS.test(appended)) return appended;
+      }
+      return peer?.clientIp ?? 'unknown';
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { type NotificationStore, sendNotifications } from '@convo/domain';
+import type { Logger } from './logger.ts';
+import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
+
+/*
+ * Tells people that someone answered (domain: notifications.ts). Each round turns posted messages
+ * into pending mails and queues the due ones into the mail queue, which the mail worker sends. Both
+ * are tables taken with SKIP LOCKED, so every replica runs one and a restart loses nothing.
+ */
+
+export interface NotifyOptions {
+  /** A mail waits this long after its first message for more (NOTIFY_BATCH_MINUTES). */
+  batchSeconds: number;
+  logger: Logger;
+  /** How often to look (at most 5 s, and often enough for a short batch window). */
+  intervalMs?: number;
+  /** Told after a round queued mail: the mail worker sends it at once. */
+  onQueued?: () => void;
+  onError?: () => void;
+  busy?: () => Promise<boolean>;
+}
+
+export function startNotifyWorker(store: NotificationStore, options: NotifyOptions): QueueWorker {
+  return startQueueWorker({
+    name: 'the notifications',
+    logger: options.logger,
+    intervalMs: options.intervalMs ?? Math.max(100, Math.min(5_000, (options.batchSeconds * 1000) / 4)),
+    onError: options.onError,
+    busy: options.busy,
+    async step() {
+      const did = await sendNotifications(store, { batchSeconds: options.batchSeconds });
+      if (did) options.onQueued?.();
+      return did;
+    },
+  });
+}

@@ -1,0 +1,36 @@
+import { appRouter, createContext, type RequestState } from '@convo/router';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { errorAnswer, TRPC_PREFIX } from './http/answers.ts';
+import { type BodyLimits, readBody } from './http/body.ts';
+import type { Services } from './services.ts';
+
+/**
+ * tRPC over HTTP (`/trpc/<procedure>`, batches too), with the limits every route has: at most
+ * `maxBatch` calls a request, no body read without a token (the procedure refuses the call
+ * before its input), the body bounded in size and time.
+ */
+export function trpcEndpoint(services: Services, limits: { maxBatch: number; body: BodyLimits }) {
+  return async function trpc(req: Request, url: URL, request: RequestState): Promise<Response> {
+    const path = url.pathname;
+    const calls = path.slice(TRPC_PREFIX.length).split(',').length;
+    if (url.searchParams.get('batch') === '1' && calls > limits.maxBatch) {
+      return errorAnswer(path, 'batch_too_large', `a batch may carry at most ${limits.maxBatch} calls`);
+    }
+    const context = createContext(services, req, request);
+    let inner = req;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const body = (await context.authenticate()) ? await readBody(req, limits.body) : null;
+      inner = new Request(req.url, { method: req.method, headers: req.headers, body, signal: req.signal });
+    }
+    return fetchRequestHandler({
+      endpoint: '/trpc',
+      req: inner,
+      router: appRouter,
+      createContext: () => context,
+      onError: ({ error }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR')
+          services.logger.error({ err: error.cause ?? error, requestId: request.id }, 'request failed');
+      },
+    });
+  };
+}

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, openHarness } from './support/harness.ts';
+import { deliverMailTo, type Mailbox } from './support/mailbox.ts';
+
+/*
+ * The mail the server sends, as an SMTP server receives it: one Subject line whatever the text
+ * held, a plain-text part and an HTML part in which nothing a person wrote is markup.
+ */
+
+let h: Harness;
+let mailbox: Mailbox;
+let close: () => Promise<void>;
+
+beforeAll(async () => {
+  h = await openHarness();
+  const delivery = await deliverMailTo(h.services);
+  mailbox = delivery.mailbox;
+  close = delivery.close;
+});
+afterAll(async () => {
+  await close?.();
+  await h?.close();
+});
+
+describe('mail', () => {
+  it('keeps a subject on one line, so no header can be added through it, and escapes the HTML part', async () => {
+    const [account] = (await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `insert into account (key, name, host) values ('mail', 'Mail', 'https://mail.example') returning id`,
+      )) as {
+      id: number;
+    }[];
+    await h.services.outbox.enqueue(account?.id ?? 0, {
+      to: 'reader@mail.example',
+      subject: 'Sign in to Evil\r\nBcc: intruder@evil.example\r\nX-Injected: yes',
+      text: 'Hello <script>alert(1)</script>\n> quoted & more',
+    });
+    const mail = await mailbox.next('reader@mail.example');
+    expect(mail.to).toEqual(['reader@mail.example']);
+    const head = mail.text.slice(0, mail.text.search(/\r?\n\r?\n/));
+    expect(head).not.toMatch(/^(bcc|x-injected):/im);
+    expect(head).toMatch(/^Subject: Sign in to Evil Bcc: intruder@evil\.example X-Injected: yes$/m);
+    expect(mail.text).toMatch(/Content-Type: text\/plain/i);
+    expect(mail.text).toMatch(/Content-Type: text\/html/i);
+    expect(mail.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(mail.text).toContain('&gt; quoted &amp; more');
+    // The plain part says it as it was written.
+    expect(mail.text).toContain('Hello <script>alert(1)</script>');
+  });
+});

@@ -1,0 +1,204 @@
+import { loadSeed, type TSeed } from '@convo/db';
+import { muteToken } from '@convo/domain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.ts';
+import { startNotifyWorker } from '../src/notify.ts';
+import type { QueueWorker } from '../src/queue-worker.ts';
+import { type Harness, openHarness } from './support/harness.ts';
+import { type Mail, type Mailbox, mailHeader } from './support/mailbox.ts';
+import { mailTo, oneClick, openPeopleSite, type PeopleSite, signIn, unsubscribeLink } from './support/people.ts';
+import { Visitor } from './support/site.ts';
+
+/*
+ * People told that someone answered: through the real mail worker and an in-process SMTP server,
+ * batched per person and conversation, never to the author, stopped in one click (RFC 8058) or on
+ * the settings page, and followed from a public conversation's page.
+ */
+
+const HOST = 'https://post.example.com';
+const BATCH_SECONDS = 2;
+/** Long enough for a batch to fall due, be queued and be sent. */
+const SETTLE_MS = BATCH_SECONDS * 1000 + 1500;
+
+let site: PeopleSite;
+let h: Harness;
+let mailbox: Mailbox;
+let notify: QueueWorker;
+
+const members = Array.from({ length: 50 }, (_, i) => ({ email: `m${i}@crowd.example`, name: `Member ${i}` }));
+
+const SEED: TSeed = {
+  accounts: [
+    {
+      key: 'post',
+      name: 'Post',
+      host: HOST,
+      owner: 'olivia@post.example',
+      users: [
+        { email: 'olivia@post.example', name: 'Olivia Owner' },
+        { email: 'sam@post.example', name: 'Sam Support', team: 'member' },
+        { email: 'fay@else.example', name: 'Fay Follower' },
+        ...members,
+      ],
+      conversations: [
+        { title: 'Thread', slug: 'thread', members: ['olivia@post.example', 'sam@post.example'] },
+        { title: 'Quiet', slug: 'quiet', anyone_can_post: false, members: ['olivia@post.example'] },
+        { title: 'One', slug: 'one', members: ['olivia@post.example'] },
+        { title: 'Crowd', slug: 'crowd', members: members.map((m) => m.email) },
+      ],
+    },
+  ],
+};
+
+beforeAll(async () => {
+  site = await openPeopleSite(SEED);
+  h = site.h;
+  mailbox = site.mailbox;
+  notify = startNotifyWorker(h.services.notifications, {
+    batchSeconds: BATCH_SECONDS,
+    logger: createLogger('silent'),
+    intervalMs: 100,
+  });
+});
+afterAll(async () => {
+  await notify?.stop();
+  await site?.close();
+});
+
+const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
+const mailsTo = (to: string): Mail[] => mailbox.mails.filter((m) => m.to.includes(to));
+const signedIn = (email: string) => signIn(site, HOST, email);
+
+describe('a reply notifies the members', () => {
+  it('sends one mail for three quick anonymous replies, with every one of them, to each member', async () => {
+    for (const text of ['First of three', 'Second of three', 'Third of three']) {
+      expect((await new Visitor(h, HOST).reply('thread', { text })).status).toBe(303);
+    }
+    const mail = await mailbox.next('olivia@post.example');
+    expect(mail.text).toContain('3 new messages in "Thread" on Post');
+    for (const text of ['First of three', 'Second of three', 'Third of three'])
+      expect(mail.text).toContain(`> ${text}`);
+    expect(mail.text).toContain(`${HOST}/c/thread#message-`);
+    expect(mailHeader(mail, 'List-Unsubscribe')).toMatch(new RegExp(`^<${HOST}/unsubscribe/[\\w.-]+>$`));
+    expect(mailHeader(mail, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+    expect(mail.text).toMatch(/Content-Type: text\/html/i);
+    await mailbox.next('sam@post.example');
+    await settle();
+    expect(mailsTo('olivia@post.example')).toEqual([]);
+  });
+
+  it('does not tell the author, and shows the team badge in the mail', async () => {
+    const sam = await signedIn('sam@post.example');
+    expect((await sam.reply('thread', { text: 'Sam answers' })).status).toBe(303);
+    const mail = await mailbox.next('olivia@post.example');
+    expect(mail.text).toContain('Sam Support (Post team)');
+    expect(mail.text).toContain('> Sam answers');
+    await settle();
+    expect(mailsTo('sam@post.example')).toEqual([]);
+  });
+
+  it("costs the post no more statements with 50 members than with one (the mail is the worker's)", async () => {
+    // Counted on an app of its own with no worker running: a worker's statements would mix in.
+    const quiet = await openHarness({ app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
+    try {
+      await loadSeed(quiet.db.orm.em.fork(), SEED);
+      const count = async (slug: string) => {
+        const v = new Visitor(quiet, HOST);
+        await v.get(`/c/${slug}`);
+        const before = quiet.statements.length;
+        const r = await v.post(`/c/${slug}`, { csrf: v.hidden('csrf'), submit: v.hidden('submit'), text: 'Counted' });
+        expect(r.status).toBe(303);
+        return quiet.statements.length - before;
+      };
+      // Each counted twice: the first post of a connection may prepare its statement.
+      const one = [await count('one'), await count('one')];
+      const crowd = [await count('crowd'), await count('crowd')];
+      expect(crowd[1]).toBe(one[1]);
+    } finally {
+      await quiet.close();
+    }
+  });
+
+  it('mails each of 50 members once', async () => {
+    expect((await new Visitor(h, HOST).reply('crowd', { text: 'To the crowd' })).status).toBe(303);
+    for (const m of members) expect((await mailbox.next(m.email)).text).toContain('> To the crowd');
+    await settle();
+    expect(mailbox.mails).toEqual([]);
+  });
+});
+
+describe('stopping the mail', () => {
+  it('one click (RFC 8058) stops the next mail about that conversation; a GET only asks', async () => {
+    expect((await new Visitor(h, HOST).reply('thread', { text: 'Before the click' })).status).toBe(303);
+    const mail = await mailTo(mailbox, 'olivia@post.example', /Before the click/);
+    await mailbox.next('sam@post.example');
+    const link = unsubscribeLink(mail);
+    // A mail scanner's GET shows a page and changes nothing.
+    const looked = await h.app.fetch(new Request(link));
+    expect(looked.status).toBe(200);
+    expect(await looked.text()).toContain('Stop the e-mails');
+    // The mail provider's POST: no cookie, no Origin, no CSRF token.
+    const clicked = await oneClick(h, link);
+    expect(clicked.status).toBe(200);
+    expect((await new Visitor(h, HOST).reply('thread', { text: 'After the click' })).status).toBe(303);
+    expect((await mailbox.next('sam@post.example')).text).toContain('> After the click');
+    await settle();
+    expect(mailsTo('olivia@post.example')).toEqual([]);
+    // Other conversations still mail her.
+    expect((await new Visitor(h, HOST).reply('one', { text: 'Elsewhere' })).status).toBe(303);
+    expect((await mailbox.next('olivia@post.example')).text).toContain('> Elsewhere');
+  });
+
+  it('refuses a forged or altered link', async () => {
+    const signedElsewhere = await muteToken('another-key', { accountId: 1, userId: 1, conversationId: 1 });
+    const key = await h.services.notifications.signingKey();
+    const otherAccount = await muteToken(key, { accountId: 999_999, userId: 1, conversationId: 0 });
+    const valid = await muteToken(key, { accountId: 1, userId: 1, conversationId: 1 });
+    const altered = valid.replace(/^1\.1\./, '1.2.');
+    for (const token of [`1.1.1.${'a'.repeat(43)}`, 'nonsense', '1.1.1', signedElsewhere, otherAccount, altered]) {
+      const r = await h.app.fetch(new Request(`${HOST}/unsubscribe/${token}`, { method: 'POST', body: '' }));
+      expect(r.status).toBe(404);
+    }
+  });
+
+  it("the settings page turns all of the account's mail off and back on", async () => {
+    const sam = await signedIn('sam@post.example');
+    const settings = await sam.get('/settings');
+    expect(settings.html).toContain('Stop all these e-mails');
+    expect((await sam.post('/settings', { csrf: sam.hidden('csrf'), mail: 'off' })).status).toBe(303);
+    expect((await new Visitor(h, HOST).reply('thread', { text: 'Nobody hears' })).status).toBe(303);
+    await settle();
+    expect(mailsTo('sam@post.example')).toEqual([]);
+    await sam.get('/settings');
+    expect((await sam.post('/settings', { csrf: sam.hidden('csrf'), mail: 'on' })).status).toBe(303);
+    expect((await new Visitor(h, HOST).reply('thread', { text: 'Heard again' })).status).toBe(303);
+    expect((await mailbox.next('sam@post.example')).text).toContain('> Heard again');
+  });
+
+  it('asks a visitor who is not signed in to sign in, and brings them back', async () => {
+    const page = await new Visitor(h, HOST).get('/settings');
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('href="/sign-in?return=/settings"');
+  });
+});
+
+describe('following', () => {
+  it('anyone signed in follows a public conversation from its page and is told of its replies', async () => {
+    const fay = await signedIn('fay@else.example');
+    const page = await fay.get('/c/thread');
+    expect(page.html).toContain('Follow by e-mail');
+    expect((await fay.post('/c/thread/mail', { csrf: fay.hidden('csrf'), choice: 'follow' })).status).toBe(303);
+    expect((await fay.get('/c/thread')).html).toContain('Stop e-mails about this conversation');
+    expect((await new Visitor(h, HOST).reply('thread', { text: 'For the followers' })).status).toBe(303);
+    expect((await mailbox.next('fay@else.example')).text).toContain('> For the followers');
+  });
+
+  it('is not offered on a private conversation, and a stranger cannot choose anything there', async () => {
+    const olivia = await signedIn('olivia@post.example');
+    expect((await olivia.get('/c/quiet')).html).not.toContain('Follow by e-mail');
+    expect((await olivia.post('/c/quiet/mail', { csrf: olivia.hidden('csrf'), choice: 'follow' })).status).toBe(422);
+    const fay = await signedIn('fay@else.example');
+    await fay.get('/c/thread');
+    expect((await fay.post('/c/quiet/mail', { csrf: fay.hidden('csrf'), choice: 'follow' })).status).toBe(404);
+  });
+});
