@@ -1,12 +1,12 @@
 import { databaseUnavailable } from '@convo/db';
-import { originsForAuthority } from '@convo/domain';
+import { newMediaKey, originsForAuthority } from '@convo/domain';
 import { createSite, DEFAULT_SITE_LIMITS, KeptFiles, loggedPath, type SiteLimits, type SiteVisit } from '@convo/pages';
 import { ERRORS, errorBody, operations, type RequestState } from '@convo/router';
 import pkg from '../package.json' with { type: 'json' };
 import { serveDocs } from './docs.ts';
 import { faviconResponse } from './favicon.ts';
 import { errorAnswer, finishHeaders, TRPC_PREFIX, withTimeout } from './http/answers.ts';
-import { HttpError } from './http/body.ts';
+import { HttpError, mediaType } from './http/body.ts';
 import type { Peer } from './http/peer.ts';
 import { trustedProxies } from './http/proxy.ts';
 import { readSiteForm } from './http/site-form.ts';
@@ -80,7 +80,19 @@ export function createApp(services: Services, options: AppOptions): App {
     limits: services.visitorLimits,
     readLimits: services.readLimits,
     files: new KeptFiles(options.siteFilesBytes ?? 32 * 1024 * 1024),
-    readForm: (req) => readSiteForm(req, bodyLimits),
+    readForm: (req, upload) =>
+      readSiteForm(
+        req,
+        bodyLimits,
+        upload && {
+          store: services.media.store,
+          maxBytes: services.media.limits.maxBytes,
+          newKey: () => newMediaKey(upload.accountId),
+          field: upload.field,
+        },
+      ),
+    media: services.media,
+    authenticate: services.authenticate,
     rates: { ...DEFAULT_SITE_LIMITS, ...options.formLimits },
     isUnavailable: services.isUnavailable,
     onError: (err) => services.logger.error({ err }, 'page failed'),
@@ -188,8 +200,12 @@ export function createApp(services: Services, options: AppOptions): App {
       // Parsed once here; routing and the REST adapter share it.
       const url = new URL(req.url);
       const path = url.pathname;
-      const res = await withTimeout(route(req, url, request, peer), timeoutMs, () =>
-        errorAnswer(path, 'timeout'),
+      // A recording being sent takes as long as its bytes keep coming (the form reader stops one
+      // that stalls); everything else is answered within the request timeout.
+      const answering = route(req, url, request, peer);
+      const res = await (carriesRecording(req)
+        ? answering
+        : withTimeout(answering, timeoutMs, () => errorAnswer(path, 'timeout'))
       ).catch((err: unknown) => failureAnswer(req, path, err, request));
       finishHeaders(req, res, request, draining);
       // A client that went away gets no answer, and is no fault of ours: 499, as nginx counts it.
@@ -214,3 +230,6 @@ export function createApp(services: Services, options: AppOptions): App {
     },
   };
 }
+
+/** A form that may carry a recording: a multipart POST (only the reply form takes one). */
+const carriesRecording = (req: Request) => req.method === 'POST' && mediaType(req) === 'multipart/form-data';

@@ -1,4 +1,4 @@
-import { DEFAULT_NOTIFY_BATCH_MINUTES } from '@convo/domain';
+import { DEFAULT_MEDIA_LIMITS, DEFAULT_NOTIFY_BATCH_MINUTES, type MediaLimits } from '@convo/domain';
 import { DEFAULT_SITE_LIMITS } from '@convo/pages';
 import { z } from 'zod';
 
@@ -89,6 +89,12 @@ const ZEnv = z.object({
   PAGE_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.readsPerIpPerMinute),
   /** robots.txt and sitemaps kept in memory by their account's change mark, in MiB. */
   SITE_FILES_MB: z.coerce.number().min(0).max(4096).default(32),
+  /** The directory recordings are kept in (one file each). */
+  MEDIA_DIR: z.string().min(1).default('.data/media'),
+  /** The longest recording accepted, in seconds. */
+  MEDIA_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_MEDIA_LIMITS.maxSeconds),
+  /** The largest recording accepted, in bytes, enforced while the bytes arrive. */
+  MEDIA_MAX_BYTES: z.coerce.number().int().min(1024).max(1e12).default(DEFAULT_MEDIA_LIMITS.maxBytes),
   /** Webhook endpoints may be plain http:// (development only). */
   WEBHOOK_ALLOW_HTTP: ZBoolean.default(false),
   /** Webhook endpoints may resolve to loopback, private or link-local addresses (tests, development). */
@@ -131,6 +137,7 @@ export type Config = {
   notifyBatchSeconds: number;
   formLimits: { perIpPerMinute: number; perEmailPer15Minutes: number; readsPerIpPerMinute: number };
   siteFilesBytes: number;
+  media: { dir: string; limits: MediaLimits };
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutMs: number; retryScale: number };
   webhookRetentionDays: number;
   checkAnswers: boolean;
@@ -180,6 +187,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       readsPerIpPerMinute: e.PAGE_LIMIT_PER_IP,
     },
     siteFilesBytes: Math.round(e.SITE_FILES_MB * MIB),
+    media: { dir: e.MEDIA_DIR, limits: { maxSeconds: e.MEDIA_MAX_SECONDS, maxBytes: e.MEDIA_MAX_BYTES } },
     webhooks: {
       allowHttp: e.WEBHOOK_ALLOW_HTTP,
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

@@ -26,12 +26,22 @@ export function serveOnNode(
   const { logger } = listen;
   const sendTimeoutMs = listen.sendTimeoutMs ?? 15_000;
   // A client that never reads its answer would hold the answer's memory and its socket forever:
-  // an answer not taken within sendTimeoutMs of being ready is cut off.
+  // an answer it takes nothing of for sendTimeoutMs is cut off. A long answer (a recording) goes
+  // on as long as the client keeps taking it: each time the socket's buffer drains, the clock
+  // starts again.
   const fetch = async (req: Request, env: HttpBindings | Http2Bindings) => {
     const res = await app.fetch(req, { clientIp: env.incoming.socket.remoteAddress });
     const out = env.outgoing;
-    const timer = setTimeout(() => out.destroy(), sendTimeoutMs);
-    out.once('close', () => clearTimeout(timer));
+    let timer = setTimeout(() => out.destroy(), sendTimeoutMs);
+    const taken = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => out.destroy(), sendTimeoutMs);
+    };
+    out.on('drain', taken);
+    out.once('close', () => {
+      clearTimeout(timer);
+      out.off('drain', taken);
+    });
     return res;
   };
   const server = serve({ fetch, port: listen.port, hostname: listen.host }, (info) => {

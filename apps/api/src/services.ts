@@ -26,20 +26,26 @@ import {
   RateLimiter,
   type RateLimitPolicy,
 } from '@convo/db';
-import type {
-  InboxStore,
-  ModerationStore,
-  NotificationStore,
-  PeopleStore,
-  ReplyStore,
-  SiteStore,
-  VisitorLimits,
+import {
+  DEFAULT_MEDIA_LIMITS,
+  type InboxStore,
+  type MediaDeps,
+  type MediaLimits,
+  type MediaStore,
+  type ModerationStore,
+  type NotificationStore,
+  type PeopleStore,
+  type ReplyStore,
+  type SiteStore,
+  type VisitorLimits,
 } from '@convo/domain';
 import { ConversationListCache, type ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
 import { type Config, DEFAULT_PAGE_CACHE_MB, DEFAULT_RATE_LIMIT, DEFAULT_WEBHOOK_RETENTION_DAYS } from './config.ts';
 import { lockDataDir } from './embedded-lock.ts';
 import type { Logger } from './logger.ts';
+import { DiskMediaStore } from './media/disk-store.ts';
+import { MediabunnyProbe } from './media/probe.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { type TargetPolicy, webhookTargets } from './webhooks/target.ts';
 
@@ -55,6 +61,8 @@ export interface Services extends ProcedureServices {
   inbox: InboxStore;
   /** Hiding and deleting messages on the sites. */
   moderation: ModerationStore;
+  /** Where recordings are kept and how they are measured. */
+  media: MediaDeps;
   /** The queue itself, for the worker. */
   mailQueue: MikroMailOutbox;
   /** Called after each queued mail, so a worker in this process sends it at once. */
@@ -115,7 +123,12 @@ export interface ServiceOptions {
   pageCacheBytes?: number;
   /** Days a done webhook event is kept, with its deliveries and attempts (default 30). */
   webhookRetentionDays?: number;
+  /** Where recordings are kept (default: the directory .data/media) and their limits. */
+  media?: { store?: MediaStore; limits?: MediaLimits };
 }
+
+/** Where recordings are kept unless configured (MEDIA_DIR). */
+export const DEFAULT_MEDIA_DIR = '.data/media';
 
 /** A host moved by `account set-host` reaches every process within this time. */
 export const HOST_CACHE_MS = 5_000;
@@ -176,6 +189,11 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     inbox: new MikroInboxStore(em),
     moderation: new MikroModerationStore(em),
     replies: new MikroReplyStore(em),
+    media: {
+      store: options.media?.store ?? new DiskMediaStore(DEFAULT_MEDIA_DIR),
+      probe: new MediabunnyProbe(),
+      limits: options.media?.limits ?? DEFAULT_MEDIA_LIMITS,
+    },
     outbox: {
       async enqueue(accountId, mail) {
         await mailQueue.enqueue(accountId, mail);

@@ -1,6 +1,7 @@
 export * from './access.ts';
 export * from './errors.ts';
 export * from './lookup.ts';
+export * from './media.ts';
 export * from './notifications.ts';
 export * from './paging.ts';
 export * from './people.ts';
@@ -21,7 +22,9 @@ export * from './use-cases/get-robots-file.ts';
 export * from './use-cases/get-sitemap.ts';
 export * from './use-cases/list-conversations.ts';
 export * from './use-cases/mail-preferences.ts';
+export * from './use-cases/measure-recording.ts';
 export * from './use-cases/moderate-message.ts';
+export * from './use-cases/open-recording.ts';
 export * from './use-cases/open-sign-in-link.ts';
 export * from './use-cases/post-reply.ts';
 export * from './use-cases/request-sign-in.ts';

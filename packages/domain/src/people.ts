@@ -95,6 +95,9 @@ export async function sendSignInLink(
         `Someone asked to post this reply on ${account.name} (${made.returnPath}) with this e-mail address:`,
         '',
         quoted(made.pending.text),
+        ...(made.pending.media
+          ? [`and a ${made.pending.media.kind} recording of ${made.pending.media.seconds} s`]
+          : []),
         '',
         'If it was you, open this link and confirm: the reply is posted under your name and you are signed in.',
         '',

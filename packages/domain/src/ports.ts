@@ -1,5 +1,6 @@
 import type { TeamRole } from './access.ts';
 import type { LookupCriteria } from './lookup.ts';
+import type { MessageType, StoredMedia } from './media.ts';
 import type { PageWindow } from './paging.ts';
 import type { EpochMicros } from './time.ts';
 import type { AccountAddress } from './urls.ts';
@@ -63,11 +64,14 @@ export type MessageAuthorRecord = { anonymous: true } | ({ anonymous: false } & 
 
 export interface MessageRecord {
   id: number;
-  messageType: string;
+  messageType: MessageType;
   recordedDurationSeconds: number;
   author: MessageAuthorRecord;
   text: string;
+  /** A recording's URL elsewhere (brought in by a seed or an import); null for one kept here. */
   downloadMediaUrl: string | null;
+  /** True when this server keeps the recording: its URL is the account's `/media/…`. */
+  hostedMedia: boolean;
 }
 
 /**
@@ -223,6 +227,14 @@ export interface MessagePageRecord {
   message: PageMessageRecord;
 }
 
+/** A message's kept recording, and who may see the conversation it is in. */
+export interface MessageMedia {
+  conversation: ConversationAccess;
+  key: string;
+  contentType: string;
+  bytes: number;
+}
+
 /** What the account's own site reads; every read but the first is scoped to the account. */
 export interface SiteStore {
   /** The account whose host is one of `origins`, or null. */
@@ -232,6 +244,8 @@ export interface SiteStore {
    * ignoring case (no fallback to the latest). Read before anything else of it.
    */
   conversationAccess(accountId: number, slugKey: string): Promise<ConversationAccess | null>;
+  /** The recording this server keeps for a message not hidden, or null. */
+  mediaOf(accountId: number, messageId: number): Promise<MessageMedia | null>;
   /** A conversation with one window of its messages (found by id, after its access was checked). */
   conversationPage(
     accountId: number,
@@ -256,6 +270,8 @@ export interface PendingReply {
   conversationId: number;
   text: string;
   submitKey: string | null;
+  /** A recording sent with it, kept until the link is opened (or it expires). */
+  media?: StoredMedia | undefined;
 }
 
 /** A person signed in on an account's site. */
@@ -301,14 +317,15 @@ export interface PeopleStore {
 /** Where replies are written. */
 export interface ReplyStore {
   /**
-   * Adds a text message to the conversation; with a submitKey the account already used, nothing is
-   * written and that message's id comes back.
+   * Adds a message to the conversation (text, with a recording when `media` is given); with a
+   * submitKey the account already used, nothing is written and that message's id comes back
+   * (`created` false).
    */
   insert(
     accountId: number,
     conversationId: number,
-    reply: { authorId: number | null; text: string; submitKey: string | null },
-  ): Promise<{ id: number }>;
+    reply: { authorId: number | null; text: string; submitKey: string | null; media?: StoredMedia | undefined },
+  ): Promise<{ id: number; created: boolean }>;
 }
 
 /** Mail is queued in the database and sent by a worker, so a request never waits for SMTP. */

@@ -17,6 +17,9 @@ export const messageUrl = (conversationUrl: string, messageId: number): string =
 export const embedMessageUrl = (a: AccountAddress, messageId: number): string =>
   `${a.host}/embeds/messages/${a.key}/${messageId}&show_author=true`;
 
+/** `download_media_url` of a recording this server keeps: stable, on the account's own host. */
+export const mediaUrl = (a: AccountAddress, messageId: number): string => `${a.host}/media/${a.key}/${messageId}`;
+
 /** Normalises an operator-given host to an origin: scheme and host, no path, no trailing slash. */
 export function normaliseHost(host: string): string | null {
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(host) ? host : `https://${host}`;

@@ -1,7 +1,15 @@
 import { z } from 'zod';
+import { MESSAGE_TYPES } from './media.ts';
 import type { ConversationRecord, MessageRecord, WorkflowRecord } from './ports.ts';
 import { formatCreatedTime, formatNiceTime } from './time.ts';
-import { type AccountAddress, conversationEmbedUrl, conversationUrl, embedMessageUrl, messageUrl } from './urls.ts';
+import {
+  type AccountAddress,
+  conversationEmbedUrl,
+  conversationUrl,
+  embedMessageUrl,
+  mediaUrl,
+  messageUrl,
+} from './urls.ts';
 
 /*
  * The wire shapes of the spec, field names and all, declared once as zod schemas: the API holds
@@ -25,8 +33,14 @@ export const ZMessage = z
   .object({
     id: z.number().int(),
     conversation_id: z.number().int(),
-    message_type: z.string(),
-    recorded_duration_seconds: z.number().int(),
+    message_type: z.enum(MESSAGE_TYPES).meta({
+      description:
+        '`text`: a typed message. `video`: a camera recording with sound. `screen`: a screen recording (with or without the camera and microphone). `audio`: a microphone recording. A recording may also carry text (a caption), else `text` is "".',
+    }),
+    recorded_duration_seconds: z.number().int().meta({
+      description:
+        "The recording's duration as the server measured it from the bytes, rounded to the nearest second (at least 1); 0 for a text message.",
+    }),
     author: ZAuthor,
     message_url: z.string().meta({
       description: '`<conversation_url>#message-<id>`: the conversation page, at this message.',
@@ -35,7 +49,10 @@ export const ZMessage = z
       description:
         '`{account_host}/embeds/messages/<account_key>/<id>&show_author=true`: this message alone, for an iframe on any site; the author shows only with show_author=true.',
     }),
-    download_media_url: z.string().nullable(),
+    download_media_url: z.string().nullable().meta({
+      description:
+        "`{account_host}/media/<account_key>/<id>`: the recording's bytes (Range requests answered), stable for the message's life; a private conversation's only for those who may see it or with the account's token. null for a text message.",
+    }),
     text: z.string(),
   })
   .meta({ id: 'Message' });
@@ -111,7 +128,7 @@ export function messageView(a: AccountAddress, conversationId: number, url: stri
     author,
     message_url: messageUrl(url, m.id),
     embed_message_url: embedMessageUrl(a, m.id),
-    download_media_url: m.downloadMediaUrl,
+    download_media_url: m.hostedMedia ? mediaUrl(a, m.id) : m.downloadMediaUrl,
     text: m.text,
   };
 }

@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type {
+  Authenticated,
   InboxStore,
   MailOutbox,
+  MediaDeps,
   MemberStore,
   ModerationStore,
   NotificationStore,
@@ -21,10 +23,19 @@ import type { KeptFiles } from './kept-files.ts';
  * what each request carries through Hono (SiteEnv), and the site's few secrets and cookies.
  */
 
-/** A form body as the server read it, or why it could not (too large, not a form, not UTF-8 …). */
+/** A recording that came with a form, kept in the media store under `key` (not measured yet). */
+export interface ReceivedFile {
+  key: string;
+  bytes: number;
+}
+
+/**
+ * A form body as the server read it, or why it could not (too large, not a form, not UTF-8, the
+ * media store down …). A form that takes a recording may carry one `file`.
+ */
 export type FormResult =
-  | { ok: true; fields: Map<string, string[]> }
-  | { ok: false; status: 400 | 408 | 413 | 415; message: string };
+  | { ok: true; fields: Map<string, string[]>; file?: ReceivedFile }
+  | { ok: false; status: 400 | 408 | 413 | 415 | 503; message: string };
 
 export interface SiteLimits {
   /** Form posts (replies, sign-in requests) per client address per minute; 0: no limit. */
@@ -56,8 +67,16 @@ export interface SiteDeps {
   readLimits: VisitorLimits;
   /** robots.txt and the sitemaps, kept per change of their account. */
   files: KeptFiles;
-  /** Reads a POST's form body within the server's limits. */
-  readForm(req: Request): Promise<FormResult>;
+  /**
+   * Reads a POST's form body within the server's limits; with `upload` (the reply form), also as
+   * multipart/form-data, its one recording (the file in `field`) streamed into the media store
+   * under a new key of the account.
+   */
+  readForm(req: Request, upload?: { accountId: number; field: string }): Promise<FormResult>;
+  /** Where recordings are kept, how they are measured, and their limits. */
+  media: MediaDeps;
+  /** The account an API token acts for (a private recording may be fetched with it); null if none. */
+  authenticate(token: string): Promise<Authenticated | null>;
   /** True when the error means the database cannot be reached (answered 503, not 500). */
   isUnavailable(err: unknown): boolean;
   /** Where a failure the visitor cannot cause is reported. */

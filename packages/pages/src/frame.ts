@@ -13,12 +13,13 @@ import * as errors from './views/not-found.ts';
  * 503, the retry page when not even the account is known).
  */
 
-/** What a page may load and who may frame it: our own stylesheet and script, nothing else. */
+/** What a page may load and who may frame it: our own stylesheet, script and recordings, nothing else. */
 const directives = (frameAncestors: string[]) => ({
   defaultSrc: ["'none'"],
   scriptSrc: ["'self'"],
   styleSrc: ["'self'"],
   imgSrc: ["'self'"],
+  mediaSrc: ["'self'"],
   baseUri: ["'none'"],
   formAction: ["'self'"],
   frameAncestors,

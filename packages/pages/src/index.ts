@@ -1,6 +1,7 @@
 export {
   DEFAULT_SITE_LIMITS,
   type FormResult,
+  type ReceivedFile,
   type SiteDeps,
   type SiteLimits,
   type SiteVisit,

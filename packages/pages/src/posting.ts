@@ -1,6 +1,6 @@
 import type { LinkOptions, SiteAccount } from '@convo/domain';
 import { csrf } from 'hono/csrf';
-import { SIGN_IN_LINK_TTL_SECONDS, type SiteContext, type SiteDeps, secret } from './env.ts';
+import { type ReceivedFile, SIGN_IN_LINK_TTL_SECONDS, type SiteContext, type SiteDeps, secret } from './env.ts';
 import { page, refused } from './frame.ts';
 import * as forms from './views/forms.ts';
 
@@ -13,6 +13,11 @@ export interface Posting {
   sameOrigin: ReturnType<typeof csrf>;
   /** The form's fields once the checks passed, or the page that says why not. */
   readPost(c: SiteContext): Promise<Map<string, string[]> | Response>;
+  /**
+   * The same for a form that may carry a recording (the file field `media`): its fields and the
+   * file kept in the media store, which is removed again if the checks refuse the form.
+   */
+  readPostWithRecording(c: SiteContext): Promise<{ fields: Map<string, string[]>; file?: ReceivedFile } | Response>;
   /** The 429 page when `key` (an address, an e-mail) has used its `limit` in the window; else null. */
   overLimit(c: SiteContext, key: string, limit: number, windowSeconds: number): Promise<Response | null>;
   /** How the account's sign-in links are made. */
@@ -29,18 +34,29 @@ export function posting(deps: SiteDeps): Posting {
     });
   }
 
+  /** The checks every form passes once read: its CSRF token, then the per-address limit. */
+  async function checked(c: SiteContext, fields: Map<string, string[]>): Promise<Response | null> {
+    const token = fields.get('csrf');
+    if (!c.var.csrf || token?.length !== 1 || token[0] !== c.var.csrf) {
+      return refused(c, 403, 'This form has expired or your browser did not send its cookie.');
+    }
+    return overLimit(c, `ip:${c.env.visit.clientIp}`, deps.rates.perIpPerMinute, 60);
+  }
+
   return {
     sameOrigin: csrf({ origin: (origin, c: SiteContext) => origin === c.env.account.host }),
     overLimit,
     async readPost(c) {
       const form = await deps.readForm(c.req.raw);
       if (!form.ok) return refused(c, form.status, form.message);
-      const token = form.fields.get('csrf');
-      if (!c.var.csrf || token?.length !== 1 || token[0] !== c.var.csrf) {
-        return refused(c, 403, 'This form has expired or your browser did not send its cookie.');
-      }
-      const limited = await overLimit(c, `ip:${c.env.visit.clientIp}`, deps.rates.perIpPerMinute, 60);
-      return limited ?? form.fields;
+      return (await checked(c, form.fields)) ?? form.fields;
+    },
+    async readPostWithRecording(c) {
+      const form = await deps.readForm(c.req.raw, { accountId: c.env.account.id, field: RECORDING_FIELD });
+      if (!form.ok) return refused(c, form.status, form.message);
+      const refusal = await checked(c, form.fields);
+      if (refusal && form.file) await deps.media.store.remove(form.file.key);
+      return refusal ?? form;
     },
     link: (account) => ({
       signInUrl: (token) => `${account.host}/sign-in/${token}`,
@@ -49,6 +65,9 @@ export function posting(deps: SiteDeps): Posting {
     }),
   };
 }
+
+/** The reply form's file input. */
+export const RECORDING_FIELD = 'media';
 
 /** What a route module is given: the server's dependencies and the form checks. */
 export interface SiteKit {

@@ -10,6 +10,7 @@ import { conversationRoutes } from './routes/conversation.ts';
 import { embedRoutes } from './routes/embeds.ts';
 import { homeRoutes } from './routes/home.ts';
 import { mailRoutes } from './routes/mail.ts';
+import { mediaRoutes } from './routes/media.ts';
 import { seoRoutes } from './routes/seo.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { readLimit, session } from './session.ts';
@@ -54,6 +55,7 @@ export function createSite(deps: SiteDeps): Site {
   app.route('/', signInRoutes(kit));
   app.route('/', mailRoutes(kit));
   app.route('/', embedRoutes(kit));
+  app.route('/', mediaRoutes(kit));
   app.route('/', seoRoutes(kit));
 
   app.notFound(notFound);

@@ -79,6 +79,13 @@ export interface Page {
   path: string;
 }
 
+/** A file as a file input sends it. */
+export interface Upload {
+  name: string;
+  type: string;
+  bytes: Uint8Array<ArrayBuffer>;
+}
+
 export async function open(h: Harness, url: string, init: RequestInit = {}): Promise<Page> {
   const res = await h.app.fetch(new Request(url, init));
   return { status: res.status, headers: res.headers, html: await res.text(), path: new URL(url).pathname };
@@ -196,6 +203,36 @@ export class Visitor {
     this.remember(res);
     this.last = { status: res.status, headers: res.headers, html: await res.text(), path };
     return this.last;
+  }
+
+  /**
+   * Posts a form as multipart/form-data, as a browser sends one with a file input: the fields,
+   * then the file (if any) in `media`.
+   */
+  async postMultipart(path: string, fields: Record<string, string>, file?: Upload): Promise<Page> {
+    const body = new FormData();
+    for (const [name, value] of Object.entries(fields)) body.append(name, value);
+    if (file) body.append('media', new Blob([file.bytes], { type: file.type }), file.name);
+    const res = await this.h.app.fetch(
+      new Request(`${this.origin}${path}`, {
+        method: 'POST',
+        headers: { ...this.cookieHeader(), origin: this.origin },
+        body,
+      }),
+    );
+    this.remember(res);
+    this.last = { status: res.status, headers: res.headers, html: await res.text(), path };
+    return this.last;
+  }
+
+  /** Opens a conversation page and posts its reply form with a recording, as multipart. */
+  async replyWithRecording(slug: string, fields: Record<string, string>, file?: Upload): Promise<Page> {
+    await this.get(`/c/${slug}`);
+    return this.postMultipart(
+      `/c/${slug}`,
+      { csrf: this.hidden('csrf'), submit: this.hidden('submit'), ...fields },
+      file,
+    );
   }
 
   /**

@@ -205,13 +205,19 @@ export interface components {
         Message: {
             id: number;
             conversation_id: number;
-            message_type: string;
+            /**
+             * @description `text`: a typed message. `video`: a camera recording with sound. `screen`: a screen recording (with or without the camera and microphone). `audio`: a microphone recording. A recording may also carry text (a caption), else `text` is "".
+             * @enum {string}
+             */
+            message_type: "text" | "video" | "screen" | "audio";
+            /** @description The recording's duration as the server measured it from the bytes, rounded to the nearest second (at least 1); 0 for a text message. */
             recorded_duration_seconds: number;
             author: components["schemas"]["MessageAuthor"];
             /** @description `<conversation_url>#message-<id>`: the conversation page, at this message. */
             message_url: string;
             /** @description `{account_host}/embeds/messages/<account_key>/<id>&show_author=true`: this message alone, for an iframe on any site; the author shows only with show_author=true. */
             embed_message_url: string;
+            /** @description `{account_host}/media/<account_key>/<id>`: the recording's bytes (Range requests answered), stable for the message's life; a private conversation's only for those who may see it or with the account's token. null for a text message. */
             download_media_url: string | null;
             text: string;
         };

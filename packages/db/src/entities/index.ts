@@ -193,6 +193,10 @@ export const Message = defineEntity({
     anonymous: p.boolean().default(false),
     text: p.text().default(''),
     downloadMediaUrl: p.text().nullable(),
+    /** A recording this server keeps: its key in the media store, probed type and size. */
+    mediaKey: p.string().length(80).nullable(),
+    mediaContentType: p.string().length(100).nullable(),
+    mediaBytes: p.bigint().nullable(),
     /** The form token a reply was posted with: a resubmitted form finds its message instead of posting again. */
     submitKey: p.string().length(64).nullable(),
     createdAt: createdAt(),
@@ -200,7 +204,14 @@ export const Message = defineEntity({
     hiddenAt: p.datetime().columnType('timestamptz(6)').nullable(),
     hiddenBy: () => p.manyToOne(User).nullable().deleteRule('set null'),
   },
-  checks: [{ name: 'message_author_or_anonymous', expression: '"anonymous" = ("author_id" is null)' }],
+  checks: [
+    { name: 'message_author_or_anonymous', expression: '"anonymous" = ("author_id" is null)' },
+    { name: 'message_type_known', expression: `"message_type" in ('text', 'video', 'screen', 'audio')` },
+    {
+      name: 'message_media_is_recording',
+      expression: `"media_key" is null or ("message_type" <> 'text' and "media_content_type" is not null and "media_bytes" is not null)`,
+    },
+  ],
   indexes: [
     {
       name: 'message_conversation_order',

@@ -14,6 +14,7 @@ import { Migration20261125000000_team_roles } from './Migration20261125000000_te
 import { Migration20261125100000_notifications } from './Migration20261125100000_notifications.ts';
 import { Migration20261125200000_inbox } from './Migration20261125200000_inbox.ts';
 import { Migration20261125300000_moderation } from './Migration20261125300000_moderation.ts';
+import { Migration20261126000000_media } from './Migration20261126000000_media.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -35,4 +36,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125100000_notifications', class: Migration20261125100000_notifications },
   { name: 'Migration20261125200000_inbox', class: Migration20261125200000_inbox },
   { name: 'Migration20261125300000_moderation', class: Migration20261125300000_moderation },
+  { name: 'Migration20261126000000_media', class: Migration20261126000000_media },
 ];

@@ -8,7 +8,7 @@ import type {
   UserRecord,
   WorkflowRecord,
 } from '@convo/domain';
-import { SLUG_KEY_SQL } from '@convo/domain';
+import { isMessageType, SLUG_KEY_SQL } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { fromJson } from './sql.ts';
@@ -56,7 +56,7 @@ export const messagesColumn = (where = 'true', forPage = true) => `coalesce((
     select json_agg(json_build_object(
       'id', m.id, 'type', m.message_type, 'duration', m.recorded_duration_seconds,
       'anonymous', m.anonymous, 'author_id', u.id, 'author_name', u.name, 'author_email', u.email,
-      'text', m.text, 'media', m.download_media_url${forPage ? PAGE_MESSAGE_EXTRAS : ''}) order by m.created_at, m.id)
+      'text', m.text, 'media', m.download_media_url, 'hosted', m.media_key is not null${forPage ? PAGE_MESSAGE_EXTRAS : ''}) order by m.created_at, m.id)
     from message m left join account_user u on u.id = m.author_id
     where m.conversation_id = c.id and m.account_id = c.account_id and m.hidden_at is null and ${where}
   ), '[]'::json) as messages`;
@@ -138,12 +138,14 @@ export interface MessageRow {
   author_email: string | null;
   text: string;
   media: string | null;
+  hosted: boolean;
 }
 
 export function message(m: MessageRow): MessageRecord {
   return {
     id: m.id,
-    messageType: m.type,
+    // The table's check holds the four types; anything else would be a row written around it.
+    messageType: isMessageType(m.type) ? m.type : 'text',
     recordedDurationSeconds: m.duration,
     author:
       m.anonymous || m.author_id === null
@@ -151,6 +153,7 @@ export function message(m: MessageRow): MessageRecord {
         : { anonymous: false, id: m.author_id, name: m.author_name ?? '', email: m.author_email ?? '' },
     text: m.text,
     downloadMediaUrl: m.media,
+    hostedMedia: m.hosted,
   };
 }
 

@@ -34,10 +34,10 @@ const DELETE_OWN = `
     delete from message
     where account_id = ? and conversation_id = ? and id = ? and author_id = ?
       and created_at > now() - make_interval(secs => ?::float8)
-    returning id, account_id
+    returning id, account_id, media_key
   ),
   ${markChangeSql({ source: 'gone', account: '(select account_id from gone limit 1)' })}
-  select count(*)::int as n from gone`;
+  select media_key from gone`;
 
 const count = (rows: { n: number }[]) => rows[0]?.n ?? 0;
 
@@ -62,8 +62,15 @@ export class MikroModerationStore implements ModerationStore {
     messageId: number,
     authorId: number,
     windowSeconds: number,
-  ): Promise<boolean> {
-    return count(await query(this.em, DELETE_OWN, [accountId, conversationId, messageId, authorId, windowSeconds])) > 0;
+  ): Promise<{ mediaKey: string | null } | null> {
+    const [gone] = await query<{ media_key: string | null }>(this.em, DELETE_OWN, [
+      accountId,
+      conversationId,
+      messageId,
+      authorId,
+      windowSeconds,
+    ]);
+    return gone ? { mediaKey: gone.media_key } : null;
   }
 
   async hidden(accountId: number, conversationId: number): Promise<HiddenMessage[]> {

@@ -1,4 +1,4 @@
-import type { ReplyStore } from '@convo/domain';
+import type { ReplyStore, StoredMedia } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { markChangeSql } from './change-marks.ts';
 import { notifySql } from './notifications.ts';
@@ -6,20 +6,23 @@ import { type Prepared, runPrepared } from './prepared.ts';
 import { emitEventSql } from './webhook-outbox.ts';
 
 /**
- * A reply is a text message, written by one prepared statement with its webhook event and the
+ * A reply is a message (text, or a recording with its caption), written by one prepared statement with its webhook event and the
  * event its notifications are made from (notifications.ts), whatever the number of members; a
  * registered author joins the conversation's members in the same statement (the domain's rule,
  * access.ts), which the change mark already counts. Its form token (submit_key) is
  * unique per account, so the same form sent twice (a double click, a retry after a lost answer)
  * finds the first message and posts once. $1 account, $2 conversation, $3 author or null,
- * $4 text, $5 form token or null.
+ * $4 text, $5 form token or null; a recording's $6 kind ('text' without one), $7 measured
+ * seconds, $8 store key, $9 content type, $10 size in bytes.
  */
 const INSERT: Prepared = {
   name: 'reply_insert',
   text: `
   with added as (
-    insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous, text, submit_key)
-    select c.account_id, c.id, 'text', 0, $3::int, $3::int is null, $4::text, $5::varchar
+    insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous, text, submit_key,
+                         media_key, media_content_type, media_bytes)
+    select c.account_id, c.id, $6::varchar, $7::int, $3::int, $3::int is null, $4::text, $5::varchar,
+           $8::varchar, $9::varchar, $10::bigint
     from conversation c where c.id = $2 and c.account_id = $1
     on conflict (account_id, submit_key) where submit_key is not null do nothing
     returning id, conversation_id
@@ -36,9 +39,9 @@ const INSERT: Prepared = {
   ${emitEventSql({ source: 'added', type: 'message_created', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id' })},
   ${notifySql({ source: 'added', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id', author: '$3::int' })},
   ${markChangeSql({ source: 'added', account: '$1::int' })}
-  select id from added
+  select id, true as created from added
   union all
-  select id from message where account_id = $1 and submit_key = $5::varchar and not exists (select 1 from added)`,
+  select id, false from message where account_id = $1 and submit_key = $5::varchar and not exists (select 1 from added)`,
 };
 
 export class MikroReplyStore implements ReplyStore {
@@ -51,16 +54,22 @@ export class MikroReplyStore implements ReplyStore {
   async insert(
     accountId: number,
     conversationId: number,
-    reply: { authorId: number | null; text: string; submitKey: string | null },
-  ): Promise<{ id: number }> {
-    const [row] = await runPrepared<{ id: number }>(this.em, INSERT, [
+    reply: { authorId: number | null; text: string; submitKey: string | null; media?: StoredMedia | undefined },
+  ): Promise<{ id: number; created: boolean }> {
+    const media = reply.media;
+    const [row] = await runPrepared<{ id: number; created: boolean }>(this.em, INSERT, [
       accountId,
       conversationId,
       reply.authorId,
       reply.text,
       reply.submitKey,
+      media?.kind ?? 'text',
+      media?.seconds ?? 0,
+      media?.key ?? null,
+      media?.contentType ?? null,
+      media?.bytes ?? null,
     ]);
     if (!row) throw new Error(`conversation ${conversationId} of account ${accountId} is gone`);
-    return { id: Number(row.id) };
+    return { id: Number(row.id), created: row.created };
   }
 }

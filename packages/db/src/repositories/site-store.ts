@@ -1,6 +1,7 @@
 import type {
   ConversationAccess,
   ConversationPageRecord,
+  MessageMedia,
   MessagePageRecord,
   MessageWindow,
   PageMessageRecord,
@@ -67,7 +68,7 @@ const MESSAGE_BY_ID: Prepared = {
   text: `
   select m.id, m.message_type as type, m.recorded_duration_seconds as duration, m.anonymous,
     u.id as author_id, u.name as author_name, u.email as author_email, u.team_role as author_team,
-    m.text, m.download_media_url as media,
+    m.text, m.download_media_url as media, m.media_key is not null as hosted,
     (extract(epoch from m.created_at) * 1000000)::bigint::text as created_us,
     c.id as conversation_id, c.title, c.slug, ${SETTINGS_COLUMNS},
     coalesce((select array_agg(cm.user_id) from conversation_member cm
@@ -76,6 +77,19 @@ const MESSAGE_BY_ID: Prepared = {
   join conversation c on c.id = m.conversation_id and c.account_id = m.account_id
   left join account_user u on u.id = m.author_id
   where m.id = $2 and m.account_id = $1 and m.hidden_at is null`,
+};
+
+/** A kept recording of a message anyone but the team sees, with what deciding who may fetch it needs. */
+const MEDIA_OF: Prepared = {
+  name: 'site_media_of',
+  text: `
+  select m.media_key, m.media_content_type, m.media_bytes::text as media_bytes,
+    c.id, c.slug, ${SETTINGS_COLUMNS},
+    coalesce((select array_agg(cm.user_id) from conversation_member cm
+              where cm.conversation_id = c.id and cm.account_id = c.account_id), '{}') as member_ids
+  from message m
+  join conversation c on c.id = m.conversation_id and c.account_id = m.account_id
+  where m.id = $2 and m.account_id = $1 and m.hidden_at is null and m.media_key is not null`,
 };
 
 const ACCESS: Prepared = {
@@ -205,6 +219,26 @@ export class MikroSiteStore implements SiteStore {
     ]);
     if (!row) return null;
     return { id: row.id, slug: row.slug, ...settingsOf(row), memberIds: row.member_ids.map(Number) };
+  }
+
+  async mediaOf(accountId: number, messageId: number): Promise<MessageMedia | null> {
+    const [row] = await runPrepared<
+      SettingsRow & {
+        id: number;
+        slug: string;
+        member_ids: number[];
+        media_key: string;
+        media_content_type: string;
+        media_bytes: string;
+      }
+    >(this.em, MEDIA_OF, [accountId, messageId]);
+    if (!row) return null;
+    return {
+      conversation: { id: row.id, slug: row.slug, ...settingsOf(row), memberIds: row.member_ids.map(Number) },
+      key: row.media_key,
+      contentType: row.media_content_type,
+      bytes: Number(row.media_bytes),
+    };
   }
 
   async indexableSlugs(accountId: number, limit: number, order: { oldestFirst?: boolean; offset?: number } = {}) {

@@ -42,6 +42,7 @@ export async function completeSignIn(
     authorId: user.id,
     text: used.pending.text,
     submitKey: used.pending.submitKey,
+    media: used.pending.media,
   });
   return { kind: 'signed_in', redirect: `${back}#message-${id}` };
 }

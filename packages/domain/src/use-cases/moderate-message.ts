@@ -1,4 +1,5 @@
 import { managesMembers, maySee, type Viewer } from '../access.ts';
+import type { MediaDeps } from '../media.ts';
 import type { SiteAccount, SiteStore } from '../ports.ts';
 import { slugKey, slugProblem } from '../slug.ts';
 
@@ -21,14 +22,17 @@ export interface ModerationStore {
   /** True when the message was shown and is now hidden. */
   hide(accountId: number, conversationId: number, messageId: number, by: number): Promise<boolean>;
   show(accountId: number, conversationId: number, messageId: number): Promise<boolean>;
-  /** True when it was the author's own message, younger than the window, and is now gone. */
+  /**
+   * The author's own message, younger than the window, deleted: what it was (its recording's key,
+   * if it had one); null when there was no such message.
+   */
   deleteOwn(
     accountId: number,
     conversationId: number,
     messageId: number,
     authorId: number,
     windowSeconds: number,
-  ): Promise<boolean>;
+  ): Promise<{ mediaKey: string | null } | null>;
   /** The conversation's hidden messages (for the team, to show them again). */
   hidden(accountId: number, conversationId: number): Promise<HiddenMessage[]>;
 }
@@ -42,7 +46,7 @@ export type ModerationOutcome =
   | { kind: 'done'; slug: string };
 
 export async function moderateMessage(
-  deps: { site: SiteStore; moderation: ModerationStore },
+  deps: { site: SiteStore; moderation: ModerationStore; media: Pick<MediaDeps, 'store'> },
   account: SiteAccount,
   viewer: Viewer,
   slug: string,
@@ -59,12 +63,15 @@ export async function moderateMessage(
       viewer.userId,
       AUTHOR_DELETE_MINUTES * 60,
     );
-    return deleted
-      ? { kind: 'done', slug: access.slug }
-      : {
-          kind: 'forbidden',
-          problem: `You can delete only your own message, within ${AUTHOR_DELETE_MINUTES} minutes of posting it.`,
-        };
+    if (!deleted) {
+      return {
+        kind: 'forbidden',
+        problem: `You can delete only your own message, within ${AUTHOR_DELETE_MINUTES} minutes of posting it.`,
+      };
+    }
+    // A deleted message's recording goes with it (once the row is gone, nothing serves it).
+    if (deleted.mediaKey) await deps.media.store.remove(deleted.mediaKey);
+    return { kind: 'done', slug: access.slug };
   }
   if (!managesMembers(viewer)) {
     return { kind: 'forbidden', problem: "Only the account's team hides messages or shows them again." };

@@ -1,4 +1,5 @@
 import { maySee, type Viewer } from '../access.ts';
+import type { StoredMedia } from '../media.ts';
 import {
   emailProblem,
   type LinkOptions,
@@ -17,13 +18,16 @@ export interface ReplyForm {
   email?: string | undefined;
   /** The form's own token: the same form sent twice posts once. */
   submitKey?: string | undefined;
+  /** A recording sent with the form, already kept and measured; `text` is then its caption. */
+  media?: StoredMedia | undefined;
 }
 
 export type ReplyOutcome =
   /** Nothing this visitor may see: answered as a missing page. */
   | { kind: 'not_found' }
   | { kind: 'refused'; problem: string }
-  | { kind: 'posted'; messageId: number; slug: string }
+  /** `created` false: the same form was already posted, and nothing was written now. */
+  | { kind: 'posted'; messageId: number; slug: string; created: boolean }
   /** The reply waits for whoever opens the link mailed to the address given (anyone's, new or known). */
   | { kind: 'check_email'; email: string };
 
@@ -47,13 +51,20 @@ export async function postReply(
   // The same rule as the page's (maySee), on the conversation without its messages.
   const conversation = slugProblem(slug) ? null : await deps.site.conversationAccess(account.id, slugKey(slug));
   if (!conversation || !maySee(conversation, conversation.memberIds, viewer)) return { kind: 'not_found' };
-  const problem = replyProblem(form.text);
+  // A recording may go without a caption; a text reply needs its text.
+  const problem = form.media && form.text.trim() === '' ? null : replyProblem(form.text);
   if (problem) return { kind: 'refused', problem };
-  const text = replyText(form.text);
+  const text = form.media && form.text.trim() === '' ? '' : replyText(form.text);
   const submitKey = form.submitKey && /^[\w-]{16,64}$/.test(form.submitKey) ? form.submitKey : null;
+  const media = form.media;
   const post = async (authorId: number | null): Promise<ReplyOutcome> => {
-    const { id } = await deps.replies.insert(account.id, conversation.id, { authorId, text, submitKey });
-    return { kind: 'posted', messageId: id, slug: conversation.slug };
+    const { id, created } = await deps.replies.insert(account.id, conversation.id, {
+      authorId,
+      text,
+      submitKey,
+      media,
+    });
+    return { kind: 'posted', messageId: id, slug: conversation.slug, created };
   };
 
   if (viewer) return post(viewer.userId);
@@ -73,7 +84,7 @@ export async function postReply(
     email,
     name: (form.name ?? '').trim(),
     returnPath: `/c/${conversation.slug}`,
-    pending: { conversationId: conversation.id, text, submitKey },
+    pending: { conversationId: conversation.id, text, submitKey, media },
   });
   return { kind: 'check_email', email };
 }

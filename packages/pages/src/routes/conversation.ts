@@ -7,6 +7,7 @@ import {
   type ModerationAction,
   managesMembers,
   markConversationRead,
+  measureRecording,
   moderateMessage,
   postReply,
   viewConversation,
@@ -50,6 +51,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       submitKey: crypto.randomUUID(),
       signedIn: c.var.signedIn?.user ?? null,
       draft: drafts.reply,
+      limits: deps.media.limits,
     });
     const viewer = viewerOf(c);
     await markConversationRead(deps, account, viewer, found.id);
@@ -65,7 +67,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     return page(
       c,
       status,
-      html`${conversation(found, url, { team: account.name, page: pageNumber, actions })}${hidden}${manage}${reply}${mail}`,
+      html`${conversation(found, url, { team: account.name, accountKey: account.key, page: pageNumber, actions })}${hidden}${manage}${reply}${mail}`,
       found.title,
       {
         form: true,
@@ -83,9 +85,11 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
 
   routes.get('/c/:slug', (c) => conversationPage(c, 200, c.req.param('slug')));
 
+  // A reply: text, a recording (the file input `media`, multipart), or both.
   routes.post('/c/:slug', posting.sameOrigin, async (c) => {
-    const fields = await posting.readPost(c);
-    if (fields instanceof Response) return fields;
+    const read = await posting.readPostWithRecording(c);
+    if (read instanceof Response) return read;
+    const { fields, file } = read;
     const account = c.env.account;
     const form = {
       text: field(fields, 'text') ?? '',
@@ -93,17 +97,28 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       email: field(fields, 'email'),
       submitKey: field(fields, 'submit'),
     };
+    const slug = c.req.param('slug');
+    const refuse = (problem: string) => conversationPage(c, 422, slug, { reply: { ...form, problem } });
     const email = form.email?.trim().toLowerCase();
     if (email && !c.var.signedIn) {
       const limited = await posting.overLimit(c, `email:${email}`, deps.rates.perEmailPer15Minutes, 900);
-      if (limited) return limited;
+      if (limited) {
+        if (file) await deps.media.store.remove(file.key);
+        return limited;
+      }
     }
-    const outcome = await postReply(deps, account, c.req.param('slug'), viewerOf(c), form, posting.link(account));
+    const recording = file ? await measureRecording(deps.media, file, field(fields, 'media_kind')) : null;
+    if (recording && !recording.ok) return refuse(recording.problem);
+    const media = recording?.media;
+    const outcome = await postReply(deps, account, slug, viewerOf(c), { ...form, media }, posting.link(account));
+    // The recording stays only with the message it became (or the reply waiting for its link).
+    const kept = (outcome.kind === 'posted' && outcome.created) || outcome.kind === 'check_email';
+    if (media && !kept) await deps.media.store.remove(media.key);
     switch (outcome.kind) {
       case 'not_found':
         return notFound(c);
       case 'refused':
-        return conversationPage(c, 422, c.req.param('slug'), { reply: { ...form, problem: outcome.problem } });
+        return refuse(outcome.problem);
       case 'check_email':
         return page(c, 200, forms.checkEmail({ reply: true }), 'Check your e-mail');
       case 'posted':

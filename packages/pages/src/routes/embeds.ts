@@ -27,7 +27,7 @@ export function embedRoutes({ deps }: SiteKit) {
     return page(
       c,
       200,
-      html`${conversation(found, url, { team: account.name, newTab: true, page: pageNumber })}${reply}`,
+      html`${conversation(found, url, { team: account.name, accountKey: account.key, newTab: true, page: pageNumber })}${reply}`,
       found.title,
       {
         embed: true,
@@ -51,7 +51,14 @@ export function embedRoutes({ deps }: SiteKit) {
       c,
       200,
       html`<h1 class="embed-title">${found.conversation.title}</h1>
-${message(found.message, { showAuthor, link: target, anchor: false, team: account.name, newTab: true })}`,
+${message(found.message, {
+  showAuthor,
+  link: target,
+  anchor: false,
+  team: account.name,
+  accountKey: account.key,
+  newTab: true,
+})}`,
       found.conversation.title,
       {
         embed: true,

@@ -48,11 +48,36 @@ const authorName = (m: PageMessageRecord): string => (m.author.anonymous ? ANONY
 export const time = (micros: bigint): Html =>
   html`<time datetime="${formatIsoTime(micros)}">${formatNiceTime(micros)}</time>`;
 
-function media(m: PageMessageRecord): Html {
+/** How long a recording is, as a player's clock shows it: 0:03, 12:40, 1:02:03. */
+export function clock(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = String(seconds % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}
+
+const KIND_NAMES = { video: 'Video', screen: 'Screen recording', audio: 'Audio', text: 'Recording' } as const;
+
+/**
+ * A message's recording: played in place when this server keeps it (a player with its measured
+ * length, and a download link that works without the player), else a link to where it is kept.
+ */
+function media(m: PageMessageRecord, accountKey: string): Html {
+  const seconds = m.recordedDurationSeconds > 0 ? clock(m.recordedDurationSeconds) : '';
+  const name = KIND_NAMES[m.messageType];
+  if (m.hostedMedia) {
+    const src = `/media/${accountKey}/${m.id}`;
+    const label = `${name}${seconds ? `, ${seconds}` : ''}`;
+    const player =
+      m.messageType === 'audio'
+        ? html`<audio controls preload="metadata" src="${src}" aria-label="${label}"></audio>`
+        : html`<video controls preload="metadata" playsinline src="${src}" aria-label="${label}"></video>`;
+    return html`<figure class="recording recording-${m.messageType}">${player}
+<figcaption>${label} · <a href="${src}?download=1" download>Download</a></figcaption></figure>`;
+  }
   const url = webUrl(m.downloadMediaUrl);
   if (!url) return html``;
-  const seconds = m.recordedDurationSeconds > 0 ? ` (${m.recordedDurationSeconds} s)` : '';
-  return html`<p><a href="${url}" rel="nofollow noopener">Download the ${m.messageType} message${seconds}</a></p>`;
+  return html`<p><a href="${url}" rel="nofollow noopener">Download the ${name.toLowerCase()}${seconds ? ` (${seconds})` : ''}</a></p>`;
 }
 
 /** Who wrote a message: their name, and a badge with the account's name when they are on its team. */
@@ -72,6 +97,8 @@ export function message(
     link: string;
     anchor: boolean;
     team: string;
+    /** The account's key, which the address of its recordings carries. */
+    accountKey: string;
     newTab?: boolean | undefined;
     /** What the reader may do to it (hide, delete), as buttons under it. */
     actions?: Html | string | undefined;
@@ -80,8 +107,8 @@ export function message(
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
   return html`<article class="message"${display.anchor ? html` id="message-${m.id}"` : ''}>
 <header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
-<p class="text">${linkified(m.text)}</p>
-${media(m)}${display.actions ?? ''}
+${m.text === '' ? '' : html`<p class="text">${linkified(m.text)}</p>`}
+${media(m, display.accountKey)}${display.actions ?? ''}
 </article>`;
 }
 
@@ -139,6 +166,7 @@ export function conversation(
   pageUrl: string,
   display: {
     team: string;
+    accountKey: string;
     newTab?: boolean;
     page?: number | null;
     /** The buttons under each message for this reader (none in embeds). */
@@ -172,6 +200,7 @@ ${
             link: display.newTab ? `${pageHref(pageUrl, page)}#message-${m.id}` : `#message-${m.id}`,
             anchor: true,
             team: display.team,
+            accountKey: display.accountKey,
             newTab: display.newTab,
             actions: display.actions?.(m),
           })}</li>`,

@@ -1,4 +1,10 @@
-import type { ConversationPageRecord, OpenedLink, UserRecord } from '@convo/domain';
+import {
+  type ConversationPageRecord,
+  durationLimitText,
+  type MediaLimits,
+  type OpenedLink,
+  type UserRecord,
+} from '@convo/domain';
 import { html } from 'hono/html';
 import type { Html } from './layout.ts';
 
@@ -15,7 +21,13 @@ export interface ReplyDraft {
 /** The reply form under a conversation's messages: a plain form that posts to the page itself. */
 export function replyForm(
   c: ConversationPageRecord,
-  state: { csrf: string; submitKey: string; signedIn: UserRecord | null; draft?: ReplyDraft | undefined },
+  state: {
+    csrf: string;
+    submitKey: string;
+    signedIn: UserRecord | null;
+    draft?: ReplyDraft | undefined;
+    limits: MediaLimits;
+  },
 ): Html {
   const d = state.draft ?? {};
   const identity = state.signedIn
@@ -29,15 +41,20 @@ export function replyForm(
   return html`<section id="reply" aria-labelledby="reply-heading">
 <h2 id="reply-heading">Reply</h2>
 ${d.problem ? html`<p class="problem" role="alert">${d.problem}</p>` : ''}
-<form method="post" action="/c/${c.slug}#reply" class="reply">
+<form method="post" action="/c/${c.slug}#reply" class="reply" enctype="multipart/form-data" data-max-seconds="${state.limits.maxSeconds}">
 ${csrfField(state.csrf)}
 <input type="hidden" name="submit" value="${state.submitKey}">
 ${identity}
-<p><label for="reply-text">Your reply</label><textarea id="reply-text" name="text" rows="5" maxlength="10000" required>${d.text ?? ''}</textarea></p>
+<p><label for="reply-text">Your reply</label><textarea id="reply-text" name="text" rows="5" maxlength="10000" aria-describedby="reply-text-note">${d.text ?? ''}</textarea></p>
+<p class="note" id="reply-text-note">Write a reply, send a recording, or both.</p>
+<p class="recording-file"><label for="reply-media">Recording (video or audio, up to ${durationLimitText(state.limits.maxSeconds)} and ${Math.floor(state.limits.maxBytes / MIB)} MB)</label>
+<input id="reply-media" name="media" type="file" accept="video/*,audio/*" capture="user"></p>
 <p><button type="submit">Post reply</button></p>
 </form>
 </section>`;
 }
+
+const MIB = 1024 * 1024;
 
 export interface MembersDraft {
   email?: string;

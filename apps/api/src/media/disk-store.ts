@@ -1,0 +1,86 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, stat, unlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { type MediaStore, MediaTooLarge, MediaUnavailable } from '@convo/domain';
+
+/*
+ * Recordings in a directory (MEDIA_DIR): one file per key, written beside its final name and
+ * renamed into place when every byte arrived, so a reader never sees half a file. A full disk or
+ * an unwritable directory is MediaUnavailable (a 503 that says so), never a half-kept recording.
+ */
+
+/** What a key may look like: the server's own `<account id>/<hex>`; anything else is refused. */
+const KEY = /^\d{1,10}\/[0-9a-f]{32}$/;
+
+/** Errors of the file system that mean "cannot keep bytes now", not a bug. */
+const UNAVAILABLE = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EMFILE', 'ENFILE']);
+
+export class DiskMediaStore implements MediaStore {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+
+  private path(key: string): string {
+    if (!KEY.test(key)) throw new Error(`not a media key: ${key}`);
+    return join(this.root, key);
+  }
+
+  async put(
+    key: string,
+    body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    maxBytes: number,
+  ): Promise<{ bytes: number }> {
+    const path = this.path(key);
+    const part = `${path}.part`;
+    let bytes = 0;
+    async function* counted() {
+      for await (const chunk of body) {
+        bytes += chunk.byteLength;
+        if (bytes > maxBytes) throw new MediaTooLarge(maxBytes);
+        yield chunk;
+      }
+    }
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await pipeline(Readable.from(counted()), createWriteStream(part, { flags: 'wx' }));
+      await rename(part, path);
+      return { bytes };
+    } catch (err) {
+      await unlink(part).catch(() => undefined);
+      throw unavailableOr(err);
+    }
+  }
+
+  async size(key: string): Promise<number | null> {
+    try {
+      return (await stat(this.path(key))).size;
+    } catch (err) {
+      if (isCode(err, 'ENOENT')) return null;
+      throw unavailableOr(err);
+    }
+  }
+
+  read(key: string, start: number, end: number): ReadableStream<Uint8Array> {
+    const file = createReadStream(this.path(key), { start, end });
+    return Readable.toWeb(file) as ReadableStream<Uint8Array>;
+  }
+
+  async remove(key: string): Promise<void> {
+    await unlink(this.path(key)).catch((err: unknown) => {
+      if (!isCode(err, 'ENOENT')) throw unavailableOr(err);
+    });
+  }
+}
+
+const isCode = (err: unknown, code: string) => err instanceof Error && 'code' in err && err.code === code;
+
+function unavailableOr(err: unknown): unknown {
+  if (err instanceof Error && 'code' in err && typeof err.code === 'string' && UNAVAILABLE.has(err.code)) {
+    return new MediaUnavailable(`the media store cannot keep bytes now (${err.code})`);
+  }
+  return err;
+}

@@ -1,0 +1,431 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadSeed } from '@convo/db';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DiskMediaStore } from '../src/media/disk-store.ts';
+import { auth, call, type Harness, openHarness } from './support/harness.ts';
+import { signInLink } from './support/mailbox.ts';
+import { mailTo, openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
+import { attr, elements, fingerprint, open, type Upload, Visitor } from './support/site.ts';
+
+/*
+ * Recorded messages sent through the reply form with JavaScript off (a file input, posted as
+ * multipart/form-data): what the server measures and posts, what it refuses (and then keeps no
+ * byte of), and how the recording is served back (types, ranges, who may fetch it).
+ */
+
+const HOST = 'https://rec.example.com';
+const TOKEN = 'rec-site-token-0123456789';
+const OTHER_TOKEN = 'other-rec-token-0123456789';
+const FIXTURES = new URL('./fixtures/media/', import.meta.url).pathname;
+/** Small limits, so "too long" and "too large" need no big file: 5 s and 60 KB. */
+const LIMITS = { maxSeconds: 5, maxBytes: 60 * 1024 };
+
+const fixture = (name: string, type: string): Upload => ({
+  name,
+  type,
+  bytes: new Uint8Array(readFileSync(join(FIXTURES, name))),
+});
+const made = (name: string, type: string, text: string | Uint8Array<ArrayBuffer>): Upload => ({
+  name,
+  type,
+  bytes: typeof text === 'string' ? new TextEncoder().encode(text) : text,
+});
+
+let h: Harness;
+let mediaDir: string;
+
+beforeAll(async () => {
+  mediaDir = mkdtempSync(join(tmpdir(), 'convo-media-'));
+  h = await openHarness({
+    services: { media: { store: new DiskMediaStore(mediaDir), limits: LIMITS } },
+    app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } },
+  });
+  await loadSeed(h.db.orm.em.fork(), {
+    accounts: [
+      {
+        key: 'rec',
+        name: 'Rec',
+        host: HOST,
+        owner: 'olivia@rec.example',
+        users: [{ email: 'olivia@rec.example', name: 'Olivia Owner' }],
+        tokens: [{ name: 'tests', token: TOKEN }],
+        conversations: [
+          { title: 'Open', slug: 'open', anyone_can_post: true, allow_anonymous_messages: true },
+          { title: 'Private', slug: 'private', anyone_can_post: false, allow_anonymous_messages: true },
+        ],
+      },
+      {
+        key: 'other',
+        name: 'Other',
+        host: 'https://other-rec.example.com',
+        owner: 'oscar@other.example',
+        users: [{ email: 'oscar@other.example', name: 'Oscar' }],
+        tokens: [{ name: 'tests', token: OTHER_TOKEN }],
+        conversations: [{ title: 'Theirs', slug: 'theirs', allow_anonymous_messages: true }],
+      },
+    ],
+  });
+});
+afterAll(async () => {
+  await h?.close();
+  rmSync(mediaDir, { recursive: true, force: true });
+});
+
+/** Every file the media store keeps, under every account. */
+const keptFiles = () => readdirSync(mediaDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+
+async function messagesOf(slug: string, token = TOKEN) {
+  const res = await call(
+    h,
+    new Request(`http://api.test/api/v1/conversations/get_conversation?slug=${slug}`, { headers: auth(token) }),
+  );
+  expect(res.status).toBe(200);
+  return (res.body as { messages: Record<string, unknown>[] }).messages;
+}
+
+/** Posts a recording as a visitor with JavaScript off; the new message's id when it was posted. */
+async function send(file: Upload | undefined, fields: Record<string, string> = {}, slug = 'open') {
+  const visitor = new Visitor(h, HOST);
+  const page = await visitor.replyWithRecording(slug, fields, file);
+  const id = /#message-(\d+)$/.exec(page.headers.get('location') ?? '')?.[1];
+  return { page, id: id ? Number(id) : null, visitor };
+}
+
+describe('sending a recording with the reply form (JavaScript off)', () => {
+  it('offers a file input in a multipart form that posts to the page itself', async () => {
+    const page = await new Visitor(h, HOST).get('/c/open');
+    const form = elements(page.html).find((e) => e.tagName === 'form' && attr(e, 'class') === 'reply');
+    expect(form && attr(form, 'enctype')).toBe('multipart/form-data');
+    expect(form && attr(form, 'action')).toBe('/c/open#reply');
+    const input = elements(page.html).find((e) => e.tagName === 'input' && attr(e, 'type') === 'file');
+    expect(input && attr(input, 'name')).toBe('media');
+    expect(input && attr(input, 'accept')).toBe('video/*,audio/*');
+    expect(input && attr(input, 'capture')).toBeDefined();
+  });
+
+  it.each([
+    ['video-3s.webm', 'video/webm', 'video', 3, 'video/webm'],
+    ['video-3s-fragmented.mp4', 'video/mp4', 'video', 3, 'video/mp4'],
+    ['audio-3s.webm', 'audio/webm', 'audio', 3, 'audio/webm'],
+    ['audio-3s.ogg', 'audio/ogg', 'audio', 3, 'audio/ogg'],
+    ['audio-3s.mp3', 'audio/mpeg', 'audio', 3, 'audio/mpeg'],
+    ['audio-3s.m4a', 'audio/mp4', 'audio', 3, 'audio/mp4'],
+    ['audio-2s.wav', 'audio/wav', 'audio', 2, 'audio/wav'],
+  ])('posts %s as a %s message of the measured length', async (name, type, kind, seconds, served) => {
+    const file = fixture(name, type);
+    const { page, id } = await send(file);
+    expect(page.status).toBe(303);
+    const message = (await messagesOf('open')).find((m) => m.id === id);
+    expect(message).toMatchObject({
+      message_type: kind,
+      recorded_duration_seconds: seconds,
+      text: '',
+      download_media_url: `${HOST}/media/rec/${id}`,
+      author: { anonymous: true },
+    });
+    const media = await open(h, `${HOST}/media/rec/${id}`);
+    expect(media.status).toBe(200);
+    expect(media.headers.get('content-type')).toBe(served);
+    expect(media.headers.get('content-length')).toBe(String(file.bytes.byteLength));
+  });
+
+  it('takes the kind from the bytes, not from the browser: audio-only bytes sent as video are audio', async () => {
+    const { id } = await send(fixture('audio-3s.webm', 'video/webm'), { media_kind: 'video' });
+    expect((await messagesOf('open')).find((m) => m.id === id)?.message_type).toBe('audio');
+  });
+
+  it('posts a screen recording as screen when the recorder says so, and keeps the caption', async () => {
+    const { id } = await send(fixture('video-3s.webm', 'video/webm'), { media_kind: 'screen', text: 'See this' });
+    const message = (await messagesOf('open')).find((m) => m.id === id);
+    expect(message).toMatchObject({ message_type: 'screen', text: 'See this', recorded_duration_seconds: 3 });
+  });
+
+  it('still posts a text reply from the same form, with the file input left empty', async () => {
+    const { page, id } = await send(made('', 'application/octet-stream', ''), { text: 'Just words' });
+    expect(page.status).toBe(303);
+    const message = (await messagesOf('open')).find((m) => m.id === id);
+    expect(message).toMatchObject({ message_type: 'text', recorded_duration_seconds: 0, download_media_url: null });
+  });
+
+  it('posts a form sent twice once, and keeps one copy of its recording', async () => {
+    const before = keptFiles().length;
+    const visitor = new Visitor(h, HOST);
+    await visitor.get('/c/open');
+    const fields = { csrf: visitor.hidden('csrf'), submit: visitor.hidden('submit') };
+    const file = fixture('audio-3s.ogg', 'audio/ogg');
+    const first = await visitor.postMultipart('/c/open', fields, file);
+    const second = await visitor.postMultipart('/c/open', fields, file);
+    expect(second.headers.get('location')).toBe(first.headers.get('location'));
+    expect(keptFiles().length).toBe(before + 1);
+  });
+});
+
+describe('refusing what is not a recording', () => {
+  const zip = new Uint8Array([0x50, 0x4b, 0x03, 0x04, ...new Array(60).fill(0)]);
+  const truncated = () => {
+    const whole = readFileSync(join(FIXTURES, 'video-3s-fragmented.mp4'));
+    return new Uint8Array(whole.subarray(0, Math.floor(whole.byteLength / 3)));
+  };
+
+  it.each([
+    ['a renamed HTML page', made('clip.webm', 'video/webm', '<!doctype html><script>alert(1)</script>'), 422],
+    ['an SVG', made('clip.mp4', 'video/mp4', '<svg xmlns="http://www.w3.org/2000/svg"><script>1</script></svg>'), 422],
+    ['a ZIP', made('clip.ogg', 'audio/ogg', zip), 422],
+    ['a recording cut off in the middle', made('clip.mp4', 'video/mp4', truncated()), 422],
+  ])('refuses %s with a clear error, posting nothing and keeping no byte', async (_what, file, status) => {
+    const before = await messagesOf('open');
+    const kept = keptFiles().length;
+    const { page } = await send(file, { text: 'caption' });
+    expect(page.status).toBe(status);
+    expect(page.html).toMatch(/not a recording|incomplete|cut off|empty/);
+    // The form comes back with what was typed, and nothing changed.
+    expect(page.html).toContain('caption');
+    expect(await messagesOf('open')).toEqual(before);
+    expect(keptFiles().length).toBe(kept);
+  });
+
+  it('refuses a recording longer than MEDIA_MAX_SECONDS', async () => {
+    // Two 3 s recordings are not one 6 s one, so the limit is tested with the 2 s WAV and a 1 s limit.
+    const short = await openHarness({
+      services: {
+        media: { store: new DiskMediaStore(mediaDir), limits: { maxSeconds: 1, maxBytes: LIMITS.maxBytes } },
+      },
+      app: { formLimits: { perIpPerMinute: 1000 } },
+    });
+    try {
+      await loadSeed(short.db.orm.em.fork(), {
+        accounts: [
+          {
+            key: 'short',
+            name: 'Short',
+            host: HOST,
+            conversations: [{ title: 'Open', slug: 'open', allow_anonymous_messages: true }],
+          },
+        ],
+      });
+      const kept = keptFiles().length;
+      const visitor = new Visitor(short, HOST);
+      const page = await visitor.replyWithRecording('open', {}, fixture('audio-2s.wav', 'audio/wav'));
+      expect(page.status).toBe(422);
+      expect(page.html).toContain('A recording is at most 1 seconds long.');
+      expect(keptFiles().length).toBe(kept);
+    } finally {
+      await short.close();
+    }
+  });
+
+  it('refuses a file over MEDIA_MAX_BYTES with 413, declared or not', async () => {
+    const kept = keptFiles().length;
+    const big = made('big.webm', 'video/webm', new Uint8Array(LIMITS.maxBytes + 10));
+    const { page } = await send(big);
+    expect(page.status).toBe(413);
+    expect(page.html).toContain('A recording is at most');
+    expect(keptFiles().length).toBe(kept);
+  });
+
+  it('refuses an empty file input with nothing else as an empty reply', async () => {
+    const { page } = await send(made('empty.webm', 'video/webm', ''));
+    expect(page.status).toBe(422);
+    expect(page.html).toContain('Write a reply before posting it.');
+  });
+
+  it('keeps nothing of a recording sent without the CSRF token, or from another site', async () => {
+    const kept = keptFiles().length;
+    const visitor = new Visitor(h, HOST);
+    await visitor.get('/c/open');
+    const noToken = await visitor.postMultipart(
+      '/c/open',
+      { submit: visitor.hidden('submit') },
+      fixture('audio-3s.ogg', 'audio/ogg'),
+    );
+    expect(noToken.status).toBe(403);
+    expect(keptFiles().length).toBe(kept);
+  });
+
+  it('answers a private conversation the visitor may not see as missing, keeping nothing', async () => {
+    const kept = keptFiles().length;
+    const visitor = new Visitor(h, HOST);
+    await visitor.get('/c/open');
+    const fields = { csrf: visitor.hidden('csrf'), submit: visitor.hidden('submit') };
+    const page = await visitor.postMultipart('/c/private', fields, fixture('audio-3s.ogg', 'audio/ogg'));
+    expect(page.status).toBe(404);
+    expect(keptFiles().length).toBe(kept);
+  });
+});
+
+describe('serving a recording', () => {
+  let publicId: number;
+  let privateId: number;
+  let bytes: Uint8Array;
+
+  beforeAll(async () => {
+    const file = fixture('video-3s.webm', 'video/webm');
+    bytes = file.bytes;
+    publicId = (await send(file)).id ?? 0;
+    // A private conversation's recording, posted through the API's store by its owner's session is
+    // more set-up than this needs: the reply store writes it as the page would.
+    const [conversation] = await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ id: number; account_id: number }[]>(`select id, account_id from conversation where slug = 'private'`);
+    const key = `${conversation?.account_id}/${'ab'.repeat(16)}`;
+    await h.services.media.store.put(key, [bytes], LIMITS.maxBytes);
+    const posted = await h.services.replies.insert(conversation?.account_id ?? 0, conversation?.id ?? 0, {
+      authorId: null,
+      text: '',
+      submitKey: null,
+      media: { key, kind: 'video', contentType: 'video/webm', bytes: bytes.byteLength, seconds: 3 },
+    });
+    privateId = posted.id;
+  });
+
+  it('answers the bytes with their type, length, a strong ETag, ranges and nosniff', async () => {
+    const res = await h.app.fetch(new Request(`${HOST}/media/rec/${publicId}`));
+    expect(res.status).toBe(200);
+    expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes);
+    expect(res.headers.get('content-type')).toBe('video/webm');
+    expect(res.headers.get('accept-ranges')).toBe('bytes');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('etag')).toMatch(/^"[^W]/);
+    expect(res.headers.get('content-disposition')).toMatch(/^inline/);
+  });
+
+  it('answers a Range with 206 and just those bytes; an unsatisfiable one with 416', async () => {
+    const part = await h.app.fetch(
+      new Request(`${HOST}/media/rec/${publicId}`, { headers: { range: 'bytes=100-199' } }),
+    );
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 100-199/${bytes.byteLength}`);
+    expect(part.headers.get('content-length')).toBe('100');
+    expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.slice(100, 200));
+    const tail = await h.app.fetch(new Request(`${HOST}/media/rec/${publicId}`, { headers: { range: 'bytes=-10' } }));
+    expect(new Uint8Array(await tail.arrayBuffer())).toEqual(bytes.slice(-10));
+    const beyond = await h.app.fetch(
+      new Request(`${HOST}/media/rec/${publicId}`, { headers: { range: `bytes=${bytes.byteLength + 5}-` } }),
+    );
+    expect(beyond.status).toBe(416);
+    expect(beyond.headers.get('content-range')).toBe(`bytes */${bytes.byteLength}`);
+  });
+
+  it('honours If-Range: a stale validator gets the whole recording', async () => {
+    const etag = (await h.app.fetch(new Request(`${HOST}/media/rec/${publicId}`))).headers.get('etag') ?? '';
+    const fresh = await h.app.fetch(
+      new Request(`${HOST}/media/rec/${publicId}`, { headers: { range: 'bytes=0-9', 'if-range': etag } }),
+    );
+    expect(fresh.status).toBe(206);
+    const stale = await h.app.fetch(
+      new Request(`${HOST}/media/rec/${publicId}`, { headers: { range: 'bytes=0-9', 'if-range': '"other"' } }),
+    );
+    expect(stale.status).toBe(200);
+    expect(stale.headers.get('content-length')).toBe(String(bytes.byteLength));
+    const again = await h.app.fetch(
+      new Request(`${HOST}/media/rec/${publicId}`, { headers: { 'if-none-match': etag } }),
+    );
+    expect(again.status).toBe(304);
+  });
+
+  it('offers it as a download with ?download=1', async () => {
+    const res = await h.app.fetch(new Request(`${HOST}/media/rec/${publicId}?download=1`));
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="message-${publicId}.webm"`);
+  });
+
+  it("gives a private conversation's recording only to the account's token; anyone else the missing page", async () => {
+    const missing = await open(h, `${HOST}/media/rec/999999`);
+    const anonymous = await open(h, `${HOST}/media/rec/${privateId}`);
+    expect(anonymous.status).toBe(404);
+    expect(fingerprint({ ...anonymous, path: '' })).toEqual(fingerprint({ ...missing, path: '' }));
+    const foreignToken = await open(h, `${HOST}/media/rec/${privateId}`, { headers: auth(OTHER_TOKEN) });
+    expect(foreignToken.status).toBe(404);
+    const owner = await h.app.fetch(new Request(`${HOST}/media/rec/${privateId}`, { headers: auth(TOKEN) }));
+    expect(owner.status).toBe(200);
+    expect(owner.headers.get('cache-control')).toBe('private, no-cache');
+  });
+
+  it("answers 404 under another account's key or host, and for a message without a recording", async () => {
+    expect((await open(h, `${HOST}/media/other/${publicId}`)).status).toBe(404);
+    expect((await open(h, `https://other-rec.example.com/media/other/${publicId}`)).status).toBe(404);
+    const text = (await messagesOf('open')).find((m) => m.message_type === 'text');
+    expect((await open(h, `${HOST}/media/rec/${text?.id}`)).status).toBe(404);
+  });
+
+  it('plays the recording on the page and in the embed', async () => {
+    const page = await new Visitor(h, HOST).get('/c/open');
+    const video = elements(page.html).find((e) => e.tagName === 'video' && attr(e, 'src') === `/media/rec/${publicId}`);
+    expect(video && attr(video, 'controls')).toBeDefined();
+    expect(video && attr(video, 'preload')).toBe('metadata');
+    expect(page.html).toContain('Video, 0:03');
+    expect(page.headers.get('content-security-policy')).toContain("media-src 'self'");
+    const embed = await open(h, `${HOST}/embeds/messages/rec/${publicId}`);
+    expect(embed.html).toContain(`src="/media/rec/${publicId}"`);
+  });
+});
+
+describe('recordings of people who sign in', () => {
+  let site: PeopleSite;
+  let dir: string;
+  const PEOPLE_HOST = 'https://people-rec.example.com';
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'convo-media-people-'));
+    site = await openPeopleSite(
+      {
+        accounts: [
+          {
+            key: 'prec',
+            name: 'People Rec',
+            host: PEOPLE_HOST,
+            owner: 'olivia@prec.example',
+            users: [
+              { email: 'olivia@prec.example', name: 'Olivia Owner', team: 'owner' },
+              { email: 'mia@prec.example', name: 'Mia Member' },
+            ],
+            conversations: [
+              { title: 'Private', slug: 'private', anyone_can_post: false, members: ['mia@prec.example'] },
+              { title: 'Named', slug: 'named', anyone_can_post: true, allow_anonymous_messages: false },
+            ],
+          },
+        ],
+      },
+      { services: { media: { store: new DiskMediaStore(dir), limits: LIMITS } } },
+    );
+  });
+  afterAll(async () => {
+    await site?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const files = () => readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
+
+  it('lets a member send one to a private conversation, fetch it, and delete it with its bytes', async () => {
+    const mia = await signIn(site, PEOPLE_HOST, 'mia@prec.example');
+    const posted = await mia.replyWithRecording('private', { text: 'Listen' }, fixture('audio-3s.ogg', 'audio/ogg'));
+    expect(posted.status).toBe(303);
+    const id = /#message-(\d+)$/.exec(posted.headers.get('location') ?? '')?.[1];
+    expect(files()).toBe(1);
+    expect((await mia.get(`/media/prec/${id}`)).status).toBe(200);
+    expect((await new Visitor(site.h, PEOPLE_HOST).get(`/media/prec/${id}`)).status).toBe(404);
+
+    await mia.get('/c/private');
+    const deleted = await mia.post(`/c/private/messages/${id}`, { csrf: mia.hidden('csrf'), action: 'delete' });
+    expect(deleted.status).toBe(303);
+    expect(files()).toBe(0);
+    expect((await mia.get(`/media/prec/${id}`)).status).toBe(404);
+  });
+
+  it("keeps a named reply's recording until its link is confirmed, then posts both", async () => {
+    const visitor = new Visitor(site.h, PEOPLE_HOST);
+    const waiting = await visitor.replyWithRecording(
+      'named',
+      { name: 'Nina New', email: 'nina@elsewhere.example' },
+      fixture('video-3s.webm', 'video/webm'),
+    );
+    expect(waiting.status).toBe(200);
+    expect(waiting.html).toContain('Check your e-mail');
+    const mail = await mailTo(site.mailbox, 'nina@elsewhere.example', /video recording of 3 s/);
+    await visitor.confirm(signInLink(mail), { name: 'Nina New' });
+    const page = await visitor.get('/c/named');
+    expect(page.html).toMatch(/<video[^>]+src="\/media\/prec\/\d+"/);
+  });
+});

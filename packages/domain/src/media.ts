@@ -1,0 +1,158 @@
+/*
+ * Recorded messages: what a message's kind may be, what the server accepts as a recording, and
+ * the ports that keep the bytes (a directory, or object storage shared by every replica) and
+ * measure them. The duration shown is always the one the server measured, never the client's.
+ */
+
+/** `message_type`: typed text, or a recording of the camera, the screen, or the microphone. */
+export const MESSAGE_TYPES = ['text', 'video', 'screen', 'audio'] as const;
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+
+export const isMessageType = (value: unknown): value is MessageType => MESSAGE_TYPES.some((t) => t === value);
+
+/** The kinds a recording may be sent as; `screen` is a video track recorded from a screen. */
+export const MEDIA_KINDS = ['video', 'screen', 'audio'] as const;
+export type MediaKind = (typeof MEDIA_KINDS)[number];
+
+export const isMediaKind = (value: unknown): value is MediaKind => MEDIA_KINDS.some((k) => k === value);
+
+export interface MediaLimits {
+  /** The longest recording accepted, in seconds (`MEDIA_MAX_SECONDS`). */
+  maxSeconds: number;
+  /** The largest file accepted, in bytes (`MEDIA_MAX_BYTES`), enforced while the bytes arrive. */
+  maxBytes: number;
+}
+
+export const DEFAULT_MEDIA_LIMITS: MediaLimits = { maxSeconds: 600, maxBytes: 500 * 1024 * 1024 };
+
+/** What the probe found in the bytes. */
+export interface ProbedMedia {
+  /** The container's MIME type without its parameters (`video/webm`, `audio/ogg` …). */
+  contentType: string;
+  /** True when there is a video track. */
+  hasVideo: boolean;
+  /** The measured duration, in seconds (fractional). */
+  seconds: number;
+}
+
+export type ProbeOutcome = { ok: true; media: ProbedMedia } | { ok: false; problem: string };
+
+/** A recording kept in the media store, measured, ready to become a message. */
+export interface StoredMedia {
+  key: string;
+  kind: MediaKind;
+  contentType: string;
+  bytes: number;
+  /** `recorded_duration_seconds`: the measured duration, rounded, at least 1. */
+  seconds: number;
+}
+
+/** The containers a recording may come in: what browsers record, and the common audio files. */
+export const MEDIA_CONTENT_TYPES = [
+  'video/webm',
+  'audio/webm',
+  'video/x-matroska',
+  'video/mp4',
+  'audio/mp4',
+  'video/quicktime',
+  'audio/ogg',
+  'audio/mpeg',
+  'audio/wav',
+] as const;
+
+/** The file name extension a download is offered with. */
+export const MEDIA_EXTENSIONS: Record<string, string> = {
+  'video/webm': 'webm',
+  'audio/webm': 'webm',
+  'video/x-matroska': 'mkv',
+  'video/mp4': 'mp4',
+  'audio/mp4': 'm4a',
+  'video/quicktime': 'mov',
+  'audio/ogg': 'ogg',
+  'audio/mpeg': 'mp3',
+  'audio/wav': 'wav',
+};
+
+/** A MIME type as compared: lower case, without its `;codecs=` (or any other) parameters. */
+export const bareMimeType = (type: string): string => type.split(';')[0]?.trim().toLowerCase() ?? '';
+
+/** `recorded_duration_seconds` of a measured duration: rounded to the nearest second, at least 1. */
+export const recordedSeconds = (seconds: number): number => Math.max(1, Math.round(seconds));
+
+/**
+ * Whether the probe's finding may be posted as `kind` (what the visitor said they recorded): the
+ * container allowed, a video track for video and screen, a duration within the limit. Returns the
+ * message kind to post (audio-only bytes are audio, whatever was asked), or why not.
+ */
+export function mediaVerdict(
+  found: ProbedMedia,
+  asked: MediaKind | null,
+  limits: MediaLimits,
+): { ok: true; kind: MediaKind; seconds: number } | { ok: false; problem: string } {
+  if (!MEDIA_CONTENT_TYPES.some((t) => t === found.contentType)) {
+    return { ok: false, problem: 'That file is not a recording this site accepts (WebM, MP4, Ogg, MP3, M4A or WAV).' };
+  }
+  if (!(found.seconds > 0.05)) return { ok: false, problem: 'That recording is empty.' };
+  if (found.seconds > limits.maxSeconds + 0.5) {
+    return { ok: false, problem: `A recording is at most ${durationLimitText(limits.maxSeconds)} long.` };
+  }
+  const kind: MediaKind = !found.hasVideo ? 'audio' : asked === 'screen' ? 'screen' : 'video';
+  return { ok: true, kind, seconds: recordedSeconds(found.seconds) };
+}
+
+/** A limit in seconds as a person reads it: "10 minutes", "90 seconds". */
+export const durationLimitText = (seconds: number): string =>
+  seconds % 60 === 0 ? `${seconds / 60} minute${seconds === 60 ? '' : 's'}` : `${seconds} seconds`;
+
+/** The bytes of a recording could not be kept: more than the limit arrived. */
+export class MediaTooLarge extends Error {
+  readonly maxBytes: number;
+  constructor(maxBytes: number) {
+    super(`A recording is at most ${Math.floor(maxBytes / (1024 * 1024))} MB.`);
+    this.maxBytes = maxBytes;
+  }
+}
+
+/** The media store cannot take or give bytes now (disk full, object storage down): answered 503. */
+export class MediaUnavailable extends Error {}
+
+/**
+ * Where recordings are kept. Keys are the server's own (`<account id>/<random>`), never a
+ * client's; a key that is gone reads as null.
+ */
+export interface MediaStore {
+  /**
+   * Keeps the bytes under `key`; past `maxBytes` it stops reading, keeps nothing and throws
+   * MediaTooLarge. Either all the bytes are kept or none.
+   */
+  put(
+    key: string,
+    body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    maxBytes: number,
+  ): Promise<{ bytes: number }>;
+  /** The size of what is kept under `key`, or null. */
+  size(key: string): Promise<number | null>;
+  /** Bytes `start` to `end` (inclusive) of what is kept under `key`. */
+  read(key: string, start: number, end: number): ReadableStream<Uint8Array>;
+  /** Forgets `key` (nothing when it is already gone). */
+  remove(key: string): Promise<void>;
+}
+
+/** Measures what a store keeps under a key: container, tracks, duration. */
+export interface MediaProbe {
+  probe(store: MediaStore, key: string, size: number): Promise<ProbeOutcome>;
+}
+
+/** Everything the site needs to take and serve recordings. */
+export interface MediaDeps {
+  store: MediaStore;
+  probe: MediaProbe;
+  limits: MediaLimits;
+}
+
+/** A new key for a recording of `accountId`: its account's folder, 128 random bits. */
+export function newMediaKey(accountId: number): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return `${accountId}/${hex}`;
+}
