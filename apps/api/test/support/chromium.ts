@@ -16,11 +16,14 @@ export function warnIfNoChromium(file: string): void {
     console.warn(`${file}: ${CHROMIUM} is absent, so the browser tests are skipped (apt-get install -y chromium)`);
 }
 
+/** A synthetic camera (a moving test pattern) and microphone (a tone), allowed without asking. */
+export const FAKE_MEDIA_DEVICES = ['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'];
+
 /**
  * Headless Chromium, quiet (no first-run, sync or component traffic). `hosts` resolve to this
  * machine (`--host-resolver-rules`), so an account host like acme.test reaches the test server.
  */
-export function launchChromium(hosts: string[] = []): Promise<Browser> {
+export function launchChromium(hosts: string[] = [], extraArgs: string[] = []): Promise<Browser> {
   const rules = hosts.map((h) => `MAP ${h} 127.0.0.1`).join(', ');
   return chromium.launch({
     executablePath: CHROMIUM,
@@ -33,6 +36,7 @@ export function launchChromium(hosts: string[] = []): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       ...(rules ? [`--host-resolver-rules=${rules}`] : []),
+      ...extraArgs,
     ],
   });
 }

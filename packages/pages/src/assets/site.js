@@ -34,3 +34,149 @@
     new ResizeObserver(tell).observe(document.documentElement);
   }
 })();
+
+// The reply form's recorder: with JavaScript, "Record video", "Record screen" and "Record audio"
+// (getUserMedia, getDisplayMedia, MediaRecorder), a live preview with the elapsed time against the
+// limit, stop, play back, record again. The recording is put into the form's own file input, so
+// the form posts it exactly as it posts a chosen file (multipart, CSRF token, form token): the
+// server measures it, whatever this script says. Without a device or permission the text reply
+// and the file input still work.
+(() => {
+  const form = document.querySelector('form.reply');
+  const input = form?.querySelector('input[type=file][name=media]');
+  if (!form || !input || typeof MediaRecorder === 'undefined' || !navigator.mediaDevices) return;
+  const maxSeconds = Number(form.dataset.maxSeconds) || 600;
+  const bare = (type) => type.split(';')[0].trim().toLowerCase();
+  // MP4 where the browser records it (Safari, recent Chrome), else WebM, else what it offers.
+  const CANDIDATES = {
+    video: ['video/mp4', 'video/webm;codecs=vp8,opus', 'video/webm'],
+    audio: ['audio/mp4', 'audio/webm;codecs=opus', 'audio/webm', 'audio/ogg;codecs=opus'],
+  };
+  const EXTENSIONS = {
+    'video/mp4': 'mp4',
+    'video/webm': 'webm',
+    'audio/mp4': 'm4a',
+    'audio/webm': 'webm',
+    'audio/ogg': 'ogg',
+  };
+  const clock = (s) => `${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, '0')}`;
+  const el = (tag, props = {}) => Object.assign(document.createElement(tag), props);
+
+  const box = el('div', { className: 'recorder' });
+  box.setAttribute('role', 'group');
+  box.setAttribute('aria-label', 'Record a message');
+  const starts = [
+    ['video', 'Record video'],
+    ['screen', 'Record screen'],
+    ['audio', 'Record audio'],
+  ]
+    .filter(([kind]) => kind !== 'screen' || typeof navigator.mediaDevices.getDisplayMedia === 'function')
+    .map(([kind, label]) => el('button', { type: 'button', textContent: label, className: 'secondary', value: kind }));
+  const stop = el('button', { type: 'button', textContent: 'Stop', hidden: true });
+  const again = el('button', { type: 'button', textContent: 'Record again', className: 'secondary', hidden: true });
+  const status = el('p', { className: 'recorder-status' });
+  status.setAttribute('role', 'status');
+  const preview = el('video', { className: 'recorder-preview', playsInline: true, hidden: true });
+  const kindField = el('input', { type: 'hidden', name: 'media_kind' });
+  const buttons = el('p', { className: 'recorder-buttons' });
+  buttons.append(...starts, stop, again);
+  box.append(buttons, status, preview, kindField);
+  input.closest('p').before(box);
+
+  let recorder = null;
+  let streams = [];
+  let timer = 0;
+
+  const release = () => {
+    for (const s of streams) for (const t of s.getTracks()) t.stop();
+    streams = [];
+    clearInterval(timer);
+  };
+  const show = (recording) => {
+    for (const b of starts) b.hidden = recording;
+    stop.hidden = !recording;
+  };
+
+  async function capture(kind) {
+    if (kind === 'audio') return [await navigator.mediaDevices.getUserMedia({ audio: true })];
+    if (kind === 'video') return [await navigator.mediaDevices.getUserMedia({ video: true, audio: true })];
+    const screen = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: true });
+    // The screen with the voice over it, when the microphone may be used; else the screen alone.
+    const voice = await navigator.mediaDevices.getUserMedia({ audio: true }).catch(() => null);
+    return voice ? [screen, voice] : [screen];
+  }
+
+  async function record(kind) {
+    again.hidden = true;
+    status.textContent = 'Asking for your permission…';
+    try {
+      streams = await capture(kind);
+    } catch (err) {
+      release();
+      status.textContent =
+        err && err.name === 'NotAllowedError'
+          ? 'Recording was not allowed. You can still write a reply, or choose a file below.'
+          : err && err.name === 'NotFoundError'
+            ? 'No camera or microphone was found. You can still write a reply, or choose a file below.'
+            : 'Recording could not start here. You can still write a reply, or choose a file below.';
+      return;
+    }
+    const tracks = streams.flatMap((s) => s.getTracks());
+    const stream = new MediaStream(tracks);
+    const hasVideo = tracks.some((t) => t.kind === 'video');
+    const mimeType = CANDIDATES[hasVideo ? 'video' : 'audio'].find((t) => MediaRecorder.isTypeSupported(t));
+    recorder = new MediaRecorder(stream, mimeType ? { mimeType } : {});
+    const chunks = [];
+    recorder.ondataavailable = (e) => {
+      if (e.data.size > 0) chunks.push(e.data);
+    };
+    recorder.onstop = () => {
+      release();
+      show(false);
+      const type = bare(recorder.mimeType || mimeType || (hasVideo ? 'video/webm' : 'audio/webm'));
+      const file = new File(chunks, `recording.${EXTENSIONS[type] || 'webm'}`, { type });
+      const files = new DataTransfer();
+      files.items.add(file);
+      input.files = files.files;
+      kindField.value = kind;
+      preview.srcObject = null;
+      preview.muted = false;
+      preview.controls = true;
+      preview.src = URL.createObjectURL(file);
+      preview.hidden = !hasVideo;
+      again.hidden = false;
+      status.textContent = `Recorded ${clock(seconds)}. Play it back, record again, or post your reply.`;
+      recorder = null;
+    };
+    preview.hidden = !hasVideo;
+    preview.controls = false;
+    preview.muted = true;
+    preview.srcObject = stream;
+    if (hasVideo) preview.play().catch(() => {});
+    let seconds = 0;
+    const started = Date.now();
+    const tick = () => {
+      seconds = (Date.now() - started) / 1000;
+      status.textContent = `Recording ${clock(seconds)} of ${clock(maxSeconds)}`;
+      if (seconds >= maxSeconds && recorder?.state === 'recording') recorder.stop();
+    };
+    // The recording's own end (a screen share stopped from the browser's bar) stops it too.
+    for (const t of tracks) t.addEventListener('ended', () => recorder?.state === 'recording' && recorder.stop());
+    recorder.start(1000);
+    show(true);
+    tick();
+    timer = setInterval(tick, 250);
+    stop.focus();
+  }
+
+  for (const b of starts) b.addEventListener('click', () => record(b.value));
+  stop.addEventListener('click', () => recorder?.state === 'recording' && recorder.stop());
+  again.addEventListener('click', () => {
+    input.value = '';
+    kindField.value = '';
+    preview.hidden = true;
+    preview.removeAttribute('src');
+    again.hidden = true;
+    status.textContent = '';
+  });
+})();

@@ -1,0 +1,151 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadSeed } from '@convo/db';
+import { serve } from '@hono/node-server';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DiskMediaStore } from '../src/media/disk-store.ts';
+import { FAKE_MEDIA_DEVICES, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
+import { auth, call, type Harness, openHarness } from './support/harness.ts';
+
+/*
+ * Recording on the page as a person does it, in Chromium with a synthetic camera and microphone:
+ * with JavaScript, "Record video" and "Record audio", stop after about 3 s, post; with JavaScript
+ * off, a recording chosen in the file input. The API then shows the kind and the duration the
+ * server measured, and the page's player plays what was sent.
+ */
+
+warnIfNoChromium('media-browser.test.ts');
+
+const TOKEN = 'media-browser-token-0123456789';
+const FIXTURE = new URL('./fixtures/media/video-3s-fragmented.mp4', import.meta.url).pathname;
+
+let h: Harness;
+let server: ReturnType<typeof serve>;
+let site: string;
+let browser: Browser;
+let mediaDir: string;
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  mediaDir = mkdtempSync(join(tmpdir(), 'convo-media-browser-'));
+  h = await openHarness({
+    services: { media: { store: new DiskMediaStore(mediaDir) } },
+    app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } },
+  });
+  server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => server.once('listening', r));
+  site = `http://media.test:${(server.address() as AddressInfo).port}`;
+  await loadSeed(h.db.orm.em.fork(), {
+    accounts: [
+      {
+        key: 'media',
+        name: 'Media',
+        host: site,
+        tokens: [{ name: 'tests', token: TOKEN }],
+        conversations: [{ title: 'Recorded', slug: 'recorded', allow_anonymous_messages: true }],
+      },
+    ],
+  });
+  // Cameras are offered to secure origins only: an account host is https in production.
+  browser = await launchChromium(
+    ['media.test'],
+    [...FAKE_MEDIA_DEVICES, `--unsafely-treat-insecure-origin-as-secure=${site}`],
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (server) await new Promise((r) => server.close(r));
+  await h?.close();
+  if (mediaDir) rmSync(mediaDir, { recursive: true, force: true });
+});
+
+/** The conversation's message `id`, as the API answers it. */
+async function apiMessage(id: number) {
+  const res = await call(
+    h,
+    new Request('http://api.test/api/v1/conversations/get_conversation?slug=recorded', { headers: auth(TOKEN) }),
+  );
+  const messages = (res.body as { messages: { id: number; recorded_duration_seconds: number }[] }).messages;
+  return messages.find((m) => m.id === id);
+}
+
+/** The id of the message the page landed on after posting (its #message-N). */
+const landedOn = (page: Page) => Number(/#message-(\d+)$/.exec(page.url())?.[1]);
+
+/**
+ * How long the page's player says message `id` is, once it has loaded it: a WebM from
+ * MediaRecorder has no duration in its header, so the player is sent to its end to learn it.
+ */
+async function playedDuration(page: Page, id: number): Promise<number> {
+  const duration: unknown = await page.evaluate(`(async () => {
+    const player = document.querySelector('[src="/media/media/${id}"]');
+    if (!player) return -1;
+    player.muted = true;
+    if (player.readyState < 1) await new Promise((r) => player.addEventListener('loadedmetadata', r, { once: true }));
+    if (!Number.isFinite(player.duration)) {
+      player.currentTime = 1e6;
+      await new Promise((r) => player.addEventListener('durationchange', r, { once: true }));
+    }
+    return player.duration;
+  })()`);
+  return Number(duration);
+}
+
+describe.skipIf(!hasChromium)('recording in Chromium', () => {
+  it.each([
+    ['Record video', 'video'],
+    ['Record audio', 'audio'],
+  ])('with JavaScript: %s for about 3 s, post it, and play it back', async (button, kind) => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${site}/c/recorded`);
+    await page.getByRole('button', { name: button }).click();
+    await page.getByText(/Recording 0:0\d of 10:00/).waitFor();
+    await page.waitForTimeout(3_000);
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByText(/Recorded 0:0\d/).waitFor();
+    await Promise.all([page.waitForURL(/#message-\d+$/), page.getByRole('button', { name: 'Post reply' }).click()]);
+    const id = landedOn(page);
+    const message = await apiMessage(id);
+    expect(message).toMatchObject({ message_type: kind, download_media_url: `${site}/media/media/${id}` });
+    const seconds = message?.recorded_duration_seconds ?? 0;
+    expect(seconds).toBeGreaterThanOrEqual(2);
+    expect(seconds).toBeLessThanOrEqual(4);
+    const played = await playedDuration(page, id);
+    expect(played).toBeGreaterThan(2);
+    expect(played).toBeLessThan(5);
+    await context.close();
+  });
+
+  it('with JavaScript off: a recording chosen in the file input', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(`${site}/c/recorded`);
+    await expect(page.getByRole('button', { name: 'Record video' }).count()).resolves.toBe(0);
+    await page.getByLabel(/Recording \(video or audio/).setInputFiles(FIXTURE);
+    await Promise.all([page.waitForURL(/#message-\d+$/), page.getByRole('button', { name: 'Post reply' }).click()]);
+    const id = landedOn(page);
+    expect(await apiMessage(id)).toMatchObject({ message_type: 'video', recorded_duration_seconds: 3 });
+    await expect(page.locator(`video[src="/media/media/${id}"]`).count()).resolves.toBe(1);
+    await context.close();
+  });
+
+  it('without a camera or microphone: says so, and the text reply still posts', async () => {
+    const bare = await launchChromium(['media.test'], [`--unsafely-treat-insecure-origin-as-secure=${site}`]);
+    try {
+      const page = await (await bare.newContext()).newPage();
+      await page.goto(`${site}/c/recorded`);
+      await page.getByRole('button', { name: 'Record audio' }).click();
+      await page.getByText(/You can still write a reply/).waitFor();
+      await page.getByLabel('Your reply').fill('Typed instead');
+      await Promise.all([page.waitForURL(/#message-\d+$/), page.getByRole('button', { name: 'Post reply' }).click()]);
+      expect(await apiMessage(landedOn(page))).toMatchObject({ message_type: 'text', text: 'Typed instead' });
+    } finally {
+      await bare.close();
+    }
+  });
+});
