@@ -24,12 +24,18 @@ const { values: args } = parseArgs({
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 
-/** The forwarding lines of the shipped compose nginx.conf: the scale test runs behind the same ones. */
-const SHIPPED_FORWARDING = readFileSync(new URL('./compose/nginx.conf', import.meta.url), 'utf8')
-  .split('\n')
-  .filter((line) => /^\s*proxy_set_header (Host|X-Forwarded-)/.test(line))
-  .map((line) => line.trim())
-  .join('\n      ');
+/**
+ * The forwarding lines of the shipped compose nginx.conf: the scale test runs behind the same ones
+ * (each location repeats them; each is taken once).
+ */
+const SHIPPED_FORWARDING = [
+  ...new Set(
+    readFileSync(new URL('./compose/nginx.conf', import.meta.url), 'utf8')
+      .split('\n')
+      .filter((line) => /^\s*proxy_set_header (Host|X-Forwarded-)/.test(line))
+      .map((line) => line.trim()),
+  ),
+].join('\n      ');
 
 function nginxConf(dir: string, port: number, upstreams: number[]): string {
   return `daemon off;
