@@ -14,6 +14,7 @@ import { compare, drive, printHeader, SCENARIOS } from './load.ts';
 import { CONNECTIONS, DURATION, EXTRAS, LARGE, log, N, opt } from './options.ts';
 import { conditional } from './sections/conditional.ts';
 import { inbox } from './sections/inbox.ts';
+import { BENCH_MEDIA_DIR, media } from './sections/media.ts';
 import { pages } from './sections/pages.ts';
 import { pagesUnkept } from './sections/pages-unkept.ts';
 import { replies } from './sections/replies.ts';
@@ -25,7 +26,9 @@ import { aim, targets } from './targets.ts';
 
 async function main() {
   const timings = opt['skip-load'] ? {} : await load();
-  const product = await start('product', 'apps/api/src/entry/node.ts', 3301, startOptions());
+  const product = await start('product', 'apps/api/src/entry/node.ts', 3301, startOptions(), {
+    MEDIA_DIR: BENCH_MEDIA_DIR,
+  });
   const baseline = await start('baseline', 'bench/baseline/server.ts', 3302);
   try {
     // First, on the data as loaded: later scenarios create conversations in the 10,000 account,
@@ -78,6 +81,7 @@ async function main() {
     if (EXTRAS.has('inbox')) await withUnkept((unkept) => inbox(product, unkept));
     if (EXTRAS.has('replies')) await replies(product);
     if (EXTRAS.has('webhooks')) await webhooks(product);
+    if (EXTRAS.has('media')) await media(product);
     // The last window folded in, the run's peaks: every scenario and section above, warm-up included.
     for (const server of [product, baseline]) peakRssMb(server);
     const peak = { product: runPeak.get('product') ?? 0, baseline: runPeak.get('baseline') ?? 0 };

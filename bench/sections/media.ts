@@ -1,0 +1,355 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { get as httpGet, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import {
+  ALL_FORMATS,
+  BufferSource,
+  EncodedAudioPacketSource,
+  EncodedPacketSink,
+  EncodedVideoPacketSource,
+  FilePathTarget,
+  Input,
+  Output,
+  WebMOutputFormat,
+} from 'mediabunny';
+import pg from 'pg';
+import { DiskMediaStore } from '../../apps/api/src/media/disk-store.ts';
+import { MediabunnyProbe } from '../../apps/api/src/media/probe.ts';
+import { fmt } from '../load.ts';
+import { CONNECTIONS, DB, DURATION, PAGE_HOST, ROOT } from '../options.ts';
+import { peakRssMb, resetPeak, type Server } from '../servers.ts';
+import { aim } from '../targets.ts';
+
+/** Where the product keeps recordings during the bench (its MEDIA_DIR). */
+export const BENCH_MEDIA_DIR = join(tmpdir(), 'convo-bench-media');
+
+const MB = 1024 * 1024;
+const DOWNLOAD_MB = 100;
+const UPLOADS = 8;
+const UPLOAD_MB = 200;
+
+/**
+ * Recorded messages (product only, against nginx where there is one to compare):
+ * - a 100 MB recording downloaded at 32 connections, from the product and from nginx serving the
+ *   same file, alternated in one run (target: >= 0.8x nginx);
+ * - 8 concurrent 200 MB uploads through the reply form, the server's RSS sampled meanwhile (target:
+ *   within 60 MB of its RSS before them);
+ * - probing a one-hour WebM written as MediaRecorder writes one (no duration, no cues) (target: < 2 s).
+ */
+export async function media(product: Server) {
+  const recording = await plantRecording(DOWNLOAD_MB);
+  const rows: string[] = [];
+  const nginx = await startNginx(recording.path).catch(() => null);
+  let worst = Number.POSITIVE_INFINITY;
+  const connections = Math.min(...CONNECTIONS);
+  const productUrl = { url: `${product.base}${recording.urlPath}`, host: PAGE_HOST };
+  if (nginx) {
+    resetPeak(product);
+    const n1 = await download(nginx.url, undefined, connections);
+    const p1 = await download(productUrl.url, productUrl.host, connections);
+    const p2 = await download(productUrl.url, productUrl.host, connections);
+    const n2 = await download(nginx.url, undefined, connections);
+    nginx.stop();
+    const ours = (p1.mbps + p2.mbps) / 2;
+    const theirs = (n1.mbps + n2.mbps) / 2;
+    worst = ours / theirs;
+    rows.push(
+      `download of a ${DOWNLOAD_MB} MB recording, ${connections} conns: product ${fmt(ours)} MB/s (${p1.errors + p2.errors} errors), nginx ${fmt(theirs)} MB/s, x${worst.toFixed(2)}; product peak RSS ${peakRssMb(product)} MB`,
+    );
+  } else {
+    rows.push(
+      'download: nginx is not installed here (apt-get install nginx-light), so there is nothing to compare with',
+    );
+  }
+
+  const uploads = await uploadMany(product);
+  rows.push(
+    `${UPLOADS} concurrent ${UPLOAD_MB} MB uploads: ${uploads.seconds.toFixed(1)} s, RSS idle ${uploads.idleMb} MB, peak ${uploads.peakMb} MB (+${uploads.peakMb - uploads.idleMb} MB); answers ${uploads.statuses.join(' ')}`,
+  );
+
+  const probe = await probeHour();
+  rows.push(
+    `probing a one-hour WebM (${probe.mb} MB, no duration or cues): ${probe.ms.toFixed(0)} ms, measured ${probe.seconds.toFixed(1)} s`,
+  );
+
+  console.log(`\nrecorded messages (product; nginx for the download):\n${rows.join('\n')}`);
+  if (nginx) aim('recording download >= 0.80x nginx, same file', `x${worst.toFixed(2)}`, worst >= 0.8);
+  aim(
+    `${UPLOADS} x ${UPLOAD_MB} MB uploads: RSS within 60 MB of idle`,
+    `+${uploads.peakMb - uploads.idleMb} MB`,
+    uploads.peakMb - uploads.idleMb <= 60,
+  );
+  aim('probing a one-hour WebM < 2 s', `${probe.ms.toFixed(0)} ms`, probe.ms < 2000);
+}
+
+/** A recording of `mb` MB kept for a message of the page account's conversation, as a reply would. */
+async function plantRecording(mb: number): Promise<{ path: string; urlPath: string }> {
+  const db = new pg.Client({ connectionString: DB });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ account_id: number; id: number; key: string }>(
+      `select c.account_id, c.id, a.key from conversation c join account a on a.id = c.account_id
+       where a.host like $1 order by c.id limit 1`,
+      [`%${PAGE_HOST}`],
+    );
+    const target = rows[0];
+    if (!target) throw new Error('the page account has no conversation: load the bench data first');
+    const key = `${target.account_id}/${randomBytes(16).toString('hex')}`;
+    const path = join(BENCH_MEDIA_DIR, key);
+    mkdirSync(join(BENCH_MEDIA_DIR, String(target.account_id)), { recursive: true });
+    writeFileSync(path, randomBytes(mb * MB));
+    const inserted = await db.query<{ id: number }>(
+      `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, anonymous, text,
+                            media_key, media_content_type, media_bytes)
+       values ($1, $2, 'video', 600, true, '', $3, 'video/webm', $4) returning id`,
+      [target.account_id, target.id, key, mb * MB],
+    );
+    return { path, urlPath: `/media/${target.key}/${inserted.rows[0]?.id}` };
+  } finally {
+    await db.end();
+  }
+}
+
+/** nginx serving one file at /file, as it would serve recordings from a directory. */
+async function startNginx(file: string): Promise<{ url: string; stop(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), 'convo-bench-nginx-'));
+  const port = 3399;
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `daemon off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  default_type video/webm;
+  sendfile on;
+  server {
+    listen 127.0.0.1:${port};
+    location = /file { alias ${file}; }
+  }
+}
+`,
+  );
+  const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
+  const failed = new Promise<never>((_, reject) => child.once('error', reject));
+  const url = `http://127.0.0.1:${port}/file`;
+  for (let i = 0; i < 50; i++) {
+    const ok = await Promise.race([
+      fetch(url, { method: 'HEAD' }).then(
+        (r) => r.ok,
+        () => false,
+      ),
+      failed,
+    ]);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    stop() {
+      child.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * `connections` clients each downloading the file again and again for DURATION seconds; every byte
+ * received counts (a download cut off at the end too): throughput, not whole answers.
+ */
+async function download(url: string, host: string | undefined, connections: number) {
+  const deadline = Date.now() + DURATION * 1000;
+  let bytes = 0;
+  let errors = 0;
+  const once = () =>
+    new Promise<void>((resolve) => {
+      const req = httpGet(url, { headers: host ? { host } : {} }, (res) => {
+        if (res.statusCode !== 200) errors++;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.byteLength;
+          if (Date.now() > deadline) req.destroy();
+        });
+        res.on('end', resolve);
+        res.on('close', resolve);
+      });
+      req.on('error', () => resolve());
+    });
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < deadline) await once();
+    }),
+  );
+  return { mbps: bytes / MB / ((Date.now() - started) / 1000), errors };
+}
+
+/** The answer to a GET as text, with its cookies. */
+function getPage(url: string, host: string): Promise<{ html: string; cookies: string[] }> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { headers: { host } }, (res) => {
+      let html = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => {
+        html += chunk;
+      });
+      res.on('end', () =>
+        resolve({ html, cookies: (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0] ?? '') }),
+      );
+    }).on('error', reject);
+  });
+}
+
+/** The reply form's fields for a new visitor: its cookie, CSRF token and form token. */
+async function replyForm(product: Server, path: string) {
+  const { html, cookies } = await getPage(`${product.base}${path}`, PAGE_HOST);
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1] ?? '';
+  return { cookie: cookies.join('; '), csrf: field('csrf'), submit: field('submit') };
+}
+
+/** `UPLOADS` multipart posts of `UPLOAD_MB` MB each at once, RSS sampled every 100 ms. */
+async function uploadMany(product: Server) {
+  const db = new pg.Client({ connectionString: DB });
+  await db.connect();
+  const slug = (
+    await db.query<{ slug: string }>(
+      `select c.slug from conversation c join account a on a.id = c.account_id where a.host like $1 order by c.id limit 1`,
+      [`%${PAGE_HOST}`],
+    )
+  ).rows[0]?.slug;
+  // Anonymous replies, so a visitor's upload is read and measured (and, being noise, refused).
+  await db.query(
+    `update conversation set allow_anonymous_messages = true where account_id = (select id from account where host like $1)`,
+    [`%${PAGE_HOST}`],
+  );
+  await db.end();
+  const path = `/c/${slug}`;
+  const rss = () =>
+    Math.round(
+      Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${product.child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
+    );
+  await new Promise((r) => setTimeout(r, 1000));
+  const idleMb = rss();
+  let peakMb = idleMb;
+  const sampler = setInterval(() => {
+    peakMb = Math.max(peakMb, rss());
+  }, 100);
+  const started = performance.now();
+  const statuses = await Promise.all(
+    Array.from({ length: UPLOADS }, async () => postUpload(product, path, await replyForm(product, path))),
+  );
+  clearInterval(sampler);
+  return { idleMb, peakMb, seconds: (performance.now() - started) / 1000, statuses };
+}
+
+/** One reply form posted with a recording of UPLOAD_MB MB of noise, streamed as it is made. */
+function postUpload(product: Server, path: string, form: { cookie: string; csrf: string; submit: string }) {
+  const boundary = `----bench${randomBytes(8).toString('hex')}`;
+  const head = Buffer.from(
+    [
+      `--${boundary}\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n${form.csrf}\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="submit"\r\n\r\n${form.submit}\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="media"; filename="big.webm"\r\nContent-Type: video/webm\r\n\r\n`,
+    ].join(''),
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const chunk = randomBytes(MB);
+  const total = head.byteLength + UPLOAD_MB * MB + tail.byteLength;
+  async function* body() {
+    yield head;
+    for (let i = 0; i < UPLOAD_MB; i++) yield chunk;
+    yield tail;
+  }
+  const url = new URL(path, product.base);
+  return new Promise<number>((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          host: PAGE_HOST,
+          origin: `https://${PAGE_HOST}`,
+          cookie: form.cookie,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': String(total),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    Readable.from(body()).pipe(req);
+  });
+}
+
+/**
+ * A one-hour WebM as MediaRecorder writes one (appended as it records: no duration, no cues),
+ * made from the 3 s fixture's packets repeated with shifted timestamps, then probed as the server
+ * probes an upload.
+ */
+async function probeHour(): Promise<{ ms: number; mb: number; seconds: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'convo-bench-probe-'));
+  try {
+    const key = `1/${randomBytes(16).toString('hex')}`;
+    mkdirSync(join(dir, '1'));
+    const path = join(dir, key);
+    await writeHourLongWebm(path);
+    const size = statSync(path).size;
+    const store = new DiskMediaStore(dir);
+    const started = performance.now();
+    const probed = await new MediabunnyProbe(60_000).probe(store, key, size);
+    const ms = performance.now() - started;
+    if (!probed.ok) throw new Error(`the one-hour WebM was refused: ${probed.problem}`);
+    return { ms, mb: Math.round(size / MB), seconds: probed.media.seconds };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function writeHourLongWebm(path: string) {
+  const fixture = readFileSync(join(ROOT, 'apps/api/test/fixtures/media/video-3s.webm'));
+  const input = new Input({ formats: ALL_FORMATS, source: new BufferSource(fixture) });
+  const video = await input.getPrimaryVideoTrack();
+  const audio = await input.getPrimaryAudioTrack();
+  if (!video || !audio) throw new Error('the fixture has no video or no audio track');
+  const output = new Output({ format: new WebMOutputFormat({ appendOnly: true }), target: new FilePathTarget(path) });
+  const videoOut = new EncodedVideoPacketSource(video.codec ?? 'vp8');
+  const audioOut = new EncodedAudioPacketSource(audio.codec ?? 'opus');
+  output.addVideoTrack(videoOut);
+  output.addAudioTrack(audioOut);
+  await output.start();
+  const videoPackets = [];
+  for await (const p of new EncodedPacketSink(video).packets()) videoPackets.push(p);
+  const audioPackets = [];
+  for await (const p of new EncodedPacketSink(audio).packets()) audioPackets.push(p);
+  const videoConfig = { decoderConfig: (await video.getDecoderConfig()) ?? undefined };
+  const audioConfig = { decoderConfig: (await audio.getDecoderConfig()) ?? undefined };
+  // A little over the fixture's 3.001 s, so each track's timestamps keep rising across rounds.
+  const span = 3.1;
+  for (let round = 0; round < Math.ceil(3600 / span); round++) {
+    const shift = round * span;
+    // Interleaved by time, as a recorder writes them.
+    const merged = [
+      ...videoPackets.map((p) => ({ p, video: true })),
+      ...audioPackets.map((p) => ({ p, video: false })),
+    ].sort((a, b) => a.p.timestamp - b.p.timestamp);
+    for (const { p, video: isVideo } of merged) {
+      const moved = p.clone({ timestamp: p.timestamp + shift });
+      if (isVideo) await videoOut.add(moved, round === 0 ? videoConfig : undefined);
+      else await audioOut.add(moved, round === 0 ? audioConfig : undefined);
+    }
+  }
+  await output.finalize();
+  input.dispose();
+}
