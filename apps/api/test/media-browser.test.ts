@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,13 @@ import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiskMediaStore } from '../src/media/disk-store.ts';
-import { FAKE_MEDIA_DEVICES, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
+import {
+  axeViolations,
+  FAKE_MEDIA_DEVICES,
+  hasChromium,
+  launchChromium,
+  warnIfNoChromium,
+} from './support/chromium.ts';
 import { auth, call, type Harness, openHarness } from './support/harness.ts';
 
 /*
@@ -20,6 +26,7 @@ import { auth, call, type Harness, openHarness } from './support/harness.ts';
 warnIfNoChromium('media-browser.test.ts');
 
 const TOKEN = 'media-browser-token-0123456789';
+const SHOTS = join(tmpdir(), 'convo-pages');
 const FIXTURE = new URL('./fixtures/media/video-3s-fragmented.mp4', import.meta.url).pathname;
 
 let h: Harness;
@@ -146,6 +153,30 @@ describe.skipIf(!hasChromium)('recording in Chromium', () => {
       expect(await apiMessage(landedOn(page))).toMatchObject({ message_type: 'text', text: 'Typed instead' });
     } finally {
       await bare.close();
+    }
+  });
+
+  it('reads well at 375 px and 1280 px with the recorder and a recording, and axe finds nothing (screenshots in the temp folder)', async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    // A recording to show, whichever tests ran before.
+    const sender = await browser.newContext({ javaScriptEnabled: false });
+    const form = await sender.newPage();
+    await form.goto(`${site}/c/recorded`);
+    await form.getByLabel(/Recording \(video or audio/).setInputFiles(FIXTURE);
+    await Promise.all([form.waitForURL(/#message-\d+$/), form.getByRole('button', { name: 'Post reply' }).click()]);
+    await sender.close();
+    for (const width of [375, 1280]) {
+      const context = await browser.newContext({ bypassCSP: true, viewport: { width, height: 900 } });
+      const page = await context.newPage();
+      await page.goto(`${site}/c/recorded`);
+      await page.locator('video[src^="/media/"]').first().waitFor();
+      expect(await axeViolations(page)).toEqual([]);
+      const overflow = await page.evaluate('document.documentElement.scrollWidth > window.innerWidth');
+      expect(overflow).toBe(false);
+      await page.locator('#reply').screenshot({ path: join(SHOTS, `recorder-${width}.png`) });
+      await page.locator('video[src^="/media/"]').first().scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SHOTS, `recording-${width}.png`) });
+      await context.close();
     }
   });
 });
