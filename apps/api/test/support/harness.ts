@@ -1,7 +1,11 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createAccount, createIntakePage, createWorkflow, issueToken, revokeToken } from '@convo/db';
 import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
 import { type App, type AppOptions, createApp } from '../../src/app.ts';
 import { createLogger } from '../../src/logger.ts';
+import { DiskMediaStore } from '../../src/media/disk-store.ts';
 import { createServices, DEFAULT_SERVICE_OPTIONS, type ServiceOptions, type Services } from '../../src/services.ts';
 
 export const BASE = 'http://api.test';
@@ -30,12 +34,17 @@ export interface HarnessOptions {
   app?: Partial<AppOptions>;
 }
 
+/** Recordings in a folder of the temp directory of their own, never in the working copy's .data/media. */
+const testMedia = (): Pick<ServiceOptions, 'media'> => ({
+  media: { store: new DiskMediaStore(mkdtempSync(join(tmpdir(), 'convo-test-media-'))) },
+});
+
 /** The real app on a real, migrated database (PGlite, or PostgreSQL when DATABASE_URL is set). */
 export async function openHarness(o: HarnessOptions = {}): Promise<Harness> {
   const statements: string[] = [];
   const db = await openTestDatabase({ onQuery: (sql) => statements.push(sql) });
   const logger = o.logTo ? createLogger('info', o.logTo) : createLogger('silent');
-  const services = createServices(db.orm, logger, { ...DEFAULT_SERVICE_OPTIONS, ...o.services });
+  const services = createServices(db.orm, logger, { ...DEFAULT_SERVICE_OPTIONS, ...testMedia(), ...o.services });
   const app = createApp(services, {
     maxBodyBytes: MAX_BODY_BYTES,
     requestTimeoutMs: o.requestTimeoutMs,
@@ -48,11 +57,18 @@ export async function openHarness(o: HarnessOptions = {}): Promise<Harness> {
 
 /** Another process's view of the same database: its own services (rate-limit buckets and all). */
 export function secondApp(h: Harness, services: Partial<ServiceOptions> = {}, app: Partial<AppOptions> = {}): App {
-  return createApp(createServices(h.db.orm, createLogger('silent'), { ...DEFAULT_SERVICE_OPTIONS, ...services }), {
-    maxBodyBytes: MAX_BODY_BYTES,
-    ...app,
-    formLimits: { ...UNLIMITED_READS, ...app.formLimits },
-  });
+  return createApp(
+    createServices(h.db.orm, createLogger('silent'), {
+      ...DEFAULT_SERVICE_OPTIONS,
+      media: h.services.media,
+      ...services,
+    }),
+    {
+      maxBodyBytes: MAX_BODY_BYTES,
+      ...app,
+      formLimits: { ...UNLIMITED_READS, ...app.formLimits },
+    },
+  );
 }
 
 export interface TestAccount {
