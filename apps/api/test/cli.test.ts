@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { lstat, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,6 +18,7 @@ const SEED = new URL('../../../examples/seed.json', import.meta.url).pathname;
 
 let env: Record<string, string>;
 let dataDir: string | undefined;
+let mediaDir: string;
 let server: TestDatabase | undefined;
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -37,15 +38,15 @@ const json = async (...args: string[]) => {
   return JSON.parse(r.stdout);
 };
 
+/** The database the CLI uses, opened in this process (close it when done). */
+const openSameDatabase = () =>
+  env.DATABASE_URL
+    ? openOrm({ kind: 'postgres', url: env.DATABASE_URL, namedStatements: process.env.DB_NAMED_STATEMENTS !== 'false' })
+    : openOrm({ kind: 'pglite', dataDir: env.DATA_DIR as string });
+
 /** Opens the same database in this process and asks the API something with `token`. */
 async function apiStatus(token: string, path = 'get_conversation'): Promise<number> {
-  const orm = env.DATABASE_URL
-    ? await openOrm({
-        kind: 'postgres',
-        url: env.DATABASE_URL,
-        namedStatements: process.env.DB_NAMED_STATEMENTS !== 'false',
-      })
-    : await openOrm({ kind: 'pglite', dataDir: env.DATA_DIR as string });
+  const orm = await openSameDatabase();
   try {
     const app = createApp(createServices(orm, createLogger('silent')), { maxBodyBytes: 65_536 });
     const res = await app.fetch(
@@ -58,7 +59,8 @@ async function apiStatus(token: string, path = 'get_conversation'): Promise<numb
 }
 
 beforeAll(async () => {
-  env = { PATH: process.env.PATH ?? '', LOG_LEVEL: 'error' };
+  mediaDir = await mkdtemp(join(tmpdir(), 'convo-cli-media-'));
+  env = { PATH: process.env.PATH ?? '', LOG_LEVEL: 'error', MEDIA_DIR: mediaDir };
   if (process.env.DB_NAMED_STATEMENTS) env.DB_NAMED_STATEMENTS = process.env.DB_NAMED_STATEMENTS;
   if (process.env.DATABASE_URL) {
     server = await openTestDatabase();
@@ -72,7 +74,31 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await rm(mediaDir, { recursive: true, force: true });
 });
+
+interface RecordedRow {
+  message_type: string;
+  recorded_duration_seconds: number;
+  media_key: string | null;
+  media_content_type: string | null;
+}
+
+/** The messages of an account's conversation `slug` with their recordings' keys, read in this process. */
+async function recordedMessages(account: string, slug: string): Promise<RecordedRow[]> {
+  const orm = await openSameDatabase();
+  try {
+    const rows: RecordedRow[] = await orm.em.getConnection().execute(
+      `select m.message_type, m.recorded_duration_seconds, m.media_key, m.media_content_type
+       from message m join conversation c on c.id = m.conversation_id join account a on a.id = c.account_id
+       where a.key = ? and c.slug = ? order by m.id`,
+      [account, slug],
+    );
+    return rows;
+  } finally {
+    await orm.close();
+  }
+}
 
 describe('operator CLI', () => {
   let token: string;
@@ -276,6 +302,117 @@ describe('operator CLI', () => {
       expect(missing.stderr).toMatch(/no account with key "nobody"/);
       await expect(stat(join(dir, 'nobody.json.partial'))).rejects.toThrow();
       await expect(stat(join(dir, 'nobody.json'))).rejects.toThrow();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('exports recordings beside the JSON, and seed loads them back byte for byte, measured again', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'convo-export-media-'));
+    const fixture = new URL('./fixtures/media/video-3s.webm', import.meta.url).pathname;
+    const audio = new URL('./fixtures/media/audio-3s.ogg', import.meta.url).pathname;
+    try {
+      const seed = join(dir, 'recs-seed.json');
+      await writeFile(
+        seed,
+        JSON.stringify({
+          accounts: [
+            {
+              key: 'recs',
+              name: 'Recs',
+              host: 'recs.example.com',
+              conversations: [
+                {
+                  slug: 'with-media',
+                  messages: [
+                    { text: 'Look', media_file: fixture, type: 'screen' },
+                    // The seed says video; the bytes are audio only: audio it is.
+                    { text: '', media_file: audio, type: 'video' },
+                    {
+                      text: 'Elsewhere',
+                      type: 'audio',
+                      recorded_duration_seconds: 7,
+                      download_media_url: 'https://cdn.example/a.mp3',
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        }),
+      );
+      await json('seed', seed);
+      const loaded = await recordedMessages('recs', 'with-media');
+      expect(loaded.map((m) => [m.message_type, m.recorded_duration_seconds, m.media_content_type])).toEqual([
+        ['screen', 3, 'video/webm'],
+        ['audio', 3, 'audio/ogg'],
+        ['audio', 7, null],
+      ]);
+
+      const out = join(dir, 'recs.json');
+      await json('export', '--account', 'recs', '--out', out);
+      const exported = JSON.parse(await readFile(out, 'utf8'));
+      const messages = exported.accounts[0].conversations[0].messages;
+      expect(messages.map((m: { media_file?: string }) => m.media_file)).toEqual([
+        expect.stringMatching(/^recs-media\/recs\/[0-9a-f]{32}\.webm$/),
+        expect.stringMatching(/^recs-media\/recs\/[0-9a-f]{32}\.ogg$/),
+        undefined,
+      ]);
+      expect(messages[2].download_media_url).toBe('https://cdn.example/a.mp3');
+      expect(await readFile(join(dir, messages[0].media_file))).toEqual(await readFile(fixture));
+      expect((await stat(join(dir, messages[0].media_file))).mode & 0o777).toBe(0o600);
+
+      // Loaded again as another account: new copies in the store, the same bytes, measured again.
+      exported.accounts[0].key = 'recs2';
+      exported.accounts[0].host = 'https://recs2.example.com';
+      await writeFile(out, JSON.stringify(exported));
+      await json('seed', out);
+      const again = await recordedMessages('recs2', 'with-media');
+      expect(again.map((m) => [m.message_type, m.recorded_duration_seconds, m.media_content_type])).toEqual(
+        loaded.map((m) => [m.message_type, m.recorded_duration_seconds, m.media_content_type]),
+      );
+      expect(again[0]?.media_key).not.toBe(loaded[0]?.media_key);
+      expect(await readFile(join(mediaDir, again[0]?.media_key ?? ''))).toEqual(await readFile(fixture));
+
+      // Without a folder for them, an export on standard output names recordings by their address.
+      const plain = JSON.parse((await cli('export', '--account', 'recs')).stdout);
+      expect(plain.accounts[0].conversations[0].messages[0].download_media_url).toMatch(
+        /^https:\/\/recs\.example\.com\/media\/recs\/\d+$/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a seed whose media file is no recording, loading nothing and keeping no byte', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'convo-seed-media-'));
+    try {
+      const good = new URL('./fixtures/media/audio-3s.ogg', import.meta.url).pathname;
+      await writeFile(join(dir, 'fake.webm'), '<!doctype html><script>alert(1)</script>');
+      const seed = join(dir, 'bad.json');
+      await writeFile(
+        seed,
+        JSON.stringify({
+          accounts: [
+            {
+              key: 'badrecs',
+              name: 'Bad',
+              host: 'badrecs.example.com',
+              conversations: [{ slug: 'x', messages: [{ media_file: good }, { media_file: 'fake.webm' }] }],
+            },
+          ],
+        }),
+      );
+      const files = async () =>
+        (await readdir(mediaDir, { recursive: true, withFileTypes: true }))
+          .filter((e) => e.isFile())
+          .map((e) => e.name);
+      const before = await files();
+      const refused = await cli('seed', seed);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/fake\.webm: That file is not a recording/);
+      expect(await files()).toEqual(before);
+      expect(await recordedMessages('badrecs', 'x')).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -76,7 +76,7 @@ function generatedAccount(): TSeed['accounts'][number] {
         text: `${r.pick(TEXTS)} ${m}`,
         ...(r.chance(0.2)
           ? {
-              type: 'audio',
+              type: 'audio' as const,
               recorded_duration_seconds: r.int(600),
               download_media_url: `https://media.example/${i}/${m}.mp3`,
             }

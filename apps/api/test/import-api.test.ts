@@ -3,9 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findAccount, issueToken, loadSeed, type TSeed } from '@convo/db';
+import { DEFAULT_MEDIA_LIMITS } from '@convo/domain';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ImportOptions, importFromApi } from '../src/cli/import-api.ts';
+import { DiskMediaStore } from '../src/media/disk-store.ts';
+import { MediabunnyProbe } from '../src/media/probe.ts';
 import { createJson, get, type Harness, openHarness } from './support/harness.ts';
 
 /*
@@ -246,5 +249,50 @@ describe('import-api', () => {
       elsewhere.close();
       redirecting.close();
     }
+  });
+
+  it("copies the source's recordings into this server's media store, measured again, byte for byte", async () => {
+    // An account whose host is the test server itself, so its download_media_url can be fetched.
+    const loaded = await loadSeed(source.db.orm.em.fork(), {
+      accounts: [
+        {
+          key: 'msrc',
+          name: 'Media source',
+          host: baseUrl,
+          conversations: [{ slug: 'with-recording', messages: [{ text: 'first' }] }],
+        },
+      ],
+    });
+    const token = loaded.accounts[0]?.tokens[0]?.token as string;
+    const [row] = await source.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select c.id, c.account_id from conversation c where c.slug = 'with-recording'`);
+    const bytes = await readFile(new URL('./fixtures/media/audio-3s.ogg', import.meta.url));
+    const key = `${row.account_id}/${'cd'.repeat(16)}`;
+    await source.services.media.store.put(key, [bytes], 1e9);
+    await source.services.replies.insert(row.account_id, row.id, {
+      authorId: null,
+      text: 'listen',
+      submitKey: null,
+      media: { key, kind: 'audio', contentType: 'audio/ogg', bytes: bytes.byteLength, seconds: 3 },
+    });
+
+    const mediaDir = join(dir, 'copied-media');
+    const media = { store: new DiskMediaStore(mediaDir), probe: new MediabunnyProbe(), limits: DEFAULT_MEDIA_LIMITS };
+    const report = await importFromApi(
+      target.db.orm.em.fork(),
+      options({ account: 'mdst', token, host: 'https://mdst.example.com', stateFile: null, media }),
+    );
+    expect(report).toMatchObject({ conversations: 1, recordings: 1 });
+    const [copied] = await target.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `select m.id, m.message_type, m.recorded_duration_seconds, m.media_key, m.download_media_url
+         from message m join account a on a.id = m.account_id where a.key = 'mdst' and m.media_key is not null`,
+      );
+    expect(copied).toMatchObject({ message_type: 'audio', recorded_duration_seconds: 3, download_media_url: null });
+    expect(await readFile(join(mediaDir, copied.media_key))).toEqual(bytes);
   });
 });

@@ -25,6 +25,7 @@ import { webhookTargets } from '../webhooks/target.ts';
 import { registerDataCommands } from './data.ts';
 import { registerDemo } from './demo.ts';
 import { type Env, emit, example, int, jsonArray, withDatabase } from './helpers.ts';
+import { configuredMedia, importRecordings } from './media-files.ts';
 import { seedProgress } from './progress.ts';
 import { readSeedFile } from './seed-file.ts';
 import { registerWebhookCommands } from './webhooks.ts';
@@ -328,13 +329,22 @@ export function registerCommands(program: Command, env: Env): void {
         }
         const progress = seedProgress(size, o.json === true);
         const started = performance.now();
+        const media = configuredMedia(env().config);
+        // The recordings kept for this load: removed again if it fails, as the database forgets it.
+        const kept: string[] = [];
         const result = await withDatabase(env, (em) =>
           loadSeedAccounts(em, readSeedFile(file, progress.bytes), {
             onProgress: progress.update,
             emitEvents: o.emitEvents === true,
             webhookTargets: webhookTargets(env().config.webhooks),
+            media: importRecordings(media, file, kept),
           }),
-        ).finally(() => progress.stop());
+        )
+          .catch(async (e: unknown) => {
+            await Promise.all(kept.map((key) => media.store.remove(key).catch(() => undefined)));
+            throw e;
+          })
+          .finally(() => progress.stop());
         const seconds = (performance.now() - started) / 1000;
         const c = result.counts;
         const tokens = result.accounts.flatMap((a) => a.tokens.map((t) => `  ${a.key}: ${t.token}`));

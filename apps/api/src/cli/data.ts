@@ -1,6 +1,6 @@
 import { constants, createWriteStream } from 'node:fs';
 import { cp, type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { text as readText } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
@@ -9,6 +9,7 @@ import { type Command, Option } from 'commander';
 import { LOCK_FILE } from '../embedded-lock.ts';
 import { type Env, emit, example, int, withDatabase } from './helpers.ts';
 import { importFromApi } from './import-api.ts';
+import { configuredMedia, defaultMediaDir, exportRecordings } from './media-files.ts';
 import { exportProgress, importProgress } from './progress.ts';
 
 /*
@@ -39,44 +40,62 @@ export function registerDataCommands(program: Command, env: Env): void {
       .option('--all', 'export every account')
       .option('--since <time>', 'only conversations created after this ISO 8601 time (an incremental export)')
       .option('--out <file>', 'write here (written whole, then moved into place); default: standard output')
+      .option(
+        '--media-dir <dir>',
+        'copy the recordings the server keeps into this folder (default with --out: beside it, acme.json -> acme-media/); without it on standard output, recordings are named by their download_media_url',
+      )
       .option('--json', 'print the final report as JSON (and no progress)')
-      .action(async (o: { account?: string[]; all?: boolean; since?: string; out?: string; json?: boolean }) => {
-        if ((o.account === undefined) === (o.all !== true)) throw new AdminError('give --account <key> or --all');
-        const progress = exportProgress(o.json === true);
-        const started = performance.now();
-        let last: ExportProgress = { account: '', conversations: 0, messages: 0, total: 0 };
-        const partial = o.out === undefined ? undefined : `${o.out}.partial`;
-        // Opened before the database, so a refused path changes nothing and removes nothing.
-        const file = partial === undefined ? undefined : await openNew(partial);
-        await withDatabase(env, async (em) => {
-          const pieces = exportAccounts(em, o.all ? 'all' : (o.account ?? []), {
-            since: o.since,
-            onProgress: (p) => {
-              last = { ...p };
-              progress.update(p);
-            },
-          });
-          // Made new (O_EXCL: never through a link or file someone placed there) and readable by its
-          // owner only: an export holds every e-mail address and every private conversation.
-          const out = file === undefined ? process.stdout : createWriteStream(partial ?? '', { fd: file, flush: true });
-          await pipeline(Readable.from(pieces), out, { end: partial !== undefined }).catch((e: unknown) => {
-            // A reader that stopped early (`export … | head`) is not an error of the export.
-            if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
-          });
-        })
-          .then(() => (o.out !== undefined ? rename(`${o.out}.partial`, o.out) : undefined))
-          .catch(async (e: unknown) => {
-            if (partial !== undefined) await rm(partial, { force: true });
-            throw e;
+      .action(
+        async (o: {
+          account?: string[];
+          all?: boolean;
+          since?: string;
+          out?: string;
+          mediaDir?: string;
+          json?: boolean;
+        }) => {
+          if ((o.account === undefined) === (o.all !== true)) throw new AdminError('give --account <key> or --all');
+          const progress = exportProgress(o.json === true);
+          const started = performance.now();
+          let last: ExportProgress = { account: '', conversations: 0, messages: 0, total: 0 };
+          const partial = o.out === undefined ? undefined : `${o.out}.partial`;
+          // Opened before the database, so a refused path changes nothing and removes nothing.
+          const file = partial === undefined ? undefined : await openNew(partial);
+          await withDatabase(env, async (em) => {
+            const mediaDir = o.mediaDir ?? (o.out === undefined ? undefined : defaultMediaDir(o.out));
+            const base = o.out === undefined ? process.cwd() : dirname(resolve(o.out));
+            const pieces = exportAccounts(em, o.all ? 'all' : (o.account ?? []), {
+              since: o.since,
+              media:
+                mediaDir === undefined ? undefined : exportRecordings(configuredMedia(env().config), mediaDir, base),
+              onProgress: (p) => {
+                last = { ...p };
+                progress.update(p);
+              },
+            });
+            // Made new (O_EXCL: never through a link or file someone placed there) and readable by its
+            // owner only: an export holds every e-mail address and every private conversation.
+            const out =
+              file === undefined ? process.stdout : createWriteStream(partial ?? '', { fd: file, flush: true });
+            await pipeline(Readable.from(pieces), out, { end: partial !== undefined }).catch((e: unknown) => {
+              // A reader that stopped early (`export … | head`) is not an error of the export.
+              if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
+            });
           })
-          .finally(() => progress.stop());
-        const seconds = (performance.now() - started) / 1000;
-        const report = { conversations: last.conversations, messages: last.messages, seconds, out: o.out ?? null };
-        const text = `exported ${last.conversations} conversations, ${last.messages} messages in ${seconds.toFixed(1)}s (${Math.round(last.conversations / Math.max(seconds, 0.001))} conversations/s)${o.out ? ` to ${o.out}` : ''}`;
-        // With the export on standard output, the report goes to standard error.
-        if (o.out === undefined) process.stderr.write(`${o.json ? JSON.stringify(report) : text}\n`);
-        else emit(o.json, report, text);
-      }),
+            .then(() => (o.out !== undefined ? rename(`${o.out}.partial`, o.out) : undefined))
+            .catch(async (e: unknown) => {
+              if (partial !== undefined) await rm(partial, { force: true });
+              throw e;
+            })
+            .finally(() => progress.stop());
+          const seconds = (performance.now() - started) / 1000;
+          const report = { conversations: last.conversations, messages: last.messages, seconds, out: o.out ?? null };
+          const text = `exported ${last.conversations} conversations, ${last.messages} messages in ${seconds.toFixed(1)}s (${Math.round(last.conversations / Math.max(seconds, 0.001))} conversations/s)${o.out ? ` to ${o.out}` : ''}`;
+          // With the export on standard output, the report goes to standard error.
+          if (o.out === undefined) process.stderr.write(`${o.json ? JSON.stringify(report) : text}\n`);
+          else emit(o.json, report, text);
+        },
+      ),
     'npm run cli -- export --account acme --out acme.json   (--all for every account; --since 2026-01-01T00:00:00Z for an increment)',
   );
 
@@ -115,6 +134,7 @@ export function registerDataCommands(program: Command, env: Env): void {
             rate: o.rate,
             stateFile: o.state ?? `.convo-import-${o.account}.json`,
             onProgress: progress.update,
+            media: configuredMedia(env().config),
           }),
         ).finally(() => progress.stop());
         const seconds = (performance.now() - started) / 1000;

@@ -1,4 +1,5 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AdminError,
@@ -13,7 +14,15 @@ import {
   type TSeedConversation,
   ZSeedConversation,
 } from '@convo/db';
-import { ZConversation, ZConversationList } from '@convo/domain';
+import {
+  type MediaDeps,
+  MediaTooLarge,
+  measureRecording,
+  newMediaKey,
+  type StoredMedia,
+  ZConversation,
+  ZConversationList,
+} from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import type { z } from 'zod';
 
@@ -49,6 +58,11 @@ export interface ImportOptions {
   stateFile: string | null;
   signal?: AbortSignal;
   onProgress?: (p: ImportReport) => void;
+  /**
+   * Where the recordings the source keeps are copied to (each measured again); without it,
+   * messages keep the source's download_media_url.
+   */
+  media?: MediaDeps;
 }
 
 export interface ImportReport {
@@ -60,6 +74,8 @@ export interface ImportReport {
   skipped: number;
   /** What this server's rules refuse (a title too long, say), with why. */
   refused: { slug: string; reason: string }[];
+  /** Recordings copied from the source into this server's media store. */
+  recordings: number;
 }
 
 type Remote = z.infer<typeof ZConversation>;
@@ -103,12 +119,36 @@ async function fetchSameOrigin(url: string, init: RequestInit): Promise<Response
 function sourceClient(base: string, o: ImportOptions, report: ImportReport) {
   const gap = 1000 / o.rate;
   let next = 0;
-  return async function get(path: string): Promise<{ status: number; body: unknown }> {
+  const paced = async () => {
+    const wait = next - performance.now();
+    next = Math.max(next, performance.now()) + gap;
+    if (wait > 0) await sleep(wait, undefined, { signal: o.signal });
+    report.requests += 1;
+  };
+  /**
+   * A recording the source keeps, by its download_media_url, sent the token only on the source's
+   * own origins (the API's, and the account host its conversation_url names); null if it will not
+   * give it.
+   */
+  async function download(url: string, origins: string[]): Promise<Response | null> {
+    let at: URL;
+    try {
+      at = new URL(url);
+    } catch {
+      return null;
+    }
+    if (!origins.includes(at.origin)) return null;
+    await paced();
+    const res = await fetchSameOrigin(url, {
+      headers: { authorization: `Bearer ${o.token}` },
+      signal: o.signal ? AbortSignal.any([o.signal, AbortSignal.timeout(600_000)]) : AbortSignal.timeout(600_000),
+    }).catch(() => null);
+    if (res && !res.ok) await res.body?.cancel();
+    return res?.ok ? res : null;
+  }
+  async function get(path: string): Promise<{ status: number; body: unknown }> {
     for (let attempt = 0; ; attempt++) {
-      const wait = next - performance.now();
-      next = Math.max(next, performance.now()) + gap;
-      if (wait > 0) await sleep(wait, undefined, { signal: o.signal });
-      report.requests += 1;
+      await paced();
       let retryAfter = 2 ** attempt;
       try {
         const res = await fetchSameOrigin(`${base}/${path}`, {
@@ -135,7 +175,43 @@ function sourceClient(base: string, o: ImportOptions, report: ImportReport) {
       }
       await sleep(retryAfter * 1000, undefined, { signal: o.signal });
     }
-  };
+  }
+  return { get, download };
+}
+
+/**
+ * The recordings of `conversations` the source keeps, copied into the media store and measured,
+ * by their URL; `kept` lists the keys (removed again if the page's load fails). A recording the
+ * source will not give, or that this server refuses, stays a link to the source.
+ */
+async function copyRecordings(
+  conversations: Remote[],
+  accountId: number,
+  media: MediaDeps,
+  source: ReturnType<typeof sourceClient>,
+  apiOrigin: string,
+  kept: string[],
+): Promise<Map<string, StoredMedia>> {
+  const copied = new Map<string, StoredMedia>();
+  for (const c of conversations) {
+    const origins = [apiOrigin, new URL(c.conversation_url).origin];
+    for (const m of c.messages) {
+      const url = m.download_media_url;
+      if (url === null || m.message_type === 'text' || copied.has(url)) continue;
+      const res = await source.download(url, origins);
+      if (!res?.body) continue;
+      const key = newMediaKey(accountId);
+      try {
+        const { bytes } = await media.store.put(key, Readable.fromWeb(res.body), media.limits.maxBytes);
+        kept.push(key);
+        const measured = await measureRecording(media, { key, bytes }, m.message_type);
+        if (measured.ok) copied.set(url, measured.media);
+      } catch (e) {
+        if (!(e instanceof MediaTooLarge)) throw e;
+      }
+    }
+  }
+  return copied;
 }
 
 /** `2022-02-01 17:21:09.123456` (the API's UTC time), or any ISO time, as microseconds. */
@@ -150,7 +226,12 @@ const isoMicros = (us: bigint) =>
   `${new Date(Number(us / 1000n)).toISOString().slice(0, 19)}.${String(us % 1_000_000n).padStart(6, '0')}Z`;
 
 /** One remote conversation as a seed conversation of the local account; null when it cannot be. */
-async function seedConversation(em: EntityManager, refs: Awaited<ReturnType<typeof accountRefs>>, c: Remote) {
+async function seedConversation(
+  em: EntityManager,
+  refs: Awaited<ReturnType<typeof accountRefs>>,
+  c: Remote,
+  copied: ReadonlyMap<string, StoredMedia>,
+) {
   const created = micros(c.conversation_created_time);
   if (created === null)
     throw new AdminError(`its creation time ${JSON.stringify(c.conversation_created_time)} is not a time`);
@@ -183,7 +264,10 @@ async function seedConversation(em: EntityManager, refs: Awaited<ReturnType<type
       text: m.text,
       type: m.message_type,
       recorded_duration_seconds: m.recorded_duration_seconds,
-      download_media_url: m.download_media_url,
+      // A copied recording is named by its source URL, which the load looks up (copyRecordings).
+      ...(m.download_media_url !== null && copied.has(m.download_media_url)
+        ? { media_file: m.download_media_url }
+        : { download_media_url: m.download_media_url }),
       created_at: isoMicros(created + BigInt(i + 1)),
     })),
   };
@@ -202,9 +286,18 @@ async function findOrCreateAccount(em: EntityManager, o: ImportOptions, first: R
 
 export async function importFromApi(em: EntityManager, o: ImportOptions): Promise<ImportReport> {
   if (!(o.rate > 0)) throw new AdminError('--rate must be more than 0');
-  const report: ImportReport = { pages: 0, requests: 0, conversations: 0, messages: 0, skipped: 0, refused: [] };
+  const report: ImportReport = {
+    pages: 0,
+    requests: 0,
+    conversations: 0,
+    messages: 0,
+    skipped: 0,
+    refused: [],
+    recordings: 0,
+  };
   const base = apiBase(o.from);
-  const get = sourceClient(base, o, report);
+  const source = sourceClient(base, o, report);
+  const get = source.get;
   let page = 1;
   if (o.stateFile !== null) {
     const saved = await readFile(o.stateFile, 'utf8').then(
@@ -247,25 +340,43 @@ export async function importFromApi(em: EntityManager, o: ImportOptions): Promis
     }
     const id = accountId;
     const counts: SeedCounts = { accounts: 0, users: 0, conversations: 0, messages: 0, tags: 0 };
-    await em.transactional(async (tx) => {
-      const refs = await accountRefs(tx, id);
-      const users = fetched.flatMap((c) => [
-        ...c.users,
-        ...c.messages.flatMap((m) => (m.author.anonymous ? [] : [m.author])),
-      ]);
-      await ensureUsers(tx, refs, users);
-      const seeds: TSeedConversation[] = [];
-      // Oldest first, so that the page's conversations get ids in the order they were made.
-      for (const c of fetched.reverse()) {
-        try {
-          seeds.push(parse(ZSeedConversation, await seedConversation(tx, refs, c), `conversation ${c.slug}`));
-        } catch (e) {
-          if (!(e instanceof AdminError)) throw e;
-          report.refused.push({ slug: c.slug, reason: e.message });
+    const kept: string[] = [];
+    const media = o.media;
+    const copied = media ? await copyRecordings(fetched, id, media, source, new URL(base).origin, kept) : new Map();
+    await em
+      .transactional(async (tx) => {
+        const refs = await accountRefs(tx, id);
+        const users = fetched.flatMap((c) => [
+          ...c.users,
+          ...c.messages.flatMap((m) => (m.author.anonymous ? [] : [m.author])),
+        ]);
+        await ensureUsers(tx, refs, users);
+        const seeds: TSeedConversation[] = [];
+        // Oldest first, so that the page's conversations get ids in the order they were made.
+        for (const c of fetched.reverse()) {
+          try {
+            seeds.push(parse(ZSeedConversation, await seedConversation(tx, refs, c, copied), `conversation ${c.slug}`));
+          } catch (e) {
+            if (!(e instanceof AdminError)) throw e;
+            report.refused.push({ slug: c.slug, reason: e.message });
+          }
         }
-      }
-      await appendConversations(tx, refs, seeds, counts);
-    });
+        await appendConversations(tx, refs, seeds, counts, {
+          media: async (url) => {
+            const recording = copied.get(url);
+            if (!recording) throw new AdminError(`${url}: no such recording was copied`);
+            return recording;
+          },
+        });
+      })
+      .catch(async (e: unknown) => {
+        await Promise.all(kept.map((key) => media?.store.remove(key).catch(() => undefined)));
+        throw e;
+      });
+    // A recording copied twice over (the same URL in a conversation refused above) is not kept.
+    const used = new Set([...copied.values()].map((r) => r.key));
+    await Promise.all(kept.filter((key) => !used.has(key)).map((key) => media?.store.remove(key)));
+    report.recordings += copied.size;
     report.conversations += counts.conversations;
     report.messages += counts.messages;
     if (o.stateFile !== null) {

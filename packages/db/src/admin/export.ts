@@ -28,8 +28,26 @@ const TIME = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM
 export interface ExportOptions {
   /** Only conversations created after this time (ISO 8601 with offset): an incremental export. */
   since?: string;
+  /**
+   * Copies out a recording this server keeps and says where it went (the seed's `media_file`).
+   * Without it, the export names each recording by its `download_media_url` instead.
+   */
+  media?: (recording: ExportedRecording) => Promise<string>;
   /** After each page of conversations: how many are written of how many. */
   onProgress?: (p: ExportProgress) => void;
+}
+
+/** A recording a message carries, as the store keeps it. */
+export interface ExportedRecording {
+  account: string;
+  key: string;
+  contentType: string;
+}
+
+/** A message as the export's statement builds it: the seed's fields, and its recording's key. */
+interface ExportedMessage extends Record<string, unknown> {
+  media_key: string | null;
+  media_content_type: string | null;
 }
 
 export interface ExportProgress {
@@ -138,8 +156,12 @@ const conversationsPage = (em: EntityManager, accountId: number, afterId: number
          'messages', coalesce((select json_agg(json_build_object(
                    'author', u.email, 'text', m.text, 'type', m.message_type,
                    'recorded_duration_seconds', m.recorded_duration_seconds,
-                   'download_media_url', m.download_media_url, 'created_at', ${TIME('m.created_at')},
-                   'hidden', m.hidden_at is not null)
+                   'download_media_url', coalesce(m.download_media_url, case when m.media_key is not null
+                     then (select host from account where id = m.account_id) || '/media/' ||
+                          (select key from account where id = m.account_id) || '/' || m.id end),
+                   'created_at', ${TIME('m.created_at')},
+                   'hidden', m.hidden_at is not null,
+                   'media_key', m.media_key, 'media_content_type', m.media_content_type)
                  order by m.created_at, m.id)
                from message m left join account_user u on u.id = m.author_id
                where m.conversation_id = c.id), '[]')) as line
@@ -211,7 +233,15 @@ export async function* exportAccounts(
             c.workflow_id === null
               ? null
               : { of: workflowRef(c.workflow_id, `${where}'s workflow`), name: workflow_name, steps: workflow_steps };
-          const messages = line.messages as unknown[];
+          const messages = await Promise.all(
+            (line.messages as ExportedMessage[]).map(({ media_key, media_content_type, ...m }) =>
+              media_key !== null && media_content_type !== null && options.media
+                ? options
+                    .media({ account: account.key, key: media_key, contentType: media_content_type })
+                    .then((file) => ({ ...m, download_media_url: null, media_file: file }))
+                : m,
+            ),
+          );
           lines.push(
             json({
               title: line.title,

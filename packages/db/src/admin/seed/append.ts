@@ -5,7 +5,7 @@ import { AdminError } from '../errors.ts';
 import { createIntakePage, createWorkflow } from '../operations.ts';
 import * as v from '../validate.ts';
 import type { TSeedConversation } from './format.ts';
-import { type AccountRefs, loadBatch, Named, type SeedCounts } from './writer.ts';
+import { type AccountRefs, type BatchOptions, loadBatch, Named, type SeedCounts } from './writer.ts';
 
 /*
  * Adding conversations to an account that already exists (import-api): the bulk writer of the
@@ -152,6 +152,7 @@ export async function appendConversations(
   refs: AccountRefs,
   conversations: TSeedConversation[],
   counts: SeedCounts,
+  options: BatchOptions = {},
 ): Promise<void> {
-  if (conversations.length > 0) await loadBatch(em, refs, conversations, counts);
+  if (conversations.length > 0) await loadBatch(em, refs, conversations, counts, options);
 }

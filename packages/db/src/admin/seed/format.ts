@@ -1,5 +1,6 @@
 import {
   DEFAULT_TITLE_TEMPLATE,
+  MESSAGE_TYPES,
   microsFromDate,
   TEAM_ROLES,
   WEBHOOK_EVENT_TYPES,
@@ -35,9 +36,15 @@ export const ZSeedMessage = z.strictObject({
   /** E-mail of one of the account's users, or null for an anonymous author. */
   author: z.string().nullable().default(null),
   text: ZText('message text').default(''),
-  type: z.string().min(1).max(32).default('text'),
+  type: z.enum(MESSAGE_TYPES).default('text'),
   recorded_duration_seconds: z.number().int().min(0).max(2_147_483_647).default(0),
   download_media_url: z.string().nullable().default(null),
+  /**
+   * A recording for this server to keep: a file's path, relative to the seed file's folder (an
+   * export writes them beside itself). It is probed when loaded: its kind and duration come from
+   * the bytes (`type` only tells a screen recording from a camera one).
+   */
+  media_file: z.string().min(1).max(4096).optional(),
   created_at: ZTimestamp.optional(),
   /** Hidden by the team: loaded, but in no answer (an export marks them so). */
   hidden: z.boolean().default(false),

@@ -3,6 +3,8 @@ import {
   clockMicros,
   draftConversation,
   type IntakePageRecord,
+  type MessageType,
+  type StoredMedia,
   timestamptzText,
   titleKey,
   type WebhookEventType,
@@ -122,6 +124,11 @@ const emitting = (sql: string, type: WebhookEventType, conversation: string, mes
 export interface BatchOptions {
   /** Announce what is loaded to the account's webhook endpoints (`seed --emit-events`). */
   emitEvents?: boolean;
+  /**
+   * Keeps a message's `media_file` in the media store, measured (`type` is what the seed says it
+   * recorded). Without it, a seed with a media file is refused.
+   */
+  media?: (file: string, type: MessageType, accountId: number) => Promise<StoredMedia>;
 }
 
 export async function loadBatch(
@@ -143,6 +150,16 @@ export async function loadBatch(
       batch.length,
     ])
   ).map((r) => r.id);
+
+  // The recordings first, one at a time (each is read, written and probed whole).
+  const recordings = new Map<TSeedConversation['messages'][number], StoredMedia>();
+  for (const c of batch) {
+    for (const m of c.messages) {
+      if (m.media_file === undefined) continue;
+      if (!options.media) throw new AdminError(`${m.media_file}: this load takes no media files`);
+      recordings.set(m, await options.media(m.media_file, m.type, refs.id));
+    }
+  }
 
   const conversations: object[] = [];
   const members: { c: number; u: number }[] = [];
@@ -192,16 +209,20 @@ export async function loadBatch(
     for (const u of new Set([...draft.memberIds, ...authorIds])) members.push({ c: id, u });
     for (const t of new Set(c.tags.map((n) => refs.tags.get(n.toLowerCase()) as number))) tags.push({ c: id, t });
     for (const m of c.messages) {
+      const kept = recordings.get(m);
       messages.push({
         c: id,
-        type: m.type,
-        duration: m.recorded_duration_seconds,
+        type: kept?.kind ?? m.type,
+        duration: kept?.seconds ?? m.recorded_duration_seconds,
         author: m.author === null ? null : userId(refs, m.author, where),
         anonymous: m.author === null,
         text: m.text,
-        media: m.download_media_url,
+        media: kept ? null : m.download_media_url,
         created_at: m.created_at ?? c.created_at ?? null,
         hidden: m.hidden,
+        media_key: kept?.key ?? null,
+        media_content_type: kept?.contentType ?? null,
+        media_bytes: kept?.bytes ?? null,
       });
     }
   });
@@ -251,11 +272,11 @@ export async function loadBatch(
     messages,
     announce(
       `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
-         text, download_media_url, created_at, hidden_at)
+         text, download_media_url, created_at, hidden_at, media_key, media_content_type, media_bytes)
        select ?, c, type, duration, author, anonymous, text, media, coalesce(created_at, now()),
-         case when hidden then now() end
+         case when hidden then now() end, media_key, media_content_type, media_bytes
        from jsonb_to_recordset(?::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
-         media text, created_at timestamptz, hidden bool)`,
+         media text, created_at timestamptz, hidden bool, media_key text, media_content_type text, media_bytes bigint)`,
       'message_created',
       'conversation_id',
       'id',

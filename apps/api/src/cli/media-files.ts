@@ -1,0 +1,74 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { AdminError, type ExportedRecording } from '@convo/db';
+import {
+  MEDIA_EXTENSIONS,
+  type MediaDeps,
+  type MessageType,
+  measureRecording,
+  newMediaKey,
+  type StoredMedia,
+} from '@convo/domain';
+import type { Config } from '../config.ts';
+import { DiskMediaStore } from '../media/disk-store.ts';
+import { MediabunnyProbe } from '../media/probe.ts';
+
+/*
+ * Recordings in and out of the seed format: an export copies each one the server keeps into a
+ * folder beside the JSON and names it in its message (`media_file`, relative to the JSON's own
+ * folder); a seed reads those files back into the media store, measured as an upload is.
+ */
+
+/** The media store and probe of the configuration (MEDIA_DIR, the limits). */
+export const configuredMedia = (config: Config): MediaDeps => ({
+  store: new DiskMediaStore(config.media.dir),
+  probe: new MediabunnyProbe(),
+  limits: config.media.limits,
+});
+
+/** Where an export to `out` puts its recordings unless told: `acme.json` → `acme-media/`. */
+export const defaultMediaDir = (out: string): string => `${out.replace(/\.json$/i, '')}-media`;
+
+/**
+ * Copies a kept recording to `<dir>/<account>/<key>.<ext>` (a file made new, readable by its owner
+ * only, like the export) and answers its path relative to `base`, the folder the JSON is read from.
+ */
+export function exportRecordings(media: MediaDeps, dir: string, base: string) {
+  return async (r: ExportedRecording): Promise<string> => {
+    const size = await media.store.size(r.key);
+    if (size === null)
+      throw new AdminError(`the recording ${r.key} of account ${r.account} is missing from the media store`);
+    const target = join(dir, r.account, `${r.key.split('/')[1]}.${MEDIA_EXTENSIONS[r.contentType] ?? 'bin'}`);
+    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+    await pipeline(
+      Readable.fromWeb(media.store.read(r.key, 0, size - 1)),
+      createWriteStream(target, { flags: 'wx', mode: 0o600 }),
+    );
+    return relative(base, target);
+  };
+}
+
+/**
+ * Keeps a seed's media files in the store, each measured; `kept` lists what was kept, so a load
+ * that fails can remove it again (the database keeps nothing of a failed load either).
+ */
+export function importRecordings(media: MediaDeps, seedFile: string, kept: string[]) {
+  const base = dirname(resolve(seedFile));
+  return async (file: string, type: MessageType, accountId: number): Promise<StoredMedia> => {
+    const path = isAbsolute(file) ? file : resolve(base, file);
+    const key = newMediaKey(accountId);
+    let bytes: number;
+    try {
+      ({ bytes } = await media.store.put(key, createReadStream(path), media.limits.maxBytes));
+    } catch (e) {
+      throw new AdminError(`${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    kept.push(key);
+    const measured = await measureRecording(media, { key, bytes }, type);
+    if (!measured.ok) throw new AdminError(`${file}: ${measured.problem}`);
+    return measured.media;
+  };
+}
