@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadSeed } from '@convo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiskMediaStore } from '../src/media/disk-store.ts';
+import { MediabunnyProbe } from '../src/media/probe.ts';
 import { auth, call, type Harness, openHarness } from './support/harness.ts';
 import { signInLink } from './support/mailbox.ts';
 import { mailTo, openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
@@ -427,5 +428,32 @@ describe('recordings of people who sign in', () => {
     await visitor.confirm(signInLink(mail), { name: 'Nina New' });
     const page = await visitor.get('/c/named');
     expect(page.html).toMatch(/<video[^>]+src="\/media\/prec\/\d+"/);
+  });
+});
+
+describe('the probe', () => {
+  it('measures in a thread of its own, bounded in time: past the bound it refuses, and the next probe still works', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
+    try {
+      const store = new DiskMediaStore(dir);
+      const key = `1/${'ef'.repeat(16)}`;
+      const bytes = readFileSync(join(FIXTURES, 'video-3s.webm'));
+      await store.put(key, [bytes], LIMITS.maxBytes);
+      const hurried = new MediabunnyProbe(1);
+      expect(await hurried.probe(store, key, bytes.byteLength)).toEqual({
+        ok: false,
+        problem: 'That recording could not be measured in time.',
+      });
+      // Its thread was stopped; a probe given time measures, two at once in turn.
+      const patient = new MediabunnyProbe();
+      const [first, second] = await Promise.all([
+        patient.probe(store, key, bytes.byteLength),
+        patient.probe(store, key, bytes.byteLength),
+      ]);
+      expect(first).toMatchObject({ ok: true, media: { contentType: 'video/webm', hasVideo: true } });
+      expect(second).toEqual(first);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

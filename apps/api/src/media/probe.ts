@@ -1,83 +1,110 @@
-import { bareMimeType, type MediaProbe, type MediaStore, type ProbeOutcome } from '@convo/domain';
-import { ALL_FORMATS, CustomSource, EncodedPacketSink, Input } from 'mediabunny';
+import { Worker } from 'node:worker_threads';
+import type { MediaProbe, MediaStore, ProbeOutcome } from '@convo/domain';
 
 /*
- * Measures a recording with mediabunny, a demuxer written in TypeScript (no binary to fetch or
- * ship, the same on Node and Deno). It reads only the bytes it needs, through the store, with a
- * bounded cache; the duration is computed from the packets' own timestamps, which is what a
- * browser's MediaRecorder WebM (no duration written at all) and Safari's fragmented MP4 need.
- * A probe that takes longer than its bound is abandoned and the recording refused.
+ * Measures recordings (measure.ts) off the request's event loop: in one worker thread, bounded in
+ * memory (its heap) and in time (a probe past `timeoutMs` is refused and the thread replaced), one
+ * recording at a time, in the order they arrived. The thread asks this one for the byte ranges it
+ * needs, read from the store. Mediabunny is written in TypeScript: nothing to download or ship
+ * beside `npm install`, the same on Node and Deno. A probe that fails in any way refuses the
+ * recording; it never takes the server down.
  */
 
-/** Bytes the demuxer may keep cached while probing one recording. */
-const CACHE_BYTES = 4 * 1024 * 1024;
+const WORKER = new URL('./probe-worker.ts', import.meta.url);
 
-const INCOMPLETE = 'That recording is incomplete (it was cut off while being sent).';
+/** The worker's heap: the demuxer's 4 MB cache and its bookkeeping fit many times over. */
+const HEAP_MB = 64;
 
-const REFUSED = 'That file is not a recording this site can play (WebM, MP4, Ogg, MP3, M4A or WAV).';
+const refusal = (problem: string): ProbeOutcome => ({ ok: false, problem });
+
+type FromWorker =
+  | { kind: 'read'; job: number; id: number; start: number; end: number }
+  | { kind: 'done'; job: number; outcome: ProbeOutcome };
+
+interface Job {
+  id: number;
+  store: MediaStore;
+  key: string;
+  size: number;
+  resolve: (outcome: ProbeOutcome) => void;
+}
 
 export class MediabunnyProbe implements MediaProbe {
   readonly timeoutMs: number;
+  #worker: Worker | null = null;
+  #queue: Job[] = [];
+  #current: (Job & { timer: ReturnType<typeof setTimeout>; worker: Worker }) | null = null;
+  #jobs = 0;
 
   constructor(timeoutMs = 10_000) {
     this.timeoutMs = timeoutMs;
   }
 
-  async probe(store: MediaStore, key: string, size: number): Promise<ProbeOutcome> {
-    if (size === 0) return { ok: false, problem: 'That recording is empty.' };
-    const input = new Input({
-      formats: ALL_FORMATS,
-      source: new CustomSource({
-        getSize: () => size,
-        // mediabunny asks for [start, end); the store reads inclusive ranges.
-        read: (start, end) => store.read(key, start, end - 1),
-        maxCacheSize: CACHE_BYTES,
-        prefetchProfile: 'fileSystem',
-      }),
+  probe(store: MediaStore, key: string, size: number): Promise<ProbeOutcome> {
+    if (size === 0) return Promise.resolve(refusal('That recording is empty.'));
+    return new Promise((resolve) => {
+      this.#queue.push({ id: this.#jobs++, store, key, size, resolve });
+      this.#next();
     });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<ProbeOutcome>((resolve) => {
-      timer = setTimeout(
-        () => resolve({ ok: false, problem: 'That recording could not be measured in time.' }),
-        this.timeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([measure(input), late]);
-    } finally {
-      clearTimeout(timer);
-      input.dispose();
-    }
   }
-}
 
-async function measure(input: Input): Promise<ProbeOutcome> {
-  try {
-    if (!(await input.canRead())) return { ok: false, problem: REFUSED };
-    const [video, audio] = await Promise.all([input.getPrimaryVideoTrack(), input.getPrimaryAudioTrack()]);
-    if (!video && !audio) return { ok: false, problem: REFUSED };
-    const seconds = await input.computeDuration();
-    // A recording cut short: what its header promised and what its packets reach disagree, or a
-    // track's last packet (as its index says) is not all there.
-    const promised = await input.getDurationFromMetadata();
-    const lastPackets = await Promise.all(
-      [video, audio].flatMap((track) => (track ? [new EncodedPacketSink(track).getPacket(Infinity)] : [])),
+  #next() {
+    if (this.#current) return;
+    const job = this.#queue.shift();
+    if (!job) {
+      // Nothing to measure: the thread does not keep the process alive.
+      this.#worker?.unref();
+      return;
+    }
+    const worker = this.#thread();
+    worker.ref();
+    const timer = setTimeout(
+      () => this.#end(refusal('That recording could not be measured in time.'), true),
+      this.timeoutMs,
     );
-    if ((promised !== null && promised - seconds > Math.max(1, promised * 0.1)) || lastPackets.includes(null)) {
-      return { ok: false, problem: INCOMPLETE };
-    }
-    const contentType = containerType(bareMimeType(await input.getMimeType()), video !== null);
-    return { ok: true, media: { contentType, hasVideo: video !== null, seconds } };
-  } catch {
-    // Whatever the demuxer trips on in bytes it cannot read is the same answer: not a recording.
-    return { ok: false, problem: REFUSED };
+    this.#current = { ...job, timer, worker };
+    worker.postMessage({ kind: 'probe', job: job.id, size: job.size });
   }
-}
 
-/** The type a recording is served as: mediabunny names WebM and MP4 with audio only as video/*. */
-function containerType(type: string, hasVideo: boolean): string {
-  if (hasVideo) return type;
-  if (type === 'video/webm') return 'audio/webm';
-  if (type === 'video/mp4') return 'audio/mp4';
-  return type;
+  /** Answers the current probe; `replace`: its thread is stopped (stuck or broken) and made anew. */
+  #end(outcome: ProbeOutcome, replace = false) {
+    const job = this.#current;
+    if (!job) return;
+    clearTimeout(job.timer);
+    this.#current = null;
+    if (replace) {
+      const stuck = this.#worker;
+      this.#worker = null;
+      void stuck?.terminate();
+    }
+    job.resolve(outcome);
+    this.#next();
+  }
+
+  #thread(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = new Worker(WORKER, {
+      resourceLimits: { maxOldGenerationSizeMb: HEAP_MB, maxYoungGenerationSizeMb: 16 },
+    });
+    worker.on('message', async (m: FromWorker) => {
+      const job = this.#current;
+      if (!job || m.job !== job.id) return;
+      if (m.kind === 'done') return this.#end(m.outcome);
+      try {
+        const bytes = new Uint8Array(await new Response(job.store.read(job.key, m.start, m.end - 1)).arrayBuffer());
+        worker.postMessage({ kind: 'bytes', id: m.id, bytes }, [bytes.buffer]);
+      } catch (err) {
+        worker.postMessage({ kind: 'bytes', id: m.id, error: (err as Error).message });
+      }
+    });
+    // A thread that dies (out of its heap, say) refuses what it was measuring; the next gets a new one.
+    const gone = () => {
+      if (this.#worker === worker) this.#worker = null;
+      if (this.#current?.worker === worker) this.#end(refusal('That recording could not be measured.'));
+    };
+    worker.on('error', gone);
+    worker.on('exit', gone);
+    this.#worker = worker;
+    return worker;
+  }
 }
