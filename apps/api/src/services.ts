@@ -7,6 +7,7 @@ import {
   MikroInboxStore,
   MikroIntakePageStore,
   MikroMailOutbox,
+  MikroMediaReferences,
   MikroModerationStore,
   MikroNotificationStore,
   MikroPeopleStore,
@@ -37,6 +38,7 @@ import {
   type PeopleStore,
   type ReplyStore,
   type SiteStore,
+  sweepRecordings,
   type VisitorLimits,
 } from '@convo/domain';
 import { ConversationListCache, type ProcedureServices } from '@convo/router';
@@ -152,16 +154,26 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   const accounts = new AccountStore(em);
   const mailQueue = new MikroMailOutbox(em);
   const webhookStore = new MikroWebhookStore(em);
-  // Idempotency-Keys past their 24 hours (also deleted on reuse, by the create), ended sessions and
-  // webhook events past their retention are deleted now and then.
+  const media: MediaDeps = {
+    store: options.media?.store ?? new DiskMediaStore(DEFAULT_MEDIA_DIR),
+    probe: new MediabunnyProbe(),
+    limits: options.media?.limits ?? DEFAULT_MEDIA_LIMITS,
+  };
+  const mediaReferences = new MikroMediaReferences(em);
+  // Idempotency-Keys past their 24 hours (also deleted on reuse, by the create), ended sessions,
+  // webhook events past their retention and recordings nothing wants are deleted now and then.
   setInterval(
     () =>
       void Promise.all([
         purgeIdempotencyKeys(orm.em.fork()),
         purgeExpiredPeople(orm.em.fork()),
         webhookStore.purgeHistory(options.webhookRetentionDays ?? DEFAULT_WEBHOOK_RETENTION_DAYS),
+        sweepRecordings({ store: media.store, references: mediaReferences }),
       ]).catch((err: unknown) =>
-        logger.warn({ err: (err as Error).message }, 'purging expired keys, sessions and webhook events failed'),
+        logger.warn(
+          { err: (err as Error).message },
+          'purging expired keys, sessions, webhook events and recordings failed',
+        ),
       ),
     IDEMPOTENCY_PURGE_MS,
   ).unref();
@@ -189,11 +201,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     inbox: new MikroInboxStore(em),
     moderation: new MikroModerationStore(em),
     replies: new MikroReplyStore(em),
-    media: {
-      store: options.media?.store ?? new DiskMediaStore(DEFAULT_MEDIA_DIR),
-      probe: new MediabunnyProbe(),
-      limits: options.media?.limits ?? DEFAULT_MEDIA_LIMITS,
-    },
+    media,
     outbox: {
       async enqueue(accountId, mail) {
         await mailQueue.enqueue(accountId, mail);

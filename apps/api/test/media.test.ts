@@ -1,7 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadSeed } from '@convo/db';
+import { loadSeed, MikroMediaReferences } from '@convo/db';
+import { sweepRecordings } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiskMediaStore } from '../src/media/disk-store.ts';
 import { MediabunnyProbe } from '../src/media/probe.ts';
@@ -455,5 +456,35 @@ describe('the probe', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('recordings nothing wants', () => {
+  it('are removed once a day old: a lost upload, and a reply whose link expired; kept while wanted', async () => {
+    const [row] = await h.db.orm.em.fork().getConnection().execute(`select id from account where key = 'rec'`);
+    const orphan = `${row.id}/${'0f'.repeat(16)}`;
+    await h.services.media.store.put(orphan, [new Uint8Array([1, 2, 3])], LIMITS.maxBytes);
+    // A reply under a name and an address: its recording waits for the mailed link.
+    const waiting = await send(fixture('audio-3s.ogg', 'audio/ogg'), { name: 'Wanda', email: 'wanda@else.example' });
+    expect(waiting.page.html).toContain('Check your e-mail');
+    const files = () => keptFiles().map((e) => join(e.parentPath, e.name));
+    const before = files();
+    // Everything kept is two days old now.
+    const old = new Date(Date.now() - 48 * 3600_000);
+    for (const file of before) utimesSync(file, old, old);
+    const references = new MikroMediaReferences(h.db.orm.em.fork());
+    expect(await sweepRecordings({ store: h.services.media.store, references })).toBe(1);
+    expect(files()).toEqual(before.filter((f) => !f.endsWith(orphan.split('/')[1] ?? '')));
+    // The link expires unconfirmed: its recording goes at the next sweep; the messages' stay.
+    await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update sign_in_link set expires_at = now() - interval '1 minute'`);
+    expect(await sweepRecordings({ store: h.services.media.store, references })).toBe(1);
+    const [posted] = await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select count(*)::int as n from message where media_key is not null`);
+    expect(files().length).toBe(posted.n);
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadSeed, MikroWebhookStore, redeliverEvent, webhookAttempts } from '@convo/db';
@@ -199,6 +200,28 @@ describe('webhooks', () => {
     expect(event.data).toEqual({
       conversation: { id: created.body.id, slug: 'replied-to' },
       message: api.messages[0],
+    });
+  });
+
+  it('delivers message_created for a recording with the media fields the API shows', async () => {
+    await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update account set host = 'https://hooked.example.com' where id = ${a.id}`);
+    await createJson(h, a.token, { title: 'Recorded to', slug: 'recorded-to', allow_anonymous_messages: true });
+    await until(() => received.length === 1);
+    const bytes = new Uint8Array(readFileSync(new URL('./fixtures/media/audio-3s.ogg', import.meta.url)));
+    const v = new Visitor(h, 'https://hooked.example.com');
+    const posted = await v.replyWithRecording('recorded-to', {}, { name: 'a.ogg', type: 'audio/ogg', bytes });
+    expect(posted.status).toBe(303);
+    await until(() => received.length === 2);
+    const event = JSON.parse(received[1]?.body ?? '{}');
+    const api = (await get(h, a.token, 'get_conversation?slug=recorded-to')).body;
+    expect(event.data.message).toEqual(api.messages[0]);
+    expect(event.data.message).toMatchObject({
+      message_type: 'audio',
+      recorded_duration_seconds: 3,
+      download_media_url: expect.stringMatching(/^https:\/\/hooked\.example\.com\/media\/[^/]+\/\d+$/),
     });
   });
 

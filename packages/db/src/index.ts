@@ -19,6 +19,7 @@ export { IDEMPOTENCY_RETENTION_HOURS, purgeIdempotencyKeys } from './repositorie
 export * from './repositories/inbox.ts';
 export * from './repositories/intake-page-store.ts';
 export * from './repositories/mail-outbox.ts';
+export * from './repositories/media-references.ts';
 export * from './repositories/moderation.ts';
 export * from './repositories/notifications.ts';
 export * from './repositories/people-store.ts';

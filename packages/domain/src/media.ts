@@ -136,6 +136,45 @@ export interface MediaStore {
   read(key: string, start: number, end: number): ReadableStream<Uint8Array>;
   /** Forgets `key` (nothing when it is already gone). */
   remove(key: string): Promise<void>;
+  /** The keys of everything kept that was written before `before`, in no particular order. */
+  list(before: Date): AsyncIterable<string>;
+}
+
+/** Which recordings are still wanted: by a message, or by a reply waiting for its mailed link. */
+export interface MediaReferences {
+  referenced(keys: readonly string[]): Promise<Set<string>>;
+}
+
+/** How long a recording nothing refers to is kept (an upload not yet posted is one of them). */
+export const UNREFERENCED_MEDIA_HOURS = 24;
+
+/**
+ * Removes what the store keeps that nothing wants any more and that is older than the grace: a
+ * reply's recording whose mailed link expired unconfirmed, a message's gone with its
+ * conversation, an upload never posted. Checked in batches; answers how many were removed.
+ */
+export async function sweepRecordings(
+  deps: { store: MediaStore; references: MediaReferences },
+  now = new Date(),
+): Promise<number> {
+  const before = new Date(now.getTime() - UNREFERENCED_MEDIA_HOURS * 3600_000);
+  let removed = 0;
+  let batch: string[] = [];
+  const check = async () => {
+    const wanted = await deps.references.referenced(batch);
+    for (const key of batch) {
+      if (wanted.has(key)) continue;
+      await deps.store.remove(key);
+      removed += 1;
+    }
+    batch = [];
+  };
+  for await (const key of deps.store.list(before)) {
+    batch.push(key);
+    if (batch.length >= 500) await check();
+  }
+  if (batch.length > 0) await check();
+  return removed;
 }
 
 /** Measures what a store keeps under a key: container, tracks, duration. */

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { type FileHandle, mkdir, open as openFile, rename, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open as openFile, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -110,6 +110,26 @@ export class DiskMediaStore implements MediaStore {
       },
       { highWaterMark: 1 },
     );
+  }
+
+  async *list(before: Date): AsyncIterable<string> {
+    const accounts = await readdir(this.root).catch((err: unknown) => {
+      if (isCode(err, 'ENOENT')) return [];
+      throw unavailableOr(err);
+    });
+    for (const account of accounts) {
+      if (!/^\d{1,10}$/.test(account)) continue;
+      const names = await readdir(join(this.root, account)).catch(() => []);
+      for (const name of names) {
+        const key = `${account}/${name}`;
+        if (!KEY.test(key)) continue;
+        const written = await stat(join(this.root, key)).then(
+          (s) => s.mtime,
+          () => null,
+        );
+        if (written && written < before) yield key;
+      }
+    }
   }
 
   async remove(key: string): Promise<void> {

@@ -218,6 +218,10 @@ export const Message = defineEntity({
       expression: 'create index "message_conversation_order" on "message" ("conversation_id", "created_at", "id")',
     },
     {
+      name: 'message_media_key',
+      expression: 'create index "message_media_key" on "message" ("media_key") where "media_key" is not null',
+    },
+    {
       name: 'message_account_submit_key',
       expression:
         'create unique index "message_account_submit_key" on "message" ("account_id", "submit_key") where "submit_key" is not null',

@@ -17,6 +17,8 @@ export class Migration20261126000000_media extends Migration {
     this.addSql(
       `alter table "message" add column "media_key" varchar(80) null, add column "media_content_type" varchar(100) null, add column "media_bytes" bigint null;`,
     );
+    // The hourly sweep asks which keys a message still holds.
+    this.addSql(`create index "message_media_key" on "message" ("media_key") where "media_key" is not null;`);
     this.addSql(
       `alter table "message" add constraint "message_type_known" check ("message_type" in ('text', 'video', 'screen', 'audio'));`,
     );
@@ -28,6 +30,7 @@ export class Migration20261126000000_media extends Migration {
   override async down(): Promise<void> {
     this.addSql(`alter table "message" drop constraint "message_media_is_recording";`);
     this.addSql(`alter table "message" drop constraint "message_type_known";`);
+    this.addSql(`drop index "message_media_key";`);
     this.addSql(
       `alter table "message" drop column "media_bytes", drop column "media_content_type", drop column "media_key";`,
     );
