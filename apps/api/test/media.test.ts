@@ -292,6 +292,7 @@ describe('serving a recording', () => {
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('etag')).toMatch(/^"[^W]/);
     expect(res.headers.get('content-disposition')).toMatch(/^inline/);
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
   });
 
   it('answers a Range with 206 and just those bytes; an unsatisfiable one with 416', async () => {

@@ -44,6 +44,18 @@ const policy = (frameAncestors: string[]) =>
 export const pageHeaders = policy(["'self'"]);
 export const embedHeaders = policy(['*']);
 
+/**
+ * A recording's bytes (`/media/…`): never a document, so a policy that allows nothing and
+ * sandboxes whatever a browser might still try to render; no MIME sniffing; not framed.
+ */
+export const mediaHeaders = secureHeaders({
+  contentSecurityPolicy: { defaultSrc: ["'none'"], sandbox: [] },
+  xFrameOptions: 'DENY',
+  crossOriginResourcePolicy: 'same-origin',
+  referrerPolicy: 'same-origin',
+  strictTransportSecurity: false,
+});
+
 export type PageStatus = 200 | 400 | 403 | 404 | 405 | 408 | 410 | 413 | 415 | 422 | 429 | 500 | 503;
 
 export interface PageOptions {

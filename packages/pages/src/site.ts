@@ -4,7 +4,7 @@ import { HTTPException } from 'hono/http-exception';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { routePath } from 'hono/route';
 import type { SiteDeps, SiteEnv, SiteVisit } from './env.ts';
-import { embedHeaders, notFound, page, pageHeaders, refused, unavailablePage } from './frame.ts';
+import { embedHeaders, mediaHeaders, notFound, page, pageHeaders, refused, unavailablePage } from './frame.ts';
 import { posting } from './posting.ts';
 import { conversationRoutes } from './routes/conversation.ts';
 import { embedRoutes } from './routes/embeds.ts';
@@ -37,7 +37,11 @@ export function createSite(deps: SiteDeps): Site {
     const route = routePath(c, -1);
     c.env.visit.label = route.includes('*') ? 'site:other' : `site:${route}`;
   });
-  app.use((c, next) => (c.req.path.startsWith('/embeds/') ? embedHeaders(c, next) : pageHeaders(c, next)));
+  app.use((c, next) => {
+    if (c.req.path.startsWith('/embeds/')) return embedHeaders(c, next);
+    if (c.req.path.startsWith('/media/')) return mediaHeaders(c, next);
+    return pageHeaders(c, next);
+  });
   app.use(
     methodNotAllowed({
       app,

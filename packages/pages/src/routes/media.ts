@@ -35,7 +35,6 @@ export function mediaRoutes({ deps }: SiteKit) {
     // Anyone's copy may be kept for a while; a private one's only by the reader's own browser,
     // which asks again (If-None-Match) before using it.
     c.header('cache-control', found.conversation.anyoneCanPost ? 'public, max-age=3600' : 'private, no-cache');
-    c.header('content-security-policy', "default-src 'none'; sandbox");
     if (
       c.req
         .header('if-none-match')
