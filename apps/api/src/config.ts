@@ -13,6 +13,9 @@ export const DEFAULT_RATE_LIMIT = { limit: 600_000, windowSeconds: 60 };
 /** Pages of conversations each process keeps by change mark, in MiB: about 50 pages of 50 conversations. */
 export const DEFAULT_PAGE_CACHE_MB = 16;
 
+/** Where recordings are kept unless MEDIA_DIR says otherwise (beside PGlite's DATA_DIR, not in it). */
+export const DEFAULT_MEDIA_DIR = '.data/media';
+
 /** Days a webhook event whose deliveries are all done is kept. */
 export const DEFAULT_WEBHOOK_RETENTION_DAYS = 30;
 
@@ -90,7 +93,7 @@ const ZEnv = z.object({
   /** robots.txt and sitemaps kept in memory by their account's change mark, in MiB. */
   SITE_FILES_MB: z.coerce.number().min(0).max(4096).default(32),
   /** The directory recordings are kept in (one file each). */
-  MEDIA_DIR: z.string().min(1).default('.data/media'),
+  MEDIA_DIR: z.string().min(1).default(DEFAULT_MEDIA_DIR),
   /** The longest recording accepted, in seconds. */
   MEDIA_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_MEDIA_LIMITS.maxSeconds),
   /** The largest recording accepted, in bytes, enforced while the bytes arrive. */

@@ -43,7 +43,13 @@ import {
 } from '@convo/domain';
 import { ConversationListCache, type ProcedureServices } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
-import { type Config, DEFAULT_PAGE_CACHE_MB, DEFAULT_RATE_LIMIT, DEFAULT_WEBHOOK_RETENTION_DAYS } from './config.ts';
+import {
+  type Config,
+  DEFAULT_MEDIA_DIR,
+  DEFAULT_PAGE_CACHE_MB,
+  DEFAULT_RATE_LIMIT,
+  DEFAULT_WEBHOOK_RETENTION_DAYS,
+} from './config.ts';
 import { lockDataDir } from './embedded-lock.ts';
 import type { Logger } from './logger.ts';
 import { DiskMediaStore } from './media/disk-store.ts';
@@ -128,9 +134,6 @@ export interface ServiceOptions {
   /** Where recordings are kept (default: the directory .data/media) and their limits. */
   media?: { store?: MediaStore; limits?: MediaLimits };
 }
-
-/** Where recordings are kept unless configured (MEDIA_DIR). */
-export const DEFAULT_MEDIA_DIR = '.data/media';
 
 /** A host moved by `account set-host` reaches every process within this time. */
 export const HOST_CACHE_MS = 5_000;

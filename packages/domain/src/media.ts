@@ -47,21 +47,11 @@ export interface StoredMedia {
   seconds: number;
 }
 
-/** The containers a recording may come in: what browsers record, and the common audio files. */
-export const MEDIA_CONTENT_TYPES = [
-  'video/webm',
-  'audio/webm',
-  'video/x-matroska',
-  'video/mp4',
-  'audio/mp4',
-  'video/quicktime',
-  'audio/ogg',
-  'audio/mpeg',
-  'audio/wav',
-] as const;
-
-/** The file name extension a download is offered with. */
-export const MEDIA_EXTENSIONS: Record<string, string> = {
+/**
+ * The containers a recording may come in (what browsers record, and the common audio files), and
+ * the file name extension a download of each is offered with.
+ */
+export const MEDIA_EXTENSIONS: Readonly<Record<string, string>> = {
   'video/webm': 'webm',
   'audio/webm': 'webm',
   'video/x-matroska': 'mkv',
@@ -89,7 +79,7 @@ export function mediaVerdict(
   asked: MediaKind | null,
   limits: MediaLimits,
 ): { ok: true; kind: MediaKind; seconds: number } | { ok: false; problem: string } {
-  if (!MEDIA_CONTENT_TYPES.some((t) => t === found.contentType)) {
+  if (!Object.hasOwn(MEDIA_EXTENSIONS, found.contentType)) {
     return { ok: false, problem: 'That file is not a recording this site accepts (WebM, MP4, Ogg, MP3, M4A or WAV).' };
   }
   if (!(found.seconds > 0.05)) return { ok: false, problem: 'That recording is empty.' };
