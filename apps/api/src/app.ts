@@ -92,6 +92,7 @@ export function createApp(services: Services, options: AppOptions): App {
         },
       ),
     media: services.media,
+    uploads: services.uploads,
     authenticate: services.authenticate,
     rates: { ...DEFAULT_SITE_LIMITS, ...options.formLimits },
     isUnavailable: services.isUnavailable,
@@ -231,5 +232,10 @@ export function createApp(services: Services, options: AppOptions): App {
   };
 }
 
-/** A form that may carry a recording: a multipart POST (only the reply form takes one). */
-const carriesRecording = (req: Request) => req.method === 'POST' && mediaType(req) === 'multipart/form-data';
+/**
+ * A request that may carry a recording: a multipart POST (only the reply form takes one), or a
+ * tus PATCH of an upload's bytes.
+ */
+const carriesRecording = (req: Request) =>
+  (req.method === 'POST' && mediaType(req) === 'multipart/form-data') ||
+  (req.method === 'PATCH' && mediaType(req) === 'application/offset+octet-stream');

@@ -32,7 +32,6 @@ import {
   type InboxStore,
   type MediaDeps,
   type MediaLimits,
-  type MediaStore,
   type ModerationStore,
   type NotificationStore,
   type PeopleStore,
@@ -52,8 +51,9 @@ import {
 } from './config.ts';
 import { lockDataDir } from './embedded-lock.ts';
 import type { Logger } from './logger.ts';
-import { DiskMediaStore } from './media/disk-store.ts';
+import { diskMedia, type MediaBackend } from './media/backend.ts';
 import { MediabunnyProbe } from './media/probe.ts';
+import { TusUploads } from './media/uploads.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { type TargetPolicy, webhookTargets } from './webhooks/target.ts';
 
@@ -71,6 +71,8 @@ export interface Services extends ProcedureServices {
   moderation: ModerationStore;
   /** Where recordings are kept and how they are measured. */
   media: MediaDeps;
+  /** Resumable uploads of recordings (tus), swept with the recordings. */
+  uploads: TusUploads;
   /** The queue itself, for the worker. */
   mailQueue: MikroMailOutbox;
   /** Called after each queued mail, so a worker in this process sends it at once. */
@@ -131,8 +133,8 @@ export interface ServiceOptions {
   pageCacheBytes?: number;
   /** Days a done webhook event is kept, with its deliveries and attempts (default 30). */
   webhookRetentionDays?: number;
-  /** Where recordings are kept (default: the directory .data/media) and their limits. */
-  media?: { store?: MediaStore; limits?: MediaLimits };
+  /** Where recordings and their uploads are kept (default: the directory .data/media), and their limits. */
+  media?: { backend?: MediaBackend; limits?: MediaLimits };
 }
 
 /** A host moved by `account set-host` reaches every process within this time. */
@@ -157,14 +159,17 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   const accounts = new AccountStore(em);
   const mailQueue = new MikroMailOutbox(em);
   const webhookStore = new MikroWebhookStore(em);
+  const mediaBackend = options.media?.backend ?? diskMedia(DEFAULT_MEDIA_DIR);
   const media: MediaDeps = {
-    store: options.media?.store ?? new DiskMediaStore(DEFAULT_MEDIA_DIR),
+    store: mediaBackend.store,
     probe: new MediabunnyProbe(),
     limits: options.media?.limits ?? DEFAULT_MEDIA_LIMITS,
   };
+  const uploads = new TusUploads(mediaBackend.uploads, media.store, media.limits.maxBytes, logger);
   const mediaReferences = new MikroMediaReferences(em);
   // Idempotency-Keys past their 24 hours (also deleted on reuse, by the create), ended sessions,
-  // webhook events past their retention and recordings nothing wants are deleted now and then.
+  // webhook events past their retention, recordings nothing wants and uploads past their day are
+  // deleted now and then.
   setInterval(
     () =>
       void Promise.all([
@@ -172,10 +177,11 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
         purgeExpiredPeople(orm.em.fork()),
         webhookStore.purgeHistory(options.webhookRetentionDays ?? DEFAULT_WEBHOOK_RETENTION_DAYS),
         sweepRecordings({ store: media.store, references: mediaReferences }),
+        uploads.sweep(),
       ]).catch((err: unknown) =>
         logger.warn(
           { err: (err as Error).message },
-          'purging expired keys, sessions, webhook events and recordings failed',
+          'purging expired keys, sessions, webhook events, recordings and uploads failed',
         ),
       ),
     IDEMPOTENCY_PURGE_MS,
@@ -205,6 +211,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     moderation: new MikroModerationStore(em),
     replies: new MikroReplyStore(em),
     media,
+    uploads,
     outbox: {
       async enqueue(accountId, mail) {
         await mailQueue.enqueue(accountId, mail);

@@ -6,7 +6,7 @@ import { loadSeed } from '@convo/db';
 import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DiskMediaStore } from '../src/media/disk-store.ts';
+import { diskMedia } from '../src/media/backend.ts';
 import {
   axeViolations,
   FAKE_MEDIA_DEVICES,
@@ -39,7 +39,7 @@ beforeAll(async () => {
   if (!hasChromium) return;
   mediaDir = mkdtempSync(join(tmpdir(), 'convo-media-browser-'));
   h = await openHarness({
-    services: { media: { store: new DiskMediaStore(mediaDir) } },
+    services: { media: { backend: diskMedia(mediaDir) } },
     app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } },
   });
   server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
@@ -104,29 +104,54 @@ async function playedDuration(page: Page, id: number): Promise<number> {
 
 describe.skipIf(!hasChromium)('recording in Chromium', () => {
   it.each([
-    ['Record video', 'video'],
-    ['Record audio', 'audio'],
-  ])('with JavaScript: %s for about 3 s, post it, and play it back', async (button, kind) => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(`${site}/c/recorded`);
-    await page.getByRole('button', { name: button }).click();
-    await page.getByText(/Recording 0:0\d of 10:00/).waitFor();
-    await page.waitForTimeout(3_000);
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await page.getByText(/Recorded 0:0\d/).waitFor();
-    await Promise.all([page.waitForURL(/#message-\d+$/), page.getByRole('button', { name: 'Post reply' }).click()]);
-    const id = landedOn(page);
-    const message = await apiMessage(id);
-    expect(message).toMatchObject({ message_type: kind, download_media_url: `${site}/media/media/${id}` });
-    const seconds = message?.recorded_duration_seconds ?? 0;
-    expect(seconds).toBeGreaterThanOrEqual(2);
-    expect(seconds).toBeLessThanOrEqual(4);
-    const played = await playedDuration(page, id);
-    expect(played).toBeGreaterThan(2);
-    expect(played).toBeLessThan(5);
-    await context.close();
-  });
+    ['Record video', 'video', true],
+    ['Record audio', 'audio', false],
+  ])(
+    'with JavaScript: %s (%s, a dropped connection: %s) sent as a resumable upload, posted, played',
+    async (button, kind, cut) => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      // What the page sent: the upload's requests, and the reply form's body.
+      const sent: string[] = [];
+      let posted = '';
+      page.on('request', (r) => {
+        if (r.url().includes('/uploads')) sent.push(r.method());
+        if (r.method() === 'POST' && r.url().endsWith('/c/recorded')) posted = r.postData() ?? '';
+      });
+      if (cut) {
+        // The connection drops under the first bytes sent: the upload asks where it stands, and resumes.
+        let dropped = false;
+        await page.route('**/uploads/*', (route) => {
+          if (route.request().method() !== 'PATCH' || dropped) return route.continue();
+          dropped = true;
+          return route.abort('connectionreset');
+        });
+      }
+      await page.goto(`${site}/c/recorded`);
+      await page.getByRole('button', { name: button }).click();
+      await page.getByText(/Recording 0:0\d of 10:00/).waitFor();
+      await page.waitForTimeout(3_000);
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await page.getByText(/Recorded 0:0\d/).waitFor();
+      await Promise.all([page.waitForURL(/#message-\d+$/), page.getByRole('button', { name: 'Post reply' }).click()]);
+      expect(sent[0]).toBe('POST');
+      expect(sent).toContain('PATCH');
+      if (cut) expect(sent).toContain('HEAD');
+      // The form named the finished upload instead of sending the recording again.
+      expect(posted).toMatch(/name="upload"\r\n\r\n[0-9a-f]{32}\r\n/);
+      expect(posted).not.toContain('filename="recording.');
+      const id = landedOn(page);
+      const message = await apiMessage(id);
+      expect(message).toMatchObject({ message_type: kind, download_media_url: `${site}/media/media/${id}` });
+      const seconds = message?.recorded_duration_seconds ?? 0;
+      expect(seconds).toBeGreaterThanOrEqual(2);
+      expect(seconds).toBeLessThanOrEqual(4);
+      const played = await playedDuration(page, id);
+      expect(played).toBeGreaterThan(2);
+      expect(played).toBeLessThan(5);
+      await context.close();
+    },
+  );
 
   it('with JavaScript off: a recording chosen in the file input', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });

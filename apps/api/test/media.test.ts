@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadSeed, MikroMediaReferences } from '@convo/db';
 import { sweepRecordings } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { diskMedia } from '../src/media/backend.ts';
 import { DiskMediaStore } from '../src/media/disk-store.ts';
 import { MediabunnyProbe } from '../src/media/probe.ts';
 import { auth, call, type Harness, openHarness } from './support/harness.ts';
@@ -41,7 +42,7 @@ let mediaDir: string;
 beforeAll(async () => {
   mediaDir = mkdtempSync(join(tmpdir(), 'convo-media-'));
   h = await openHarness({
-    services: { media: { store: new DiskMediaStore(mediaDir), limits: LIMITS } },
+    services: { media: { backend: diskMedia(mediaDir), limits: LIMITS } },
     app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } },
   });
   await loadSeed(h.db.orm.em.fork(), {
@@ -192,7 +193,7 @@ describe('refusing what is not a recording', () => {
     // Two 3 s recordings are not one 6 s one, so the limit is tested with the 2 s WAV and a 1 s limit.
     const short = await openHarness({
       services: {
-        media: { store: new DiskMediaStore(mediaDir), limits: { maxSeconds: 1, maxBytes: LIMITS.maxBytes } },
+        media: { backend: diskMedia(mediaDir), limits: { maxSeconds: 1, maxBytes: LIMITS.maxBytes } },
       },
       app: { formLimits: { perIpPerMinute: 1000 } },
     });
@@ -391,7 +392,7 @@ describe('recordings of people who sign in', () => {
           },
         ],
       },
-      { services: { media: { store: new DiskMediaStore(dir), limits: LIMITS } } },
+      { services: { media: { backend: diskMedia(dir), limits: LIMITS } } },
     );
   });
   afterAll(async () => {

@@ -37,6 +37,42 @@ export type FormResult =
   | { ok: true; fields: Map<string, string[]>; file?: ReceivedFile }
   | { ok: false; status: 400 | 408 | 413 | 415 | 503; message: string };
 
+/** Whose a resumable upload is: a visitor of an account, as a hash of their cookie (never the cookie). */
+export interface UploadVisitor {
+  accountId: number;
+  owner: string;
+}
+
+/** Why an upload is refused, in words for a person, with its status. */
+export interface UploadRefusal {
+  status: 400 | 403 | 404 | 413 | 429 | 503;
+  message: string;
+}
+
+/**
+ * Resumable uploads of recordings (tus 1.0 at `/uploads/`): each belongs to the visitor who made it
+ * and to one conversation they may reply to; an upload of anyone else is answered as missing.
+ */
+export interface Uploads {
+  /**
+   * Answers a tus request (POST creates, HEAD, PATCH, DELETE) for `visitor`. A creation asks
+   * `admit`, with the metadata the client sent, which conversation the upload is for (its id).
+   */
+  handle(
+    req: Request,
+    visitor: UploadVisitor,
+    admit: (metadata: Record<string, string | null>) => Promise<number | UploadRefusal>,
+  ): Promise<Response>;
+  /**
+   * The finished upload `id` of `visitor` for `conversationId`, kept in the media store under a
+   * new key (not measured yet) and gone from the uploads; or why not.
+   */
+  take(id: string, visitor: UploadVisitor, conversationId: number): Promise<ReceivedFile | UploadRefusal>;
+}
+
+/** What an upload's id looks like (the tus server's own naming). */
+export const UPLOAD_ID = /^[0-9a-f]{32}$/;
+
 export interface SiteLimits {
   /** Form posts (replies, sign-in requests) per client address per minute; 0: no limit. */
   perIpPerMinute: number;
@@ -75,6 +111,7 @@ export interface SiteDeps {
   readForm(req: Request, upload?: { accountId: number; field: string }): Promise<FormResult>;
   /** Where recordings are kept, how they are measured, and their limits. */
   media: MediaDeps;
+  uploads: Uploads;
   /** The account an API token acts for (a private recording may be fetched with it); null if none. */
   authenticate(token: string): Promise<Authenticated | null>;
   /** True when the error means the database cannot be reached (answered 503, not 500). */
@@ -119,6 +156,12 @@ export const secret = () => randomBytes(32).toString('base64url');
 
 /** The CSRF token bound to a session or visitor cookie. */
 export const csrfFor = (cookie: string) => createHash('sha256').update(`csrf:${cookie}`).digest('base64url');
+
+/** Whose uploads this visitor's requests reach: bound to the same cookie as their CSRF token. */
+export const uploadVisitor = (accountId: number, csrfToken: string): UploadVisitor => ({
+  accountId,
+  owner: createHash('sha256').update(`upload:${csrfToken}`).digest('base64url'),
+});
 
 /** How every cookie of the site is set: the whole site, never to scripts, same-site, secure on https. */
 export const cookieOptions = (account: SiteAccount) =>

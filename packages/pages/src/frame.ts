@@ -13,13 +13,17 @@ import * as errors from './views/not-found.ts';
  * 503, the retry page when not even the account is known).
  */
 
-/** What a page may load and who may frame it: our own stylesheet, script and recordings, nothing else. */
+/**
+ * What a page may load and who may frame it: our own stylesheet, scripts and recordings, the
+ * recorder's own recording to play back (blob:), uploads to our own host, nothing else.
+ */
 const directives = (frameAncestors: string[]) => ({
   defaultSrc: ["'none'"],
   scriptSrc: ["'self'"],
   styleSrc: ["'self'"],
   imgSrc: ["'self'"],
-  mediaSrc: ["'self'"],
+  mediaSrc: ["'self'", 'blob:'],
+  connectSrc: ["'self'"],
   baseUri: ["'none'"],
   formAction: ["'self'"],
   frameAncestors,

@@ -5,6 +5,10 @@ export {
   type SiteDeps,
   type SiteLimits,
   type SiteVisit,
+  UPLOAD_ID,
+  type UploadRefusal,
+  type Uploads,
+  type UploadVisitor,
 } from './env.ts';
 export { KeptFiles } from './kept-files.ts';
 export { createSite, loggedPath, type Site } from './site.ts';

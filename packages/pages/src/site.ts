@@ -13,6 +13,7 @@ import { mailRoutes } from './routes/mail.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { seoRoutes } from './routes/seo.ts';
 import { signInRoutes } from './routes/sign-in.ts';
+import { uploadRoutes } from './routes/uploads.ts';
 import { readLimit, session } from './session.ts';
 import * as errors from './views/not-found.ts';
 
@@ -60,6 +61,7 @@ export function createSite(deps: SiteDeps): Site {
   app.route('/', mailRoutes(kit));
   app.route('/', embedRoutes(kit));
   app.route('/', mediaRoutes(kit));
+  app.route('/', uploadRoutes(kit));
   app.route('/', seoRoutes(kit));
 
   app.notFound(notFound);

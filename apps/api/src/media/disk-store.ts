@@ -3,7 +3,8 @@ import { type FileHandle, mkdir, open as openFile, readdir, rename, stat, unlink
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type MediaStore, MediaTooLarge, MediaUnavailable } from '@convo/domain';
+import { type MediaStore, MediaTooLarge } from '@convo/domain';
+import { unavailableOr } from './unavailable.ts';
 
 /*
  * Recordings in a directory (MEDIA_DIR): one file per key, written beside its final name and
@@ -20,9 +21,6 @@ const KEY = /^\d{1,10}\/[0-9a-f]{32}$/;
  * serve a recording faster, at the price of that much memory per download in flight.
  */
 const READ_CHUNK = 256 * 1024;
-
-/** Errors of the file system that mean "cannot keep bytes now", not a bug. */
-const UNAVAILABLE = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EMFILE', 'ENFILE']);
 
 export class DiskMediaStore implements MediaStore {
   readonly root: string;
@@ -140,10 +138,3 @@ export class DiskMediaStore implements MediaStore {
 }
 
 const isCode = (err: unknown, code: string) => err instanceof Error && 'code' in err && err.code === code;
-
-function unavailableOr(err: unknown): unknown {
-  if (err instanceof Error && 'code' in err && typeof err.code === 'string' && UNAVAILABLE.has(err.code)) {
-    return new MediaUnavailable(`the media store cannot keep bytes now (${err.code})`);
-  }
-  return err;
-}

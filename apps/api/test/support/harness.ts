@@ -5,7 +5,7 @@ import { createAccount, createIntakePage, createWorkflow, issueToken, revokeToke
 import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
 import { type App, type AppOptions, createApp } from '../../src/app.ts';
 import { createLogger } from '../../src/logger.ts';
-import { DiskMediaStore } from '../../src/media/disk-store.ts';
+import { diskMedia } from '../../src/media/backend.ts';
 import { createServices, DEFAULT_SERVICE_OPTIONS, type ServiceOptions, type Services } from '../../src/services.ts';
 
 export const BASE = 'http://api.test';
@@ -36,7 +36,7 @@ export interface HarnessOptions {
 
 /** Recordings in a folder of the temp directory of their own, never in the working copy's .data/media. */
 const testMedia = (): Pick<ServiceOptions, 'media'> => ({
-  media: { store: new DiskMediaStore(mkdtempSync(join(tmpdir(), 'convo-test-media-'))) },
+  media: { backend: diskMedia(mkdtempSync(join(tmpdir(), 'convo-test-media-'))) },
 });
 
 /** The real app on a real, migrated database (PGlite, or PostgreSQL when DATABASE_URL is set). */

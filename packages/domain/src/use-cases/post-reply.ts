@@ -32,6 +32,15 @@ export type ReplyOutcome =
   | { kind: 'check_email'; email: string };
 
 /**
+ * The conversation behind `slug` when `viewer` may reply to it (or start a recording for it): the
+ * same rule as the page's (maySee), on the conversation without its messages; else null.
+ */
+export async function replyTarget(deps: Pick<PeopleDeps, 'site'>, account: SiteAccount, slug: string, viewer: Viewer) {
+  const conversation = slugProblem(slug) ? null : await deps.site.conversationAccess(account.id, slugKey(slug));
+  return conversation && maySee(conversation, conversation.memberIds, viewer) ? conversation : null;
+}
+
+/**
  * A reply from the conversation's page, by the spec's two settings: a signed-in user posts as
  * themselves (a private conversation only to its members); otherwise anonymously where
  * `allow_anonymous_messages` allows it. A reply under a name and e-mail address is never posted
@@ -48,9 +57,8 @@ export async function postReply(
   form: ReplyForm,
   link: LinkOptions,
 ): Promise<ReplyOutcome> {
-  // The same rule as the page's (maySee), on the conversation without its messages.
-  const conversation = slugProblem(slug) ? null : await deps.site.conversationAccess(account.id, slugKey(slug));
-  if (!conversation || !maySee(conversation, conversation.memberIds, viewer)) return { kind: 'not_found' };
+  const conversation = await replyTarget(deps, account, slug, viewer);
+  if (!conversation) return { kind: 'not_found' };
   // A recording may go without a caption; a text reply needs its text.
   const problem = form.media && form.text.trim() === '' ? null : replyProblem(form.text);
   if (problem) return { kind: 'refused', problem };

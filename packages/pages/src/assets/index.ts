@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 /**
  * The site's static assets, read once at start and served from memory. Each is addressed by a
@@ -11,10 +12,12 @@ export interface Asset {
   body: string;
 }
 
-function asset(file: string, type: string): Asset {
-  const body = readFileSync(new URL(file, import.meta.url), 'utf8');
+function asset(file: string, type: string, from: URL | string = new URL(file, import.meta.url)): Asset {
+  // A library's own source map is not served: its comment would only ask for a missing file.
+  const body = readFileSync(from, 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
   const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
-  const [name, ext] = file.split('.');
+  const ext = file.slice(file.lastIndexOf('.') + 1);
+  const name = file.slice(0, file.lastIndexOf('.'));
   return { path: `/assets/${name}-${hash}.${ext}`, type, body };
 }
 
@@ -22,4 +25,14 @@ export const STYLESHEET = asset('site.css', 'text/css; charset=utf-8');
 /** Local times and an embed's height: the pages work without it (JavaScript off). */
 export const SCRIPT = asset('site.js', 'text/javascript; charset=utf-8');
 
-export const ASSETS = new Map<string, Asset>([STYLESHEET, SCRIPT].map((a) => [a.path, a]));
+/**
+ * tus-js-client, which sends a recording as it is made and resumes it after a dropped connection:
+ * loaded by the recorder (site.js) only when someone records.
+ */
+export const UPLOADER = asset(
+  'tus.min.js',
+  'text/javascript; charset=utf-8',
+  createRequire(import.meta.url).resolve('tus-js-client/dist/tus.min.js'),
+);
+
+export const ASSETS = new Map<string, Asset>([STYLESHEET, SCRIPT, UPLOADER].map((a) => [a.path, a]));

@@ -37,10 +37,12 @@
 
 // The reply form's recorder: with JavaScript, "Record video", "Record screen" and "Record audio"
 // (getUserMedia, getDisplayMedia, MediaRecorder), a live preview with the elapsed time against the
-// limit, stop, play back, record again. The recording is put into the form's own file input, so
-// the form posts it exactly as it posts a chosen file (multipart, CSRF token, form token): the
-// server measures it, whatever this script says. Without a device or permission the text reply
-// and the file input still work.
+// limit, stop, play back, record again. The recording is sent while it is made, as a resumable tus
+// upload (tus-js-client, loaded when someone records) that picks up after a dropped connection
+// from where the server stopped; the form then names the finished upload (`upload`). It is also
+// put into the form's own file input, so if the upload cannot be made the form posts it as it
+// posts a chosen file. Either way the server measures it, whatever this script says. Without a
+// device or permission the text reply and the file input still work.
 (() => {
   const form = document.querySelector('form.reply');
   const input = form?.querySelector('input[type=file][name=media]');
@@ -78,14 +80,84 @@
   status.setAttribute('role', 'status');
   const preview = el('video', { className: 'recorder-preview', playsInline: true, hidden: true });
   const kindField = el('input', { type: 'hidden', name: 'media_kind' });
+  const uploadField = el('input', { type: 'hidden', name: 'upload' });
   const buttons = el('p', { className: 'recorder-buttons' });
   buttons.append(...starts, stop, again);
-  box.append(buttons, status, preview, kindField);
+  box.append(buttons, status, preview, kindField, uploadField);
   input.closest('p').before(box);
 
   let recorder = null;
   let streams = [];
   let timer = 0;
+  // The upload of the current recording: { tus, done, failed, percent } while there is one.
+  let upload = null;
+  let submitting = false;
+  // The form's own submit(): its `submit` field (the form token) hides the method by that name.
+  const send = () => HTMLFormElement.prototype.submit.call(form);
+
+  // tus-js-client, loaded once, when someone first records; null where it cannot load.
+  let uploader = null;
+  const loadUploader = () => {
+    uploader ??= new Promise((resolve) => {
+      if (!form.dataset.uploader) return resolve(null);
+      const script = el('script', { src: form.dataset.uploader });
+      script.onload = () => resolve(window.tus?.isSupported ? window.tus : null);
+      script.onerror = () => resolve(null);
+      document.head.append(script);
+    });
+    return uploader;
+  };
+
+  // Sends the recording's chunks as they come (`chunks` ends when the recording does).
+  async function startUpload(chunks, type, filename) {
+    const tus = await loadUploader();
+    const csrf = form.querySelector('input[name=csrf]')?.value;
+    if (!tus || !csrf) return null;
+    const state = { done: false, failed: false, percent: 0, tus: null };
+    state.tus = new tus.Upload(chunks.getReader(), {
+      endpoint: '/uploads',
+      uploadLengthDeferred: true,
+      chunkSize: 1024 * 1024,
+      retryDelays: [0, 1000, 3000, 5000, 10000, 20000],
+      storeFingerprintForResuming: false,
+      metadata: { conversation: form.dataset.conversation || '', csrf, filetype: type, filename },
+      onProgress: (sent, total) => {
+        state.percent = total ? Math.floor((sent / total) * 100) : 0;
+        if (submitting) status.textContent = `Sending your recording… ${state.percent}%`;
+      },
+      onSuccess: () => {
+        state.done = true;
+        if (upload !== state) return;
+        uploadField.value = state.tus.url.split('/').pop();
+        // The bytes are on the server: the form names them instead of sending them again.
+        input.value = '';
+        if (submitting) send();
+      },
+      onError: () => {
+        state.failed = true;
+        if (upload !== state) return;
+        // The form sends the recording itself instead (the file input still holds it).
+        uploadField.value = '';
+        if (submitting) send();
+      },
+    });
+    state.tus.start();
+    return state;
+  }
+
+  const forget = () => {
+    if (upload && !upload.done && !upload.failed) upload.tus.abort(true).catch(() => {});
+    upload = null;
+    uploadField.value = '';
+  };
+
+  form.addEventListener('submit', (e) => {
+    if (!upload || upload.done || upload.failed || submitting) return;
+    // Wait for the last bytes of the upload, then post (or post the file if it fails).
+    e.preventDefault();
+    submitting = true;
+    status.textContent = `Sending your recording… ${upload.percent}%`;
+  });
 
   const release = () => {
     for (const s of streams) for (const t of s.getTracks()) t.stop();
@@ -126,15 +198,33 @@
     const hasVideo = tracks.some((t) => t.kind === 'video');
     const mimeType = CANDIDATES[hasVideo ? 'video' : 'audio'].find((t) => MediaRecorder.isTypeSupported(t));
     recorder = new MediaRecorder(stream, mimeType ? { mimeType } : {});
+    const type = bare(recorder.mimeType || mimeType || (hasVideo ? 'video/webm' : 'audio/webm'));
+    const filename = `recording.${EXTENSIONS[type] || 'webm'}`;
     const chunks = [];
+    let sending = null;
+    const sent = new ReadableStream({
+      start(controller) {
+        sending = controller;
+      },
+    });
+    forget();
+    // Where no upload can be made, the form sends the recording itself.
+    startUpload(sent, type, filename).then(
+      (state) => {
+        upload = state;
+      },
+      () => {},
+    );
     recorder.ondataavailable = (e) => {
-      if (e.data.size > 0) chunks.push(e.data);
+      if (e.data.size === 0) return;
+      chunks.push(e.data);
+      sending.enqueue(e.data);
     };
     recorder.onstop = () => {
       release();
       show(false);
-      const type = bare(recorder.mimeType || mimeType || (hasVideo ? 'video/webm' : 'audio/webm'));
-      const file = new File(chunks, `recording.${EXTENSIONS[type] || 'webm'}`, { type });
+      sending.close();
+      const file = new File(chunks, filename, { type });
       const files = new DataTransfer();
       files.items.add(file);
       input.files = files.files;
@@ -172,6 +262,7 @@
   for (const b of starts) b.addEventListener('click', () => record(b.value));
   stop.addEventListener('click', () => recorder?.state === 'recording' && recorder.stop());
   again.addEventListener('click', () => {
+    forget();
     input.value = '';
     kindField.value = '';
     preview.hidden = true;

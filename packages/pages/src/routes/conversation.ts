@@ -10,11 +10,12 @@ import {
   measureRecording,
   moderateMessage,
   postReply,
+  replyTarget,
   viewConversation,
 } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import { field, type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
+import { field, type SiteContext, type SiteEnv, uploadVisitor, viewerOf } from '../env.ts';
 import { notFound, type PageStatus, page, refused } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
 import { conversation, excerpt } from '../views/conversation.ts';
@@ -85,11 +86,12 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
 
   routes.get('/c/:slug', (c) => conversationPage(c, 200, c.req.param('slug')));
 
-  // A reply: text, a recording (the file input `media`, multipart), or both.
+  // A reply: text, a recording (the file input `media`, multipart, or a finished upload named by
+  // `upload`), or both.
   routes.post('/c/:slug', posting.sameOrigin, async (c) => {
     const read = await posting.readPostWithRecording(c);
     if (read instanceof Response) return read;
-    const { fields, file } = read;
+    const { fields } = read;
     const account = c.env.account;
     const form = {
       text: field(fields, 'text') ?? '',
@@ -103,9 +105,21 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     if (email && !c.var.signedIn) {
       const limited = await posting.overLimit(c, `email:${email}`, deps.rates.perEmailPer15Minutes, 900);
       if (limited) {
-        if (file) await deps.media.store.remove(file.key);
+        if (read.file) await deps.media.store.remove(read.file.key);
         return limited;
       }
+    }
+    const uploadId = field(fields, 'upload');
+    let file = read.file;
+    if (!file && uploadId) {
+      const target = await replyTarget(deps, account, slug, viewerOf(c));
+      if (!target) return notFound(c);
+      const taken = await deps.uploads.take(uploadId, uploadVisitor(account.id, c.var.csrf), target.id);
+      if ('message' in taken) {
+        if (taken.status === 503) return refused(c, 503, taken.message);
+        return refuse(taken.message);
+      }
+      file = taken;
     }
     const recording = file ? await measureRecording(deps.media, file, field(fields, 'media_kind')) : null;
     if (recording && !recording.ok) return refuse(recording.problem);

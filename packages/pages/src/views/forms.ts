@@ -6,6 +6,7 @@ import {
   type UserRecord,
 } from '@convo/domain';
 import { html } from 'hono/html';
+import { UPLOADER } from '../assets/index.ts';
 import type { Html } from './layout.ts';
 
 /** What every form of the site carries: the CSRF token bound to the visitor's cookie. */
@@ -41,7 +42,7 @@ export function replyForm(
   return html`<section id="reply" aria-labelledby="reply-heading">
 <h2 id="reply-heading">Reply</h2>
 ${d.problem ? html`<p class="problem" role="alert">${d.problem}</p>` : ''}
-<form method="post" action="/c/${c.slug}#reply" class="reply" enctype="multipart/form-data" data-max-seconds="${state.limits.maxSeconds}">
+<form method="post" action="/c/${c.slug}#reply" class="reply" enctype="multipart/form-data" data-max-seconds="${state.limits.maxSeconds}" data-conversation="${c.slug}" data-uploader="${UPLOADER.path}">
 ${csrfField(state.csrf)}
 <input type="hidden" name="submit" value="${state.submitKey}">
 ${identity}

@@ -1,0 +1,152 @@
+import type { Readable } from 'node:stream';
+import { type MediaStore, MediaTooLarge, MediaUnavailable, newMediaKey } from '@convo/domain';
+import type { ReceivedFile, UploadRefusal, Uploads, UploadVisitor } from '@convo/pages';
+import { UPLOAD_ID } from '@convo/pages';
+import { type DataStore, ERRORS, Server, type Upload } from '@tus/server';
+import type { Logger } from '../logger.ts';
+import { storageUnavailable } from './unavailable.ts';
+
+/*
+ * Resumable uploads (tus 1.0, @tus/server) in front of the media store. The tus server speaks the
+ * protocol and keeps the bytes in its data store (a directory, or the S3 bucket); this adapter
+ * decides whose each upload is. A creation asks the site which conversation it is for and keeps
+ * the account, the owner (a hash of the visitor's cookie) and the conversation in the upload's
+ * own metadata, overwriting whatever the client said; every later request is answered only for
+ * that owner, anyone else getting the missing upload's 404.
+ */
+
+/** A tus data store whose finished bytes can be read back (the file and S3 stores both can). */
+export interface UploadStore extends DataStore {
+  read(id: string): Readable | Promise<Readable>;
+}
+
+/** Where uploads are kept, and how their ids are listed for the sweep. */
+export interface UploadBackend {
+  store: UploadStore;
+  /** The ids of every upload kept, finished or not, in no particular order. */
+  ids(): AsyncIterable<string>;
+}
+
+/** An upload not made into a message within this time is deleted, finished or not. */
+export const UPLOAD_EXPIRY_HOURS = 24;
+
+interface Visit {
+  visitor: UploadVisitor;
+  admit: (metadata: Record<string, string | null>) => Promise<number | UploadRefusal>;
+}
+
+export class TusUploads implements Uploads {
+  private readonly server: Server;
+  /** The visitor each request in flight is answered for (the tus server hands its hooks the request). */
+  private readonly visits = new WeakMap<Request, Visit>();
+
+  private readonly backend: UploadBackend;
+  private readonly media: MediaStore;
+  private readonly maxBytes: number;
+
+  constructor(backend: UploadBackend, media: MediaStore, maxBytes: number, logger: Logger) {
+    this.backend = backend;
+    this.media = media;
+    this.maxBytes = maxBytes;
+    const visitOf = (req: Request): Visit => {
+      const visit = this.visits.get(req);
+      if (!visit) throw ERRORS.FILE_NOT_FOUND;
+      return visit;
+    };
+    this.server = new Server({
+      path: '/uploads',
+      datastore: backend.store,
+      relativeLocation: true,
+      maxSize: maxBytes,
+      // The site's own pages only: no other origin is ever told it may read an answer.
+      allowedOrigins: () => false,
+      onUploadCreate: async (req, upload) => {
+        const visit = visitOf(req);
+        const admitted = await visit.admit(upload.metadata ?? {});
+        if (typeof admitted !== 'number') throw { status_code: admitted.status, body: `${admitted.message}\n` };
+        return {
+          metadata: {
+            account: String(visit.visitor.accountId),
+            owner: visit.visitor.owner,
+            conversation: String(admitted),
+          },
+        };
+      },
+      onIncomingRequest: async (req, id) => {
+        if (req.method === 'POST') return;
+        const upload = await this.find(id);
+        if (!upload || !belongs(upload, visitOf(req).visitor)) throw ERRORS.FILE_NOT_FOUND;
+      },
+      onResponseError: (_req, err) => {
+        if (!(err instanceof Error)) return undefined;
+        if (storageUnavailable(err)) {
+          return { status_code: 503, body: 'Recordings cannot be kept right now. Try again in a moment.\n' };
+        }
+        logger.error({ err }, 'upload failed');
+        return { status_code: 500, body: 'The upload failed on the server.\n' };
+      },
+    });
+  }
+
+  async handle(req: Request, visitor: UploadVisitor, admit: Visit['admit']): Promise<Response> {
+    this.visits.set(req, { visitor, admit });
+    try {
+      return await this.server.handleWeb(req);
+    } finally {
+      this.visits.delete(req);
+    }
+  }
+
+  async take(id: string, visitor: UploadVisitor, conversationId: number): Promise<ReceivedFile | UploadRefusal> {
+    const upload = UPLOAD_ID.test(id) ? await this.find(id) : null;
+    if (!upload || !belongs(upload, visitor) || upload.metadata?.conversation !== String(conversationId)) {
+      return { status: 404, message: 'That recording’s upload is not here any more: record it again.' };
+    }
+    if (upload.size === undefined || upload.offset !== upload.size) {
+      return { status: 400, message: 'The recording has not finished uploading: wait for it, then post again.' };
+    }
+    const key = newMediaKey(visitor.accountId);
+    try {
+      const { bytes } = await this.media.put(key, await this.backend.store.read(id), this.maxBytes);
+      await this.backend.store.remove(id);
+      return { key, bytes };
+    } catch (err) {
+      await this.media.remove(key).catch(() => undefined);
+      if (err instanceof MediaTooLarge) return { status: 413, message: err.message };
+      if (err instanceof MediaUnavailable || storageUnavailable(err)) {
+        return { status: 503, message: 'Recordings cannot be kept right now. Try again in a moment.' };
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Deletes the uploads older than UPLOAD_EXPIRY_HOURS, finished or not: one left unfinished, or
+   * finished and never posted. Answers how many.
+   */
+  async sweep(now = new Date()): Promise<number> {
+    const before = now.getTime() - UPLOAD_EXPIRY_HOURS * 3600_000;
+    let removed = 0;
+    for await (const id of this.backend.ids()) {
+      const upload = await this.find(id);
+      const made = upload?.creation_date ? Date.parse(upload.creation_date) : Number.NaN;
+      if (upload && made < before) {
+        await this.backend.store.remove(id);
+        removed += 1;
+      }
+    }
+    return removed;
+  }
+
+  private async find(id: string): Promise<Upload | null> {
+    try {
+      return await this.backend.store.getUpload(id);
+    } catch (err) {
+      if (err === ERRORS.FILE_NOT_FOUND || err === ERRORS.FILE_NO_LONGER_EXISTS) return null;
+      throw err;
+    }
+  }
+}
+
+const belongs = (upload: Upload, visitor: UploadVisitor) =>
+  upload.metadata?.account === String(visitor.accountId) && upload.metadata?.owner === visitor.owner;
