@@ -1,6 +1,7 @@
 import { DEFAULT_MEDIA_LIMITS, DEFAULT_NOTIFY_BATCH_MINUTES, type MediaLimits } from '@convo/domain';
 import { DEFAULT_SITE_LIMITS } from '@convo/pages';
 import { z } from 'zod';
+import type { S3Options } from './media/s3-store.ts';
 
 /*
  * The only module that reads the environment. Everything is validated once at start; a bad value
@@ -98,6 +99,18 @@ const ZEnv = z.object({
   MEDIA_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_MEDIA_LIMITS.maxSeconds),
   /** The largest recording accepted, in bytes, enforced while the bytes arrive. */
   MEDIA_MAX_BYTES: z.coerce.number().int().min(1024).max(1e12).default(DEFAULT_MEDIA_LIMITS.maxBytes),
+  /** Keep recordings and uploads in this S3-compatible bucket instead of MEDIA_DIR (shared by replicas). */
+  MEDIA_S3_BUCKET: z.string().min(3).max(63).optional(),
+  /** The S3 API's address (MinIO, Garage, R2 …); unset for AWS S3 itself. */
+  MEDIA_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  MEDIA_S3_REGION: z.string().min(1).default('us-east-1'),
+  /** Credentials; unset: the AWS SDK's own chain (AWS_ACCESS_KEY_ID, a role, a profile). */
+  MEDIA_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  MEDIA_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** Address the bucket in the path (`endpoint/bucket/key`), as MinIO and Garage expect. */
+  MEDIA_S3_PATH_STYLE: ZBoolean.default(false),
+  /** Answer a recording's URL with a 302 to a presigned link of 5 minutes (false: stream it through the server). */
+  MEDIA_S3_REDIRECT: ZBoolean.default(true),
   /** Webhook endpoints may be plain http:// (development only). */
   WEBHOOK_ALLOW_HTTP: ZBoolean.default(false),
   /** Webhook endpoints may resolve to loopback, private or link-local addresses (tests, development). */
@@ -140,7 +153,8 @@ export type Config = {
   notifyBatchSeconds: number;
   formLimits: { perIpPerMinute: number; perEmailPer15Minutes: number; readsPerIpPerMinute: number };
   siteFilesBytes: number;
-  media: { dir: string; limits: MediaLimits };
+  /** Where recordings are kept: MEDIA_DIR, or the S3 bucket when MEDIA_S3_BUCKET is set. */
+  media: { dir: string; limits: MediaLimits; s3: S3Options | undefined };
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutMs: number; retryScale: number };
   webhookRetentionDays: number;
   checkAnswers: boolean;
@@ -190,7 +204,29 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       readsPerIpPerMinute: e.PAGE_LIMIT_PER_IP,
     },
     siteFilesBytes: Math.round(e.SITE_FILES_MB * MIB),
-    media: { dir: e.MEDIA_DIR, limits: { maxSeconds: e.MEDIA_MAX_SECONDS, maxBytes: e.MEDIA_MAX_BYTES } },
+    media: {
+      dir: e.MEDIA_DIR,
+      limits: { maxSeconds: e.MEDIA_MAX_SECONDS, maxBytes: e.MEDIA_MAX_BYTES },
+      s3: e.MEDIA_S3_BUCKET
+        ? {
+            bucket: e.MEDIA_S3_BUCKET,
+            redirect: e.MEDIA_S3_REDIRECT,
+            client: {
+              region: e.MEDIA_S3_REGION,
+              forcePathStyle: e.MEDIA_S3_PATH_STYLE,
+              ...(e.MEDIA_S3_ENDPOINT ? { endpoint: e.MEDIA_S3_ENDPOINT } : {}),
+              ...(e.MEDIA_S3_ACCESS_KEY_ID && e.MEDIA_S3_SECRET_ACCESS_KEY
+                ? {
+                    credentials: {
+                      accessKeyId: e.MEDIA_S3_ACCESS_KEY_ID,
+                      secretAccessKey: e.MEDIA_S3_SECRET_ACCESS_KEY,
+                    },
+                  }
+                : {}),
+            },
+          }
+        : undefined,
+    },
     webhooks: {
       allowHttp: e.WEBHOOK_ALLOW_HTTP,
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

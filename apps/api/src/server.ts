@@ -3,7 +3,7 @@ import { type App, createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import { startMailWorker } from './mail.ts';
-import { diskMedia } from './media/backend.ts';
+import { configuredBackend } from './media/backend.ts';
 import { startNotifyWorker } from './notify.ts';
 import { createServices, migrateDatabase, openDatabase } from './services.ts';
 import { startVacuuming } from './vacuum.ts';
@@ -17,7 +17,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     checkAnswers: config.checkAnswers,
     pageCacheBytes: config.pageCacheBytes,
     webhookRetentionDays: config.webhookRetentionDays,
-    media: { backend: diskMedia(config.media.dir), limits: config.media.limits },
+    media: { backend: configuredBackend(config.media), limits: config.media.limits },
   });
   const mail = startMailWorker(services.mailQueue, {
     ...config.mail,

@@ -128,6 +128,17 @@ export interface MediaStore {
   remove(key: string): Promise<void>;
   /** The keys of everything kept that was written before `before`, in no particular order. */
   list(before: Date): AsyncIterable<string>;
+  /**
+   * A short-lived link straight to the bytes, answered with this type and disposition, for a
+   * store that hands reads to its own servers (object storage); absent where the server streams.
+   */
+  link?(key: string, as: MediaLink): Promise<string>;
+}
+
+/** How a linked recording is answered: its type, and inline or as a download with its name. */
+export interface MediaLink {
+  contentType: string;
+  disposition: string;
 }
 
 /** Which recordings are still wanted: by a message, or by a reply waiting for its mailed link. */

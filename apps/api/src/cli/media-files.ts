@@ -13,7 +13,7 @@ import {
   type StoredMedia,
 } from '@convo/domain';
 import type { Config } from '../config.ts';
-import { DiskMediaStore } from '../media/disk-store.ts';
+import { configuredBackend } from '../media/backend.ts';
 import { MediabunnyProbe } from '../media/probe.ts';
 
 /*
@@ -22,9 +22,9 @@ import { MediabunnyProbe } from '../media/probe.ts';
  * folder); a seed reads those files back into the media store, measured as an upload is.
  */
 
-/** The media store and probe of the configuration (MEDIA_DIR, the limits). */
+/** The media store and probe of the configuration (MEDIA_DIR or the S3 bucket, the limits). */
 export const configuredMedia = (config: Config): MediaDeps => ({
-  store: new DiskMediaStore(config.media.dir),
+  store: configuredBackend(config.media).store,
   probe: new MediabunnyProbe(),
   limits: config.media.limits,
 });

@@ -24,14 +24,23 @@ export function mediaRoutes({ deps }: SiteKit) {
     });
     if (!found) return notFound(c);
 
-    const size = found.bytes;
-    const etag = `"${found.key.replace('/', '-')}"`;
     const download = c.req.query('download') === '1';
     const extension = MEDIA_EXTENSIONS[found.contentType] ?? 'bin';
+    const disposition = `${download ? 'attachment' : 'inline'}; filename="message-${id}.${extension}"`;
+    // Object storage serves the bytes itself, once the server has checked who may have them: a
+    // link of a few minutes, never kept by a cache (the next reader is checked again).
+    const store = deps.media.store;
+    if (store.link) {
+      c.header('cache-control', 'private, no-store');
+      return c.redirect(await store.link(found.key, { contentType: found.contentType, disposition }), 302);
+    }
+
+    const size = found.bytes;
+    const etag = `"${found.key.replace('/', '-')}"`;
     c.header('content-type', found.contentType);
     c.header('accept-ranges', 'bytes');
     c.header('etag', etag);
-    c.header('content-disposition', `${download ? 'attachment' : 'inline'}; filename="message-${id}.${extension}"`);
+    c.header('content-disposition', disposition);
     // Anyone's copy may be kept for a while; a private one's only by the reader's own browser,
     // which asks again (If-None-Match) before using it.
     c.header('cache-control', found.conversation.anyoneCanPost ? 'public, max-age=3600' : 'private, no-cache');
@@ -57,11 +66,11 @@ export function mediaRoutes({ deps }: SiteKit) {
       c.header('content-range', `bytes ${start}-${end}/${size}`);
       c.header('content-length', String(end - start + 1));
       if (c.req.method === 'HEAD') return c.body(null, 206);
-      return c.body(deps.media.store.read(found.key, start, end), 206);
+      return c.body(store.read(found.key, start, end), 206);
     }
     c.header('content-length', String(size));
     if (size === 0 || c.req.method === 'HEAD') return c.body(null, 200);
-    return c.body(deps.media.store.read(found.key, 0, size - 1), 200);
+    return c.body(store.read(found.key, 0, size - 1), 200);
   });
 
   return routes;
