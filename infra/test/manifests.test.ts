@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Deployment } from 'kubernetes-models/apps/v1';
+import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
@@ -23,6 +23,7 @@ const MODELS: Record<string, new (doc: any) => { validate(): void }> = {
   'v1/Secret': Secret,
   'v1/Service': Service,
   'apps/v1/Deployment': Deployment,
+  'apps/v1/StatefulSet': StatefulSet,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'batch/v1/Job': Job,
   'networking.k8s.io/v1/Ingress': Ingress,
@@ -62,7 +63,9 @@ if (!hasKubectl) {
   );
 }
 
-const find = (docs: Doc[], kind: string) => docs.find((d) => d.kind === kind) as Doc;
+/** The API's own object of a kind (the object storage beside it has objects of the same kinds). */
+const find = (docs: Doc[], kind: string) =>
+  docs.find((d) => d.kind === kind && String(d.metadata.name).startsWith('conversations-api')) as Doc;
 
 describe('Kubernetes manifests', () => {
   it('are valid against the Kubernetes schemas', () => {
@@ -73,9 +76,13 @@ describe('Kubernetes manifests', () => {
       'HorizontalPodAutoscaler',
       'Ingress',
       'Job',
+      'Job',
       'PodDisruptionBudget',
       'Secret',
+      'Secret',
       'Service',
+      'Service',
+      'StatefulSet',
     ]);
     validate(docs);
   });
@@ -105,7 +112,10 @@ describe('Kubernetes manifests', () => {
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(5 + 10);
     expect(pod.securityContext.runAsNonRoot).toBe(true);
     expect(deployment.spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
-    expect(api.envFrom).toEqual([{ configMapRef: { name: find(docs, 'ConfigMap').metadata.name } }]);
+    expect(api.envFrom).toEqual([
+      { configMapRef: { name: find(docs, 'ConfigMap').metadata.name } },
+      { secretRef: { name: 'conversations-media' } },
+    ]);
     expect(api.env).toContainEqual({
       name: 'DATABASE_URL',
       valueFrom: { secretKeyRef: { name: find(docs, 'Secret').metadata.name, key: 'DATABASE_URL' } },
@@ -151,7 +161,7 @@ describe('the compose stack', () => {
   const services = compose.services as Record<string, Doc>;
 
   it('has PostgreSQL (pinned major, health check, volume), a migration job, API replicas and nginx in front', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'migrate', 'postgres', 'proxy']);
+    expect(Object.keys(services).sort()).toEqual(['api', 'media-bucket', 'migrate', 'minio', 'postgres', 'proxy']);
     expect(services.postgres?.image).toMatch(/^postgres:\d+$/);
     expect(services.postgres?.healthcheck.test.join(' ')).toContain('pg_isready');
     expect(services.postgres?.volumes[0]).toMatch(/^pgdata:/);
@@ -166,6 +176,17 @@ describe('the compose stack', () => {
     expect(read('compose/nginx.conf')).toMatch(/server api:3000 resolve;/);
     expect(services.api?.environment.METRICS_TOKEN).toMatch(/\S{16,}/);
     expect(read('compose/nginx.conf')).toMatch(/location = \/metrics \{\s*return 404;/);
+  });
+
+  it('keeps recordings in a MinIO bucket every replica shares, made before the replicas start', () => {
+    expect(services.minio?.image).toMatch(/^minio\/minio:RELEASE\./);
+    expect(services['media-bucket']?.command.join(' ')).toContain(
+      `mc mb --ignore-existing media/${services.api?.environment.MEDIA_S3_BUCKET}`,
+    );
+    expect(services.api?.environment.MEDIA_S3_ENDPOINT).toBe('http://minio:9000');
+    expect(services.api?.depends_on['media-bucket'].condition).toBe('service_completed_successfully');
+    // Recordings and uploads come and go through nginx as they arrive, never buffered whole.
+    expect(read('compose/nginx.conf')).toMatch(/location ~ \^\(\/c\/\[\^\/\]\+\|\/uploads/);
   });
 
   it('counts each visitor by the address nginx appends, not as nginx itself', () => {
