@@ -103,6 +103,22 @@ export class MediaTooLarge extends Error {
   }
 }
 
+/**
+ * The chunks of `body` as a store keeps them, counted: reading throws MediaTooLarge as soon as
+ * more than `maxBytes` have passed; `bytes()` is how many passed.
+ */
+export function countedBytes(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, maxBytes: number) {
+  let bytes = 0;
+  async function* chunks() {
+    for await (const chunk of body) {
+      bytes += chunk.byteLength;
+      if (bytes > maxBytes) throw new MediaTooLarge(maxBytes);
+      yield chunk;
+    }
+  }
+  return { chunks: chunks(), bytes: () => bytes };
+}
+
 /** The media store cannot take or give bytes now (disk full, object storage down): answered 503. */
 export class MediaUnavailable extends Error {}
 

@@ -3,7 +3,7 @@ import { type FileHandle, mkdir, open as openFile, readdir, rename, stat, unlink
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type MediaStore, MediaTooLarge } from '@convo/domain';
+import { countedBytes, type MediaStore } from '@convo/domain';
 import { unavailableOr } from './unavailable.ts';
 
 /*
@@ -41,19 +41,12 @@ export class DiskMediaStore implements MediaStore {
   ): Promise<{ bytes: number }> {
     const path = this.path(key);
     const part = `${path}.part`;
-    let bytes = 0;
-    async function* counted() {
-      for await (const chunk of body) {
-        bytes += chunk.byteLength;
-        if (bytes > maxBytes) throw new MediaTooLarge(maxBytes);
-        yield chunk;
-      }
-    }
+    const counted = countedBytes(body, maxBytes);
     try {
       await mkdir(dirname(path), { recursive: true });
-      await pipeline(Readable.from(counted()), createWriteStream(part, { flags: 'wx' }));
+      await pipeline(Readable.from(counted.chunks), createWriteStream(part, { flags: 'wx' }));
       await rename(part, path);
-      return { bytes };
+      return { bytes: counted.bytes() };
     } catch (err) {
       await unlink(part).catch(() => undefined);
       throw unavailableOr(err);

@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { type MediaLink, type MediaStore, MediaTooLarge } from '@convo/domain';
+import { countedBytes, type MediaLink, type MediaStore, MediaTooLarge } from '@convo/domain';
 import { unavailableOr } from './unavailable.ts';
 
 /*
@@ -63,22 +63,15 @@ export class S3MediaStore implements MediaStore {
     body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
     maxBytes: number,
   ): Promise<{ bytes: number }> {
-    let bytes = 0;
-    async function* counted() {
-      for await (const chunk of body) {
-        bytes += chunk.byteLength;
-        if (bytes > maxBytes) throw new MediaTooLarge(maxBytes);
-        yield chunk;
-      }
-    }
+    const counted = countedBytes(body, maxBytes);
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.bucket, Key: checked(key), Body: Readable.from(counted()) },
+      params: { Bucket: this.bucket, Key: checked(key), Body: Readable.from(counted.chunks) },
       leavePartsOnError: false,
     });
     try {
       await upload.done();
-      return { bytes };
+      return { bytes: counted.bytes() };
     } catch (err) {
       await this.remove(key).catch(() => undefined);
       if (err instanceof MediaTooLarge) throw err;
