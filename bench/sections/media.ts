@@ -66,9 +66,13 @@ export async function media(product: Server) {
     );
   }
 
-  const uploads = await uploadMany(product);
+  const resumable = await uploadMany(product, tusUpload);
   rows.push(
-    `${UPLOADS} concurrent ${UPLOAD_MB} MB uploads: ${uploads.seconds.toFixed(1)} s, RSS idle ${uploads.idleMb} MB, peak ${uploads.peakMb} MB (+${uploads.peakMb - uploads.idleMb} MB); answers ${uploads.statuses.join(' ')}`,
+    `${UPLOADS} concurrent ${UPLOAD_MB} MB uploads (tus): ${resumable.seconds.toFixed(1)} s, RSS idle ${resumable.idleMb} MB, peak ${resumable.peakMb} MB (+${resumable.peakMb - resumable.idleMb} MB); answers ${resumable.statuses.join(' ')}`,
+  );
+  const uploads = await uploadMany(product, postUpload);
+  rows.push(
+    `${UPLOADS} concurrent ${UPLOAD_MB} MB uploads (reply form): ${uploads.seconds.toFixed(1)} s, RSS idle ${uploads.idleMb} MB, peak ${uploads.peakMb} MB (+${uploads.peakMb - uploads.idleMb} MB); answers ${uploads.statuses.join(' ')}`,
   );
 
   const probe = await probeHour();
@@ -78,11 +82,16 @@ export async function media(product: Server) {
 
   console.log(`\nrecorded messages (product; nginx for the download):\n${rows.join('\n')}`);
   if (nginx) aim('recording download >= 0.80x nginx, same file', `x${worst.toFixed(2)}`, worst >= 0.8);
-  aim(
-    `${UPLOADS} x ${UPLOAD_MB} MB uploads: RSS within 60 MB of idle`,
-    `+${uploads.peakMb - uploads.idleMb} MB`,
-    uploads.peakMb - uploads.idleMb <= 60,
-  );
+  for (const [how, run] of [
+    ['reply form', uploads],
+    ['tus', resumable],
+  ] as const) {
+    aim(
+      `${UPLOADS} x ${UPLOAD_MB} MB uploads (${how}): RSS within 60 MB of idle`,
+      `+${run.peakMb - run.idleMb} MB`,
+      run.peakMb - run.idleMb <= 60,
+    );
+  }
   aim('probing a one-hour WebM < 2 s', `${probe.ms.toFixed(0)} ms`, probe.ms < 2000);
 }
 
@@ -216,8 +225,10 @@ async function replyForm(product: Server, path: string) {
   return { cookie: cookies.join('; '), csrf: field('csrf'), submit: field('submit') };
 }
 
-/** `UPLOADS` multipart posts of `UPLOAD_MB` MB each at once, RSS sampled every 100 ms. */
-async function uploadMany(product: Server) {
+type Form = { cookie: string; csrf: string; submit: string };
+
+/** `UPLOADS` uploads of `UPLOAD_MB` MB each at once, made by `send`, RSS sampled every 100 ms. */
+async function uploadMany(product: Server, send: (product: Server, path: string, form: Form) => Promise<number>) {
   const db = new pg.Client({ connectionString: DB });
   await db.connect();
   const slug = (
@@ -245,14 +256,69 @@ async function uploadMany(product: Server) {
   }, 100);
   const started = performance.now();
   const statuses = await Promise.all(
-    Array.from({ length: UPLOADS }, async () => postUpload(product, path, await replyForm(product, path))),
+    Array.from({ length: UPLOADS }, async () => send(product, path, await replyForm(product, path))),
   );
   clearInterval(sampler);
   return { idleMb, peakMb, seconds: (performance.now() - started) / 1000, statuses };
 }
 
+/** UPLOAD_MB MB of noise, a megabyte at a time, made as it is sent. */
+async function* noise() {
+  const chunk = randomBytes(MB);
+  for (let i = 0; i < UPLOAD_MB; i++) yield chunk;
+}
+
+/** A request to the product as the page account's site, its body streamed; the answer's status and headers. */
+function send(
+  product: Server,
+  path: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: AsyncIterable<Uint8Array>,
+) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined> }>((resolve, reject) => {
+    const req = httpRequest(
+      new URL(path, product.base),
+      { method, headers: { host: PAGE_HOST, origin: `https://${PAGE_HOST}`, ...headers } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+      },
+    );
+    req.on('error', reject);
+    if (body) Readable.from(body).pipe(req);
+    else req.end();
+  });
+}
+
+/** One resumable upload (tus) of UPLOAD_MB MB for the conversation at `path`, in one PATCH. */
+async function tusUpload(product: Server, path: string, form: Form) {
+  const meta = (v: string) => Buffer.from(v).toString('base64');
+  const tus = { 'tus-resumable': '1.0.0', cookie: form.cookie };
+  const created = await send(product, '/uploads', 'POST', {
+    ...tus,
+    'upload-length': String(UPLOAD_MB * MB),
+    'upload-metadata': `conversation ${meta(path.slice('/c/'.length))},csrf ${meta(form.csrf)}`,
+  });
+  const location = created.headers.location;
+  if (created.status !== 201 || typeof location !== 'string') return created.status;
+  const patched = await send(
+    product,
+    location,
+    'PATCH',
+    {
+      ...tus,
+      'upload-offset': '0',
+      'content-type': 'application/offset+octet-stream',
+      'content-length': String(UPLOAD_MB * MB),
+    },
+    noise(),
+  );
+  return patched.status;
+}
+
 /** One reply form posted with a recording of UPLOAD_MB MB of noise, streamed as it is made. */
-function postUpload(product: Server, path: string, form: { cookie: string; csrf: string; submit: string }) {
+async function postUpload(product: Server, path: string, form: Form) {
   const boundary = `----bench${randomBytes(8).toString('hex')}`;
   const head = Buffer.from(
     [
@@ -262,35 +328,23 @@ function postUpload(product: Server, path: string, form: { cookie: string; csrf:
     ].join(''),
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  const chunk = randomBytes(MB);
-  const total = head.byteLength + UPLOAD_MB * MB + tail.byteLength;
   async function* body() {
     yield head;
-    for (let i = 0; i < UPLOAD_MB; i++) yield chunk;
+    yield* noise();
     yield tail;
   }
-  const url = new URL(path, product.base);
-  return new Promise<number>((resolve, reject) => {
-    const req = httpRequest(
-      url,
-      {
-        method: 'POST',
-        headers: {
-          host: PAGE_HOST,
-          origin: `https://${PAGE_HOST}`,
-          cookie: form.cookie,
-          'content-type': `multipart/form-data; boundary=${boundary}`,
-          'content-length': String(total),
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    Readable.from(body()).pipe(req);
-  });
+  const answer = await send(
+    product,
+    path,
+    'POST',
+    {
+      cookie: form.cookie,
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      'content-length': String(head.byteLength + UPLOAD_MB * MB + tail.byteLength),
+    },
+    body(),
+  );
+  return answer.status;
 }
 
 /**
