@@ -92,7 +92,11 @@ export function createApp(services: Services, options: AppOptions): App {
         },
       ),
     media: services.media,
-    uploads: services.uploads,
+    // An upload's bytes that stop coming for the body timeout are let go, like a form's.
+    uploads: {
+      handle: (req, visitor, admit) => services.uploads.handle(req, visitor, admit, bodyLimits.timeoutMs),
+      take: (id, visitor, conversationId) => services.uploads.take(id, visitor, conversationId),
+    },
     authenticate: services.authenticate,
     rates: { ...DEFAULT_SITE_LIMITS, ...options.formLimits },
     isUnavailable: services.isUnavailable,

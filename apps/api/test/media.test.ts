@@ -351,7 +351,11 @@ describe('serving a recording', () => {
     expect((await open(h, `${HOST}/media/other/${publicId}`)).status).toBe(404);
     expect((await open(h, `https://other-rec.example.com/media/other/${publicId}`)).status).toBe(404);
     const text = (await messagesOf('open')).find((m) => m.message_type === 'text');
-    expect((await open(h, `${HOST}/media/rec/${text?.id}`)).status).toBe(404);
+    const none = await h.app.fetch(new Request(`${HOST}/media/rec/${text?.id}`));
+    expect(none.status).toBe(404);
+    // The missing page is a page like any other, with the pages' policy (its stylesheet loads).
+    expect(none.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(none.headers.get('content-security-policy')).toContain("style-src 'self'");
   });
 
   it('plays the recording on the page and in the embed', async () => {

@@ -28,7 +28,7 @@ beforeAll(async () => {
   mediaDir = mkdtempSync(join(tmpdir(), 'convo-uploads-'));
   h = await openHarness({
     services: { media: { backend: diskMedia(mediaDir), limits: LIMITS } },
-    app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } },
+    app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 }, bodyTimeoutMs: 500 },
   });
   await loadSeed(h.db.orm.em.fork(), {
     accounts: [
@@ -194,8 +194,8 @@ describe('resumable uploads (tus 1.0)', () => {
         setTimeout(() => controller.error(new Error('connection reset')), 50);
       },
     });
-    const first = await recorder.patch(location, 0, cut).catch(() => null);
-    expect(first?.status ?? 0).not.toBe(204);
+    const first = await recorder.patch(location, 0, cut);
+    expect(first.status).toBe(400);
     const kept = await recorder.offset(location);
     expect(kept).toBe(half);
     // A PATCH from anywhere else than the kept offset is refused (409), and changes nothing.
@@ -208,6 +208,23 @@ describe('resumable uploads (tus 1.0)', () => {
     const id = Number(/#message-(\d+)$/.exec(page.headers.get('location') ?? '')?.[1]);
     const served = await h.app.fetch(new Request(`${HOST}/media/up/${id}`));
     expect(new Uint8Array(await served.arrayBuffer())).toEqual(VIDEO);
+  });
+
+  it('lets go of a PATCH whose bytes stop coming (BODY_TIMEOUT_MS), keeping what came to resume from', async () => {
+    const recorder = await new Recorder().open();
+    const location = await recorder.created(VIDEO.byteLength);
+    // A sender that sends 1,000 bytes and then nothing, never ending its body.
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(VIDEO.slice(0, 1000));
+      },
+    });
+    const started = performance.now();
+    const res = await recorder.patch(location, 0, stalled);
+    expect(res.status).toBe(408);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(await recorder.offset(location)).toBe(1000);
+    expect((await recorder.patch(location, 1000, VIDEO.slice(1000))).status).toBe(204);
   });
 
   it('answers HEAD with the offset, lets its owner terminate it, and never reads it back with GET', async () => {
@@ -226,6 +243,7 @@ describe('resumable uploads (tus 1.0)', () => {
 
 describe('refusing an upload', () => {
   it('refuses a creation from another site, without the cookie, or with a stale page token (403)', async () => {
+    const before = uploadFiles();
     const recorder = await new Recorder().open();
     const headers = {
       'upload-length': '100',
@@ -242,17 +260,18 @@ describe('refusing an upload', () => {
     );
     expect(anonymous.status).toBe(403);
     expect((await recorder.create(100, 'open', { csrf: 'stale' })).status).toBe(403);
-    expect(uploadFiles()).toHaveLength(0);
+    expect(uploadFiles()).toEqual(before);
   });
 
   it("refuses a conversation the visitor may not reply to, or another account's, as missing (404)", async () => {
+    const before = uploadFiles();
     const recorder = await new Recorder().open();
     for (const slug of ['private', 'theirs', 'nothing-here', '']) {
       const res = await recorder.create(100, slug);
       expect(res.status, slug).toBe(404);
       expect(await res.text()).toContain('no such conversation');
     }
-    expect(uploadFiles()).toHaveLength(0);
+    expect(uploadFiles()).toEqual(before);
   });
 
   it('refuses a declared length over MEDIA_MAX_BYTES before any byte (413)', async () => {

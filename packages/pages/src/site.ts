@@ -38,10 +38,13 @@ export function createSite(deps: SiteDeps): Site {
     const route = routePath(c, -1);
     c.env.visit.label = route.includes('*') ? 'site:other' : `site:${route}`;
   });
-  app.use((c, next) => {
+  app.use(async (c, next) => {
     if (c.req.path.startsWith('/embeds/')) return embedHeaders(c, next);
-    if (c.req.path.startsWith('/media/')) return mediaHeaders(c, next);
-    return pageHeaders(c, next);
+    if (!c.req.path.startsWith('/media/')) return pageHeaders(c, next);
+    // A recording gets a policy that allows nothing; the page a missing one answers is a page.
+    await next();
+    const page = c.res.headers.get('content-type')?.startsWith('text/html') === true;
+    await (page ? pageHeaders : mediaHeaders)(c, async () => {});
   });
   app.use(
     methodNotAllowed({

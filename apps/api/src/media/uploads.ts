@@ -33,6 +33,8 @@ export const UPLOAD_EXPIRY_HOURS = 24;
 interface Visit {
   visitor: UploadVisitor;
   admit: (metadata: Record<string, string | null>) => Promise<number | UploadRefusal>;
+  /** Why the request's bytes stopped before their end, when it was the client's doing. */
+  cut?: 'stalled' | 'gone';
 }
 
 export class TusUploads implements Uploads {
@@ -77,7 +79,11 @@ export class TusUploads implements Uploads {
         const upload = await this.find(id);
         if (!upload || !belongs(upload, visitOf(req).visitor)) throw ERRORS.FILE_NOT_FOUND;
       },
-      onResponseError: (_req, err) => {
+      onResponseError: (req, err) => {
+        // The client stopped sending: what came is kept, and the upload resumes from there.
+        const cut = this.visits.get(req)?.cut;
+        if (cut === 'stalled') return { status_code: 408, body: 'The upload stopped arriving: resume it.\n' };
+        if (cut === 'gone') return { status_code: 400, body: 'The upload did not arrive whole: resume it.\n' };
         if (!(err instanceof Error)) return undefined;
         if (storageUnavailable(err)) {
           return { status_code: 503, body: 'Recordings cannot be kept right now. Try again in a moment.\n' };
@@ -88,12 +94,15 @@ export class TusUploads implements Uploads {
     });
   }
 
-  async handle(req: Request, visitor: UploadVisitor, admit: Visit['admit']): Promise<Response> {
-    this.visits.set(req, { visitor, admit });
+  /** `stallMs`: a PATCH whose bytes stop coming for this long is let go (408), keeping what came. */
+  async handle(req: Request, visitor: UploadVisitor, admit: Visit['admit'], stallMs?: number): Promise<Response> {
+    const visit: Visit = { visitor, admit };
+    const guarded = req.method === 'PATCH' && req.body && stallMs ? watched(req, req.body, stallMs, visit) : req;
+    this.visits.set(guarded, visit);
     try {
-      return await this.server.handleWeb(req);
+      return await this.server.handleWeb(guarded);
     } finally {
-      this.visits.delete(req);
+      this.visits.delete(guarded);
     }
   }
 
@@ -150,3 +159,32 @@ export class TusUploads implements Uploads {
 
 const belongs = (upload: Upload, visitor: UploadVisitor) =>
   upload.metadata?.account === String(visitor.accountId) && upload.metadata?.owner === visitor.owner;
+
+/**
+ * The request with its body read through a watch: a sender that stalls for `stallMs`, or goes
+ * away, ends the body with an error, and the visit says which (the client's doing, not ours).
+ */
+function watched(req: Request, source: ReadableStream<Uint8Array>, stallMs: number, visit: Visit): Request {
+  const reader = source.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('stalled')), stallMs);
+      });
+      try {
+        const { done, value } = await Promise.race([reader.read(), stalled]);
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (err) {
+        visit.cut = err instanceof Error && err.message === 'stalled' ? 'stalled' : 'gone';
+        reader.cancel().catch(() => undefined);
+        controller.error(err);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return new Request(req, { body, duplex: 'half' });
+}
