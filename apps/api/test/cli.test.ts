@@ -15,6 +15,11 @@ import { createServices } from '../src/services.ts';
 const run = promisify(execFile);
 const CLI = new URL('../src/cli/main.ts', import.meta.url).pathname;
 const SEED = new URL('../../../examples/seed.json', import.meta.url).pathname;
+/** A step naming one of the account's people (added by the test first). */
+const STEP = {
+  trigger: { type: 'message.created', by: 'participant' },
+  action: { type: 'add_members', emails: ['sam@acme.example'] },
+};
 
 let env: Record<string, string>;
 let dataDir: string | undefined;
@@ -100,7 +105,9 @@ async function recordedMessages(account: string, slug: string): Promise<Recorded
   }
 }
 
-describe('operator CLI', () => {
+// Each step spawns the CLI (a Node process that loads the app): under CI's load a test of several
+// steps takes longer than the suite's default.
+describe('operator CLI', { timeout: 120_000 }, () => {
   let token: string;
 
   it('creates an account and prints its first token once', async () => {
@@ -153,9 +160,37 @@ describe('operator CLI', () => {
       '--name',
       'Triage',
       '--steps',
+      JSON.stringify([STEP]),
+    );
+    expect(wf).toMatchObject({ name: 'Triage', steps: [STEP], disabled: false });
+    // A step the server cannot run, or one naming somebody who is not the account's, is refused.
+    const unknown = await cli(
+      'workflow',
+      'create',
+      '--account',
+      'acme',
+      '--name',
+      'x',
+      '--steps',
       '[{"assign":"sam"}]',
     );
-    expect(wf).toMatchObject({ name: 'Triage', steps: [{ assign: 'sam' }] });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/steps/);
+    const stranger = await cli(
+      'workflow',
+      'create',
+      '--account',
+      'acme',
+      '--name',
+      'x',
+      '--steps',
+      JSON.stringify([{ ...STEP, action: { type: 'add_members', emails: ['nobody@elsewhere.example'] } }]),
+    );
+    expect(stranger.stderr).toMatch(/nobody@elsewhere\.example is not one of the account's people/);
+    const disabled = await json('workflow', 'change', '--account', 'acme', '--id', String(wf.id), '--disable');
+    expect(disabled).toMatchObject({ id: wf.id, disabled: true });
+    expect(await json('workflow', 'list', '--account', 'acme')).toMatchObject([{ id: wf.id, disabled: true }]);
+    await json('workflow', 'change', '--account', 'acme', '--id', String(wf.id), '--enable');
     const page = await json(
       'intake-page',
       'create',
@@ -616,6 +651,8 @@ describe('operator CLI', () => {
       ['member', 'add'],
       ['member', 'remove'],
       ['workflow', 'create'],
+      ['workflow', 'list'],
+      ['workflow', 'change'],
       ['intake-page', 'create'],
       ['seed'],
       ['demo'],
