@@ -65,6 +65,7 @@ const CSS = `.swagger-ui .info .title small { background: #4f5663; }
 .swagger-ui .opblock.opblock-post .opblock-summary-method { background: #1b7047; }
 .swagger-ui .opblock.opblock-get .opblock-summary-method { background: #1f5fa8; }
 .swagger-ui .opblock.opblock-delete .opblock-summary-method { background: #b3261e; }
+.swagger-ui .opblock.opblock-patch .opblock-summary-method { background: #8a4b08; }
 .swagger-ui .btn.authorize { color: #1b7047; border-color: #1b7047; }
 .swagger-ui .btn.authorize svg { fill: #1b7047; }
 .swagger-ui .parameter__in, .swagger-ui .parameter__deprecated, .swagger-ui .prop-format,

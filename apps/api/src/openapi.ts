@@ -7,6 +7,8 @@ import {
   slugProblem,
   WEBHOOK_LIMIT_REACHED,
   WEBHOOK_NOT_FOUND,
+  WORKFLOW_LIMIT_REACHED,
+  WORKFLOW_NOT_FOUND,
 } from '@convo/domain';
 import { ERRORS, type ErrorCode, type Operation, openApiRouter } from '@convo/router';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
@@ -38,6 +40,8 @@ const ERROR_EXAMPLES: Record<OwnMessageCode, string> = {
   webhook_not_found: WEBHOOK_NOT_FOUND,
   webhook_target_refused: 'the endpoint resolves to a non-public address (10.0.0.7)',
   webhook_limit_reached: WEBHOOK_LIMIT_REACHED,
+  workflow_not_found: WORKFLOW_NOT_FOUND,
+  workflow_limit_reached: WORKFLOW_LIMIT_REACHED,
 };
 
 const hasOwnMessage = (code: ErrorCode): code is OwnMessageCode => code in ERROR_EXAMPLES;

@@ -8,6 +8,7 @@ import { startNotifyWorker } from './notify.ts';
 import { createServices, migrateDatabase, openDatabase } from './services.ts';
 import { startVacuuming } from './vacuum.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
+import { startWorkflowWorker } from './workflows.ts';
 
 /** The app as the configuration describes it, on an open database. */
 export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogger: Logger = logger): App {
@@ -42,6 +43,12 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     onError: () => services.metrics.backgroundError('webhooks'),
     busy: services.databaseBusy,
   });
+  const workflows = startWorkflowWorker(services.workflowJobs, {
+    logger,
+    onProgress: mail.kick,
+    onError: () => services.metrics.backgroundError('workflows'),
+    busy: services.databaseBusy,
+  });
   const vacuuming =
     config.database.kind === 'postgres' ? startVacuuming(orm, { intervalMs: config.queueVacuumMs, logger }) : null;
   const app = createApp(services, {
@@ -62,6 +69,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
       void mail.stop();
       void notify.stop();
       void webhooks.stop();
+      void workflows.stop();
       void vacuuming?.stop();
     },
   };

@@ -15,6 +15,8 @@ import {
   MikroSiteStore,
   MikroWebhookEndpointStore,
   MikroWebhookStore,
+  MikroWorkflowJobs,
+  MikroWorkflowStore,
   memberStore,
   migrate,
   openOrm,
@@ -82,6 +84,8 @@ export interface Services extends ProcedureServices {
   readLimits: VisitorLimits;
   /** The webhook deliveries table, for the worker and the metrics. */
   webhooks: MikroWebhookStore;
+  /** Workflows' events and step jobs, for the worker. */
+  workflowJobs: MikroWorkflowJobs;
   logger: Logger;
   metrics: Metrics;
   /** Null when the database answers and every migration is applied; else what is wrong. */
@@ -201,6 +205,10 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     members: memberStore(em),
     intakePages: new MikroIntakePageStore(em),
     webhookEndpoints: new MikroWebhookEndpointStore(em),
+    workflows: new MikroWorkflowStore(em),
+    workflowJobs: new MikroWorkflowJobs(em, (err) =>
+      logger.error({ err }, 'a workflow step failed; it will be tried again'),
+    ),
     conversationLists,
     checkAnswers: options.checkAnswers ?? true,
     webhookTargets: webhookTargets(options.webhookTargets ?? { allowHttp: false, allowPrivate: false }),

@@ -1,3 +1,4 @@
+import { repeatDueAt } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
 import {
@@ -7,6 +8,7 @@ import {
   createJson,
   get,
   type Harness,
+  MONTHLY_TAG,
   makeAccount,
   openHarness,
   REST,
@@ -126,7 +128,14 @@ describe('create_conversation', () => {
     expect(r.body).toMatchObject({ via_primary_intake_page: true, intake_page_id: null });
     expect(r.body).not.toHaveProperty('workflow');
     const got = await get(h, acme.token, 'get_conversation?slug=via-primary');
-    expect(got.body.workflow).toEqual({ id: acme.workflowId, name: 'acme triage', steps: [{ assign: 'support' }] });
+    // The page's workflow, copied with each step's state: this one is due a month after creation.
+    const created = BigInt(Date.parse(`${got.body.conversation_created_time.slice(0, 23).replace(' ', 'T')}Z`)) * 1000n;
+    const due = new Date(Number(repeatDueAt(created, 'month', 1) / 1000n));
+    expect(got.body.workflow).toEqual({
+      id: acme.workflowId,
+      name: 'acme triage',
+      steps: [{ ...MONTHLY_TAG, state: 'pending', due_at: due.toISOString(), done_at: null, error: null, runs: 0 }],
+    });
   });
 
   it('creates through a secondary intake page, echoing its id', async () => {

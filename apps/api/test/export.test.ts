@@ -98,9 +98,20 @@ function generatedAccount(): TSeed['accounts'][number] {
     users,
     tags,
     workflows: [
-      { name: 'Triage', steps: [{ action: 'assign', to: 'bob@gen.example' }] },
-      { name: 'Same name', steps: [{ action: 'tag', tag: 'billing' }] },
-      { name: 'Same name', steps: [] },
+      {
+        name: 'Triage',
+        steps: [
+          { trigger: { type: 'conversation.created' }, action: { type: 'add_members', emails: ['bob@gen.example'] } },
+        ],
+      },
+      {
+        name: 'Same name',
+        steps: [
+          { trigger: { type: 'message.created', by: 'participant' }, action: { type: 'add_tags', tags: ['billing'] } },
+        ],
+      },
+      // Disabled, and saved before steps had a form: kept as it is, applied to nothing new.
+      { name: 'Same name', steps: [{ action: 'assign' }], disabled: true },
     ],
     intake_pages: [
       { name: 'Contact', primary: true, workflow: 'Triage' },

@@ -38,7 +38,14 @@ function account(): TSeed['accounts'][number] {
     host: 'https://src.example.com',
     owner: 'first@src.example',
     users,
-    workflows: [{ name: 'Triage', steps: [{ action: 'assign', to: 'third@src.example' }] }],
+    workflows: [
+      {
+        name: 'Triage',
+        steps: [
+          { trigger: { type: 'conversation.created' }, action: { type: 'add_members', emails: ['third@src.example'] } },
+        ],
+      },
+    ],
     intake_pages: [
       { name: 'Main', primary: true, workflow: 'Triage' },
       { name: 'Side', primary: false },

@@ -124,6 +124,19 @@ const hookTarget = (headers: Record<string, string>, l: 'secret' | 'absent', own
 let created = 0;
 const unique = () => `matrix-${++created}`;
 
+const restWorkflows = (headers: Record<string, string>, method: string, path = '', body?: unknown) =>
+  call(
+    h,
+    new Request(`${BASE}/api/v1/workflows${path}`, {
+      method,
+      headers: body ? { ...headers, 'content-type': 'application/json' } : headers,
+      body: body ? JSON.stringify(body) : undefined,
+    }),
+  );
+const TAG_STEP = { trigger: { type: 'conversation.created' }, action: { type: 'add_tags', tags: ['matrix'] } };
+/** The workflow a change aims at: alpha's (whoever asks), or none. */
+const workflowTarget = (l: 'secret' | 'absent') => (l === 'absent' ? 999_999 : a.workflowId);
+
 const OPERATIONS: Operation[] = [
   {
     name: 'REST get_conversation by slug',
@@ -211,6 +224,32 @@ const OPERATIONS: Operation[] = [
     write: true,
     send: (hd) => trpcMutation('webhooks.create', { url: 'http://127.0.0.1:9/hook' }, hd),
   },
+  { name: 'REST list workflows', of: 'workflows.list', send: (hd) => restWorkflows(hd, 'GET') },
+  {
+    name: 'REST create a workflow',
+    of: 'workflows.create',
+    write: true,
+    send: (hd) => restWorkflows(hd, 'POST', '', { name: unique(), steps: [TAG_STEP] }),
+  },
+  {
+    name: 'REST change a workflow',
+    of: 'workflows.change',
+    write: true,
+    send: (hd, l) => restWorkflows(hd, 'PATCH', `/${workflowTarget(l)}`, { name: 'renamed', steps: [TAG_STEP] }),
+  },
+  { name: 'tRPC workflows.list', of: 'workflows.list', send: (hd) => trpcQuery('workflows.list', {}, hd) },
+  {
+    name: 'tRPC workflows.create',
+    of: 'workflows.create',
+    write: true,
+    send: (hd) => trpcMutation('workflows.create', { name: unique(), steps: [TAG_STEP] }, hd),
+  },
+  {
+    name: 'tRPC workflows.change',
+    of: 'workflows.change',
+    write: true,
+    send: (hd, l) => trpcMutation('workflows.change', { id: workflowTarget(l), disabled: false }, hd),
+  },
   {
     name: 'REST add_conversation_member',
     of: 'conversations.addMember',
@@ -278,6 +317,8 @@ const counts = async (): Promise<string[]> => {
        union all select account_id, 'webhooks', count(*)::int from webhook_endpoint group by account_id
        union all select account_id, 'members', count(*)::int from conversation_member group by account_id
        union all select account_id, 'users', count(*)::int from account_user group by account_id
+       union all select account_id, 'workflows ' || max(name) || ' ' || max(updated_at)::text, count(*)::int
+                 from workflow group by account_id
        order by 1, 2`,
     )) as { account_id: number; what: string; n: number }[];
   return rows.map((r) => `${r.account_id}:${r.what}:${r.n}`);
@@ -290,7 +331,7 @@ const comparable = (r: Call) =>
     .replace(/matrix-\d+/g, 'matrix-N')
     .replace(/"id":\d+/g, '"id":N')
     .replace(/whsec_[A-Za-z0-9+/=]+/g, 'whsec_N')
-    .replace(/"created_at":"[^"]+"/g, '"created_at":T');
+    .replace(/"(created|updated)_at":"[^"]+"/g, '"$1_at":T');
 
 /** The conversations a body holds, REST or tRPC, one or a page. */
 const conversationIds = (body: any): number[] => {

@@ -589,7 +589,7 @@ describe('subscriptions over the API (/api/v1/webhooks)', () => {
     expect([once.status, twice.status, none.status]).toEqual([201, 201, 201]);
     expect(once.body.events).toEqual(['conversation_created']);
     expect(twice.body.events).toEqual(['conversation_created', 'message_created']);
-    expect(none.body.events).toEqual(['conversation_created', 'message_created', 'message_hidden']);
+    expect(none.body.events).toEqual(['conversation_created', 'message_created', 'message_hidden', 'workflow_step']);
     for (const w of [once, twice, none]) expect((await deleteHook(b.token, w.body.id)).status).toBe(200);
   });
 

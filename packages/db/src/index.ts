@@ -27,4 +27,6 @@ export * from './repositories/reply-store.ts';
 export * from './repositories/site-store.ts';
 export * from './repositories/webhook-endpoints.ts';
 export * from './repositories/webhook-store.ts';
+export * from './repositories/workflow-jobs.ts';
+export * from './repositories/workflow-store.ts';
 export * from './tokens.ts';

@@ -20,6 +20,8 @@ export const CHURNING_TABLES = [
   'outgoing_mail',
   'notify_event',
   'notification_digest',
+  'workflow_event',
+  'workflow_job',
   'api_token',
 ] as const;
 

@@ -1,4 +1,4 @@
-import { clockMicros, lookupCriteria, pageWindow, SlugTakenError } from '@convo/domain';
+import { clockMicros, LOADED_STEP, lookupCriteria, pageWindow, SlugTakenError } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationStore, loadSeed, MikroIntakePageStore } from '../src/index.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
@@ -31,7 +31,12 @@ beforeAll(async () => {
           { email: 'owner@acme.example', name: 'Olive Owner' },
           { email: 'sam@acme.example', name: 'Sam Support' },
         ],
-        workflows: [{ name: 'Triage', steps: [{ assign: 'support' }] }],
+        workflows: [
+          {
+            name: 'Triage',
+            steps: [{ trigger: { type: 'conversation.created' }, action: { type: 'add_tags', tags: ['support'] } }],
+          },
+        ],
         intake_pages: [
           { name: 'Main', primary: true, workflow: 'Triage' },
           { name: 'Side', primary: false },
@@ -116,7 +121,11 @@ describe('get_conversation lookup', () => {
     expect(c?.users.map((u) => u.email)).toEqual(['owner@acme.example', 'sam@acme.example']);
     expect(c?.tags.map((t) => t.name)).toEqual(['billing', 'Urgent']);
     expect(c?.viaPrimaryIntakePage).toBe(true);
-    expect(c?.workflow).toMatchObject({ name: 'Triage', steps: [{ assign: 'support' }] });
+    // A loaded conversation is history: its copy's steps are kept, marked as not run here.
+    expect(c?.workflow).toMatchObject({
+      name: 'Triage',
+      steps: [{ action: { type: 'add_tags', tags: ['support'] }, state: 'skipped', error: LOADED_STEP }],
+    });
     expect(c?.messages).toMatchObject([
       { text: 'Hello', messageType: 'text', author: { anonymous: false, email: 'sam@acme.example' } },
       { text: 'Anonymous hi', author: { anonymous: true } },

@@ -11,6 +11,8 @@ export type DomainErrorCode =
   | 'webhook_not_found'
   | 'webhook_target_refused'
   | 'webhook_limit_reached'
+  | 'workflow_not_found'
+  | 'workflow_limit_reached'
   | 'unauthorized';
 
 export class DomainError extends Error {

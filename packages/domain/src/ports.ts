@@ -5,6 +5,7 @@ import type { PageWindow } from './paging.ts';
 import type { EpochMicros } from './time.ts';
 import type { AccountAddress } from './urls.ts';
 import type { WebhookEventType } from './webhooks.ts';
+import type { WorkflowCopy, WorkflowStep } from './workflows.ts';
 
 /** The account a request acts for, as resolved from its API token. */
 export interface AccountContext extends AccountAddress {
@@ -54,10 +55,11 @@ export interface TagRecord {
   name: string;
 }
 
+/** A workflow as an intake page applies it: the steps of it that run (see workflows.ts). */
 export interface WorkflowRecord {
   id: number;
   name: string;
-  steps: unknown[];
+  steps: WorkflowStep[];
 }
 
 export type MessageAuthorRecord = { anonymous: true } | ({ anonymous: false } & UserRecord);
@@ -85,8 +87,8 @@ export interface ConversationRecord extends ConversationSettings {
   slug: string;
   viaPrimaryIntakePage: boolean;
   intakePageId: number | null;
-  /** The workflow as it was copied from the intake page at creation; null when none applied. */
-  workflow: WorkflowRecord | null;
+  /** The workflow as it was copied from the intake page at creation, with its steps' states; null when none applied. */
+  workflow: WorkflowCopy | null;
   createdAt: EpochMicros;
   users: UserRecord[];
   tags: TagRecord[];
@@ -107,7 +109,7 @@ export interface NewConversation extends ConversationSettings {
   slug: string;
   viaPrimaryIntakePage: boolean;
   intakePageId: number | null;
-  workflow: WorkflowRecord | null;
+  workflow: WorkflowCopy | null;
   memberIds: number[];
 }
 

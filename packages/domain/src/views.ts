@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MESSAGE_TYPES } from './media.ts';
-import type { ConversationRecord, MessageRecord, WorkflowRecord } from './ports.ts';
+import type { ConversationRecord, MessageRecord } from './ports.ts';
 import { formatCreatedTime, formatNiceTime } from './time.ts';
 import {
   type AccountAddress,
@@ -10,6 +10,7 @@ import {
   mediaUrl,
   messageUrl,
 } from './urls.ts';
+import { type WorkflowCopy, ZWorkflowStepState } from './workflows.ts';
 
 /*
  * The wire shapes of the spec, field names and all, declared once as zod schemas: the API holds
@@ -58,8 +59,13 @@ export const ZMessage = z
   .meta({ id: 'Message' });
 
 export const ZWorkflow = z
-  .union([z.object({ id: z.number().int(), name: z.string(), steps: z.array(z.unknown()) }), z.strictObject({})])
-  .meta({ id: 'Workflow', description: 'The workflow applied at creation, or {} when none applies.' });
+  .union([z.object({ id: z.number().int(), name: z.string(), steps: z.array(ZWorkflowStepState) }), z.strictObject({})])
+  .meta({
+    id: 'Workflow',
+    description:
+      "The conversation's copy of the workflow applied at creation (its intake page's, as it was then), each step " +
+      'with what it is doing here; {} when none applies.',
+  });
 
 const conversationFields = {
   id: z.number().int(),
@@ -133,7 +139,7 @@ export function messageView(a: AccountAddress, conversationId: number, url: stri
   };
 }
 
-export const workflowView = (w: WorkflowRecord | null): WorkflowView =>
+export const workflowView = (w: WorkflowCopy | null): WorkflowView =>
   w === null ? {} : { id: w.id, name: w.name, steps: w.steps };
 
 /** What the create response is built from: a stored conversation, before it has times to show. */

@@ -3,7 +3,12 @@ import { type AccountAddress, conversationUrl } from './urls.ts';
 import { conversationView, messageView } from './views.ts';
 
 /** What an endpoint may subscribe to. */
-export const WEBHOOK_EVENT_TYPES = ['conversation_created', 'message_created', 'message_hidden'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'conversation_created',
+  'message_created',
+  'message_hidden',
+  'workflow_step',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const isWebhookEventType = (t: string): t is WebhookEventType =>

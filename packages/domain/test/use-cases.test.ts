@@ -106,7 +106,16 @@ const acme: AccountContext = {
   owner,
 };
 const other: AccountContext = { ...acme, id: 2, key: 'other', host: 'https://other.example' };
-const workflow = { id: 3, name: 'Triage', steps: [{ assign: 'support' }] };
+const workflow = {
+  id: 3,
+  name: 'Triage',
+  steps: [
+    {
+      trigger: { type: 'conversation.created' as const, delay_seconds: 60 },
+      action: { type: 'add_tags' as const, tags: ['support'] },
+    },
+  ],
+};
 
 function setup(clock?: () => EpochMicros) {
   const conversations = new MemoryConversations();
@@ -177,8 +186,23 @@ describe('createConversation', () => {
   });
 
   it('applies an intake page and its workflow, and refuses pages it may not use, with one message', async () => {
-    const { deps } = setup();
+    const { conversations, deps } = setup(() => at('2026-02-01T17:21:09Z'));
     expect((await createConversation(deps, acme, { primaryIntakePage: true })).view.via_primary_intake_page).toBe(true);
+    // The page's workflow is copied with each step's state: this one is due a minute after creation.
+    expect(conversations.rows[0]?.workflow).toEqual({
+      id: 3,
+      name: 'Triage',
+      steps: [
+        {
+          ...workflow.steps[0],
+          state: 'pending',
+          due_at: '2026-02-01T17:22:09.000Z',
+          done_at: null,
+          error: null,
+          runs: 0,
+        },
+      ],
+    });
     expect((await createConversation(deps, acme, { intakePageId: 11 })).view.intake_page_id).toBe(11);
     const refusals = await Promise.all(
       [{ intakePageId: 20 }, { intakePageId: 10 }, { intakePageId: 999 }].map((input) =>

@@ -10,6 +10,7 @@ import {
   tokenFromAuthorization,
   type WebhookEndpointStore,
   type WebhookTargets,
+  type WorkflowStore,
 } from '@convo/domain';
 import type { ConversationListCache } from './conversation-list-cache.ts';
 
@@ -25,6 +26,8 @@ export interface ProcedureServices {
   outbox: MailOutbox;
   intakePages: IntakePageStore;
   webhookEndpoints: WebhookEndpointStore;
+  /** The account's workflows, as its team saves them. */
+  workflows: WorkflowStore;
   /** Pages of conversations remembered by their account's change mark (conversation-list-cache.ts). */
   conversationLists: ConversationListCache;
   /** Where webhooks may be sent (https, public addresses), as this server's config allows. */

@@ -13,6 +13,8 @@ export const ERRORS = {
   webhook_not_found: { trpc: 'NOT_FOUND', status: 404, message: null },
   webhook_target_refused: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   webhook_limit_reached: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
+  workflow_not_found: { trpc: 'NOT_FOUND', status: 404, message: null },
+  workflow_limit_reached: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   unauthorized: {
     trpc: 'UNAUTHORIZED',
     status: 401,

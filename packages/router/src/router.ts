@@ -8,6 +8,9 @@ import { addMemberOperation, removeMemberOperation } from './procedures/conversa
 import { createWebhookOperation } from './procedures/webhooks/create-webhook.ts';
 import { deleteWebhookOperation } from './procedures/webhooks/delete-webhook.ts';
 import { listWebhooksOperation } from './procedures/webhooks/list-webhooks.ts';
+import { changeWorkflowOperation } from './procedures/workflows/change-workflow.ts';
+import { createWorkflowOperation } from './procedures/workflows/create-workflow.ts';
+import { listWorkflowsOperation } from './procedures/workflows/list-workflows.ts';
 import { createCallerFactory, router } from './trpc.ts';
 
 /** Every operation, by its procedure's path: the one place an operation is registered. */
@@ -24,6 +27,11 @@ const procedures = {
     create: createWebhookOperation,
     list: listWebhooksOperation,
     delete: deleteWebhookOperation,
+  },
+  workflows: {
+    create: createWorkflowOperation,
+    list: listWorkflowsOperation,
+    change: changeWorkflowOperation,
   },
 };
 

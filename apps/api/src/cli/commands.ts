@@ -10,6 +10,7 @@ import {
   listTokens,
   loadSeedAccounts,
   MikroMailOutbox,
+  MikroWorkflowStore,
   memberStore,
   pendingMigrations,
   revokeToken,
@@ -17,7 +18,7 @@ import {
   setRateLimit,
   setTeamRole,
 } from '@convo/db';
-import { addMember, type MemberOutcome, removeMember, TEAM_ROLES } from '@convo/domain';
+import { addMember, changeWorkflow, listWorkflows, type MemberOutcome, removeMember, TEAM_ROLES } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Command, Option } from 'commander';
 import { migrateDatabase, openDatabase } from '../services.ts';
@@ -269,14 +270,15 @@ export function registerCommands(program: Command, env: Env): void {
     'npm run cli -- member remove --account acme --slug billing-question --email sam@example.org',
   );
 
-  const workflow = program.command('workflow').description('manage workflows');
+  const workflow = program.command('workflow').description('manage workflows (the API: /workflows)');
+  const stepsHelp = 'JSON array of steps, each {"trigger": {...}, "action": {...}} (docs/workflows.md)';
   example(
     workflow
       .command('create')
-      .description('create a workflow (its steps are JSON, stored as given)')
+      .description('save a workflow, by the rules the API saves one with')
       .requiredOption('--account <key>', 'account key')
       .requiredOption('--name <name>', 'workflow name')
-      .option('--steps <json>', 'JSON array of steps', jsonArray, [])
+      .requiredOption('--steps <json>', stepsHelp, jsonArray)
       .option('--json', 'print JSON')
       .action(async (o) => {
         const made = await withDatabase(env, async (em) =>
@@ -284,7 +286,51 @@ export function registerCommands(program: Command, env: Env): void {
         );
         emit(o.json, made, `workflow ${made.id} (${made.name}) created`);
       }),
-    `npm run cli -- workflow create --account acme --name Triage --steps '[{"action":"assign","to":"sam@acme.example"}]'`,
+    `npm run cli -- workflow create --account acme --name Welcome --steps '[{"trigger":{"type":"conversation.created"},"action":{"type":"post_message","as":"sam@acme.example","text":"Thanks! We answer within a day."}}]'`,
+  );
+  example(
+    workflow
+      .command('list')
+      .description("the account's workflows, disabled ones included")
+      .requiredOption('--account <key>', 'account key')
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const all = await withDatabase(env, async (em) =>
+          listWorkflows(new MikroWorkflowStore(em), await findAccount(em, o.account)),
+        );
+        emit(
+          o.json,
+          all,
+          all.length === 0
+            ? 'no workflows'
+            : all.map((w) => `${w.id}\t${w.name}\t${w.steps.length} steps${w.disabled ? '\tdisabled' : ''}`).join('\n'),
+        );
+      }),
+    'npm run cli -- workflow list --account acme',
+  );
+  example(
+    workflow
+      .command('change')
+      .description('change a workflow (conversations keep the copies they have), or disable or enable it')
+      .requiredOption('--account <key>', 'account key')
+      .requiredOption('--id <id>', 'workflow id', int('--id'))
+      .option('--name <name>', 'new name')
+      .option('--steps <json>', stepsHelp, jsonArray)
+      .option('--disable', 'stop applying it to new conversations')
+      .option('--enable', 'apply it again')
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        if (o.disable && o.enable) throw new AdminError('give --disable or --enable, not both');
+        const changed = await withDatabase(env, async (em) =>
+          changeWorkflow(new MikroWorkflowStore(em), await findAccount(em, o.account), o.id, {
+            name: o.name,
+            steps: o.steps,
+            disabled: o.disable ? true : o.enable ? false : undefined,
+          }),
+        );
+        emit(o.json, changed, `workflow ${changed.id} (${changed.name}) ${changed.disabled ? 'disabled' : 'saved'}`);
+      }),
+    'npm run cli -- workflow change --account acme --id 1 --disable',
   );
 
   const intake = program.command('intake-page').description('manage intake pages');

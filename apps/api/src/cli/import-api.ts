@@ -15,6 +15,8 @@ import {
   ZSeedConversation,
 } from '@convo/db';
 import {
+  adoptCopiedSteps,
+  asHistory,
   type MediaDeps,
   MediaTooLarge,
   measureRecording,
@@ -245,7 +247,8 @@ async function seedConversation(
       ? {
           of: await ensureWorkflow(em, refs, c.workflow.name, c.workflow.steps),
           name: c.workflow.name,
-          steps: c.workflow.steps,
+          // History here: the source may still run its pending steps, so nothing is done twice.
+          steps: asHistory(adoptCopiedSteps(c.workflow.steps)),
         }
       : null;
   return {

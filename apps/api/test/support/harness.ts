@@ -81,6 +81,11 @@ export interface TestAccount {
   workflowId: number;
 }
 
+export const MONTHLY_TAG = {
+  trigger: { type: 'repeat', every: 'month', times: 1 },
+  action: { type: 'add_tags', tags: ['triage'] },
+} as const;
+
 /** An account with an owner, a workflow, a primary page (with the workflow) and a secondary page. */
 export async function makeAccount(h: Harness, key: string, withPrimary = true): Promise<TestAccount> {
   const em = h.db.orm.em.fork();
@@ -91,7 +96,8 @@ export async function makeAccount(h: Harness, key: string, withPrimary = true): 
     owner: { email: `owner@${key}.example.com`, name: `Owner ${key}` },
     defaults: { anyoneCanPost: true, allowAnonymousMessages: false, allowSearchEngines: true },
   });
-  const workflow = await createWorkflow(em, made.id, { name: `${key} triage`, steps: [{ assign: 'support' }] });
+  // A step due in a month: the copy shows it pending, and nothing runs while a test does.
+  const workflow = await createWorkflow(em, made.id, { name: `${key} triage`, steps: [MONTHLY_TAG] });
   const primary = withPrimary
     ? await createIntakePage(em, made.id, { name: 'Main', primary: true, workflowId: workflow.id })
     : { id: 0 };

@@ -164,15 +164,131 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's workflows
+         * @description Not in the spec. Every workflow of the account, as its team saved it. A workflow is a list of 1 to 20 steps, each a `trigger` and an `action` (the WorkflowTrigger and WorkflowAction schemas). The team members, people and recordings a step names must be the account’s: a step that names anyone else is refused when saved. An account may keep up to 100 workflows. A conversation created through an intake page gets a copy of its workflow (its `workflow` member, with each step’s state); changing or disabling the workflow later leaves the copies made as they are.
+         */
+        get: operations["listWorkflows"];
+        put?: never;
+        /**
+         * Save a new workflow
+         * @description Not in the spec. Saves a workflow for intake pages to apply. A workflow is a list of 1 to 20 steps, each a `trigger` and an `action` (the WorkflowTrigger and WorkflowAction schemas). The team members, people and recordings a step names must be the account’s: a step that names anyone else is refused when saved. An account may keep up to 100 workflows. A conversation created through an intake page gets a copy of its workflow (its `workflow` member, with each step’s state); changing or disabling the workflow later leaves the copies made as they are.
+         */
+        post: operations["createWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change, disable or enable a workflow
+         * @description Not in the spec. Changes what is given (name, steps, disabled) and answers the workflow as it is now. Conversations that already have a copy keep it as it was. A workflow is a list of 1 to 20 steps, each a `trigger` and an `action` (the WorkflowTrigger and WorkflowAction schemas). The team members, people and recordings a step names must be the account’s: a step that names anyone else is refused when saved. An account may keep up to 100 workflows. A conversation created through an intake page gets a copy of its workflow (its `workflow` member, with each step’s state); changing or disabling the workflow later leaves the copies made as they are. A workflow of another account answers 404, as one that does not exist does.
+         */
+        patch: operations["changeWorkflow"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description `conversation_created`: the conversation as get_conversation returns it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`.
+         * @description `conversation_created`: the conversation as get_conversation returns it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`. `message_hidden`: the ids of a message the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
          * @enum {string}
          */
-        WebhookEventType: "conversation_created" | "message_created" | "message_hidden";
+        WebhookEventType: "conversation_created" | "message_created" | "message_hidden" | "workflow_step";
+        WorkflowStep: {
+            trigger: components["schemas"]["WorkflowTrigger"];
+            action: components["schemas"]["WorkflowAction"];
+        };
+        /** @description When a step runs. */
+        WorkflowTrigger: {
+            /** @constant */
+            type: "conversation.created";
+            /** @description After the conversation is created; 0 when omitted. */
+            delay_seconds?: number;
+        } | {
+            /** @constant */
+            type: "message.created";
+            /**
+             * @description Whose message: a participant (anyone not on the team, anonymous included), a team member, or anyone. Messages a workflow posts never trigger a step.
+             * @enum {string}
+             */
+            by: "participant" | "team" | "anyone";
+            /** @description After the message; 0 when omitted. */
+            delay_seconds?: number;
+        } | {
+            /** @constant */
+            type: "no_reply";
+            /**
+             * @description `team`: a participant wrote and no team member answered within `within_seconds`. `participant`: the team wrote and no participant answered. Runs once per silence: a newer message starts the wait again.
+             * @enum {string}
+             */
+            from: "team" | "participant";
+            within_seconds: number;
+        } | {
+            /** @constant */
+            type: "repeat";
+            /**
+             * @description Counted from the conversation’s creation.
+             * @enum {string}
+             */
+            every: "day" | "week" | "month";
+            /** @description Runs in all, then it ends. */
+            times: number;
+        };
+        /** @description What a step does: post a message as a team member (text and/or a recording kept here), add tags, add people as members, mail team members, or send the `workflow_step` webhook event. */
+        WorkflowAction: {
+            /** @constant */
+            type: "post_message";
+            /**
+             * Format: email
+             * @description The team member the message is posted as, by e-mail address.
+             */
+            as: string;
+            text?: string;
+            /** @description A message of this account whose recording (kept by this server) is posted again. */
+            recording_message_id?: number;
+        } | {
+            /** @constant */
+            type: "add_tags";
+            tags: string[];
+        } | {
+            /** @constant */
+            type: "add_members";
+            /** @description People of the account, by e-mail address. */
+            emails: string[];
+        } | {
+            /** @constant */
+            type: "notify";
+            /** @description Team members, by e-mail address. */
+            emails: string[];
+            /** @description A line for the mail. */
+            text?: string;
+        } | {
+            /** @constant */
+            type: "webhook";
+        };
         CreatedConversation: {
             id: number;
             title: string;
@@ -254,12 +370,31 @@ export interface components {
             conversation_created_time: string;
             conversation_credated_time_nice: string;
         };
-        /** @description The workflow applied at creation, or {} when none applies. */
+        /** @description The conversation's copy of the workflow applied at creation (its intake page's, as it was then), each step with what it is doing here; {} when none applies. */
         Workflow: {
             id: number;
             name: string;
-            steps: unknown[];
+            steps: components["schemas"]["WorkflowStepState"][];
         } | Record<string, never>;
+        WorkflowStepState: {
+            /** @description null only for a step copied from another server that this server cannot run (see `original`). */
+            trigger: components["schemas"]["WorkflowTrigger"] | null;
+            action: components["schemas"]["WorkflowActionOutput"] | null;
+            /**
+             * @description `pending`: waiting, until `due_at` (null: for its trigger, such as a message). `done`: ran at `done_at`. `failed`: gave up after retries, `error` says why. `skipped`: not run, `error` says why (an answer came in time, or the step was copied from elsewhere).
+             * @enum {string}
+             */
+            state: "pending" | "done" | "failed" | "skipped";
+            /** @description ISO 8601, UTC. */
+            due_at: string | null;
+            /** @description ISO 8601, UTC: its last run. */
+            done_at: string | null;
+            error: string | null;
+            /** @description How many times it has run in this conversation. */
+            runs: number;
+            /** @description A step copied from elsewhere, as it came. */
+            original?: unknown;
+        };
         ListedConversation: {
             id: number;
             title: string;
@@ -334,6 +469,57 @@ export interface components {
             /** @constant */
             deleted: true;
         };
+        WorkflowDefinition: {
+            id: number;
+            name: string;
+            steps: components["schemas"]["WorkflowStepOutput"][];
+            /** @description A disabled workflow is no longer copied onto new conversations; the copies conversations already have keep running. */
+            disabled: boolean;
+            /** @description ISO 8601, UTC. */
+            created_at: string;
+            /** @description ISO 8601, UTC. */
+            updated_at: string;
+        };
+        /** @description The account's workflows, oldest first, disabled ones included. */
+        WorkflowList: {
+            workflows: components["schemas"]["WorkflowDefinition"][];
+        };
+        /** @description What a step does: post a message as a team member (text and/or a recording kept here), add tags, add people as members, mail team members, or send the `workflow_step` webhook event. */
+        WorkflowActionOutput: {
+            /** @constant */
+            type: "post_message";
+            /**
+             * Format: email
+             * @description The team member the message is posted as, by e-mail address.
+             */
+            as: string;
+            text?: string;
+            /** @description A message of this account whose recording (kept by this server) is posted again. */
+            recording_message_id?: number;
+        } | {
+            /** @constant */
+            type: "add_tags";
+            tags: string[];
+        } | {
+            /** @constant */
+            type: "add_members";
+            /** @description People of the account, by e-mail address. */
+            emails: string[];
+        } | {
+            /** @constant */
+            type: "notify";
+            /** @description Team members, by e-mail address. */
+            emails: string[];
+            /** @description A line for the mail. */
+            text?: string;
+        } | {
+            /** @constant */
+            type: "webhook";
+        };
+        WorkflowStepOutput: {
+            trigger: components["schemas"]["WorkflowTrigger"];
+            action: components["schemas"]["WorkflowActionOutput"];
+        };
         Error: {
             /** @description A human-readable message. */
             error: string;
@@ -341,7 +527,7 @@ export interface components {
              * @description A machine-readable code.
              * @enum {string}
              */
-            code: "conversation_not_found" | "invalid_input" | "intake_page_unusable" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "unauthorized" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "json_sent_as_form" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
+            code: "conversation_not_found" | "invalid_input" | "intake_page_unusable" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "workflow_not_found" | "workflow_limit_reached" | "unauthorized" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "json_sent_as_form" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
         };
     };
     responses: never;
@@ -637,7 +823,37 @@ export interface operations {
                      *         "name": "Support triage",
                      *         "steps": [
                      *           {
-                     *             "action": "assign"
+                     *             "trigger": {
+                     *               "type": "conversation.created"
+                     *             },
+                     *             "action": {
+                     *               "type": "post_message",
+                     *               "as": "sam@acme.example",
+                     *               "text": "Thanks for writing! We answer within a day."
+                     *             },
+                     *             "state": "done",
+                     *             "due_at": null,
+                     *             "done_at": "2022-02-01T17:21:10.004Z",
+                     *             "error": null,
+                     *             "runs": 1
+                     *           },
+                     *           {
+                     *             "trigger": {
+                     *               "type": "no_reply",
+                     *               "from": "team",
+                     *               "within_seconds": 86400
+                     *             },
+                     *             "action": {
+                     *               "type": "notify",
+                     *               "emails": [
+                     *                 "sam@acme.example"
+                     *               ]
+                     *             },
+                     *             "state": "pending",
+                     *             "due_at": "2022-02-02T17:21:09.123Z",
+                     *             "done_at": null,
+                     *             "error": null,
+                     *             "runs": 0
                      *           }
                      *         ]
                      *       },
@@ -813,7 +1029,37 @@ export interface operations {
                      *             "name": "Support triage",
                      *             "steps": [
                      *               {
-                     *                 "action": "assign"
+                     *                 "trigger": {
+                     *                   "type": "conversation.created"
+                     *                 },
+                     *                 "action": {
+                     *                   "type": "post_message",
+                     *                   "as": "sam@acme.example",
+                     *                   "text": "Thanks for writing! We answer within a day."
+                     *                 },
+                     *                 "state": "done",
+                     *                 "due_at": null,
+                     *                 "done_at": "2022-02-01T17:21:10.004Z",
+                     *                 "error": null,
+                     *                 "runs": 1
+                     *               },
+                     *               {
+                     *                 "trigger": {
+                     *                   "type": "no_reply",
+                     *                   "from": "team",
+                     *                   "within_seconds": 86400
+                     *                 },
+                     *                 "action": {
+                     *                   "type": "notify",
+                     *                   "emails": [
+                     *                     "sam@acme.example"
+                     *                   ]
+                     *                 },
+                     *                 "state": "pending",
+                     *                 "due_at": "2022-02-02T17:21:09.123Z",
+                     *                 "done_at": null,
+                     *                 "error": null,
+                     *                 "runs": 0
                      *               }
                      *             ]
                      *           }
@@ -997,7 +1243,37 @@ export interface operations {
                      *         "name": "Support triage",
                      *         "steps": [
                      *           {
-                     *             "action": "assign"
+                     *             "trigger": {
+                     *               "type": "conversation.created"
+                     *             },
+                     *             "action": {
+                     *               "type": "post_message",
+                     *               "as": "sam@acme.example",
+                     *               "text": "Thanks for writing! We answer within a day."
+                     *             },
+                     *             "state": "done",
+                     *             "due_at": null,
+                     *             "done_at": "2022-02-01T17:21:10.004Z",
+                     *             "error": null,
+                     *             "runs": 1
+                     *           },
+                     *           {
+                     *             "trigger": {
+                     *               "type": "no_reply",
+                     *               "from": "team",
+                     *               "within_seconds": 86400
+                     *             },
+                     *             "action": {
+                     *               "type": "notify",
+                     *               "emails": [
+                     *                 "sam@acme.example"
+                     *               ]
+                     *             },
+                     *             "state": "pending",
+                     *             "due_at": "2022-02-02T17:21:09.123Z",
+                     *             "done_at": null,
+                     *             "error": null,
+                     *             "runs": 0
                      *           }
                      *         ]
                      *       },
@@ -1208,7 +1484,37 @@ export interface operations {
                      *         "name": "Support triage",
                      *         "steps": [
                      *           {
-                     *             "action": "assign"
+                     *             "trigger": {
+                     *               "type": "conversation.created"
+                     *             },
+                     *             "action": {
+                     *               "type": "post_message",
+                     *               "as": "sam@acme.example",
+                     *               "text": "Thanks for writing! We answer within a day."
+                     *             },
+                     *             "state": "done",
+                     *             "due_at": null,
+                     *             "done_at": "2022-02-01T17:21:10.004Z",
+                     *             "error": null,
+                     *             "runs": 1
+                     *           },
+                     *           {
+                     *             "trigger": {
+                     *               "type": "no_reply",
+                     *               "from": "team",
+                     *               "within_seconds": 86400
+                     *             },
+                     *             "action": {
+                     *               "type": "notify",
+                     *               "emails": [
+                     *                 "sam@acme.example"
+                     *               ]
+                     *             },
+                     *             "state": "pending",
+                     *             "due_at": "2022-02-02T17:21:09.123Z",
+                     *             "done_at": null,
+                     *             "error": null,
+                     *             "runs": 0
                      *           }
                      *         ]
                      *       },
@@ -1723,6 +2029,509 @@ export interface operations {
                 };
             };
             /** @description The id is not a whole number from 1 */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "workflows": [
+                     *         {
+                     *           "id": 4,
+                     *           "name": "Welcome and follow up",
+                     *           "steps": [
+                     *             {
+                     *               "trigger": {
+                     *                 "type": "conversation.created"
+                     *               },
+                     *               "action": {
+                     *                 "type": "post_message",
+                     *                 "as": "sam@acme.example",
+                     *                 "text": "Thanks for writing! We answer within a day."
+                     *               }
+                     *             },
+                     *             {
+                     *               "trigger": {
+                     *                 "type": "conversation.created"
+                     *               },
+                     *               "action": {
+                     *                 "type": "add_tags",
+                     *                 "tags": [
+                     *                   "support"
+                     *                 ]
+                     *               }
+                     *             },
+                     *             {
+                     *               "trigger": {
+                     *                 "type": "no_reply",
+                     *                 "from": "team",
+                     *                 "within_seconds": 86400
+                     *               },
+                     *               "action": {
+                     *                 "type": "notify",
+                     *                 "emails": [
+                     *                   "sam@acme.example"
+                     *                 ],
+                     *                 "text": "Nobody has answered for a day."
+                     *               }
+                     *             }
+                     *           ],
+                     *           "disabled": false,
+                     *           "created_at": "2026-11-22T10:15:00.000Z",
+                     *           "updated_at": "2026-11-22T10:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkflowList"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    steps: components["schemas"]["WorkflowStep"][];
+                };
+            };
+        };
+        responses: {
+            /** @description The workflow was saved */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 4,
+                     *       "name": "Welcome and follow up",
+                     *       "steps": [
+                     *         {
+                     *           "trigger": {
+                     *             "type": "conversation.created"
+                     *           },
+                     *           "action": {
+                     *             "type": "post_message",
+                     *             "as": "sam@acme.example",
+                     *             "text": "Thanks for writing! We answer within a day."
+                     *           }
+                     *         },
+                     *         {
+                     *           "trigger": {
+                     *             "type": "conversation.created"
+                     *           },
+                     *           "action": {
+                     *             "type": "add_tags",
+                     *             "tags": [
+                     *               "support"
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "trigger": {
+                     *             "type": "no_reply",
+                     *             "from": "team",
+                     *             "within_seconds": 86400
+                     *           },
+                     *           "action": {
+                     *             "type": "notify",
+                     *             "emails": [
+                     *               "sam@acme.example"
+                     *             ],
+                     *             "text": "Nobody has answered for a day."
+                     *           }
+                     *         }
+                     *       ],
+                     *       "disabled": false,
+                     *       "created_at": "2026-11-22T10:15:00.000Z",
+                     *       "updated_at": "2026-11-22T10:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkflowDefinition"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A member breaks its rule (an unknown trigger or action, a bad delay, a step naming someone not on the team), or the account has as many workflows as it may */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description The new steps, replacing them all. */
+                    steps?: components["schemas"]["WorkflowStep"][];
+                    /** @description true: intake pages stop applying it to new conversations; false: they apply it again. */
+                    disabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 4,
+                     *       "name": "Welcome and follow up",
+                     *       "steps": [
+                     *         {
+                     *           "trigger": {
+                     *             "type": "conversation.created"
+                     *           },
+                     *           "action": {
+                     *             "type": "post_message",
+                     *             "as": "sam@acme.example",
+                     *             "text": "Thanks for writing! We answer within a day."
+                     *           }
+                     *         },
+                     *         {
+                     *           "trigger": {
+                     *             "type": "conversation.created"
+                     *           },
+                     *           "action": {
+                     *             "type": "add_tags",
+                     *             "tags": [
+                     *               "support"
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "trigger": {
+                     *             "type": "no_reply",
+                     *             "from": "team",
+                     *             "within_seconds": 86400
+                     *           },
+                     *           "action": {
+                     *             "type": "notify",
+                     *             "emails": [
+                     *               "sam@acme.example"
+                     *             ],
+                     *             "text": "Nobody has answered for a day."
+                     *           }
+                     *         }
+                     *       ],
+                     *       "disabled": true,
+                     *       "created_at": "2026-11-22T10:15:00.000Z",
+                     *       "updated_at": "2026-11-22T10:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkflowDefinition"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no workflow with this id in this account */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A member breaks its rule */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -92,9 +92,9 @@ async function header(em: EntityManager, a: AccountRow) {
     [a.id],
   );
   const tags = await query<{ name: string }>(em, 'select name from tag where account_id = ? order by id', [a.id]);
-  const workflows = await query<{ id: number; name: string; steps: unknown }>(
+  const workflows = await query<{ id: number; name: string; steps: unknown; disabled: boolean }>(
     em,
-    'select id, name, steps from workflow where account_id = ? order by id',
+    'select id, name, steps, disabled_at is not null as disabled from workflow where account_id = ? order by id',
     [a.id],
   );
   const pages = await query<{ id: number; name: string; is_primary: boolean; workflow_id: number | null }>(
@@ -117,6 +117,7 @@ async function header(em: EntityManager, a: AccountRow) {
     workflows: workflows.map((w) => ({
       name: w.name,
       steps: typeof w.steps === 'string' ? JSON.parse(w.steps) : w.steps,
+      ...(w.disabled ? { disabled: true } : {}),
     })),
     intake_pages: pages.map((p) => ({
       name: p.name,

@@ -1,7 +1,16 @@
-import { type ConversationSettings, DEFAULT_TITLE_TEMPLATE, generateToken, type TeamRole } from '@convo/domain';
+import {
+  type ConversationSettings,
+  createWorkflow as createWorkflowChecked,
+  DEFAULT_TITLE_TEMPLATE,
+  generateToken,
+  isDomainError,
+  runnableSteps,
+  type TeamRole,
+} from '@convo/domain';
 import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Account, ApiToken, IntakePage, User, Workflow } from '../entities/index.ts';
 import { query } from '../repositories/sql.ts';
+import { MikroWorkflowStore } from '../repositories/workflow-store.ts';
 import { hashToken } from '../tokens.ts';
 import { AdminError } from './errors.ts';
 import * as v from './validate.ts';
@@ -171,15 +180,45 @@ export async function listTokens(em: EntityManager, accountId: number) {
   }));
 }
 
-export async function createWorkflow(em: EntityManager, accountId: number, input: { name: string; steps: unknown[] }) {
-  if (!Array.isArray(input.steps)) throw new AdminError('workflow steps must be a JSON array');
-  const workflow = em.create(Workflow, {
-    account: em.getReference(Account, accountId),
-    name: v.name('workflow name', input.name),
-    steps: input.steps,
-  });
-  await em.flush();
-  return { id: workflow.id, name: workflow.name, steps: workflow.steps };
+/**
+ * A workflow, by the rules the API saves one with (its steps' form, and the team members, people
+ * and recordings they name must be the account's): the CLI and seeds go through them too.
+ */
+export async function createWorkflow(em: EntityManager, accountId: number, input: { name: string; steps: unknown }) {
+  try {
+    const made = await createWorkflowChecked(
+      new MikroWorkflowStore(em),
+      { id: accountId },
+      {
+        name: v.name('workflow name', input.name),
+        steps: input.steps,
+      },
+    );
+    return made;
+  } catch (e) {
+    if (isDomainError(e)) throw new AdminError(e.message);
+    throw e;
+  }
+}
+
+/**
+ * A disabled workflow, kept as given: one that conversations brought from elsewhere (import-api,
+ * with the steps of it this server can run), or a seed's disabled one (perhaps saved before
+ * steps had a form). It is applied to nothing new; the team sees where copies came from and may
+ * enable it after a look (changing it checks it then).
+ */
+export async function recordDisabledWorkflow(
+  em: EntityManager,
+  accountId: number,
+  input: { name: string; steps: unknown[] },
+) {
+  const [row] = await query<{ id: number }>(
+    em,
+    'insert into workflow (account_id, name, steps, disabled_at) values (?, ?, ?::jsonb, now()) returning id',
+    [accountId, v.name('workflow name', input.name), JSON.stringify(input.steps)],
+  );
+  if (!row) throw new Error('the workflow insert returned no id');
+  return { id: row.id, name: input.name, steps: runnableSteps(input.steps) };
 }
 
 export async function createIntakePage(

@@ -1,4 +1,4 @@
-import { SLUG_KEY_SQL } from '@convo/domain';
+import { SLUG_KEY_SQL, type WorkflowCopy } from '@convo/domain';
 import { defineEntity, p } from '@mikro-orm/core';
 
 /*
@@ -79,8 +79,12 @@ export const Workflow = defineEntity({
     id: p.integer().primary(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     name: p.string().length(255),
+    /** As saved: the domain's ZWorkflowSteps (ones saved before steps had a form may not parse). */
     steps: p.json<unknown[]>(),
     createdAt: createdAt(),
+    updatedAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+    /** No longer copied onto new conversations; the copies made keep running. */
+    disabledAt: p.datetime().columnType('timestamptz(6)').nullable(),
   },
 });
 
@@ -117,8 +121,8 @@ export const Conversation = defineEntity({
     allowSearchEngines: p.boolean(),
     viaPrimaryIntakePage: p.boolean().default(false),
     intakePage: () => p.manyToOne(IntakePage).nullable().deleteRule('set null'),
-    /** The intake page's workflow, copied at creation so later edits do not rewrite history. */
-    workflow: p.json<{ id: number; name: string; steps: unknown[] }>().nullable(),
+    /** The intake page's workflow, copied at creation (the domain's WorkflowCopy, each step with its state). */
+    workflow: p.json<WorkflowCopy>().nullable(),
     createdAt: createdAt(),
     /** Its newest message's time, or its creation's: the team's inbox is ordered by it. */
     lastActivityAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
@@ -197,6 +201,8 @@ export const Message = defineEntity({
     mediaKey: p.string().length(80).nullable(),
     mediaContentType: p.string().length(100).nullable(),
     mediaBytes: p.bigint().nullable(),
+    /** The workflow step job that posted it (unique: a step posts once); null for a person's message. */
+    workflowJobId: p.integer().nullable(),
     /** The form token a reply was posted with: a resubmitted form finds its message instead of posting again. */
     submitKey: p.string().length(64).nullable(),
     createdAt: createdAt(),
@@ -225,6 +231,11 @@ export const Message = defineEntity({
       name: 'message_account_submit_key',
       expression:
         'create unique index "message_account_submit_key" on "message" ("account_id", "submit_key") where "submit_key" is not null',
+    },
+    {
+      name: 'message_workflow_job',
+      expression:
+        'create unique index "message_workflow_job" on "message" ("workflow_job_id") where "workflow_job_id" is not null',
     },
   ],
 });

@@ -6,7 +6,7 @@ import type {
   PageWindow,
   TagRecord,
   UserRecord,
-  WorkflowRecord,
+  WorkflowCopy,
 } from '@convo/domain';
 import { isMessageType, SLUG_KEY_SQL } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
@@ -165,7 +165,7 @@ function record(row: Row): ConversationRecord {
     ...settingsOf(row),
     viaPrimaryIntakePage: row.via_primary_intake_page,
     intakePageId: row.intake_page_id,
-    workflow: row.workflow === null ? null : fromJson<WorkflowRecord>(row.workflow),
+    workflow: row.workflow === null ? null : fromJson<WorkflowCopy>(row.workflow),
     createdAt: BigInt(row.created_us),
     users: fromJson<UserRecord[]>(row.users),
     tags: fromJson<TagRecord[]>(row.tags),

@@ -11,6 +11,7 @@ import { Conversation, ConversationMember, SLUG_UNIQUE_INDEX } from '../entities
 import { markChange, markChangeSql } from './change-marks.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { emitEventIn, emitEventSql } from './webhook-outbox.ts';
+import { workflowEventIn, workflowEventSql } from './workflow-jobs.ts';
 
 let insertSql: string | undefined;
 let insertPrepared: Prepared | undefined;
@@ -52,13 +53,14 @@ function insertStatement(em: EntityManager, accountId: number, c: NewConversatio
         m as (insert into conversation_member (conversation_id, user_id, account_id)
               select c.id, u, $${account} from c cross join unnest($${n + 1}::int[]) as u),
         ${emitEventSql({ source: 'c', type: 'conversation_created', account: `$${account}::int`, conversation: 'c.id', message: 'null::int' })},
-        ${markChangeSql({ source: 'c', account: `$${account}::int` })}
+        ${markChangeSql({ source: 'c', account: `$${account}::int` })},
+        ${workflowEventSql({ source: 'c', account: `$${account}::int`, conversation: 'c.id', message: 'null::int', author: 'null::int', when: `$${n + 2}::boolean` })}
         select id from c`,
     };
   }
   // Every insert names the same columns, so the statement's text never changes.
   if (sql !== insertSql) throw new Error(`conversation insert changed shape: ${sql}`);
-  return { statement: insertPrepared, params: [...params, c.memberIds] };
+  return { statement: insertPrepared, params: [...params, c.memberIds, c.workflow !== null] };
 }
 
 const isSlugTaken = (e: unknown): boolean =>
@@ -69,7 +71,8 @@ const isSlugTaken = (e: unknown): boolean =>
 
 /**
  * One statement, one round trip: the conversation row (as the entity's query builder writes it),
- * its members, its webhook event where the account subscribed one, and the account's change mark,
+ * its members, its webhook event where the account subscribed one, the account's change mark, and
+ * the event its workflow's steps are planned from (when it has a copy of one),
  * written together by CTEs. A single statement is atomic, so no transaction
  * is opened; as a named prepared statement it is planned once per connection. Four round trips
  * (begin, two inserts, commit) were the largest cost of create: each socket write wakes
@@ -106,6 +109,7 @@ export async function insertInTransaction(
       );
     }
     await emitEventIn(tx, accountId, 'conversation_created', id, null);
+    if (c.workflow !== null) await workflowEventIn(tx, accountId, id);
     await markChange(tx, accountId);
     return { id };
   } catch (e) {

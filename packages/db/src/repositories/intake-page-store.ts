@@ -1,4 +1,4 @@
-import type { IntakePageRecord, IntakePageStore } from '@convo/domain';
+import { type IntakePageRecord, type IntakePageStore, runnableSteps } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { fromJson } from './sql.ts';
@@ -13,7 +13,7 @@ interface Row {
 
 const SELECT = `
   select ip.id, ip.is_primary, w.id as workflow_id, w.name as workflow_name, w.steps as workflow_steps
-  from intake_page ip left join workflow w on w.id = ip.workflow_id and w.account_id = ip.account_id
+  from intake_page ip left join workflow w on w.id = ip.workflow_id and w.account_id = ip.account_id and w.disabled_at is null
   where ip.account_id = $1`;
 const BY_ID: Prepared = { name: 'intake_page_by_id', text: `${SELECT} and ip.id = $2` };
 const PRIMARY: Prepared = { name: 'intake_page_primary', text: `${SELECT} and ip.is_primary` };
@@ -25,7 +25,11 @@ function record(row: Row): IntakePageRecord {
     workflow:
       row.workflow_id === null
         ? null
-        : { id: row.workflow_id, name: row.workflow_name ?? '', steps: fromJson<unknown[]>(row.workflow_steps) },
+        : {
+            id: row.workflow_id,
+            name: row.workflow_name ?? '',
+            steps: runnableSteps(fromJson<unknown[]>(row.workflow_steps)),
+          },
   };
 }
 

@@ -4,10 +4,12 @@ import { markChangeSql } from './change-marks.ts';
 import { notifySql } from './notifications.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { emitEventSql } from './webhook-outbox.ts';
+import { workflowEventSql } from './workflow-jobs.ts';
 
 /**
- * A reply is a message (text, or a recording with its caption), written by one prepared statement with its webhook event and the
- * event its notifications are made from (notifications.ts), whatever the number of members; a
+ * A reply is a message (text, or a recording with its caption), written by one prepared statement with its webhook event, the
+ * event its notifications are made from (notifications.ts) and, in a conversation with a workflow,
+ * the event its steps are planned from (workflow-jobs.ts), whatever the number of members; a
  * registered author joins the conversation's members in the same statement (the domain's rule,
  * access.ts), which the change mark already counts. Its form token (submit_key) is
  * unique per account, so the same form sent twice (a double click, a retry after a lost answer)
@@ -38,7 +40,15 @@ const INSERT: Prepared = {
   ),
   ${emitEventSql({ source: 'added', type: 'message_created', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id' })},
   ${notifySql({ source: 'added', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id', author: '$3::int' })},
-  ${markChangeSql({ source: 'added', account: '$1::int' })}
+  ${markChangeSql({ source: 'added', account: '$1::int' })},
+  ${workflowEventSql({
+    source: 'added',
+    account: '$1::int',
+    conversation: 'added.conversation_id',
+    message: 'added.id',
+    author: '$3::int',
+    when: 'exists (select 1 from conversation c where c.id = added.conversation_id and c.workflow is not null)',
+  })}
   select id, true as created from added
   union all
   select id, false from message where account_id = $1 and submit_key = $5::varchar and not exists (select 1 from added)`,

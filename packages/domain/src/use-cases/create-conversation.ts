@@ -12,6 +12,7 @@ import { generateSlug, slugProblem } from '../slug.ts';
 import { clockMicros, dateFromMicros, type EpochMicros } from '../time.ts';
 import { renderTitle, titleProblem } from '../title.ts';
 import { type CreatedConversationView, createdConversationView } from '../views.ts';
+import { copyWorkflow } from '../workflows.ts';
 
 export interface CreateConversationInput {
   title?: string | undefined;
@@ -111,7 +112,7 @@ export function draftConversation(
     allowSearchEngines: input.allowSearchEngines ?? account.defaults.allowSearchEngines,
     viaPrimaryIntakePage: page?.primary === true,
     intakePageId: page && !page.primary ? page.id : null,
-    workflow: page?.workflow ?? null,
+    workflow: page?.workflow ? copyWorkflow(page.workflow, createdAt) : null,
     // The account's owner joins every new conversation unless members are named.
     memberIds: input.memberIds ?? (account.owner ? [account.owner.id] : []),
   };

@@ -1,8 +1,8 @@
-import type { TeamRole } from '@convo/domain';
+import { definitionSteps, runnableSteps, type TeamRole, type WorkflowRecord } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { fromJson, query } from '../../repositories/sql.ts';
 import { AdminError } from '../errors.ts';
-import { createIntakePage, createWorkflow } from '../operations.ts';
+import { createIntakePage, recordDisabledWorkflow } from '../operations.ts';
 import * as v from '../validate.ts';
 import type { TSeedConversation } from './format.ts';
 import { type AccountRefs, type BatchOptions, loadBatch, Named, type SeedCounts } from './writer.ts';
@@ -12,7 +12,7 @@ import { type AccountRefs, type BatchOptions, loadBatch, Named, type SeedCounts 
  * seed, given the account's current users, tags, workflows and intake pages as references.
  */
 
-type WorkflowRow = { id: number; name: string; steps: unknown[] };
+type WorkflowRow = WorkflowRecord & { disabled: boolean };
 
 /** What the bulk writer needs to know of an existing account. */
 export async function accountRefs(em: EntityManager, accountId: number): Promise<AccountRefs> {
@@ -44,15 +44,19 @@ export async function accountRefs(em: EntityManager, accountId: number): Promise
   );
   const workflows = new Named<WorkflowRow>('workflow');
   const workflowById = new Map<number, WorkflowRow>();
-  for (const w of await query<WorkflowRow>(
+  for (const w of await query<{ id: number; name: string; steps: unknown; disabled: boolean }>(
     em,
-    'select id, name, steps from workflow where account_id = ? order by id',
+    'select id, name, steps, disabled_at is not null as disabled from workflow where account_id = ? order by id',
     [accountId],
   )) {
-    const row = { id: w.id, name: w.name, steps: fromJson<unknown[]>(w.steps) };
+    const row = { id: w.id, name: w.name, steps: runnableSteps(fromJson<unknown[]>(w.steps)), disabled: w.disabled };
     workflows.add(w.name, row);
     workflowById.set(w.id, row);
   }
+  const workflowOf = (id: number | null) => {
+    const w = id === null ? undefined : workflowById.get(id);
+    return w && !w.disabled ? { id: w.id, name: w.name, steps: w.steps } : null;
+  };
   const intakePages: AccountRefs['intakePages'] = new Named('intake page');
   for (const p of await query<{ id: number; name: string; is_primary: boolean; workflow_id: number | null }>(
     em,
@@ -62,7 +66,8 @@ export async function accountRefs(em: EntityManager, accountId: number): Promise
     intakePages.add(p.name, {
       id: p.id,
       primary: p.is_primary,
-      workflow: p.workflow_id === null ? null : (workflowById.get(p.workflow_id) ?? null),
+      // A disabled workflow is copied onto nothing new (as the intake page store reads it).
+      workflow: workflowOf(p.workflow_id),
     });
   }
   return {
@@ -106,8 +111,12 @@ export async function ensureUsers(
   return rows.length;
 }
 
-/** The account's workflow with this name and these steps, made if it has none; as its position. */
-export async function ensureWorkflow(em: EntityManager, refs: AccountRefs, name: string, steps: unknown[]) {
+/**
+ * The account's workflow with this name and the steps of a copy (those this server runs), made
+ * (disabled) if it has none; as its position.
+ */
+export async function ensureWorkflow(em: EntityManager, refs: AccountRefs, name: string, copied: unknown[]) {
+  const steps = definitionSteps(copied);
   const [found] = await query<{ id: number }>(
     em,
     'select id from workflow where account_id = ? and name = ? and steps = ?::jsonb order by id limit 1',
@@ -115,7 +124,7 @@ export async function ensureWorkflow(em: EntityManager, refs: AccountRefs, name:
   );
   let id = found?.id;
   if (id === undefined) {
-    const made = await createWorkflow(em, refs.id, { name, steps });
+    const made = await recordDisabledWorkflow(em, refs.id, { name, steps });
     refs.workflows.add(made.name, made);
     id = made.id;
   }

@@ -105,7 +105,13 @@ export const ZSeedAccountHeader = z.strictObject({
   tags: z.array(ZTagName).default([]),
   /** Tokens to install as given (for scripted set-ups); omitted, one is generated and reported. */
   tokens: z.array(z.strictObject({ name: z.string(), token: z.string().min(20).max(512) })).optional(),
-  workflows: z.array(z.strictObject({ name: z.string(), steps: z.array(z.unknown()) })).default([]),
+  /**
+   * Workflows, saved by the API's rules (docs/workflows.md); a disabled one is kept as given (it
+   * may be one saved before steps had a form), applied to nothing new until it is changed.
+   */
+  workflows: z
+    .array(z.strictObject({ name: z.string(), steps: z.array(z.unknown()), disabled: z.boolean().optional() }))
+    .default([]),
   intake_pages: z
     .array(z.strictObject({ name: z.string(), primary: z.boolean().default(false), workflow: ZSeedRef.optional() }))
     .default([]),

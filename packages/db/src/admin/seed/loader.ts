@@ -10,6 +10,7 @@ import {
   createWorkflow,
   type IssuedToken,
   issueToken,
+  recordDisabledWorkflow,
 } from '../operations.ts';
 import { ensureUsers } from './append.ts';
 import {
@@ -88,7 +89,14 @@ async function loadHeader(
   }
 
   const workflows: AccountRefs['workflows'] = new Named('workflow');
-  for (const w of header.workflows) workflows.add(w.name, await createWorkflow(em, created.id, w));
+  const disabled = new Set<number>();
+  for (const w of header.workflows) {
+    const made = w.disabled
+      ? await recordDisabledWorkflow(em, created.id, { name: w.name, steps: w.steps })
+      : await createWorkflow(em, created.id, { name: w.name, steps: w.steps });
+    if (w.disabled) disabled.add(made.id);
+    workflows.add(w.name, made);
+  }
   const intakePages: AccountRefs['intakePages'] = new Named('intake page');
   for (const page of header.intake_pages) {
     const where = `account ${header.key}, intake page ${page.name}`;
@@ -98,7 +106,9 @@ async function loadHeader(
       primary: page.primary,
       workflowId: workflow?.id,
     });
-    intakePages.add(page.name, { id: made.id, primary: made.primary, workflow });
+    // A disabled workflow is copied onto nothing new (as the intake page store reads it).
+    const applied = workflow && !disabled.has(workflow.id) ? workflow : null;
+    intakePages.add(page.name, { id: made.id, primary: made.primary, workflow: applied });
   }
   const tags: AccountRefs['tags'] = new Map();
   return {

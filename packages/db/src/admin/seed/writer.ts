@@ -1,13 +1,17 @@
 import {
   type AccountContext,
+  adoptCopiedSteps,
   clockMicros,
+  definitionSteps,
   draftConversation,
   type IntakePageRecord,
   type MessageType,
+  pendingTimers,
   type StoredMedia,
   timestamptzText,
   titleKey,
   type WebhookEventType,
+  type WorkflowRecord,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { SLUG_UNIQUE_INDEX } from '../../entities/index.ts';
@@ -74,7 +78,7 @@ export class Named<T extends { id: number }> {
 export interface AccountRefs extends Pick<AccountContext, 'titleTemplate' | 'defaults' | 'owner'> {
   id: number;
   users: Map<string, number>;
-  workflows: Named<{ id: number; name: string; steps: unknown[] }>;
+  workflows: Named<WorkflowRecord>;
   intakePages: Named<IntakePageRecord>;
   tags: Map<string, number>;
 }
@@ -162,6 +166,12 @@ export async function loadBatch(
   }
 
   const conversations: object[] = [];
+  const timers: { c: number; step: number; occurrence: string; due: string }[] = [];
+  const restoredCopy = (copy: NonNullable<TSeedConversation['workflow']>, workflowId: number, c: number) => {
+    const steps = adoptCopiedSteps(copy.steps);
+    for (const t of pendingTimers(steps)) timers.push({ c, step: t.step, occurrence: t.occurrence, due: t.dueAt });
+    return { id: workflowId, name: copy.name, steps };
+  };
   const members: { c: number; u: number }[] = [];
   const tags: { c: number; t: number }[] = [];
   const messages: object[] = [];
@@ -192,16 +202,14 @@ export async function loadBatch(
       allow_search_engines: draft.allowSearchEngines,
       via_primary_intake_page: draft.viaPrimaryIntakePage,
       intake_page_id: draft.intakePageId,
+      // Drafted from the intake page, a loaded conversation's copy is history, never run; a copy the
+      // seed gives (an export of this server) goes on with its states and timers.
       workflow:
         c.workflow === undefined
-          ? draft.workflow
+          ? draft.workflow && { ...draft.workflow, steps: adoptCopiedSteps(definitionSteps(draft.workflow.steps)) }
           : c.workflow === null
             ? null
-            : {
-                id: refs.workflows.get(c.workflow.of, `${where}, workflow`).id,
-                name: c.workflow.name,
-                steps: c.workflow.steps,
-              },
+            : restoredCopy(c.workflow, refs.workflows.get(c.workflow.of, `${where}, workflow`).id, id),
       created_at: c.created_at ?? timestamptzText(draft.createdAt),
     });
     // Members: those listed, and every registered author (the domain's rule: posting joins).
@@ -252,6 +260,13 @@ export async function loadBatch(
     }
     throw e;
   }
+  await insertRows(
+    em,
+    refs.id,
+    timers,
+    `insert into workflow_job (account_id, conversation_id, step, occurrence, due_at)
+     select ?, c, step, occurrence, due from jsonb_to_recordset(?::jsonb) as t(c int, step int, occurrence text, due timestamptz)`,
+  );
   await insertRows(
     em,
     refs.id,

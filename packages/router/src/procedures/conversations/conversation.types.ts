@@ -42,7 +42,30 @@ export const conversationExample = {
 
 export const listedConversationExample = {
   ...conversationExample,
-  workflow: { id: 2, name: 'Support triage', steps: [{ action: 'assign' }] },
+  workflow: {
+    id: 2,
+    name: 'Support triage',
+    steps: [
+      {
+        trigger: { type: 'conversation.created' },
+        action: { type: 'post_message', as: 'sam@acme.example', text: 'Thanks for writing! We answer within a day.' },
+        state: 'done',
+        due_at: null,
+        done_at: '2022-02-01T17:21:10.004Z',
+        error: null,
+        runs: 1,
+      },
+      {
+        trigger: { type: 'no_reply', from: 'team', within_seconds: 86_400 },
+        action: { type: 'notify', emails: ['sam@acme.example'] },
+        state: 'pending',
+        due_at: '2022-02-02T17:21:09.123Z',
+        done_at: null,
+        error: null,
+        runs: 0,
+      },
+    ],
+  },
 };
 
 /** The error a lookup answers when there is nothing to show (its text is the spec's, NO_CONVERSATIONS). */

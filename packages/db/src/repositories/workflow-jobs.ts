@@ -1,0 +1,398 @@
+import {
+  changeStep,
+  type MessageSide,
+  type OutgoingMail,
+  type planSteps,
+  type runWorkflowStep,
+  type StepChange,
+  timestamptzText,
+  type WebhookEnvelope,
+  type WorkflowActions,
+  type WorkflowCopy,
+  type WorkflowEvent,
+  type WorkflowJob,
+  type WorkflowJobStore,
+  type WorkflowStepContext,
+  WorkflowStepFailed,
+  workflowRetryDelaySeconds,
+} from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { markChange, markChangeSql } from './change-marks.ts';
+import { MikroMailOutbox } from './mail-outbox.ts';
+import { notifySql } from './notifications.ts';
+import { fromJson, query } from './sql.ts';
+import { emitEventSql } from './webhook-outbox.ts';
+
+/*
+ * Workflows at work, in two tables (migration workflows): `workflow_event`, one row per
+ * conversation created with a workflow and per message posted in one, written by that statement
+ * (workflowEventSql); and `workflow_job`, one row per step and occurrence (unique), due at a
+ * time. Both are taken with SKIP LOCKED in a transaction that also locks the conversations they
+ * change, so any number of processes share them and a step's writes commit with its new state,
+ * or not at all: at most once per conversation and occurrence, across restarts and replicas.
+ */
+
+/** A CTE (to follow others in a `with`) that leaves a workflow_event for each row of `source` where `when` holds. */
+export const workflowEventSql = (c: {
+  source: string;
+  account: string;
+  conversation: string;
+  message: string;
+  author: string;
+  when: string;
+}) => `
+  workflow_ev as (
+    insert into workflow_event (account_id, conversation_id, message_id, author_id)
+    select ${c.account}, ${c.conversation}, ${c.message}, ${c.author} from ${c.source} where ${c.when})`;
+
+/** The same, as a statement of its own in a transaction (the Idempotency-Key create). */
+export async function workflowEventIn(tx: EntityManager, accountId: number, conversationId: number): Promise<void> {
+  await query(tx, 'insert into workflow_event (account_id, conversation_id) values (?, ?)', [
+    accountId,
+    conversationId,
+  ]);
+}
+
+interface LockedConversation {
+  id: number;
+  account_id: number;
+  slug: string;
+  title: string;
+  workflow: unknown;
+  created_us: string;
+  key: string;
+  host: string;
+  account_name: string;
+}
+
+const MICROS = `(extract(epoch from %) * 1000000)::bigint::text`;
+const micros = (column: string) => MICROS.replace('%', column);
+
+/** The conversations `ids` with their accounts, locked for this transaction (in id order: no deadlock). */
+async function lockConversations(tx: EntityManager, ids: number[]): Promise<Map<number, LockedConversation>> {
+  const rows = await query<LockedConversation>(
+    tx,
+    `select c.id, c.account_id, c.slug, c.title, c.workflow, ${micros('c.created_at')} as created_us,
+       a.key, a.host, a.name as account_name
+     from conversation c join account a on a.id = c.account_id
+     where c.id in (select x::int from jsonb_array_elements_text(?::jsonb) x) and c.workflow is not null order by c.id for update of c`,
+    [JSON.stringify([...new Set(ids)])],
+  );
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** Writes the changed copies back, and moves the change mark of each account they belong to. */
+async function saveCopies(tx: EntityManager, changed: Map<number, { accountId: number; copy: WorkflowCopy }>) {
+  if (changed.size === 0) return;
+  await query(
+    tx,
+    `update conversation c set workflow = v.w from jsonb_to_recordset(?::jsonb) as v(id int, w jsonb) where c.id = v.id`,
+    [JSON.stringify([...changed].map(([id, { copy }]) => ({ id, w: copy })))],
+  );
+  for (const accountId of new Set([...changed.values()].map((c) => c.accountId))) await markChange(tx, accountId);
+}
+
+async function insertJobs(
+  tx: EntityManager,
+  jobs: {
+    account: number;
+    conversation: number;
+    step: number;
+    occurrence: string;
+    message: number | null;
+    due: string;
+  }[],
+) {
+  if (jobs.length === 0) return;
+  await query(
+    tx,
+    `insert into workflow_job (account_id, conversation_id, step, occurrence, message_id, due_at)
+     select account, conversation, step, occurrence, message, due::timestamptz
+     from jsonb_to_recordset(?::jsonb) as j(account int, conversation int, step int, occurrence text, message int, due text)
+     on conflict (conversation_id, step, occurrence) do nothing`,
+    [JSON.stringify(jobs)],
+  );
+}
+
+/** Posts a step's message: at most once per job (the unique workflow_job_id), with its events and change mark. */
+const POST_MESSAGE = `
+  with author as (
+    select id from account_user where account_id = ? and lower(email) = lower(?) and team_role is not null),
+  recording as (
+    select message_type, recorded_duration_seconds, media_key, media_content_type, media_bytes
+    from message where account_id = ? and id = ? and media_key is not null and hidden_at is null),
+  added as (
+    insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
+                         text, media_key, media_content_type, media_bytes, workflow_job_id)
+    select c.account_id, c.id, coalesce(r.message_type, 'text'), coalesce(r.recorded_duration_seconds, 0), author.id,
+           false, ?, r.media_key, r.media_content_type, r.media_bytes, ?
+    from conversation c cross join author left join recording r on true
+    where c.id = ? and c.account_id = ? and (?::int is null or r.media_key is not null)
+    on conflict (workflow_job_id) where workflow_job_id is not null do nothing
+    returning id, account_id, conversation_id, author_id),
+  touched as (
+    update conversation set last_activity_at = now() where id in (select conversation_id from added)),
+  joined as (
+    insert into conversation_member (conversation_id, user_id, account_id)
+    select conversation_id, author_id, account_id from added on conflict do nothing),
+  ${emitEventSql({ source: 'added', type: 'message_created', account: 'added.account_id', conversation: 'added.conversation_id', message: 'added.id' })},
+  ${notifySql({ source: 'added', account: 'added.account_id', conversation: 'added.conversation_id', message: 'added.id', author: 'added.author_id' })},
+  ${markChangeSql({ source: 'added', account: '?::int' })}
+  select (select count(*)::int from author) as authors, (select count(*)::int from recording) as recordings`;
+
+/** The actions of one step, in the runner's transaction (or a savepoint of it). */
+function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions {
+  const accountId = ctx.account.id;
+  const conversationId = ctx.conversation.id;
+  return {
+    async silenceSince(messageId: number, side: MessageSide) {
+      // Messages people wrote since: a step's own messages neither answer nor restart a silence.
+      const [row] = await query<{ answered: boolean; superseded: boolean }>(
+        tx,
+        `select coalesce(bool_or((u.team_role is not null) <> ?), false) as answered,
+                coalesce(bool_or((u.team_role is not null) = ?), false) as superseded
+         from message m left join account_user u on u.id = m.author_id
+         where m.account_id = ? and m.conversation_id = ? and m.id > ? and m.workflow_job_id is null and m.hidden_at is null`,
+        [side === 'team', side === 'team', accountId, conversationId, messageId],
+      );
+      return { answered: row?.answered ?? false, superseded: row?.superseded ?? false };
+    },
+    async postMessage({ as, text, recordingMessageId }) {
+      const [row] = await query<{ authors: number; recordings: number }>(tx, POST_MESSAGE, [
+        accountId,
+        as,
+        accountId,
+        recordingMessageId,
+        text,
+        ctx.job.id,
+        conversationId,
+        accountId,
+        recordingMessageId,
+        accountId,
+      ]);
+      if (!row || row.authors === 0) return `${as} is not on the account's team`;
+      if (recordingMessageId !== null && row.recordings === 0) {
+        return `message ${recordingMessageId} has no recording kept here`;
+      }
+      return null;
+    },
+    async addTags(tags: string[]) {
+      await query(
+        tx,
+        `insert into tag (account_id, name) select ?, t from jsonb_array_elements_text(?::jsonb) t
+         on conflict (account_id, lower(name)) do nothing`,
+        [accountId, JSON.stringify(tags)],
+      );
+      await query(
+        tx,
+        `with added as (
+           insert into conversation_tag (conversation_id, tag_id, account_id)
+           select ?, id, account_id from tag where account_id = ? and lower(name) in (
+             select lower(t) from jsonb_array_elements_text(?::jsonb) t)
+           on conflict do nothing returning account_id),
+         ${markChangeSql({ source: 'added', account: '?::int' })}
+         select 1`,
+        [conversationId, accountId, JSON.stringify(tags), accountId],
+      );
+    },
+    async addMembers(emails: string[]) {
+      const wanted = emails.map((e) => e.trim().toLowerCase());
+      const found = await query<{ email: string }>(
+        tx,
+        `with people as (select id, lower(email) as email from account_user where account_id = ? and lower(email) in (select lower(x) from jsonb_array_elements_text(?::jsonb) x)),
+         added as (insert into conversation_member (conversation_id, user_id, account_id)
+                   select ?, id, ? from people on conflict do nothing returning account_id),
+         ${markChangeSql({ source: 'added', account: '?::int' })}
+         select email from people`,
+        [accountId, JSON.stringify(wanted), conversationId, accountId, accountId],
+      );
+      const have = new Set(found.map((r) => r.email));
+      return emails.filter((e) => !have.has(e.trim().toLowerCase()));
+    },
+    teamMembers: (emails: string[]) =>
+      query<{ email: string; name: string }>(
+        tx,
+        'select email, name from account_user where account_id = ? and team_role is not null and lower(email) in (select lower(x) from jsonb_array_elements_text(?::jsonb) x)',
+        [accountId, JSON.stringify(emails)],
+      ),
+    enqueueMail: (mail: OutgoingMail) => new MikroMailOutbox(tx).enqueue(accountId, mail),
+    async emitEvent(envelope: WebhookEnvelope) {
+      await query(
+        tx,
+        `insert into webhook_event (account_id, type, conversation_id, message_id, payload)
+         select ?, ?, ?, null, to_jsonb(?::text)
+         where exists (select 1 from webhook_endpoint w where w.account_id = ? and w.disabled_at is null and ? = any(w.events))`,
+        [accountId, envelope.type, conversationId, JSON.stringify(envelope), accountId, envelope.type],
+      );
+    },
+  };
+}
+
+const STEP_NOT_DONE = 'the step could not be done';
+
+export class MikroWorkflowJobs implements WorkflowJobStore {
+  private readonly em: EntityManager;
+  /** Told of a step that threw something else than a refusal (a fault to log). */
+  private readonly onFault: (err: unknown) => void;
+
+  constructor(em: EntityManager, onFault: (err: unknown) => void = () => {}) {
+    this.em = em;
+    this.onFault = onFault;
+  }
+
+  /** Turns up to `limit` events into step jobs (and shows them pending); the number of events taken. */
+  expandEvents(limit: number, plan: typeof planSteps): Promise<number> {
+    return this.em.fork().transactional(async (tx) => {
+      const events = await query<{
+        conversation_id: number;
+        message_id: number | null;
+        author_id: number | null;
+        author_team: boolean;
+        at_us: string;
+      }>(
+        tx,
+        `with ev as (
+           delete from workflow_event where id in (select id from workflow_event order by id limit ? for update skip locked)
+           returning id, conversation_id, message_id, author_id, created_at)
+         select ev.conversation_id, ev.message_id, ev.author_id, coalesce(u.team_role is not null, false) as author_team,
+           ${micros('ev.created_at')} as at_us
+         from ev left join account_user u on u.id = ev.author_id order by ev.id`,
+        [limit],
+      );
+      if (events.length === 0) return 0;
+      const conversations = await lockConversations(
+        tx,
+        events.map((e) => e.conversation_id),
+      );
+      const copies = new Map<number, { accountId: number; copy: WorkflowCopy }>();
+      const jobs: Parameters<typeof insertJobs>[1] = [];
+      for (const e of events) {
+        const c = conversations.get(e.conversation_id);
+        if (!c) continue;
+        let copy = copies.get(c.id)?.copy ?? fromJson<WorkflowCopy>(c.workflow);
+        const event: WorkflowEvent =
+          e.message_id === null
+            ? { kind: 'created' }
+            : { kind: 'message', messageId: e.message_id, side: e.author_team ? 'team' : 'participant' };
+        const at = BigInt(e.message_id === null ? c.created_us : e.at_us);
+        for (const p of plan(copy.steps, event, at)) {
+          jobs.push({
+            account: c.account_id,
+            conversation: c.id,
+            step: p.step,
+            occurrence: p.occurrence,
+            message: p.messageId,
+            due: timestamptzText(p.dueAt),
+          });
+          // Creation's steps already show their times (the copy was made with them).
+          if (event.kind === 'message') copy = changeStep(copy, p.step, { kind: 'planned', dueAt: p.dueAt });
+        }
+        if (event.kind === 'message') copies.set(c.id, { accountId: c.account_id, copy });
+      }
+      await insertJobs(tx, jobs);
+      await saveCopies(tx, copies);
+      return events.length;
+    });
+  }
+
+  /** Runs up to `limit` due steps; the number taken. */
+  runDueSteps(limit: number, run: typeof runWorkflowStep): Promise<number> {
+    return this.em.fork().transactional(async (tx) => {
+      const jobs = await query<{
+        id: number;
+        conversation_id: number;
+        step: number;
+        occurrence: string;
+        message_id: number | null;
+        attempts: number;
+      }>(
+        tx,
+        `select id, conversation_id, step, occurrence, message_id, attempts from workflow_job
+         where state = 'pending' and due_at <= now() order by due_at, id limit ? for update skip locked`,
+        [limit],
+      );
+      if (jobs.length === 0) return 0;
+      const conversations = await lockConversations(
+        tx,
+        jobs.map((j) => j.conversation_id),
+      );
+      const copies = new Map<number, { accountId: number; copy: WorkflowCopy }>();
+      const results: { id: number; state: string; error: string | null; due: string | null; attempts: number }[] = [];
+      const next: Parameters<typeof insertJobs>[1] = [];
+      for (const j of jobs) {
+        const c = conversations.get(j.conversation_id);
+        if (!c) {
+          results.push({
+            id: j.id,
+            state: 'skipped',
+            error: 'the conversation has no workflow',
+            due: null,
+            attempts: j.attempts,
+          });
+          continue;
+        }
+        const copy = copies.get(c.id)?.copy ?? fromJson<WorkflowCopy>(c.workflow);
+        const job: WorkflowJob = {
+          id: j.id,
+          step: j.step,
+          occurrence: j.occurrence,
+          messageId: j.message_id,
+          attempts: j.attempts,
+        };
+        const ctx: WorkflowStepContext = {
+          account: { id: c.account_id, key: c.key, host: c.host, name: c.account_name },
+          conversation: { id: c.id, slug: c.slug, title: c.title, createdAt: BigInt(c.created_us), workflow: copy },
+          job,
+        };
+        const now = new Date();
+        let change: StepChange;
+        try {
+          // A savepoint: a step that fails leaves nothing of itself behind, and the batch goes on.
+          const outcome = await tx.transactional((inner) => run(actionsIn(inner, ctx), ctx, now));
+          if (outcome.state === 'done') {
+            const nowMicros = BigInt(now.getTime()) * 1000n;
+            change = { kind: 'done', at: nowMicros, nextDueAt: outcome.next?.dueAt ?? null };
+            results.push({ id: j.id, state: 'done', error: null, due: null, attempts: j.attempts + 1 });
+            if (outcome.next) {
+              next.push({
+                account: c.account_id,
+                conversation: c.id,
+                step: j.step,
+                occurrence: outcome.next.occurrence,
+                message: null,
+                due: timestamptzText(outcome.next.dueAt),
+              });
+            }
+          } else {
+            change = { kind: 'skipped', reason: outcome.reason };
+            results.push({ id: j.id, state: 'skipped', error: outcome.reason, due: null, attempts: j.attempts });
+          }
+        } catch (err) {
+          const reason = err instanceof WorkflowStepFailed ? err.message : STEP_NOT_DONE;
+          if (!(err instanceof WorkflowStepFailed)) this.onFault(err);
+          const attempts = j.attempts + 1;
+          const delay = workflowRetryDelaySeconds(attempts);
+          if (delay === null) {
+            change = { kind: 'failed', reason };
+            results.push({ id: j.id, state: 'failed', error: reason, due: null, attempts });
+          } else {
+            const dueAt = BigInt(now.getTime() + delay * 1000) * 1000n;
+            change = { kind: 'retry', reason, dueAt };
+            results.push({ id: j.id, state: 'pending', error: reason, due: timestamptzText(dueAt), attempts });
+          }
+        }
+        copies.set(c.id, { accountId: c.account_id, copy: changeStep(copy, j.step, change) });
+      }
+      await query(
+        tx,
+        `update workflow_job j set state = r.state, last_error = r.error, attempts = r.attempts,
+           due_at = coalesce(r.due::timestamptz, j.due_at), done_at = case when r.state = 'done' then now() else j.done_at end
+         from jsonb_to_recordset(?::jsonb) as r(id int, state text, error text, due text, attempts int) where j.id = r.id`,
+        [JSON.stringify(results)],
+      );
+      await insertJobs(tx, next);
+      await saveCopies(tx, copies);
+      return jobs.length;
+    });
+  }
+}
