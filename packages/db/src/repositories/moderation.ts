@@ -28,7 +28,10 @@ const SHOW = `
   ${markChangeSql({ source: 'changed', account: '(select account_id from changed limit 1)' })}
   select count(*)::int as n from changed`;
 
-/** The author's own message, while it is younger than the window. */
+/**
+ * The author's own message, while it is younger than the window; with its recording's key when no
+ * other message holds it (a workflow step may post the same recording again).
+ */
 const DELETE_OWN = `
   with gone as (
     delete from message
@@ -37,7 +40,9 @@ const DELETE_OWN = `
     returning id, account_id, media_key
   ),
   ${markChangeSql({ source: 'gone', account: '(select account_id from gone limit 1)' })}
-  select media_key from gone`;
+  select case when not exists (select 1 from message m where m.media_key = gone.media_key and m.id <> gone.id)
+    then media_key end as media_key
+  from gone`;
 
 const count = (rows: { n: number }[]) => rows[0]?.n ?? 0;
 
