@@ -9,6 +9,9 @@ import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
  * (a step due while no process ran is taken by the first round after), and a step runs at most once.
  */
 
+/** Steps per transaction: a batch's fixed statements (claim, lock, record, change mark) shared by many. */
+const BATCH = 200;
+
 export interface WorkflowWorkerOptions {
   logger: Logger;
   /** How often to look for due steps (default 500 ms). */
@@ -26,9 +29,10 @@ export function startWorkflowWorker(store: WorkflowJobStore, options: WorkflowWo
     intervalMs: options.intervalMs ?? 500,
     onError: options.onError,
     busy: options.busy,
-    maxYieldMs: 1_000,
+    // Steps give way to requests, but never for long: half a second per batch at most.
+    maxYieldMs: 500,
     async step() {
-      const did = await advanceWorkflows(store);
+      const did = await advanceWorkflows(store, BATCH);
       if (did) options.onProgress?.();
       return did;
     },

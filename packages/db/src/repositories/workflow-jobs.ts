@@ -17,7 +17,7 @@ import {
   workflowRetryDelaySeconds,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { markChange, markChangeSql } from './change-marks.ts';
+import { markChange } from './change-marks.ts';
 import { MikroMailOutbox } from './mail-outbox.ts';
 import { notifySql } from './notifications.ts';
 import { fromJson, query } from './sql.ts';
@@ -114,7 +114,10 @@ async function insertJobs(
   );
 }
 
-/** Posts a step's message: at most once per job (the unique workflow_job_id), with its events and change mark. */
+/**
+ * Posts a step's message: at most once per job (the unique workflow_job_id), with its events (the
+ * runner moves the account's change mark once for its batch).
+ */
 const POST_MESSAGE = `
   with author as (
     select id from account_user where account_id = ? and lower(email) = lower(?) and team_role is not null),
@@ -136,8 +139,7 @@ const POST_MESSAGE = `
     insert into conversation_member (conversation_id, user_id, account_id)
     select conversation_id, author_id, account_id from added on conflict do nothing),
   ${emitEventSql({ source: 'added', type: 'message_created', account: 'added.account_id', conversation: 'added.conversation_id', message: 'added.id' })},
-  ${notifySql({ source: 'added', account: 'added.account_id', conversation: 'added.conversation_id', message: 'added.id', author: 'added.author_id' })},
-  ${markChangeSql({ source: 'added', account: '?::int' })}
+  ${notifySql({ source: 'added', account: 'added.account_id', conversation: 'added.conversation_id', message: 'added.id', author: 'added.author_id' })}
   select (select count(*)::int from author) as authors, (select count(*)::int from recording) as recordings`;
 
 /** The actions of one step, in the runner's transaction (or a savepoint of it). */
@@ -168,7 +170,6 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
         conversationId,
         accountId,
         recordingMessageId,
-        accountId,
       ]);
       if (!row || row.authors === 0) return `${as} is not on the account's team`;
       if (recordingMessageId !== null && row.recordings === 0) {
@@ -177,22 +178,18 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
       return null;
     },
     async addTags(tags: string[]) {
+      // One statement: the account's tags made where missing, then the conversation's. (The
+      // runner moves the change mark once for the batch.)
       await query(
         tx,
-        `insert into tag (account_id, name) select ?, t from jsonb_array_elements_text(?::jsonb) t
-         on conflict (account_id, lower(name)) do nothing`,
-        [accountId, JSON.stringify(tags)],
-      );
-      await query(
-        tx,
-        `with added as (
-           insert into conversation_tag (conversation_id, tag_id, account_id)
-           select ?, id, account_id from tag where account_id = ? and lower(name) in (
-             select lower(t) from jsonb_array_elements_text(?::jsonb) t)
-           on conflict do nothing returning account_id),
-         ${markChangeSql({ source: 'added', account: '?::int' })}
-         select 1`,
-        [conversationId, accountId, JSON.stringify(tags), accountId],
+        `with wanted as (select distinct on (lower(t)) t from jsonb_array_elements_text(?::jsonb) t),
+         made as (insert into tag (account_id, name) select ?, t from wanted
+                  on conflict (account_id, lower(name)) do nothing returning id),
+         found as (select id from tag where account_id = ? and lower(name) in (select lower(t) from wanted)
+                   union select id from made)
+         insert into conversation_tag (conversation_id, tag_id, account_id)
+         select ?, id, ? from found on conflict do nothing`,
+        [JSON.stringify(tags), accountId, accountId, conversationId, accountId],
       );
     },
     async addMembers(emails: string[]) {
@@ -201,10 +198,9 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
         tx,
         `with people as (select id, lower(email) as email from account_user where account_id = ? and lower(email) in (select lower(x) from jsonb_array_elements_text(?::jsonb) x)),
          added as (insert into conversation_member (conversation_id, user_id, account_id)
-                   select ?, id, ? from people on conflict do nothing returning account_id),
-         ${markChangeSql({ source: 'added', account: '?::int' })}
+                   select ?, id, ? from people on conflict do nothing)
          select email from people`,
-        [accountId, JSON.stringify(wanted), conversationId, accountId, accountId],
+        [accountId, JSON.stringify(wanted), conversationId, accountId],
       );
       const have = new Set(found.map((r) => r.email));
       return emails.filter((e) => !have.has(e.trim().toLowerCase()));
@@ -229,6 +225,14 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
 }
 
 const STEP_NOT_DONE = 'the step could not be done';
+
+/** A step of an unguarded batch failed: the batch is rolled back and run again, guarded. */
+class StepFailedInBatch extends Error {
+  constructor(cause: unknown) {
+    super('a workflow step failed in its batch', { cause });
+    this.name = 'StepFailedInBatch';
+  }
+}
 
 export class MikroWorkflowJobs implements WorkflowJobStore {
   private readonly em: EntityManager;
@@ -295,8 +299,22 @@ export class MikroWorkflowJobs implements WorkflowJobStore {
     });
   }
 
-  /** Runs up to `limit` due steps; the number taken. */
-  runDueSteps(limit: number, run: typeof runWorkflowStep): Promise<number> {
+  /**
+   * Runs up to `limit` due steps; the number taken. A batch runs its steps straight in its
+   * transaction; when one of them fails, the batch is rolled back whole and run again with each
+   * step in a savepoint of its own, so the failure is recorded and the others still commit.
+   * Failures are rare, so the savepoints' two round trips a step are spent only then.
+   */
+  async runDueSteps(limit: number, run: typeof runWorkflowStep): Promise<number> {
+    try {
+      return await this.runBatch(limit, run, false);
+    } catch (e) {
+      if (!(e instanceof StepFailedInBatch)) throw e;
+      return this.runBatch(limit, run, true);
+    }
+  }
+
+  private runBatch(limit: number, run: typeof runWorkflowStep, guarded: boolean): Promise<number> {
     return this.em.fork().transactional(async (tx) => {
       const jobs = await query<{
         id: number;
@@ -347,8 +365,12 @@ export class MikroWorkflowJobs implements WorkflowJobStore {
         const now = new Date();
         let change: StepChange;
         try {
-          // A savepoint: a step that fails leaves nothing of itself behind, and the batch goes on.
-          const outcome = await tx.transactional((inner) => run(actionsIn(inner, ctx), ctx, now));
+          // Guarded, a savepoint: a step that fails leaves nothing of itself behind, and the batch goes on.
+          const outcome = guarded
+            ? await tx.transactional((inner) => run(actionsIn(inner, ctx), ctx, now))
+            : await run(actionsIn(tx, ctx), ctx, now).catch((err: unknown) => {
+                throw new StepFailedInBatch(err);
+              });
           if (outcome.state === 'done') {
             const nowMicros = BigInt(now.getTime()) * 1000n;
             change = { kind: 'done', at: nowMicros, nextDueAt: outcome.next?.dueAt ?? null };
@@ -368,6 +390,8 @@ export class MikroWorkflowJobs implements WorkflowJobStore {
             results.push({ id: j.id, state: 'skipped', error: outcome.reason, due: null, attempts: j.attempts });
           }
         } catch (err) {
+          // Unguarded, the whole batch starts again with savepoints.
+          if (err instanceof StepFailedInBatch) throw err;
           const reason = err instanceof WorkflowStepFailed ? err.message : STEP_NOT_DONE;
           if (!(err instanceof WorkflowStepFailed)) this.onFault(err);
           const attempts = j.attempts + 1;
