@@ -21,6 +21,7 @@ import { replies } from './sections/replies.ts';
 import { scale } from './sections/scale.ts';
 import { withUnkept } from './sections/unkept.ts';
 import { webhooks } from './sections/webhooks.ts';
+import { workflows } from './sections/workflows.ts';
 import { peakRssMb, runPeak, start, startOptions } from './servers.ts';
 import { aim, targets } from './targets.ts';
 
@@ -82,6 +83,7 @@ async function main() {
     if (EXTRAS.has('replies')) await replies(product);
     if (EXTRAS.has('webhooks')) await webhooks(product);
     if (EXTRAS.has('media')) await media(product);
+    if (EXTRAS.has('workflows')) await workflows(product);
     // The last window folded in, the run's peaks: every scenario and section above, warm-up included.
     for (const server of [product, baseline]) peakRssMb(server);
     const peak = { product: runPeak.get('product') ?? 0, baseline: runPeak.get('baseline') ?? 0 };
