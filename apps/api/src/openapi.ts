@@ -1,5 +1,8 @@
 import {
   IDEMPOTENCY_KEY_REUSED,
+  INTAKE_PAGE_KEY_TAKEN,
+  INTAKE_PAGE_LIMIT_REACHED,
+  INTAKE_PAGE_NOT_FOUND,
   INTAKE_PAGE_UNUSABLE,
   NO_CONVERSATIONS,
   PAGE_SIZE,
@@ -32,6 +35,9 @@ const ERROR_EXAMPLES: Record<OwnMessageCode, string> = {
   conversation_not_found: NO_CONVERSATIONS,
   invalid_input: `slug: ${slugProblem('has space')}`,
   intake_page_unusable: INTAKE_PAGE_UNUSABLE,
+  intake_page_not_found: INTAKE_PAGE_NOT_FOUND,
+  intake_page_key_taken: INTAKE_PAGE_KEY_TAKEN,
+  intake_page_limit_reached: INTAKE_PAGE_LIMIT_REACHED,
   slug_taken: SLUG_TAKEN,
   idempotency_key_reused: IDEMPOTENCY_KEY_REUSED,
   body_too_large: tooLarge(64 * 1024).message,

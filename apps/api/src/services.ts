@@ -5,6 +5,7 @@ import {
   databaseUnavailable,
   hashToken,
   MikroInboxStore,
+  MikroIntakePageAdminStore,
   MikroIntakePageStore,
   MikroMailOutbox,
   MikroMediaReferences,
@@ -204,6 +205,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     conversations: conversationStore(em),
     members: memberStore(em),
     intakePages: new MikroIntakePageStore(em),
+    intakePageAdmin: new MikroIntakePageAdminStore(em),
     webhookEndpoints: new MikroWebhookEndpointStore(em),
     workflows: new MikroWorkflowStore(em),
     workflowJobs: new MikroWorkflowJobs(em, (err) =>

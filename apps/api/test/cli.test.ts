@@ -203,9 +203,13 @@ describe('operator CLI', { timeout: 120_000 }, () => {
       String(wf.id),
     );
     expect(page).toMatchObject({ primary: true, workflowId: wf.id });
-    const second = await cli('intake-page', 'create', '--account', 'acme', '--name', 'Also main', '--primary');
-    expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(/primary intake page/);
+    // One primary page: making another primary makes the last not.
+    const second = await json('intake-page', 'create', '--account', 'acme', '--name', 'Also main', '--primary');
+    expect(second).toMatchObject({ key: 'also-main', primary: true });
+    const listed = await json('intake-page', 'list', '--account', 'acme');
+    expect(listed.filter((p: { primary: boolean }) => p.primary).map((p: { id: number }) => p.id)).toEqual([second.id]);
+    const closed = await json('intake-page', 'change', '--account', 'acme', '--id', String(page.id), '--disable');
+    expect(closed).toMatchObject({ id: page.id, disabled: true });
   });
 
   it("puts users on the account's team and takes them off; the owner stays an owner", async () => {
@@ -654,6 +658,8 @@ describe('operator CLI', { timeout: 120_000 }, () => {
       ['workflow', 'list'],
       ['workflow', 'change'],
       ['intake-page', 'create'],
+      ['intake-page', 'list'],
+      ['intake-page', 'change'],
       ['seed'],
       ['demo'],
       ['webhook', 'add'],

@@ -49,7 +49,7 @@ const TEXTS = ['Hello', 'Line one\nline two', '¿Qué tal? 🎉', '   spaced   '
 function generatedAccount(): TSeed['accounts'][number] {
   const r = random(42);
   const users = ['Ann@Gen.example', 'bob@gen.example', 'Zoë@gen.example', 'owner@gen.example', 'eve@gen.example'].map(
-    (email, i) => ({ email, name: `User ${i} ✓` }),
+    (email, i) => ({ email, name: `User ${i} ✓`, ...(email.startsWith('owner@') ? { team: 'owner' as const } : {}) }),
   );
   const tags = ['Ünïcode', 'billing', 'SUPPORT', 'tag with spaces', '日本語'];
   const pages = ['Contact', 'Feedback', 2, 3, 4] as const;
@@ -114,8 +114,16 @@ function generatedAccount(): TSeed['accounts'][number] {
       { name: 'Same name', steps: [{ action: 'assign' }], disabled: true },
     ],
     intake_pages: [
-      { name: 'Contact', primary: true, workflow: 'Triage' },
-      { name: 'Feedback' },
+      {
+        name: 'Contact',
+        primary: true,
+        workflow: 'Triage',
+        key: 'talk-to-us',
+        title: 'Talk to us ✓',
+        welcome_text: 'Type it or record it.',
+        team: ['owner@gen.example'],
+      },
+      { name: 'Feedback', allow_anonymous: true, disabled: true },
       { name: 'Twin', workflow: 2 },
       { name: 'Twin', workflow: 3 },
     ],

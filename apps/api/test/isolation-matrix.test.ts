@@ -134,6 +134,17 @@ const restWorkflows = (headers: Record<string, string>, method: string, path = '
     }),
   );
 const TAG_STEP = { trigger: { type: 'conversation.created' }, action: { type: 'add_tags', tags: ['matrix'] } };
+const restPages = (headers: Record<string, string>, method: string, path = '', body?: unknown) =>
+  call(
+    h,
+    new Request(`${BASE}/api/v1/intake_pages${path}`, {
+      method,
+      headers: body ? { ...headers, 'content-type': 'application/json' } : headers,
+      body: body ? JSON.stringify(body) : undefined,
+    }),
+  );
+/** The intake page a change aims at: alpha's (whoever asks), or none. */
+const pageTarget = (l: 'secret' | 'absent') => (l === 'absent' ? 999_999 : a.secondaryPageId);
 /** The workflow a change aims at: alpha's (whoever asks), or none. */
 const workflowTarget = (l: 'secret' | 'absent') => (l === 'absent' ? 999_999 : a.workflowId);
 
@@ -250,6 +261,32 @@ const OPERATIONS: Operation[] = [
     write: true,
     send: (hd, l) => trpcMutation('workflows.change', { id: workflowTarget(l), disabled: false }, hd),
   },
+  { name: 'REST list intake pages', of: 'intakePages.list', send: (hd) => restPages(hd, 'GET') },
+  {
+    name: 'REST create an intake page',
+    of: 'intakePages.create',
+    write: true,
+    send: (hd) => restPages(hd, 'POST', '', { name: unique() }),
+  },
+  {
+    name: 'REST change an intake page',
+    of: 'intakePages.change',
+    write: true,
+    send: (hd, l) => restPages(hd, 'PATCH', `/${pageTarget(l)}`, { title: 'Changed', welcome_text: 'Hello' }),
+  },
+  { name: 'tRPC intakePages.list', of: 'intakePages.list', send: (hd) => trpcQuery('intakePages.list', {}, hd) },
+  {
+    name: 'tRPC intakePages.create',
+    of: 'intakePages.create',
+    write: true,
+    send: (hd) => trpcMutation('intakePages.create', { name: unique() }, hd),
+  },
+  {
+    name: 'tRPC intakePages.change',
+    of: 'intakePages.change',
+    write: true,
+    send: (hd, l) => trpcMutation('intakePages.change', { id: pageTarget(l), disabled: false }, hd),
+  },
   {
     name: 'REST add_conversation_member',
     of: 'conversations.addMember',
@@ -319,6 +356,8 @@ const counts = async (): Promise<string[]> => {
        union all select account_id, 'users', count(*)::int from account_user group by account_id
        union all select account_id, 'workflows ' || max(name) || ' ' || max(updated_at)::text, count(*)::int
                  from workflow group by account_id
+       union all select account_id, 'intake pages ' || max(title) || ' ' || max(updated_at)::text, count(*)::int
+                 from intake_page group by account_id
        order by 1, 2`,
     )) as { account_id: number; what: string; n: number }[];
   return rows.map((r) => `${r.account_id}:${r.what}:${r.n}`);
@@ -331,7 +370,8 @@ const comparable = (r: Call) =>
     .replace(/matrix-\d+/g, 'matrix-N')
     .replace(/"id":\d+/g, '"id":N')
     .replace(/whsec_[A-Za-z0-9+/=]+/g, 'whsec_N')
-    .replace(/"(created|updated)_at":"[^"]+"/g, '"$1_at":T');
+    .replace(/"(created|updated)_at":"[^"]+"/g, '"$1_at":T')
+    .replace(/"key":"matrix-\d+"/g, '"key":"matrix-N"');
 
 /** The conversations a body holds, REST or tRPC, one or a page. */
 const conversationIds = (body: any): number[] => {

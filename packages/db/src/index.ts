@@ -17,6 +17,7 @@ export * from './repositories/conversation-members.ts';
 export * from './repositories/conversation-store.ts';
 export { IDEMPOTENCY_RETENTION_HOURS, purgeIdempotencyKeys } from './repositories/idempotency-keys.ts';
 export * from './repositories/inbox.ts';
+export * from './repositories/intake-page-admin.ts';
 export * from './repositories/intake-page-store.ts';
 export * from './repositories/mail-outbox.ts';
 export * from './repositories/media-references.ts';

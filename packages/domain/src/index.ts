@@ -20,6 +20,7 @@ export * from './use-cases/get-account.ts';
 export * from './use-cases/get-conversation.ts';
 export * from './use-cases/get-robots-file.ts';
 export * from './use-cases/get-sitemap.ts';
+export * from './use-cases/intake-pages.ts';
 export * from './use-cases/list-conversations.ts';
 export * from './use-cases/mail-preferences.ts';
 export * from './use-cases/measure-recording.ts';

@@ -1,6 +1,7 @@
 import {
   type Authenticated,
   type ConversationStore,
+  type IntakePageAdminStore,
   type IntakePageStore,
   type LookupMatch,
   type MailOutbox,
@@ -25,6 +26,8 @@ export interface ProcedureServices {
   /** Queues mail (invitations); a mail worker in every process sends it. */
   outbox: MailOutbox;
   intakePages: IntakePageStore;
+  /** The account's intake pages, as its team manages them. */
+  intakePageAdmin: IntakePageAdminStore;
   webhookEndpoints: WebhookEndpointStore;
   /** The account's workflows, as its team saves them. */
   workflows: WorkflowStore;

@@ -5,6 +5,9 @@ import { createConversationOperation } from './procedures/conversations/create-c
 import { getConversationOperation } from './procedures/conversations/get-conversation.ts';
 import { listConversationsOperation } from './procedures/conversations/list-conversations.ts';
 import { addMemberOperation, removeMemberOperation } from './procedures/conversations/members.ts';
+import { changeIntakePageOperation } from './procedures/intake-pages/change-intake-page.ts';
+import { createIntakePageOperation } from './procedures/intake-pages/create-intake-page.ts';
+import { listIntakePagesOperation } from './procedures/intake-pages/list-intake-pages.ts';
 import { createWebhookOperation } from './procedures/webhooks/create-webhook.ts';
 import { deleteWebhookOperation } from './procedures/webhooks/delete-webhook.ts';
 import { listWebhooksOperation } from './procedures/webhooks/list-webhooks.ts';
@@ -32,6 +35,11 @@ const procedures = {
     create: createWorkflowOperation,
     list: listWorkflowsOperation,
     change: changeWorkflowOperation,
+  },
+  intakePages: {
+    create: createIntakePageOperation,
+    list: listIntakePagesOperation,
+    change: changeIntakePageOperation,
   },
 };
 

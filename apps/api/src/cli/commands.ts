@@ -9,6 +9,7 @@ import {
   issueToken,
   listTokens,
   loadSeedAccounts,
+  MikroIntakePageAdminStore,
   MikroMailOutbox,
   MikroWorkflowStore,
   memberStore,
@@ -18,7 +19,16 @@ import {
   setRateLimit,
   setTeamRole,
 } from '@convo/db';
-import { addMember, changeWorkflow, listWorkflows, type MemberOutcome, removeMember, TEAM_ROLES } from '@convo/domain';
+import {
+  addMember,
+  changeIntakePage,
+  changeWorkflow,
+  listIntakePages,
+  listWorkflows,
+  type MemberOutcome,
+  removeMember,
+  TEAM_ROLES,
+} from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Command, Option } from 'commander';
 import { migrateDatabase, openDatabase } from '../services.ts';
@@ -333,27 +343,97 @@ export function registerCommands(program: Command, env: Env): void {
     'npm run cli -- workflow change --account acme --id 1 --disable',
   );
 
-  const intake = program.command('intake-page').description('manage intake pages');
+  const intake = program.command('intake-page').description('manage intake pages (the API: /intake_pages)');
+  const pageText = (o: Record<string, unknown>) =>
+    `intake page ${o.id} (${o.name}, /p/${o.key}${o.primary ? ', primary' : ''}${o.disabled ? ', disabled' : ''})`;
+  const teamList = (value: string) =>
+    value
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e.length > 0);
   example(
     intake
       .command('create')
-      .description('create an intake page; at most one per account is primary')
+      .description('make an intake page; making one primary makes the last primary page not')
       .requiredOption('--account <key>', 'account key')
       .requiredOption('--name <name>', 'page name')
+      .option('--key <key>', 'its address, /p/<key> (default: made from the name)')
+      .option('--title <title>', 'shown above the form')
+      .option('--welcome <text>', 'welcome text shown above the form')
       .option('--primary', 'make it the primary intake page')
+      .option('--anonymous', 'let visitors start without a name and an e-mail address')
+      .option('--team <emails>', 'comma-separated team members who join each conversation started there', teamList)
       .option('--workflow <id>', 'workflow applied to conversations created through it', int('--workflow'))
       .option('--json', 'print JSON')
       .action(async (o) => {
         const made = await withDatabase(env, async (em) =>
           createIntakePage(em, (await findAccount(em, o.account)).id, {
             name: o.name,
+            key: o.key,
+            title: o.title,
+            welcomeText: o.welcome,
             primary: o.primary === true,
+            allowAnonymous: o.anonymous === true,
+            team: o.team,
             workflowId: o.workflow,
           }),
         );
-        emit(o.json, made, `intake page ${made.id} (${made.name}${made.primary ? ', primary' : ''}) created`);
+        emit(o.json, made, `${pageText(made)} created`);
       }),
-    'npm run cli -- intake-page create --account acme --name "Contact us" --primary --workflow 1',
+    'npm run cli -- intake-page create --account acme --name "Contact us" --primary --workflow 1 --team sam@acme.example',
+  );
+  example(
+    intake
+      .command('list')
+      .description("the account's intake pages, disabled ones included")
+      .requiredOption('--account <key>', 'account key')
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        const all = await withDatabase(env, async (em) =>
+          listIntakePages(new MikroIntakePageAdminStore(em), await findAccount(em, o.account)),
+        );
+        emit(o.json, all, all.length === 0 ? 'no intake pages' : all.map(pageText).join('\n'));
+      }),
+    'npm run cli -- intake-page list --account acme',
+  );
+  example(
+    intake
+      .command('change')
+      .description('change an intake page, or disable or enable it')
+      .requiredOption('--account <key>', 'account key')
+      .requiredOption('--id <id>', 'intake page id', int('--id'))
+      .option('--name <name>', 'new name')
+      .option('--key <key>', 'new address, /p/<key>')
+      .option('--title <title>', 'shown above the form')
+      .option('--welcome <text>', 'welcome text')
+      .option('--primary', 'make it the primary intake page')
+      .option('--workflow <id>', 'workflow applied (0: none)', int('--workflow'))
+      .option('--team <emails>', 'comma-separated team members (empty: none)', teamList)
+      .option('--anonymous <yes|no>', 'let visitors start without a name and an e-mail address')
+      .option('--disable', 'make it unusable, as a missing page is')
+      .option('--enable', 'make it usable again')
+      .option('--json', 'print JSON')
+      .action(async (o) => {
+        if (o.disable && o.enable) throw new AdminError('give --disable or --enable, not both');
+        if (o.anonymous !== undefined && o.anonymous !== 'yes' && o.anonymous !== 'no') {
+          throw new AdminError('--anonymous takes yes or no');
+        }
+        const changed = await withDatabase(env, async (em) =>
+          changeIntakePage(new MikroIntakePageAdminStore(em), await findAccount(em, o.account), o.id, {
+            name: o.name,
+            key: o.key,
+            title: o.title,
+            welcome_text: o.welcome,
+            primary: o.primary === true ? true : undefined,
+            workflow_id: o.workflow === undefined ? undefined : o.workflow === 0 ? null : o.workflow,
+            team: o.team,
+            allow_anonymous: o.anonymous === undefined ? undefined : o.anonymous === 'yes',
+            disabled: o.disable ? true : o.enable ? false : undefined,
+          }),
+        );
+        emit(o.json, changed, `${pageText(changed)} saved`);
+      }),
+    'npm run cli -- intake-page change --account acme --id 2 --disable',
   );
 
   example(

@@ -97,9 +97,24 @@ async function header(em: EntityManager, a: AccountRow) {
     'select id, name, steps, disabled_at is not null as disabled from workflow where account_id = ? order by id',
     [a.id],
   );
-  const pages = await query<{ id: number; name: string; is_primary: boolean; workflow_id: number | null }>(
+  const pages = await query<{
+    id: number;
+    name: string;
+    is_primary: boolean;
+    workflow_id: number | null;
+    key: string;
+    title: string;
+    welcome_text: string;
+    allow_anonymous: boolean;
+    disabled: boolean;
+    team: string[] | string;
+  }>(
     em,
-    'select id, name, is_primary, workflow_id from intake_page where account_id = ? order by id',
+    `select p.id, p.name, p.is_primary, p.workflow_id, p.key, p.title, p.welcome_text, p.allow_anonymous,
+       p.disabled_at is not null as disabled,
+       (select coalesce(json_agg(u.email order by u.id), '[]') from intake_page_member m
+          join account_user u on u.id = m.user_id where m.intake_page_id = p.id) as team
+     from intake_page p where p.account_id = ? order by p.id`,
     [a.id],
   );
   const workflowRef = referencer(workflows);
@@ -119,11 +134,20 @@ async function header(em: EntityManager, a: AccountRow) {
       steps: typeof w.steps === 'string' ? JSON.parse(w.steps) : w.steps,
       ...(w.disabled ? { disabled: true } : {}),
     })),
-    intake_pages: pages.map((p) => ({
-      name: p.name,
-      primary: p.is_primary,
-      ...(p.workflow_id === null ? {} : { workflow: workflowRef(p.workflow_id, `intake page ${p.name}`) }),
-    })),
+    intake_pages: pages.map((p) => {
+      const team: string[] = typeof p.team === 'string' ? JSON.parse(p.team) : p.team;
+      return {
+        name: p.name,
+        primary: p.is_primary,
+        ...(p.workflow_id === null ? {} : { workflow: workflowRef(p.workflow_id, `intake page ${p.name}`) }),
+        key: p.key,
+        ...(p.title === '' ? {} : { title: p.title }),
+        ...(p.welcome_text === '' ? {} : { welcome_text: p.welcome_text }),
+        ...(p.allow_anonymous ? { allow_anonymous: true } : {}),
+        ...(team.length === 0 ? {} : { team }),
+        ...(p.disabled ? { disabled: true } : {}),
+      };
+    }),
   };
   const primary = pages.find((p) => p.is_primary);
   return { fields, workflowRef, pageRef, primaryRef: primary ? pageRef(primary.id, 'the primary page') : null };

@@ -1,5 +1,6 @@
 import {
   type ConversationSettings,
+  createIntakePage as createIntakePageChecked,
   createWorkflow as createWorkflowChecked,
   DEFAULT_TITLE_TEMPLATE,
   generateToken,
@@ -8,7 +9,8 @@ import {
   type TeamRole,
 } from '@convo/domain';
 import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Account, ApiToken, IntakePage, User, Workflow } from '../entities/index.ts';
+import { Account, ApiToken, User } from '../entities/index.ts';
+import { MikroIntakePageAdminStore } from '../repositories/intake-page-admin.ts';
 import { query } from '../repositories/sql.ts';
 import { MikroWorkflowStore } from '../repositories/workflow-store.ts';
 import { hashToken } from '../tokens.ts';
@@ -221,21 +223,44 @@ export async function recordDisabledWorkflow(
   return { id: row.id, name: input.name, steps: runnableSteps(input.steps) };
 }
 
+/**
+ * An intake page, by the rules the API makes one with (a key made from the name when none is
+ * given; a primary page takes the place of the last): the CLI, seeds and import-api go through them.
+ */
 export async function createIntakePage(
   em: EntityManager,
   accountId: number,
-  input: { name: string; primary: boolean; workflowId?: number | undefined },
+  input: {
+    name: string;
+    primary: boolean;
+    workflowId?: number | undefined;
+    key?: string | undefined;
+    title?: string | undefined;
+    welcomeText?: string | undefined;
+    allowAnonymous?: boolean | undefined;
+    team?: string[] | undefined;
+    disabled?: boolean | undefined;
+  },
 ) {
-  if (input.workflowId !== undefined) {
-    const workflow = await em.findOne(Workflow, { id: input.workflowId, account: accountId });
-    if (!workflow) throw new AdminError(`no workflow ${input.workflowId} in this account`);
+  try {
+    const made = await createIntakePageChecked(
+      new MikroIntakePageAdminStore(em),
+      { id: accountId },
+      {
+        name: v.name('intake page name', input.name),
+        primary: input.primary,
+        workflow_id: input.workflowId ?? null,
+        key: input.key,
+        title: input.title,
+        welcome_text: input.welcomeText,
+        allow_anonymous: input.allowAnonymous,
+        team: input.team,
+        disabled: input.disabled,
+      },
+    );
+    return { ...made, workflowId: made.workflow_id };
+  } catch (e) {
+    if (isDomainError(e)) throw new AdminError(e.message);
+    throw e;
   }
-  const page = em.create(IntakePage, {
-    account: em.getReference(Account, accountId),
-    name: v.name('intake page name', input.name),
-    isPrimary: input.primary,
-    workflow: input.workflowId === undefined ? null : em.getReference(Workflow, input.workflowId),
-  });
-  await flushUnique(em, 'a primary intake page for this account');
-  return { id: page.id, name: page.name, primary: page.isPrimary, workflowId: input.workflowId ?? null };
 }

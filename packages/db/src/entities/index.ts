@@ -94,11 +94,24 @@ export const IntakePage = defineEntity({
     id: p.integer().primary(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     name: p.string().length(255),
+    /** Its address on the account's host, `/p/<key>` (unique per account, ignoring case). */
+    key: p.string().length(60),
+    title: p.string().length(255).default(''),
+    welcomeText: p.text().default(''),
+    /** Visitors may start a conversation without giving a name and an e-mail address. */
+    allowAnonymous: p.boolean().default(false),
     isPrimary: p.boolean().default(false),
     workflow: () => p.manyToOne(Workflow).nullable().deleteRule('set null'),
     createdAt: createdAt(),
+    updatedAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+    /** Unusable, as a missing page is (the site and create_conversation alike). */
+    disabledAt: p.datetime().columnType('timestamptz(6)').nullable(),
   },
   indexes: [
+    {
+      name: 'intake_page_account_key_unique',
+      expression: 'create unique index "intake_page_account_key_unique" on "intake_page" ("account_id", lower("key"))',
+    },
     {
       name: 'intake_page_one_primary_per_account',
       expression:

@@ -5,11 +5,12 @@ import {
   timestamptzText,
   titleKey,
 } from '@convo/domain';
-import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/core';
 import type { SqlEntityManager } from '@mikro-orm/sql';
 import { Conversation, ConversationMember, SLUG_UNIQUE_INDEX } from '../entities/index.ts';
 import { markChange, markChangeSql } from './change-marks.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
+import { violatesUnique } from './sql.ts';
 import { emitEventIn, emitEventSql } from './webhook-outbox.ts';
 import { workflowEventIn, workflowEventSql } from './workflow-jobs.ts';
 
@@ -63,11 +64,7 @@ function insertStatement(em: EntityManager, accountId: number, c: NewConversatio
   return { statement: insertPrepared, params: [...params, c.memberIds, c.workflow !== null] };
 }
 
-const isSlugTaken = (e: unknown): boolean =>
-  (e instanceof UniqueConstraintViolationException && e.message.includes(SLUG_UNIQUE_INDEX)) ||
-  (e instanceof Error &&
-    (e as { code?: unknown }).code === '23505' &&
-    ((e as { constraint?: unknown }).constraint === SLUG_UNIQUE_INDEX || e.message.includes(SLUG_UNIQUE_INDEX)));
+const isSlugTaken = (e: unknown): boolean => violatesUnique(e, SLUG_UNIQUE_INDEX);
 
 /**
  * One statement, one round trip: the conversation row (as the entity's query builder writes it),

@@ -14,7 +14,7 @@ interface Row {
 const SELECT = `
   select ip.id, ip.is_primary, w.id as workflow_id, w.name as workflow_name, w.steps as workflow_steps
   from intake_page ip left join workflow w on w.id = ip.workflow_id and w.account_id = ip.account_id and w.disabled_at is null
-  where ip.account_id = $1`;
+  where ip.account_id = $1 and ip.disabled_at is null`;
 const BY_ID: Prepared = { name: 'intake_page_by_id', text: `${SELECT} and ip.id = $2` };
 const PRIMARY: Prepared = { name: 'intake_page_primary', text: `${SELECT} and ip.is_primary` };
 

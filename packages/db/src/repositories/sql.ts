@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/core';
+import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
 
 /**
  * Raw SQL through MikroORM's own connection: the read path only serialises rows, so hydrating
@@ -12,3 +12,10 @@ export async function query<T>(em: EntityManager, sql: string, params: unknown[]
 
 /** json columns arrive parsed from node-postgres and as text from some drivers; accept both. */
 export const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
+
+/** The unique index `index` refused a write: as the ORM reports it, or as the driver does (a raw statement). */
+export const violatesUnique = (e: unknown, index: string): boolean =>
+  (e instanceof UniqueConstraintViolationException && e.message.includes(index)) ||
+  (e instanceof Error &&
+    (e as { code?: unknown }).code === '23505' &&
+    ((e as { constraint?: unknown }).constraint === index || e.message.includes(index)));

@@ -112,8 +112,22 @@ export const ZSeedAccountHeader = z.strictObject({
   workflows: z
     .array(z.strictObject({ name: z.string(), steps: z.array(z.unknown()), disabled: z.boolean().optional() }))
     .default([]),
+  /** Intake pages, made by the API's rules (docs/api.md): the key is made from the name when omitted. */
   intake_pages: z
-    .array(z.strictObject({ name: z.string(), primary: z.boolean().default(false), workflow: ZSeedRef.optional() }))
+    .array(
+      z.strictObject({
+        name: z.string(),
+        primary: z.boolean().default(false),
+        workflow: ZSeedRef.optional(),
+        key: z.string().optional(),
+        title: z.string().optional(),
+        welcome_text: z.string().optional(),
+        allow_anonymous: z.boolean().optional(),
+        /** Team members' e-mails. */
+        team: z.array(z.string()).optional(),
+        disabled: z.boolean().optional(),
+      }),
+    )
     .default([]),
   /**
    * Endpoints to subscribe before the conversations load (checked as `webhook add` checks them);

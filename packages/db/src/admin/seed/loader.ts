@@ -105,6 +105,12 @@ async function loadHeader(
       name: page.name,
       primary: page.primary,
       workflowId: workflow?.id,
+      key: page.key,
+      title: page.title,
+      welcomeText: page.welcome_text,
+      allowAnonymous: page.allow_anonymous,
+      team: page.team,
+      disabled: page.disabled,
     });
     // A disabled workflow is copied onto nothing new (as the intake page store reads it).
     const applied = workflow && !disabled.has(workflow.id) ? workflow : null;
