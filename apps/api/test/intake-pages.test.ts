@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  BASE,
+  apiCall,
+  auth,
   type Call,
-  call,
   createJson,
   type Harness,
   makeAccount,
@@ -35,14 +35,7 @@ beforeAll(async () => {
 afterAll(async () => h?.close());
 
 const pages = (method: string, path: string, body?: unknown, token = acme.token): Promise<Call> =>
-  call(
-    h,
-    new Request(`${BASE}/api/v1/intake_pages${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    }),
-  );
+  apiCall(h, method, `/intake_pages${path}`, auth(token), body);
 
 describe('intake pages over the API', () => {
   it('makes a page with a key from its name, and lists it', async () => {

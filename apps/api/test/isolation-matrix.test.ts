@@ -1,6 +1,7 @@
 import { operations } from '@convo/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  apiCall,
   BASE,
   type Call,
   call,
@@ -108,15 +109,11 @@ const trpcMutation = (procedure: string, input: unknown, headers: Record<string,
     }),
   );
 
-const restHooks = (headers: Record<string, string>, method: string, path = '', body?: unknown) =>
-  call(
-    h,
-    new Request(`${BASE}/api/v1/webhooks${path}`, {
-      method,
-      headers: body ? { ...headers, 'content-type': 'application/json' } : headers,
-      body: body ? JSON.stringify(body) : undefined,
-    }),
-  );
+const restAt =
+  (area: string) =>
+  (headers: Record<string, string>, method: string, path = '', body?: unknown): Promise<Call> =>
+    apiCall(h, method, `/${area}${path}`, headers, body);
+const restHooks = restAt('webhooks');
 /** The endpoint a delete aims at: alpha's (one its own token may delete, or one nobody else may), or none. */
 const hookTarget = (headers: Record<string, string>, l: 'secret' | 'absent', own: 'rest' | 'trpc') =>
   l === 'absent' ? 999_999 : headers.authorization === `Bearer ${a.token}` ? alphaHooks[own] : alphaHooks.guarded;
@@ -124,25 +121,9 @@ const hookTarget = (headers: Record<string, string>, l: 'secret' | 'absent', own
 let created = 0;
 const unique = () => `matrix-${++created}`;
 
-const restWorkflows = (headers: Record<string, string>, method: string, path = '', body?: unknown) =>
-  call(
-    h,
-    new Request(`${BASE}/api/v1/workflows${path}`, {
-      method,
-      headers: body ? { ...headers, 'content-type': 'application/json' } : headers,
-      body: body ? JSON.stringify(body) : undefined,
-    }),
-  );
+const restWorkflows = restAt('workflows');
 const TAG_STEP = { trigger: { type: 'conversation.created' }, action: { type: 'add_tags', tags: ['matrix'] } };
-const restPages = (headers: Record<string, string>, method: string, path = '', body?: unknown) =>
-  call(
-    h,
-    new Request(`${BASE}/api/v1/intake_pages${path}`, {
-      method,
-      headers: body ? { ...headers, 'content-type': 'application/json' } : headers,
-      body: body ? JSON.stringify(body) : undefined,
-    }),
-  );
+const restPages = restAt('intake_pages');
 /** The intake page a change aims at: alpha's (whoever asks), or none. */
 const pageTarget = (l: 'secret' | 'absent') => (l === 'absent' ? 999_999 : a.secondaryPageId);
 /** The workflow a change aims at: alpha's (whoever asks), or none. */

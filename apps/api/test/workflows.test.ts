@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import type { QueueWorker } from '../src/queue-worker.ts';
 import { startWorkflowWorker } from '../src/workflows.ts';
-import { BASE, call, type Harness } from './support/harness.ts';
+import { apiCall, auth, type Harness } from './support/harness.ts';
 import { mailTo, openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
 import { Visitor } from './support/site.ts';
 
@@ -59,17 +59,8 @@ afterAll(async () => {
   await site?.close();
 });
 
-const api = async (method: string, path: string, body?: unknown, token = TOKEN) => {
-  const { status, body: answer } = await call(
-    h,
-    new Request(`${BASE}/api/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    }),
-  );
-  return { status, body: answer };
-};
+const api = (method: string, path: string, body?: unknown, token = TOKEN) =>
+  apiCall(h, method, path, auth(token), body);
 
 const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
   h.db.orm.em.fork().getConnection().execute(text, params) as Promise<T[]>;
@@ -156,7 +147,7 @@ describe('saving a workflow', () => {
     expect(disabled.body).toMatchObject({ id: made.body.id, name: 'Changed', disabled: true, steps: [step] });
     expect((await api('PATCH', `/workflows/${made.body.id}`, { disabled: false })).body.disabled).toBe(false);
     const foreign = await api('PATCH', `/workflows/${made.body.id}`, { disabled: true }, OTHER_TOKEN);
-    expect(foreign).toEqual({
+    expect({ status: foreign.status, body: foreign.body }).toEqual({
       status: 404,
       body: { error: 'no workflow with this id in this account', code: 'workflow_not_found' },
     });

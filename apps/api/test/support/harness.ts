@@ -141,6 +141,17 @@ export async function call(h: Harness, req: Request): Promise<Call> {
 
 export const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/** A request to `/api/v1<path>` with these headers (a token's, another's, none), and a JSON body if given. */
+export const apiCall = (h: Harness, method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+  call(
+    h,
+    new Request(`${BASE}/api/v1${path}`, {
+      method,
+      headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  );
+
 export const createJson = (h: Harness, token: string, body: unknown) =>
   call(
     h,
