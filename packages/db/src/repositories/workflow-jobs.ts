@@ -178,18 +178,22 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
       return null;
     },
     async addTags(tags: string[]) {
-      // One statement: the account's tags made where missing, then the conversation's. (The
-      // runner moves the change mark once for the batch.)
+      // Two statements, not one: a tag another replica is making at this moment is waited for by
+      // the insert, but would be invisible to a select in the same statement (its snapshot is
+      // older); the second statement sees it. (The runner moves the change mark once for the batch.)
       await query(
         tx,
-        `with wanted as (select distinct on (lower(t)) t from jsonb_array_elements_text(?::jsonb) t),
-         made as (insert into tag (account_id, name) select ?, t from wanted
-                  on conflict (account_id, lower(name)) do nothing returning id),
-         found as (select id from tag where account_id = ? and lower(name) in (select lower(t) from wanted)
-                   union select id from made)
-         insert into conversation_tag (conversation_id, tag_id, account_id)
-         select ?, id, ? from found on conflict do nothing`,
-        [JSON.stringify(tags), accountId, accountId, conversationId, accountId],
+        `insert into tag (account_id, name) select ?, t from jsonb_array_elements_text(?::jsonb) t
+         on conflict (account_id, lower(name)) do nothing`,
+        [accountId, JSON.stringify(tags)],
+      );
+      await query(
+        tx,
+        `insert into conversation_tag (conversation_id, tag_id, account_id)
+         select ?, id, account_id from tag where account_id = ? and lower(name) in (
+           select lower(t) from jsonb_array_elements_text(?::jsonb) t)
+         on conflict do nothing`,
+        [conversationId, accountId, JSON.stringify(tags)],
       );
     },
     async addMembers(emails: string[]) {
