@@ -20,7 +20,7 @@ export const INTAKE_PAGE_KEY_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,58}[a-z0-9])?$/;
 
 export const ZIntakePageId = z.number().int().min(1).max(2_147_483_647);
 export const ZIntakePageKey = z.string().regex(INTAKE_PAGE_KEY_PATTERN, {
-  message: 'key: 1 to 60 lower-case letters, digits and hyphens, not starting or ending with a hyphen',
+  message: '1 to 60 lower-case letters, digits and hyphens, not starting or ending with a hyphen',
 });
 
 /** A key from a page's name: `Contact us!` → `contact-us`. */
@@ -160,7 +160,7 @@ async function draftOf(
   if (!name) throw new DomainError('invalid_input', 'name: give the page a name');
   const key = input.key ?? current?.key ?? keyFromName(name);
   const problem = ZIntakePageKey.safeParse(key);
-  if (!problem.success) throw new DomainError('invalid_input', problem.error.issues[0]?.message ?? 'key is not valid');
+  if (!problem.success) throw new DomainError('invalid_input', `key: ${problem.error.issues[0]?.message}`);
   const workflowId = input.workflow_id === undefined ? (current?.workflowId ?? null) : input.workflow_id;
   if (workflowId !== null && !(await store.hasWorkflow(accountId, workflowId))) {
     throw new DomainError('invalid_input', `workflow_id: no workflow ${workflowId} in this account`);
