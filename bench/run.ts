@@ -14,6 +14,7 @@ import { compare, drive, printHeader, SCENARIOS } from './load.ts';
 import { CONNECTIONS, DURATION, EXTRAS, LARGE, log, N, opt } from './options.ts';
 import { conditional } from './sections/conditional.ts';
 import { inbox } from './sections/inbox.ts';
+import { intake } from './sections/intake.ts';
 import { BENCH_MEDIA_DIR, media } from './sections/media.ts';
 import { pages } from './sections/pages.ts';
 import { pagesUnkept } from './sections/pages-unkept.ts';
@@ -81,6 +82,7 @@ async function main() {
     if (EXTRAS.has('pages')) await pages(product);
     if (EXTRAS.has('inbox')) await withUnkept((unkept) => inbox(product, unkept));
     if (EXTRAS.has('replies')) await replies(product);
+    if (EXTRAS.has('intake')) await intake(product);
     if (EXTRAS.has('webhooks')) await webhooks(product);
     if (EXTRAS.has('media')) await media(product);
     if (EXTRAS.has('workflows')) await workflows(product);

@@ -72,6 +72,7 @@ export function createApp(services: Services, options: AppOptions): App {
     site: services.site,
     people: services.people,
     replies: services.replies,
+    intake: services.intake,
     members: services.members,
     notifications: services.notifications,
     inbox: services.inbox,

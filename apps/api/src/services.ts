@@ -7,6 +7,7 @@ import {
   MikroInboxStore,
   MikroIntakePageAdminStore,
   MikroIntakePageStore,
+  MikroIntakeStore,
   MikroMailOutbox,
   MikroMediaReferences,
   MikroModerationStore,
@@ -33,6 +34,7 @@ import {
 import {
   DEFAULT_MEDIA_LIMITS,
   type InboxStore,
+  type IntakeStore,
   type MediaDeps,
   type MediaLimits,
   type ModerationStore,
@@ -66,6 +68,8 @@ export interface Services extends ProcedureServices {
   site: SiteStore;
   people: PeopleStore;
   replies: ReplyStore;
+  /** Intake pages as visitors use them: starts, and the passes of the devices that made them. */
+  intake: IntakeStore;
   /** Who is told of new messages, and the pending mails that tell them. */
   notifications: NotificationStore;
   /** The team's inbox on the sites. */
@@ -172,6 +176,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   };
   const uploads = new TusUploads(mediaBackend.uploads, media.store, media.limits.maxBytes, logger);
   const mediaReferences = new MikroMediaReferences(em);
+  const intake = new MikroIntakeStore(em);
   // Idempotency-Keys past their 24 hours (also deleted on reuse, by the create), ended sessions,
   // webhook events past their retention, recordings nothing wants and uploads past their day are
   // deleted now and then.
@@ -220,6 +225,16 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     inbox: new MikroInboxStore(em),
     moderation: new MikroModerationStore(em),
     replies: new MikroReplyStore(em),
+    intake: {
+      page: (accountId, key) => intake.page(accountId, key),
+      pass: (accountId, pass, conversationId) => intake.pass(accountId, pass, conversationId),
+      async start(accountId, start) {
+        const started = await intake.start(accountId, start);
+        // The start's statement queued the visitor's mail: wake the mail worker, as enqueue does.
+        if (started.kind === 'started' && started.created && start.comeBack) for (const l of mailListeners) l();
+        return started;
+      },
+    },
     media,
     uploads,
     outbox: {

@@ -19,6 +19,7 @@ export { IDEMPOTENCY_RETENTION_HOURS, purgeIdempotencyKeys } from './repositorie
 export * from './repositories/inbox.ts';
 export * from './repositories/intake-page-admin.ts';
 export * from './repositories/intake-page-store.ts';
+export * from './repositories/intake-visits.ts';
 export * from './repositories/mail-outbox.ts';
 export * from './repositories/media-references.ts';
 export * from './repositories/moderation.ts';

@@ -30,6 +30,7 @@ export * from './use-cases/open-sign-in-link.ts';
 export * from './use-cases/post-reply.ts';
 export * from './use-cases/request-sign-in.ts';
 export * from './use-cases/run-workflow-step.ts';
+export * from './use-cases/start-conversation.ts';
 export * from './use-cases/view-conversation.ts';
 export * from './use-cases/view-inbox.ts';
 export * from './use-cases/view-message.ts';

@@ -119,6 +119,13 @@ const quoted = (text: string) =>
     .map((line) => `> ${line}`)
     .join('\n');
 
+/** How a mail names a message's recording; its caption, if any, is quoted below it. */
+const RECORDING_NAMES: Record<string, string> = {
+  video: 'a video recording',
+  screen: 'a screen recording',
+  audio: 'an audio recording',
+};
+
 const byline = (m: DigestMessage, team: string) =>
   m.authorName === null ? 'Someone (anonymous)' : m.authorTeamRole ? `${m.authorName} (${team} team)` : m.authorName;
 
@@ -137,7 +144,8 @@ export function notificationMail(
   const parts = d.messages.map((m) =>
     [
       `${byline(m, team)}, ${formatNiceTime(m.createdAt)}:`,
-      m.messageType === 'text' ? quoted(excerpt(m.text)) : `> (a ${m.messageType} message)`,
+      ...(m.messageType === 'text' ? [] : [`> (${RECORDING_NAMES[m.messageType] ?? 'a recording'})`]),
+      ...(m.text.trim() === '' ? [] : [quoted(excerpt(m.text))]),
       messageUrl(url, m.id),
     ].join('\n'),
   );

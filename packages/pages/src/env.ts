@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type {
   Authenticated,
   InboxStore,
+  IntakeStore,
   MailOutbox,
   MediaDeps,
   MemberStore,
@@ -93,6 +94,7 @@ export interface SiteDeps {
   site: SiteStore;
   people: PeopleStore;
   replies: ReplyStore;
+  intake: IntakeStore;
   members: MemberStore;
   notifications: NotificationStore;
   inbox: InboxStore;

@@ -17,7 +17,10 @@ export interface Posting {
    * The same for a form that may carry a recording (the file field `media`): its fields and the
    * file kept in the media store, which is removed again if the checks refuse the form.
    */
-  readPostWithRecording(c: SiteContext): Promise<{ fields: Map<string, string[]>; file?: ReceivedFile } | Response>;
+  readPostWithRecording(
+    c: SiteContext,
+    formToken?: FormTokenCheck,
+  ): Promise<{ fields: Map<string, string[]>; file?: ReceivedFile } | Response>;
   /** The 429 page when `key` (an address, an e-mail) has used its `limit` in the window; else null. */
   overLimit(c: SiteContext, key: string, limit: number, windowSeconds: number): Promise<Response | null>;
   /** How the account's sign-in links are made. */
@@ -34,10 +37,16 @@ export function posting(deps: SiteDeps): Posting {
     });
   }
 
-  /** The checks every form passes once read: its CSRF token, then the per-address limit. */
-  async function checked(c: SiteContext, fields: Map<string, string[]>): Promise<Response | null> {
+  /**
+   * The checks every form passes once read: its CSRF token (bound to the visitor's cookie, or a
+   * form token the route checks itself), then the per-address limit.
+   */
+  async function checked(c: SiteContext, fields: Map<string, string[]>, formToken?: FormTokenCheck) {
     const token = fields.get('csrf');
-    if (!c.var.csrf || token?.length !== 1 || token[0] !== c.var.csrf) {
+    const valid = formToken
+      ? token?.length === 1 && (await formToken(token[0] ?? ''))
+      : c.var.csrf !== '' && token?.length === 1 && token[0] === c.var.csrf;
+    if (!valid) {
       return refused(c, 403, 'This form has expired or your browser did not send its cookie.');
     }
     return overLimit(c, `ip:${c.env.visit.clientIp}`, deps.rates.perIpPerMinute, 60);
@@ -51,10 +60,10 @@ export function posting(deps: SiteDeps): Posting {
       if (!form.ok) return refused(c, form.status, form.message);
       return (await checked(c, form.fields)) ?? form.fields;
     },
-    async readPostWithRecording(c) {
+    async readPostWithRecording(c, formToken) {
       const form = await deps.readForm(c.req.raw, { accountId: c.env.account.id, field: RECORDING_FIELD });
       if (!form.ok) return refused(c, form.status, form.message);
-      const refusal = await checked(c, form.fields);
+      const refusal = await checked(c, form.fields, formToken);
       if (refusal && form.file) await deps.media.store.remove(form.file.key);
       return refusal ?? form;
     },
@@ -65,6 +74,9 @@ export function posting(deps: SiteDeps): Posting {
     }),
   };
 }
+
+/** A form token that is not bound to a cookie (an embedded form's): valid or not. */
+export type FormTokenCheck = (token: string) => Promise<boolean>;
 
 /** The reply form's file input. */
 export const RECORDING_FIELD = 'media';

@@ -9,6 +9,7 @@ import { posting } from './posting.ts';
 import { conversationRoutes } from './routes/conversation.ts';
 import { embedRoutes } from './routes/embeds.ts';
 import { homeRoutes } from './routes/home.ts';
+import { intakeRoutes } from './routes/intake.ts';
 import { mailRoutes } from './routes/mail.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { seoRoutes } from './routes/seo.ts';
@@ -58,7 +59,9 @@ export function createSite(deps: SiteDeps): Site {
   app.use(readLimit(deps));
   app.use(session(deps));
 
-  app.route('/', homeRoutes(kit));
+  const intake = intakeRoutes(kit);
+  app.route('/', homeRoutes(kit, intake));
+  app.route('/', intake.routes);
   app.route('/', conversationRoutes(kit));
   app.route('/', signInRoutes(kit));
   app.route('/', mailRoutes(kit));

@@ -35,7 +35,7 @@ const conversationData = (accountId: number, c: NewConversation) => ({
 });
 
 /** The row as the entity's query builder writes it: columns, JSON serialisation, references. */
-const conversationRow = (em: EntityManager, accountId: number, c: NewConversation) =>
+export const conversationRow = (em: EntityManager, accountId: number, c: NewConversation) =>
   (em as SqlEntityManager).createQueryBuilder(Conversation).insert(conversationData(accountId, c)).toQuery();
 
 /** The builder's insert, with the members' insert beside it in one statement ($n placeholders). */
@@ -64,7 +64,7 @@ function insertStatement(em: EntityManager, accountId: number, c: NewConversatio
   return { statement: insertPrepared, params: [...params, c.memberIds, c.workflow !== null] };
 }
 
-const isSlugTaken = (e: unknown): boolean => violatesUnique(e, SLUG_UNIQUE_INDEX);
+export const isSlugTaken = (e: unknown): boolean => violatesUnique(e, SLUG_UNIQUE_INDEX);
 
 /**
  * One statement, one round trip: the conversation row (as the entity's query builder writes it),

@@ -33,11 +33,19 @@ export type ReplyOutcome =
 
 /**
  * The conversation behind `slug` when `viewer` may reply to it (or start a recording for it): the
- * same rule as the page's (maySee), on the conversation without its messages; else null.
+ * same rule as the page's (maySee), on the conversation without its messages; else null. `granted`:
+ * the conversation an anonymous visitor's device started (its pass opens it).
  */
-export async function replyTarget(deps: Pick<PeopleDeps, 'site'>, account: SiteAccount, slug: string, viewer: Viewer) {
+export async function replyTarget(
+  deps: Pick<PeopleDeps, 'site'>,
+  account: SiteAccount,
+  slug: string,
+  viewer: Viewer,
+  granted: number | null = null,
+) {
   const conversation = slugProblem(slug) ? null : await deps.site.conversationAccess(account.id, slugKey(slug));
-  return conversation && maySee(conversation, conversation.memberIds, viewer) ? conversation : null;
+  if (!conversation) return null;
+  return maySee(conversation, conversation.memberIds, viewer) || conversation.id === granted ? conversation : null;
 }
 
 /**
@@ -56,8 +64,9 @@ export async function postReply(
   viewer: Viewer,
   form: ReplyForm,
   link: LinkOptions,
+  granted: number | null = null,
 ): Promise<ReplyOutcome> {
-  const conversation = await replyTarget(deps, account, slug, viewer);
+  const conversation = await replyTarget(deps, account, slug, viewer, granted);
   if (!conversation) return { kind: 'not_found' };
   // A recording may go without a caption; a text reply needs its text.
   const problem = form.media && form.text.trim() === '' ? null : replyProblem(form.text);

@@ -22,6 +22,7 @@ export const pageOf = (position: number): number => Math.floor(position / PAGE_M
  * may see. Who may see it is decided on the conversation alone, before a message is read, so a
  * private conversation costs what a missing one does. `page` (1-based, oldest first) picks a
  * numbered page of messages; without it the latest ones are shown. A page past the last is null.
+ * `granted` is the conversation an anonymous visitor's device started (its pass opens it).
  */
 export async function viewConversation(
   deps: { site: SiteStore },
@@ -29,10 +30,11 @@ export async function viewConversation(
   slug: string,
   viewer: Viewer = null,
   page: number | null = null,
+  granted: number | null = null,
 ): Promise<ConversationPageRecord | null> {
   if (slugProblem(slug)) return null;
   const target = await deps.site.conversationAccess(account.id, slugKey(slug));
-  if (!target || !maySee(target, target.memberIds, viewer)) return null;
+  if (!target || !(maySee(target, target.memberIds, viewer) || target.id === granted)) return null;
   if (page !== null && (!Number.isSafeInteger(page) || page < 1)) return null;
   return deps.site.conversationPage(account.id, target.id, {
     start: page === null ? null : (page - 1) * PAGE_MESSAGES,

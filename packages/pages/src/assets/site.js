@@ -235,7 +235,7 @@
       preview.src = URL.createObjectURL(file);
       preview.hidden = !hasVideo;
       again.hidden = false;
-      status.textContent = `Recorded ${clock(seconds)}. Play it back, record again, or post your reply.`;
+      status.textContent = `Recorded ${clock(seconds)}. Play it back, record again, or send it.`;
       recorder = null;
     };
     preview.hidden = !hasVideo;

@@ -15,8 +15,9 @@ import {
 } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import { field, type SiteContext, type SiteEnv, uploadVisitor, viewerOf } from '../env.ts';
+import { COOKIE_VALUE, field, type SiteContext, type SiteEnv, uploadVisitor, viewerOf } from '../env.ts';
 import { notFound, type PageStatus, page, refused } from '../frame.ts';
+import { keepPass, readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { conversation, excerpt } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
@@ -43,14 +44,17 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     const account = c.env.account;
     const pageNumber = status === 200 ? pageParam(c) : null;
     if (pageNumber === undefined) return notFound(c);
-    const found = await viewConversation(deps, account, slug, viewerOf(c), pageNumber);
+    const reader = await readerOf(deps, c, slug);
+    const found = await viewConversation(deps, account, slug, reader.viewer, pageNumber, reader.granted);
     if (!found) return notFound(c);
     const url = conversationUrl(account, found.slug);
+    // A visitor whose device started it posts as themselves (the pass's person, a member).
+    const poster = c.var.signedIn?.user ?? found.users.find((u) => u.id === reader.viewer?.userId) ?? null;
     const reply = forms.replyForm(found, {
       csrf: c.var.csrf,
       // Only needs to be unique per form: the platform's UUID is the cheapest source.
       submitKey: crypto.randomUUID(),
-      signedIn: c.var.signedIn?.user ?? null,
+      signedIn: poster,
       draft: drafts.reply,
       limits: deps.media.limits,
     });
@@ -84,7 +88,18 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     );
   }
 
-  routes.get('/c/:slug', (c) => conversationPage(c, 200, c.req.param('slug')));
+  routes.get('/c/:slug', async (c) => {
+    // The landing of an embed's start, opened in its own tab: the pass in the address becomes this
+    // device's cookie, and the address loses it.
+    const given = c.req.query('pass');
+    if (given !== undefined) {
+      const reader = await readerOf(deps, c, c.req.param('slug'));
+      const held = !c.var.signedIn && (reader.viewer !== null || reader.granted !== null);
+      if (held && COOKIE_VALUE.test(given)) keepPass(c, given);
+      return c.redirect(`/c/${c.req.param('slug')}`, 303);
+    }
+    return conversationPage(c, 200, c.req.param('slug'));
+  });
 
   // A reply: text, a recording (the file input `media`, multipart, or a finished upload named by
   // `upload`), or both.
@@ -111,8 +126,9 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     }
     const uploadId = field(fields, 'upload');
     let file = read.file;
+    const reader = await readerOf(deps, c, slug);
     if (!file && uploadId) {
-      const target = await replyTarget(deps, account, slug, viewerOf(c));
+      const target = await replyTarget(deps, account, slug, reader.viewer, reader.granted);
       if (!target) return notFound(c);
       const taken = await deps.uploads.take(uploadId, uploadVisitor(account.id, c.var.csrf), target.id);
       if ('message' in taken) {
@@ -124,7 +140,15 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     const recording = file ? await measureRecording(deps.media, file, field(fields, 'media_kind')) : null;
     if (recording && !recording.ok) return refuse(recording.problem);
     const media = recording?.media;
-    const outcome = await postReply(deps, account, slug, viewerOf(c), { ...form, media }, posting.link(account));
+    const outcome = await postReply(
+      deps,
+      account,
+      slug,
+      reader.viewer,
+      { ...form, media },
+      posting.link(account),
+      reader.granted,
+    );
     // The recording stays only with the message it became (or the reply waiting for its link).
     const kept = (outcome.kind === 'posted' && outcome.created) || outcome.kind === 'check_email';
     if (media && !kept) await deps.media.store.remove(media.key);

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { type SiteEnv, viewerOf } from '../env.ts';
 import { notFound, page } from '../frame.ts';
+import { readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { conversation, message } from '../views/conversation.ts';
 import { pageParam } from './conversation.ts';
@@ -19,11 +20,14 @@ export function embedRoutes({ deps }: SiteKit) {
     if (c.req.param('key') !== account.key) return notFound(c);
     const pageNumber = pageParam(c);
     if (pageNumber === undefined) return notFound(c);
-    const found = await viewConversation(deps, account, c.req.param('slug'), viewerOf(c), pageNumber);
+    const reader = await readerOf(deps, c, c.req.param('slug'));
+    const found = await viewConversation(deps, account, c.req.param('slug'), reader.viewer, pageNumber, reader.granted);
     if (!found) return notFound(c);
     const url = conversationUrl(account, found.slug);
-    // The way to answer: the conversation's own page, at its form, outside the frame.
-    const reply = html`<p class="embed-reply"><a href="${url}#reply" target="_blank" rel="noopener">Reply on ${account.name}</a></p>`;
+    // The way to answer: the conversation's own page, at its form, outside the frame; a visitor
+    // who started it here takes the pass along (the page keeps it as a cookie of its own).
+    const pass = c.var.signedIn ? null : c.req.query('pass');
+    const reply = html`<p class="embed-reply"><a href="${pass ? `${url}?pass=${pass}` : url}#reply" target="_blank" rel="noopener">Reply on ${account.name}</a></p>`;
     return page(
       c,
       200,

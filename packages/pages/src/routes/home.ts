@@ -5,15 +5,20 @@ import { type SiteEnv, viewerOf } from '../env.ts';
 import { notFound, page } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
 import { inbox } from '../views/inbox.ts';
+import type { intakeRoutes } from './intake.ts';
 
 /**
  * `/` on an account's host: the team's inbox for a signed-in team member (`?q=`, `?tag=`,
- * `?page=`); for anyone else a small landing page of the account, with a way to sign in (the
- * header's link, which brings the person back here). Sign-in and sign-out that lead nowhere else
- * end here, never on a 404.
+ * `?page=`); for anyone else the account's primary intake page (its form posts to `/`), or, when
+ * it has none, a small landing page of the account with a way to sign in (the header's link,
+ * which brings the person back here). Sign-in and sign-out that lead nowhere else end here, never
+ * on a 404.
  */
-export function homeRoutes({ deps }: SiteKit) {
+export function homeRoutes({ deps, posting }: SiteKit, intake: ReturnType<typeof intakeRoutes>) {
   const routes = new Hono<SiteEnv>();
+  const primary = { key: null, embed: false };
+
+  routes.post('/', posting.sameOrigin, (c) => intake.start(c, primary));
 
   routes.get('/', async (c) => {
     const account = c.env.account;
@@ -28,6 +33,8 @@ export function homeRoutes({ deps }: SiteKit) {
       if (!found) return notFound(c);
       return page(c, 200, inbox(account.name, found), 'Inbox', { headers: { 'cache-control': 'no-store' } });
     }
+    const primaryPage = await intake.find(c, primary);
+    if (primaryPage) return intake.show(c, primaryPage, primary);
     const signedIn = c.var.signedIn?.user ?? null;
     const content = html`<h1>${account.name}</h1>
 <p>${account.name} holds its conversations here. Each has its own address: open the link you were given to read it and reply.</p>

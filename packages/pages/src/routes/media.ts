@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import parseRange from 'range-parser';
 import { type SiteEnv, viewerOf } from '../env.ts';
 import { notFound } from '../frame.ts';
+import { passOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 
 /**
@@ -18,9 +19,11 @@ export function mediaRoutes({ deps }: SiteKit) {
     const account = c.env.account;
     const id = c.req.param('messageId');
     if (c.req.param('accountKey') !== account.key || !/^\d{1,9}$/.test(id)) return notFound(c);
+    const pass = passOf(c);
     const found = await openRecording(deps, account, Number(id), {
       viewer: viewerOf(c),
       authorization: c.req.header('authorization'),
+      pass: pass ? (conversationId) => deps.intake.pass(account.id, pass, conversationId) : undefined,
     });
     if (!found) return notFound(c);
 

@@ -1,6 +1,7 @@
 import { replyTarget } from '@convo/domain';
 import { Hono } from 'hono';
-import { type SiteContext, type SiteEnv, UPLOAD_ID, uploadVisitor, viewerOf } from '../env.ts';
+import { type SiteContext, type SiteEnv, UPLOAD_ID, uploadVisitor } from '../env.ts';
+import { readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 
 /**
@@ -31,7 +32,8 @@ export function uploadRoutes({ deps, posting }: SiteKit) {
       if (metadata.csrf !== c.var.csrf) {
         return { status: 403, message: 'This page has expired: reload it and record again.' };
       }
-      const conversation = await replyTarget(deps, account, metadata.conversation ?? '', viewerOf(c));
+      const reader = await readerOf(deps, c, metadata.conversation ?? '');
+      const conversation = await replyTarget(deps, account, metadata.conversation ?? '', reader.viewer, reader.granted);
       return conversation?.id ?? { status: 404, message: 'There is no such conversation to reply to.' };
     });
   });

@@ -48,14 +48,18 @@ ${csrfField(state.csrf)}
 ${identity}
 <p><label for="reply-text">Your reply</label><textarea id="reply-text" name="text" rows="5" maxlength="10000" aria-describedby="reply-text-note">${d.text ?? ''}</textarea></p>
 <p class="note" id="reply-text-note">Write a reply, send a recording, or both.</p>
-<p class="recording-file"><label for="reply-media">Recording (video or audio, up to ${durationLimitText(state.limits.maxSeconds)} and ${Math.floor(state.limits.maxBytes / MIB)} MB)</label>
-<input id="reply-media" name="media" type="file" accept="video/*,audio/*" capture="user"></p>
+${recordingInput('reply-media', state.limits)}
 <p><button type="submit">Post reply</button></p>
 </form>
 </section>`;
 }
 
 const MIB = 1024 * 1024;
+
+/** A form's recording: a file input (the recorder, with JavaScript, records into it). */
+export const recordingInput = (id: string, limits: MediaLimits): Html =>
+  html`<p class="recording-file"><label for="${id}">Recording (video or audio, up to ${durationLimitText(limits.maxSeconds)} and ${Math.floor(limits.maxBytes / MIB)} MB)</label>
+<input id="${id}" name="media" type="file" accept="video/*,audio/*" capture="user"></p>`;
 
 export interface MembersDraft {
   email?: string;

@@ -1,0 +1,374 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadSeed } from '@convo/db';
+import { advanceWorkflows } from '@convo/domain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiCall, auth, type Harness, openHarness, secondApp } from './support/harness.ts';
+import { deliverMailTo, type Mailbox, signInLink } from './support/mailbox.ts';
+import { attr, elements, present, textOf, Visitor } from './support/site.ts';
+
+/*
+ * Intake pages as visitors use them: the primary page at `/`, a secondary one at `/p/<key>` and
+ * its embed; starting a private conversation with the page's team (text, a recording, or both),
+ * landing on it, coming back on this device and through the mailed link; and every refusal.
+ */
+
+const HOST = 'https://front.example.com';
+const OTHER_HOST = 'https://elsewhere.example.com';
+const TOKEN = 'front-site-token-0123456789';
+
+let h: Harness;
+let mailbox: Mailbox;
+let stopMail: () => Promise<void>;
+
+beforeAll(async () => {
+  h = await openHarness({ app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
+  const delivery = await deliverMailTo(h.services);
+  mailbox = delivery.mailbox;
+  stopMail = delivery.close;
+  await loadSeed(h.db.orm.em.fork(), {
+    accounts: [
+      {
+        key: 'front',
+        name: 'Front Desk',
+        host: HOST,
+        owner: 'olivia@front.example',
+        users: [
+          { email: 'olivia@front.example', name: 'Olivia Owner' },
+          { email: 'sam@front.example', name: 'Sam Support', team: 'member' },
+          { email: 'pat@customer.example', name: 'Pat Customer' },
+        ],
+        tokens: [{ name: 'tests', token: TOKEN }],
+        workflows: [
+          {
+            name: 'Welcome',
+            steps: [
+              {
+                trigger: { type: 'conversation.created' },
+                action: { type: 'add_tags', tags: ['new'] },
+              },
+            ],
+          },
+        ],
+        intake_pages: [
+          {
+            name: 'Contact',
+            key: 'contact',
+            primary: true,
+            workflow: 'Welcome',
+            title: 'Talk to the front desk',
+            welcome_text: 'Tell us what you need.\n\nWe answer within a day: see front.example.com.',
+            team: ['sam@front.example'],
+          },
+          { name: 'Feedback', key: 'feedback', allow_anonymous: true, team: ['sam@front.example'] },
+          { name: 'Old form', key: 'old', disabled: true },
+        ],
+      },
+      {
+        key: 'elsewhere',
+        name: 'Elsewhere',
+        host: OTHER_HOST,
+        owner: 'eve@elsewhere.example',
+        users: [{ email: 'eve@elsewhere.example', name: 'Eve' }],
+        intake_pages: [{ name: 'Only theirs', key: 'theirs', primary: true }],
+      },
+    ],
+  });
+});
+afterAll(async () => {
+  await stopMail?.();
+  await h?.close();
+});
+
+const api = async (slug: string) =>
+  (await apiCall(h, 'GET', `/conversations/get_conversation?slug=${slug}`, auth(TOKEN))).body;
+
+const count = async (table: string) =>
+  Number((await h.db.orm.em.fork().getConnection().execute(`select count(*)::int as n from ${table}`))[0].n);
+
+const location = (p: { headers: Headers }) => p.headers.get('location') ?? '';
+const slugOf = (p: { headers: Headers }) => present(/\/c(?:onversations\/front)?\/([\w-]+)/.exec(location(p))?.[1]);
+
+/** Opens the intake page at `path` and posts its form with `fields` (the page's own tokens added). */
+async function start(v: Visitor, path: string, fields: Record<string, string>) {
+  await v.get(path);
+  return v.post(path, { csrf: v.hidden('csrf'), submit: v.hidden('submit'), ...fields });
+}
+
+const FIXTURES = new URL('./fixtures/media/', import.meta.url).pathname;
+
+describe('the primary intake page at /', () => {
+  it('shows the title, the welcome and the form to a visitor', async () => {
+    const v = new Visitor(h, HOST);
+    const page = await v.get('/');
+    expect(page.status).toBe(200);
+    const els = elements(page.html);
+    expect(textOf(present(els.find((e) => e.tagName === 'h1')))).toBe('Talk to the front desk');
+    expect(page.html).toContain('Tell us what you need.');
+    expect(els.some((e) => e.tagName === 'a' && attr(e, 'href') === 'http://front.example.com/')).toBe(true);
+    const form = present(els.find((e) => e.tagName === 'form' && attr(e, 'action') === '/#start'));
+    expect(attr(form, 'enctype')).toBe('multipart/form-data');
+    for (const name of ['name', 'email', 'text', 'media']) {
+      expect(els.some((e) => attr(e, 'name') === name)).toBe(true);
+    }
+    expect(page.headers.get('set-cookie')).toContain('convo_visitor=');
+  });
+
+  it('starts a private conversation with the page team, lands on it and mails a link back', async () => {
+    const v = new Visitor(h, HOST);
+    const posted = await start(v, '/', {
+      name: 'Vera Visitor',
+      email: 'Vera@Visitor.example',
+      text: '  My order never came.  ',
+    });
+    expect(posted.status).toBe(303);
+    const slug = slugOf(posted);
+    expect(location(posted)).toMatch(new RegExp(`^/c/${slug}#message-\\d+$`));
+    expect(v.cookies.get('convo_pass')).toMatch(/^[\w-]{43}$/);
+
+    // The API has it as a start through the primary page: private, the page's team and the visitor.
+    const c = await api(slug);
+    expect(c).toMatchObject({
+      via_primary_intake_page: true,
+      intake_page_id: null,
+      anyone_can_post: false,
+      allow_search_engines: false,
+      public: false,
+      workflow: { name: 'Welcome' },
+    });
+    expect(c.users.map((u: { email: string }) => u.email)).toEqual(['sam@front.example', 'Vera@Visitor.example']);
+    expect(c.messages).toHaveLength(1);
+    expect(c.messages[0]).toMatchObject({
+      text: 'My order never came.',
+      author: { anonymous: false, name: 'Vera Visitor', email: 'Vera@Visitor.example' },
+    });
+
+    // This device opens it, and replies as Vera; another device does not see it at all.
+    const page = await v.get(`/c/${slug}`);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('My order never came.');
+    expect(page.html).toContain('Posting as Vera Visitor.');
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    const replied = await v.reply(slug, { text: 'Order 1234' });
+    expect(replied.status).toBe(303);
+    expect((await api(slug)).messages.at(-1).author.name).toBe('Vera Visitor');
+    expect((await new Visitor(h, HOST).get(`/c/${slug}`)).status).toBe(404);
+
+    // The mailed link signs Vera in on any device, and opens the conversation.
+    // (The mail's domain arrives in lower case.)
+    const mail = await mailbox.next('Vera@visitor.example');
+    expect(mail.text).toContain(`${HOST}/c/${slug}`);
+    const elsewhere = new Visitor(h, HOST);
+    const confirmed = await elsewhere.confirm(signInLink(mail));
+    expect([confirmed.status, location(confirmed)]).toEqual([303, `/c/${slug}`]);
+    expect((await elsewhere.get(`/c/${slug}`)).status).toBe(200);
+  });
+
+  it('fires conversation_created, then message_created, and runs the page workflow', async () => {
+    await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `insert into webhook_endpoint (account_id, url, events, secret)
+         select id, 'https://hooks.example.com/in', '{conversation_created,message_created}', 'whsec_x' from account where key = 'front'`,
+      );
+    const posted = await start(new Visitor(h, HOST), '/', {
+      name: 'Wes',
+      email: 'wes@visitor.example',
+      text: 'Hello',
+    });
+    const c = await api(slugOf(posted));
+    const events = await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute('select type, message_id from webhook_event where conversation_id = ? order by id', [c.id]);
+    expect(events).toEqual([
+      { type: 'conversation_created', message_id: null },
+      { type: 'message_created', message_id: c.messages[0].id },
+    ]);
+    while (await advanceWorkflows(h.services.workflowJobs)) {}
+    expect((await api(c.slug)).tags.map((t: { name: string }) => t.name)).toEqual(['new']);
+  });
+
+  it('takes a recording with the message (multipart, measured by the server)', async () => {
+    const v = new Visitor(h, HOST);
+    await v.get('/');
+    const posted = await v.postMultipart(
+      '/',
+      { csrf: v.hidden('csrf'), submit: v.hidden('submit'), name: 'Rita', email: 'rita@visitor.example', text: '' },
+      {
+        name: 'voice.webm',
+        type: 'audio/webm',
+        bytes: new Uint8Array(readFileSync(join(FIXTURES, 'audio-3s.webm'))),
+      },
+    );
+    expect(posted.status).toBe(303);
+    const m = (await api(slugOf(posted))).messages[0];
+    expect(m).toMatchObject({ message_type: 'audio', recorded_duration_seconds: 3, text: '' });
+    const media = await v.get(new URL(m.download_media_url).pathname);
+    expect(media.status).toBe(200);
+  });
+
+  it('posts the same form once however often it is sent', async () => {
+    const v = new Visitor(h, HOST);
+    await v.get('/');
+    const fields = {
+      csrf: v.hidden('csrf'),
+      submit: v.hidden('submit'),
+      name: 'Dot',
+      email: 'dot@v.example',
+      text: 'Once',
+    };
+    const before = await count('conversation');
+    const [a, b] = await Promise.all([v.post('/', fields), v.post('/', fields)]);
+    const c = await v.post('/', fields);
+    expect(new Set([location(a), location(b), location(c)]).size).toBe(1);
+    expect(await count('conversation')).toBe(before + 1);
+  });
+});
+
+describe('refusals change nothing', () => {
+  it.each([
+    [{ name: '', email: 'x@v.example', text: 'Hi' }, /name/i],
+    [{ name: 'X', email: 'not an address', text: 'Hi' }, /e-mail/i],
+    [{ name: 'X', email: 'x@v.example', text: '   ' }, /reply|message|empty/i],
+    [{ name: 'X', email: 'sam@front.example', text: 'Hi' }, /belongs to the team of Front Desk: sign in/],
+  ])('%j', async (fields, problem) => {
+    const before = [await count('conversation'), await count('account_user'), await count('outgoing_mail')];
+    const v = new Visitor(h, HOST);
+    const refused = await start(v, '/', fields);
+    expect(refused.status).toBe(422);
+    const alert = present(elements(refused.html).find((e) => attr(e, 'role') === 'alert'));
+    expect(textOf(alert)).toMatch(problem);
+    // What the visitor typed is still there.
+    expect(refused.html).toContain(`value="${fields.email}"`);
+    expect([await count('conversation'), await count('account_user'), await count('outgoing_mail')]).toEqual(before);
+  });
+
+  it('refuses a form without its token, or from another site, with a page that says why', async () => {
+    const before = await count('conversation');
+    const v = new Visitor(h, HOST);
+    await v.get('/');
+    const csrf = v.hidden('csrf');
+    const fields = { submit: v.hidden('submit'), name: 'M', email: 'm@v.example', text: 'Hi' };
+    expect((await v.post('/', fields)).status).toBe(403);
+    expect((await v.post('/', { ...fields, csrf: 'forged' })).status).toBe(403);
+    const foreign = await v.post('/', { ...fields, csrf }, { origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.html).toContain('another site');
+    expect(await count('conversation')).toBe(before);
+  });
+
+  it('answers 404 for another account’s page, a disabled one and a key that is no page', async () => {
+    const v = new Visitor(h, HOST);
+    for (const path of ['/p/theirs', '/p/old', '/p/nope', '/p/bad%20key', '/embeds/p/old', '/embeds/p/theirs']) {
+      expect((await v.get(path)).status, path).toBe(404);
+    }
+    await v.get('/p/feedback');
+    const fields = { csrf: v.hidden('csrf'), submit: v.hidden('submit'), text: 'Hi' };
+    expect((await v.post('/p/old', fields)).status).toBe(404);
+    expect((await v.post('/p/theirs', fields)).status).toBe(404);
+    // Elsewhere's own page is on its own host only.
+    expect((await new Visitor(h, OTHER_HOST).get('/p/theirs')).status).toBe(200);
+  });
+
+  it('limits starts per client address and per e-mail address (429 with Retry-After)', async () => {
+    const app = secondApp(h, {}, { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 2 } });
+    const v = new Visitor({ ...h, app }, HOST);
+    const statuses = [];
+    for (let i = 0; i < 3; i++)
+      statuses.push((await start(v, '/', { name: 'L', email: 'l@v.example', text: `${i}` })).status);
+    expect(statuses).toEqual([303, 303, 429]);
+    expect(v.last?.headers.get('retry-after')).toMatch(/^\d+$/);
+    const byIp = secondApp(h, {}, { formLimits: { perIpPerMinute: 1, perEmailPer15Minutes: 1000 } });
+    // (On the other account's site: its count of this address starts here.)
+    const w = new Visitor({ ...h, app: byIp }, OTHER_HOST);
+    expect((await start(w, '/', { name: 'I', email: 'i1@v.example', text: 'a' })).status).toBe(303);
+    expect((await start(w, '/', { name: 'I', email: 'i2@v.example', text: 'b' })).status).toBe(429);
+  });
+});
+
+describe('a secondary page and its embed', () => {
+  it('starts anonymously where the page allows it; the device opens and answers it', async () => {
+    const v = new Visitor(h, HOST);
+    const posted = await start(v, '/p/feedback', { text: 'Anonymous feedback' });
+    expect(posted.status).toBe(303);
+    const slug = slugOf(posted);
+    const c = await api(slug);
+    expect(c).toMatchObject({ via_primary_intake_page: false, allow_anonymous_messages: true, public: false });
+    expect(c.intake_page_id).toBeGreaterThan(0);
+    expect(c.messages[0].author).toEqual({ anonymous: true });
+    expect(c.users.map((u: { email: string }) => u.email)).toEqual(['sam@front.example']);
+    expect((await v.get(`/c/${slug}`)).status).toBe(200);
+    expect((await v.reply(slug, { text: 'And more' })).status).toBe(303);
+    expect((await api(slug)).messages).toHaveLength(2);
+    expect((await new Visitor(h, HOST).get(`/c/${slug}`)).status).toBe(404);
+  });
+
+  it('works in another site’s frame without any cookie, landing on the conversation’s embed', async () => {
+    const v = new Visitor(h, HOST);
+    const page = await v.get('/embeds/p/feedback');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain('frame-ancestors *');
+    expect(page.headers.get('set-cookie')).toBeNull();
+    const token = v.hidden('csrf');
+    v.cookies.clear();
+    const posted = await v.post('/embeds/p/feedback', {
+      csrf: token,
+      submit: v.hidden('submit'),
+      name: 'Fran',
+      email: 'fran@v.example',
+      text: 'From the frame',
+    });
+    expect(posted.status).toBe(303);
+    const landing = location(posted);
+    expect(landing).toMatch(/^\/embeds\/conversations\/front\/[\w-]+\?pass=[\w-]{43}#message-\d+$/);
+    v.cookies.clear();
+    const embed = await v.get(landing.replace(/#.*/, ''));
+    expect(embed.status).toBe(200);
+    expect(embed.html).toContain('From the frame');
+    // Its link out carries the pass to the site, which keeps it as a cookie and drops it from the address.
+    const out = present(elements(embed.html).find((e) => e.tagName === 'a' && /\?pass=/.test(attr(e, 'href') ?? '')));
+    const opened = await v.get(
+      new URL(present(attr(out, 'href'))).pathname + new URL(present(attr(out, 'href'))).search,
+    );
+    expect([opened.status, location(opened)]).toEqual([303, `/c/${slugOf(posted)}`]);
+    expect((await v.get(`/c/${slugOf(posted)}`)).status).toBe(200);
+    // The form token is the page's own: forged or another page's, it is refused.
+    expect(
+      (await v.post('/embeds/p/feedback', { csrf: `${token.split('.')[0]}.${'A'.repeat(43)}`, text: 'x' })).status,
+    ).toBe(403);
+    expect((await v.post('/embeds/p/contact', { csrf: token, text: 'x' })).status).toBe(403);
+    // A pass opens only the conversations it started.
+    const pass = present(/pass=([\w-]+)/.exec(landing)?.[1]);
+    expect((await new Visitor(h, HOST).get(`/embeds/conversations/front/${slugOf(posted)}`)).status).toBe(404);
+    const first = (await apiCall(h, 'GET', '/conversations/get_conversations', auth(TOKEN))).body.conversations.at(-1);
+    expect((await new Visitor(h, HOST).get(`/embeds/conversations/front/${first.slug}?pass=${pass}`)).status).toBe(404);
+  });
+
+  it('shows the team the page as visitors see it, without a form, and refuses their post', async () => {
+    const sam = new Visitor(h, HOST);
+    await sam.get('/sign-in');
+    await sam.post('/sign-in', { csrf: sam.hidden('csrf'), email: 'sam@front.example', return: '/p/feedback' });
+    await sam.confirm(signInLink(await mailbox.next('sam@front.example')));
+    const page = await sam.get('/p/feedback');
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('this is the page as visitors see it');
+    expect(elements(page.html).some((e) => e.tagName === 'textarea')).toBe(false);
+    expect((await sam.post('/p/feedback', { csrf: sam.hidden('csrf'), text: 'x' })).status).toBe(403);
+    // At / the team has its inbox, not the intake page.
+    expect((await sam.get('/')).html).toContain('Inbox');
+  });
+
+  it('lets a signed-in participant start under their own name, with no mail', async () => {
+    const pat = new Visitor(h, HOST);
+    await pat.get('/sign-in');
+    await pat.post('/sign-in', { csrf: pat.hidden('csrf'), email: 'pat@customer.example', return: '/' });
+    await pat.confirm(signInLink(await mailbox.next('pat@customer.example')));
+    const mails = await count('outgoing_mail');
+    const posted = await start(pat, '/p/feedback', { text: 'Signed in', name: 'Someone Else', email: 'x@y.example' });
+    expect(posted.status).toBe(303);
+    expect((await api(slugOf(posted))).messages[0].author).toMatchObject({ name: 'Pat Customer' });
+    expect(await count('outgoing_mail')).toBe(mails);
+  });
+});

@@ -1,0 +1,77 @@
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { drive, fmt, type Scenario } from '../load.ts';
+import { CONNECTIONS, DB, DURATION, PAGE_HOST } from '../options.ts';
+import { peakRssMb, resetPeak, type Server } from '../servers.ts';
+import { aim } from '../targets.ts';
+import { getPage } from './unkept.ts';
+
+/**
+ * Conversations started through an intake page's form (`/p/bench-intake`: a visitor's name,
+ * address and message; each start a new private conversation with its first message, the
+ * visitor's pass and the mail with their link back, answered 303) against create_conversation,
+ * alternated in one run (target: >= 0.8x).
+ */
+export async function intake(product: Server) {
+  const db = new pg.Client({ connectionString: DB });
+  await db.connect();
+  try {
+    await db.query(
+      `insert into intake_page (account_id, name, key, title, is_primary)
+       select id, 'Bench intake', 'bench-intake', 'Talk to us', false from account where host = $1
+       on conflict do nothing`,
+      [`https://${PAGE_HOST}`],
+    );
+  } finally {
+    await db.end();
+  }
+  const { html, cookie } = await getPage(product, '/p/bench-intake');
+  const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!csrf || !cookie) throw new Error('the intake scenario found no form on /p/bench-intake');
+  const body = new URLSearchParams({
+    csrf,
+    name: 'Bench Visitor',
+    email: 'visitor@bench.example',
+    text: 'Hello, I would like to talk to you about the benchmark.',
+  }).toString();
+  const start = async (c: number) => {
+    const result = await autocannon({
+      url: product.base,
+      connections: c,
+      duration: DURATION,
+      headers: {
+        host: PAGE_HOST,
+        cookie,
+        origin: `https://${PAGE_HOST}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      requests: [{ method: 'POST', path: '/p/bench-intake', body }],
+    });
+    const redirected = result.statusCodeStats?.['303']?.count ?? 0;
+    return { rps: result.requests.average, bad: result.errors + result.timeouts + result.requests.total - redirected };
+  };
+  const create: Scenario = {
+    name: 'create',
+    method: 'POST',
+    path: () => '/api/v1/conversations/create_conversation',
+    body: '{"title":"Bench create"}',
+  };
+  const rows: string[] = [];
+  let lowest = Number.POSITIVE_INFINITY;
+  let bad = 0;
+  for (const c of CONNECTIONS) {
+    resetPeak(product);
+    const s1 = await start(c);
+    const c1 = await drive(product, create, c, DURATION);
+    const c2 = await drive(product, create, c, DURATION);
+    const s2 = await start(c);
+    const rps = { start: (s1.rps + s2.rps) / 2, create: (c1.rps + c2.rps) / 2 };
+    lowest = Math.min(lowest, rps.start / rps.create);
+    bad += s1.bad + s2.bad;
+    rows.push(
+      `${String(c).padStart(5)} conns: intake start ${fmt(rps.start)} starts/s (not 303: ${s1.bad + s2.bad}), create_conversation ${fmt(rps.create)} req/s (non-2xx ${c1.non2xx + c2.non2xx}), start/create x${(rps.start / rps.create).toFixed(2)}; peak RSS ${peakRssMb(product)} MB`,
+    );
+  }
+  console.log(`\nconversations started through an intake page's form (product only):\n${rows.join('\n')}`);
+  aim('intake start >= 0.8x create_conversation req/s', `lowest x${lowest.toFixed(2)}`, lowest >= 0.8 && bad === 0);
+}

@@ -1,0 +1,304 @@
+import {
+  type IntakeStart,
+  type IntakeStartResult,
+  type IntakeStore,
+  type PublicIntakePage,
+  runnableSteps,
+  SlugTakenError,
+} from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { sha256 } from '../tokens.ts';
+import { markChangeSql } from './change-marks.ts';
+import { type SettingsRow, settingsOf } from './conversation-reads.ts';
+import { conversationRow, isSlugTaken } from './conversation-writes.ts';
+import { notifySql } from './notifications.ts';
+import { type Prepared, runPrepared } from './prepared.ts';
+import { fromJson, query, violatesUnique } from './sql.ts';
+
+/*
+ * Intake pages as visitors use them: the page (with what a start needs of its account), one
+ * statement per start, and the passes that let a device open the conversations it started.
+ */
+
+interface PageRow extends SettingsRow {
+  id: number;
+  key: string;
+  title: string;
+  welcome_text: string;
+  allow_anonymous: boolean;
+  is_primary: boolean;
+  workflow_id: number | null;
+  workflow_name: string | null;
+  workflow_steps: unknown;
+  team_ids: unknown;
+  title_template: string;
+  owner_id: number | null;
+  owner_email: string | null;
+  owner_name: string | null;
+}
+
+const PAGE: Prepared = {
+  name: 'intake_page_public',
+  text: `
+  select ip.id, ip.key, coalesce(nullif(ip.title, ''), ip.name) as title, ip.welcome_text, ip.allow_anonymous, ip.is_primary,
+    w.id as workflow_id, w.name as workflow_name, w.steps as workflow_steps,
+    (select coalesce(json_agg(m.user_id order by m.user_id), '[]') from intake_page_member m
+       where m.intake_page_id = ip.id and m.account_id = ip.account_id) as team_ids,
+    a.default_anyone_can_post as anyone_can_post, a.default_allow_anonymous_messages as allow_anonymous_messages,
+    a.default_allow_search_engines as allow_search_engines, a.title_template,
+    u.id as owner_id, u.email as owner_email, u.name as owner_name
+  from intake_page ip
+  join account a on a.id = ip.account_id
+  left join workflow w on w.id = ip.workflow_id and w.account_id = ip.account_id and w.disabled_at is null
+  left join account_user u on u.id = a.owner_id
+  where ip.account_id = $1 and ip.disabled_at is null
+    and case when $2::text is null then ip.is_primary else lower(ip.key) = lower($2::text) end
+  limit 1`,
+};
+
+const pageOf = (row: PageRow): PublicIntakePage => ({
+  id: row.id,
+  key: row.key,
+  title: row.title,
+  welcomeText: row.welcome_text,
+  allowAnonymous: row.allow_anonymous,
+  primary: row.is_primary,
+  workflow:
+    row.workflow_id === null
+      ? null
+      : {
+          id: row.workflow_id,
+          name: row.workflow_name ?? '',
+          steps: runnableSteps(fromJson<unknown[]>(row.workflow_steps)),
+        },
+  teamIds: fromJson<number[]>(row.team_ids).map(Number),
+  account: {
+    titleTemplate: row.title_template,
+    defaults: settingsOf(row),
+    owner:
+      row.owner_id === null ? null : { id: row.owner_id, email: row.owner_email ?? '', name: row.owner_name ?? '' },
+  },
+});
+
+/** The parameters of a start after the conversation row's own (as the entity's builder numbers them). */
+const START_PARAMS = [
+  'account',
+  'email',
+  'name',
+  'text',
+  'submitKey',
+  'kind',
+  'seconds',
+  'mediaKey',
+  'contentType',
+  'bytes',
+  'pass',
+  'members',
+  'workflow',
+  'link',
+  'linkSeconds',
+  'returnPath',
+  'subject',
+  'body',
+] as const;
+type StartParam = (typeof START_PARAMS)[number];
+
+let startSql: string | undefined;
+let startPrepared: Prepared | undefined;
+
+/**
+ * One statement: the visitor's person (found by address, or made), the conversation (as the
+ * entity's builder writes it, only when the form token is new and the address is not the team's),
+ * its members (the page's team and the visitor), the first message, their webhook events in order,
+ * the notifications, the change mark, the workflow's two events (created, then the message), the
+ * device's pass, and the sign-in link with its mail. The last select says what happened.
+ */
+function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
+  const { sql, params } = conversationRow(em, accountId, s.conversation);
+  if (!startPrepared) {
+    const parsed = /^insert into "conversation" \(([^)]*)\) values \((.*)\) returning (.*)$/.exec(sql);
+    if (!parsed) throw new Error(`unexpected conversation insert: ${sql}`);
+    let n = 0;
+    const values = (parsed[2] ?? '').replace(/\?/g, () => `$${++n}`);
+    const p = (name: StartParam) => `$${n + START_PARAMS.indexOf(name) + 1}`;
+    const account = `${p('account')}::int`;
+    const email = `${p('email')}::text`;
+    const subscribed = `w.account_id = ${account} and w.disabled_at is null and e.type = any(w.events)`;
+    startSql = sql;
+    startPrepared = {
+      name: 'intake_start',
+      text: `with existing as (
+          select id, team_role from account_user where account_id = ${account} and ${email} is not null and lower(email) = lower(${email})
+        ),
+        made as (
+          insert into account_user (account_id, email, name)
+          select ${account}, ${email}, ${p('name')}::text where ${email} is not null and not exists (select 1 from existing)
+          on conflict do nothing returning id, team_role
+        ),
+        author as (select id, team_role from existing union all select id, team_role from made),
+        dup as (select conversation_id from message where account_id = ${account} and submit_key = ${p('submitKey')}::varchar),
+        c as (
+          insert into "conversation" (${parsed[1]}) select ${values}
+          where not exists (select 1 from dup)
+            and not exists (select 1 from author where team_role is not null)
+            and (${email} is null or exists (select 1 from author))
+          returning id, slug
+        ),
+        added as (
+          insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous, text,
+                               submit_key, media_key, media_content_type, media_bytes)
+          select ${account}, c.id, ${p('kind')}::varchar, ${p('seconds')}::int, (select id from author), ${email} is null,
+                 ${p('text')}::text, ${p('submitKey')}::varchar, ${p('mediaKey')}::varchar, ${p('contentType')}::varchar, ${p('bytes')}::bigint
+          from c
+          returning id, conversation_id, author_id
+        ),
+        m as (
+          insert into conversation_member (conversation_id, user_id, account_id)
+          select c.id, u.id, ${account} from c
+          cross join (select unnest(${p('members')}::int[]) as id union select id from author) u
+        ),
+        webhook_ev as (
+          insert into webhook_event (account_id, type, conversation_id, message_id)
+          select ${account}, e.type, added.conversation_id, e.message_id
+          from added cross join lateral (values (1, 'conversation_created', null::int), (2, 'message_created', added.id)) e(n, type, message_id)
+          where exists (select 1 from webhook_endpoint w where ${subscribed})
+          order by e.n
+        ),
+        ${notifySql({ source: 'added', account, conversation: 'added.conversation_id', message: 'added.id', author: 'added.author_id' })},
+        ${markChangeSql({ source: 'c', account })},
+        workflow_ev as (
+          insert into workflow_event (account_id, conversation_id, message_id, author_id)
+          select ${account}, added.conversation_id, e.message_id, e.author_id
+          from added cross join lateral (values (1, null::int, null::int), (2, added.id, added.author_id)) e(n, message_id, author_id)
+          where ${p('workflow')}::boolean
+          order by e.n
+        ),
+        pass as (
+          insert into conversation_pass (token_hash, conversation_id, account_id, user_id)
+          select ${p('pass')}::varchar, added.conversation_id, ${account}, added.author_id from added
+        ),
+        link as (
+          insert into sign_in_link (account_id, email, name, token_hash, return_path, expires_at)
+          select ${account}, ${email}, ${p('name')}::text, ${p('link')}::varchar, ${p('returnPath')}::varchar,
+                 now() + make_interval(secs => ${p('linkSeconds')}::int)
+          from added where ${p('link')}::varchar is not null
+        ),
+        mail as (
+          insert into outgoing_mail (account_id, recipient, subject, body)
+          select ${account}, ${email}, ${p('subject')}::varchar, ${p('body')}::text from added where ${p('link')}::varchar is not null
+        )
+        select (select id from added) as message_id, (select id from c) as conversation_id, (select slug from c) as slug,
+               (select conversation_id from dup limit 1) as dup_conversation,
+               exists (select 1 from author where team_role is not null) as team_address`,
+    };
+  }
+  // Every start names the same columns, so the statement's text never changes.
+  if (sql !== startSql) throw new Error(`conversation insert changed shape: ${sql}`);
+  const media = s.message.media;
+  const given: Record<StartParam, unknown> = {
+    account: accountId,
+    email: s.visitor?.email ?? null,
+    name: s.visitor?.name ?? null,
+    text: s.message.text,
+    submitKey: s.message.submitKey,
+    kind: media?.kind ?? 'text',
+    seconds: media?.seconds ?? 0,
+    mediaKey: media?.key ?? null,
+    contentType: media?.contentType ?? null,
+    bytes: media?.bytes ?? null,
+    pass: sha256(s.pass),
+    members: s.conversation.memberIds,
+    workflow: s.conversation.workflow !== null,
+    link: s.comeBack ? sha256(s.comeBack.token) : null,
+    linkSeconds: s.comeBack?.ttlSeconds ?? 0,
+    returnPath: s.comeBack?.returnPath ?? null,
+    subject: s.comeBack?.mail.subject.slice(0, 255) ?? null,
+    body: s.comeBack?.mail.text ?? null,
+  };
+  return { statement: startPrepared, params: [...params, ...START_PARAMS.map((name) => given[name])] };
+}
+
+interface StartRow {
+  message_id: number | null;
+  conversation_id: number | null;
+  slug: string | null;
+  dup_conversation: number | null;
+  team_address: boolean;
+}
+
+/** A start's message, by its form token (a form sent twice). */
+const MESSAGE_KEY_INDEX = 'message_account_submit_key';
+
+export class MikroIntakeStore implements IntakeStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async page(accountId: number, key: string | null): Promise<PublicIntakePage | null> {
+    const [row] = await runPrepared<PageRow>(this.em, PAGE, [accountId, key]);
+    return row ? pageOf(row) : null;
+  }
+
+  async start(accountId: number, s: IntakeStart): Promise<IntakeStartResult> {
+    const { statement, params } = startStatement(this.em, accountId, s);
+    // Twice at most: a person made by another start between this one's look and its insert is
+    // seen by the second run (a statement sees only what was committed when it began).
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      let row: StartRow | undefined;
+      try {
+        [row] = await runPrepared<StartRow>(this.em, statement, params);
+      } catch (e) {
+        if (isSlugTaken(e)) throw new SlugTakenError();
+        // The same form sent twice at once: the other one started it.
+        if (violatesUnique(e, MESSAGE_KEY_INDEX) && s.message.submitKey) return this.again(accountId, s);
+        throw e;
+      }
+      if (!row) throw new Error('the intake start returned no row');
+      if (row.team_address) return { kind: 'team_address' };
+      if (row.dup_conversation !== null) return this.again(accountId, s);
+      if (row.message_id !== null && row.conversation_id !== null && row.slug !== null) {
+        return {
+          kind: 'started',
+          conversationId: Number(row.conversation_id),
+          slug: row.slug,
+          messageId: Number(row.message_id),
+          created: true,
+        };
+      }
+    }
+    throw new Error('the intake start found its visitor neither there nor made');
+  }
+
+  /**
+   * A form token already used: the conversation it started, which this device's pass now opens
+   * too. A token of anything but a start (a reply's) starts nothing and opens nothing.
+   */
+  private async again(accountId: number, s: IntakeStart): Promise<IntakeStartResult> {
+    const [row] = await query<{ id: number; conversation_id: number; slug: string; author_id: number | null }>(
+      this.em,
+      `select m.id, m.conversation_id, c.slug, m.author_id from message m join conversation c on c.id = m.conversation_id
+       where m.account_id = ? and m.submit_key = ? and (c.via_primary_intake_page or c.intake_page_id is not null)
+         and not exists (select 1 from message e where e.conversation_id = m.conversation_id and e.id < m.id)`,
+      [accountId, s.message.submitKey],
+    );
+    if (!row) return { kind: 'form_used' };
+    await query(
+      this.em,
+      `insert into conversation_pass (token_hash, conversation_id, account_id, user_id) values (?, ?, ?, ?)
+       on conflict do nothing`,
+      [sha256(s.pass), row.conversation_id, accountId, row.author_id],
+    );
+    return { kind: 'started', conversationId: row.conversation_id, slug: row.slug, messageId: row.id, created: false };
+  }
+
+  async pass(accountId: number, pass: string, conversationId: number): Promise<{ userId: number | null } | null> {
+    const [row] = await query<{ user_id: number | null }>(
+      this.em,
+      'select user_id from conversation_pass where token_hash = ? and conversation_id = ? and account_id = ?',
+      [sha256(pass), conversationId, accountId],
+    );
+    return row ? { userId: row.user_id } : null;
+  }
+}

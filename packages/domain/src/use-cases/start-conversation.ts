@@ -1,0 +1,188 @@
+import type { StoredMedia } from '../media.ts';
+import { emailProblem, type LinkOptions, nameProblem, replyProblem, replyText } from '../people.ts';
+import type {
+  AccountContext,
+  NewConversation,
+  OutgoingMail,
+  SiteAccount,
+  UserRecord,
+  WorkflowRecord,
+} from '../ports.ts';
+import { SlugTakenError } from '../ports.ts';
+import { generateSlug } from '../slug.ts';
+import { clockMicros, type EpochMicros } from '../time.ts';
+import { conversationUrl } from '../urls.ts';
+import { draftConversation } from './create-conversation.ts';
+
+/*
+ * A visitor starts a conversation on an intake page (`/p/<key>`, its embed, or `/` for the primary
+ * one): the same conversation `create_conversation` makes through that page (draftConversation:
+ * the account's title convention, the page's workflow copied, `via_primary_intake_page` /
+ * `intake_page_id`), private (between the visitor and the team), with the page's team and the
+ * visitor as members and the visitor's message first. The visitor is recognised on this device by
+ * a pass for the conversations it started (never a session: an address typed into a form signs
+ * nobody in), and is mailed a link that signs them in properly from anywhere (`link`; null for a
+ * visitor already signed in).
+ */
+
+/** An intake page as its visitors see it, with what starting a conversation on it needs. */
+export interface PublicIntakePage {
+  id: number;
+  key: string;
+  title: string;
+  welcomeText: string;
+  allowAnonymous: boolean;
+  primary: boolean;
+  workflow: WorkflowRecord | null;
+  /** The team members who join every conversation started here. */
+  teamIds: number[];
+  account: Pick<AccountContext, 'titleTemplate' | 'defaults' | 'owner'>;
+}
+
+/** Everything one start writes, in one statement. */
+export interface IntakeStart {
+  conversation: NewConversation;
+  /** Who the visitor said they are; null for an anonymous start. The address's person is made if new. */
+  visitor: { name: string; email: string } | null;
+  message: { text: string; submitKey: string | null; media?: StoredMedia | undefined };
+  /** The device's pass (its cookie's value), which then opens this conversation too. */
+  pass: string;
+  /** The sign-in link mailed to the visitor, and the mail: only with an address. */
+  comeBack: { token: string; ttlSeconds: number; returnPath: string; mail: OutgoingMail } | null;
+}
+
+export type IntakeStartResult =
+  | { kind: 'started'; conversationId: number; slug: string; messageId: number; created: boolean }
+  /** The address is a team member's: they sign in to start a conversation under it. */
+  | { kind: 'team_address' }
+  /** The form token is another form's (a reply's): nothing is started. */
+  | { kind: 'form_used' };
+
+export interface IntakeStore {
+  /** The enabled intake page of the account with `key` (ignoring case), or its primary one (null); else null. */
+  page(accountId: number, key: string | null): Promise<PublicIntakePage | null>;
+  /**
+   * Writes a start: the person (if new), the conversation, its members, the message, their events,
+   * the device's pass and the mail. The same form token again writes nothing and answers the
+   * conversation it started (and lets this device's pass open it).
+   */
+  start(accountId: number, start: IntakeStart): Promise<IntakeStartResult>;
+  /** What the device's pass opens of this conversation: whose start it was (null: anonymous), or null. */
+  pass(accountId: number, pass: string, conversationId: number): Promise<{ userId: number | null } | null>;
+}
+
+export interface IntakeForm {
+  text: string;
+  name?: string | undefined;
+  email?: string | undefined;
+  submitKey?: string | undefined;
+  media?: StoredMedia | undefined;
+}
+
+export type StartOutcome =
+  | { kind: 'refused'; problem: string }
+  | { kind: 'started'; slug: string; messageId: number; created: boolean };
+
+/** How long the mailed link that brings a visitor back works: a week, once. */
+export const COME_BACK_LINK_TTL_SECONDS = 7 * 24 * 3600;
+
+/** A slug drawn again when it collides (as create does). */
+const SLUG_ATTEMPTS = 3;
+
+/** The mail a visitor gets when they start a conversation: where it is, and a link that signs them in. */
+export function comeBackMail(
+  account: SiteAccount,
+  started: { title: string; slug: string; email: string; signInUrl: string },
+): OutgoingMail {
+  return {
+    to: started.email,
+    subject: `Your conversation with ${account.name}`,
+    text: [
+      `You started a conversation with ${account.name}: "${started.title}".`,
+      '',
+      `On the device you started it on, it opens at ${conversationUrl(account, started.slug)}`,
+      '',
+      `From any device, this link signs you in as ${started.email} and opens it (it works once, for 7 days):`,
+      started.signInUrl,
+      '',
+      'We write to you here when someone answers.',
+      'If you did not start this conversation, ignore this e-mail: nobody is signed in.',
+      '',
+    ].join('\n'),
+  };
+}
+
+/** Who the form says the visitor is, or why that will not do; null for an anonymous start. */
+function visitorOf(page: PublicIntakePage, form: IntakeForm): { name: string; email: string } | null | string {
+  const name = (form.name ?? '').trim();
+  const email = (form.email ?? '').trim();
+  if (page.allowAnonymous && name === '' && email === '') return null;
+  const problem = nameProblem(name) ?? emailProblem(email);
+  if (!problem) return { name, email };
+  return page.allowAnonymous ? `${problem} (Leave both out to start anonymously.)` : problem;
+}
+
+export async function startConversation(
+  deps: { intake: IntakeStore; clock?: () => EpochMicros },
+  account: SiteAccount,
+  page: PublicIntakePage,
+  form: IntakeForm,
+  device: { pass: string; link: LinkOptions | null },
+): Promise<StartOutcome> {
+  const textProblem = form.media && form.text.trim() === '' ? null : replyProblem(form.text);
+  if (textProblem) return { kind: 'refused', problem: textProblem };
+  const visitor = visitorOf(page, form);
+  if (typeof visitor === 'string') return { kind: 'refused', problem: visitor };
+  const owner: UserRecord | null = page.account.owner;
+  const conversation = draftConversation(
+    page.account,
+    {
+      anyoneCanPost: false,
+      allowAnonymousMessages: visitor === null,
+      allowSearchEngines: false,
+      memberIds: page.teamIds.length > 0 ? page.teamIds : owner ? [owner.id] : [],
+    },
+    page,
+    (deps.clock ?? clockMicros)(),
+  );
+  const message = {
+    text: form.media && form.text.trim() === '' ? '' : replyText(form.text),
+    submitKey: form.submitKey && /^[\w-]{16,64}$/.test(form.submitKey) ? form.submitKey : null,
+    media: form.media,
+  };
+  for (let attempt = 1; ; attempt++) {
+    const link = device.link;
+    const token = link?.newToken() ?? '';
+    const comeBack =
+      visitor && link
+        ? {
+            token,
+            ttlSeconds: COME_BACK_LINK_TTL_SECONDS,
+            returnPath: `/c/${conversation.slug}`,
+            mail: comeBackMail(account, { ...conversation, email: visitor.email, signInUrl: link.signInUrl(token) }),
+          }
+        : null;
+    try {
+      const result = await deps.intake.start(account.id, {
+        conversation,
+        visitor,
+        message,
+        pass: device.pass,
+        comeBack,
+      });
+      if (result.kind === 'form_used') {
+        return { kind: 'refused', problem: 'This form was already used. Reload the page to start a conversation.' };
+      }
+      if (result.kind === 'team_address') {
+        return {
+          kind: 'refused',
+          problem: `${visitor?.email} belongs to the team of ${account.name}: sign in to start a conversation under it.`,
+        };
+      }
+      return { kind: 'started', slug: result.slug, messageId: result.messageId, created: result.created };
+    } catch (e) {
+      if (!(e instanceof SlugTakenError) || attempt >= SLUG_ATTEMPTS) throw e;
+      conversation.slug = generateSlug();
+    }
+  }
+}

@@ -1,0 +1,130 @@
+import { managesMembers, measureRecording, type PublicIntakePage, startConversation } from '@convo/domain';
+import { Hono } from 'hono';
+import { field, type SiteContext, type SiteEnv, secret, viewerOf } from '../env.ts';
+import { notFound, type PageStatus, page, refused } from '../frame.ts';
+import { embedFormToken, embedFormTokenValid, keepPass, passOf } from '../passes.ts';
+import type { SiteKit } from '../posting.ts';
+import { type IntakeDraft, intakePage } from '../views/intake.ts';
+
+/** What an intake page's key looks like (`/p/<key>`); anything else is answered as missing. */
+const KEY = /^[a-z0-9][a-z0-9-]{0,59}$/i;
+
+/** Where an intake page is: `/p/<key>`, its embed, or `/` for the primary one. */
+export interface IntakeAddress {
+  /** null: the account's primary intake page, at `/`. */
+  key: string | null;
+  embed: boolean;
+}
+
+/**
+ * The intake pages visitors use: `/p/<key>`, `/embeds/p/<key>` (for another site's iframe), and
+ * the primary one at `/` for anyone not on the team (homeRoutes hands it over). Each shows its
+ * title, welcome and form; the form starts a private conversation with the team and lands the
+ * visitor on it (the embed, in the frame), recognised on this device by its pass.
+ */
+export function intakeRoutes({ deps, posting }: SiteKit) {
+  const routes = new Hono<SiteEnv>();
+
+  const find = (c: SiteContext, at: IntakeAddress) =>
+    at.key !== null && !KEY.test(at.key) ? null : deps.intake.page(c.env.account.id, at.key);
+
+  const action = (p: PublicIntakePage, at: IntakeAddress) =>
+    at.key === null ? '/' : `${at.embed ? '/embeds' : ''}/p/${p.key}`;
+
+  async function show(
+    c: SiteContext,
+    p: PublicIntakePage,
+    at: IntakeAddress,
+    status: PageStatus = 200,
+    draft?: IntakeDraft,
+  ) {
+    const account = c.env.account;
+    const token = at.embed ? embedFormToken(await deps.notifications.signingKey(), account.id, p.id) : c.var.csrf;
+    const content = intakePage(p, {
+      accountName: account.name,
+      action: action(p, at),
+      token,
+      submitKey: crypto.randomUUID(),
+      signedIn: at.embed ? null : (c.var.signedIn?.user ?? null),
+      team: !at.embed && managesMembers(viewerOf(c)),
+      draft,
+      limits: deps.media.limits,
+    });
+    return page(c, status, content, p.title || account.name, {
+      form: !at.embed,
+      embed: at.embed,
+      // The form's token is this visitor's; an intake page is for people, not for indexes of forms.
+      noindex: true,
+      canonical: `${account.host}${at.key === null ? '/' : `/p/${p.key}`}`,
+    });
+  }
+
+  /** GET: the page, or 404 for a key that is no enabled page of this account. */
+  async function open(c: SiteContext, at: IntakeAddress) {
+    const p = await find(c, at);
+    return p ? show(c, p, at) : notFound(c);
+  }
+
+  /** POST: start the conversation, and land on it. */
+  async function start(c: SiteContext, at: IntakeAddress) {
+    const p = await find(c, at);
+    if (!p) return notFound(c);
+    const account = c.env.account;
+    if (!at.embed && managesMembers(viewerOf(c))) {
+      return refused(c, 403, 'Team members do not start conversations on the intake page: visitors do.');
+    }
+    const key = at.embed ? await deps.notifications.signingKey() : '';
+    const read = await posting.readPostWithRecording(
+      c,
+      at.embed ? async (token) => embedFormTokenValid(key, account.id, p.id, token) : undefined,
+    );
+    if (read instanceof Response) return read;
+    const { fields } = read;
+    const signedIn = at.embed ? null : (c.var.signedIn?.user ?? null);
+    const form = {
+      text: field(fields, 'text') ?? '',
+      name: signedIn?.name ?? field(fields, 'name'),
+      email: signedIn?.email ?? field(fields, 'email'),
+      submitKey: field(fields, 'submit'),
+    };
+    const draft = { text: form.text, name: form.name, email: form.email };
+    const email = form.email?.trim().toLowerCase();
+    if (email && !signedIn) {
+      const limited = await posting.overLimit(c, `email:${email}`, deps.rates.perEmailPer15Minutes, 900);
+      if (limited) {
+        if (read.file) await deps.media.store.remove(read.file.key);
+        return limited;
+      }
+    }
+    const recording = read.file ? await measureRecording(deps.media, read.file, field(fields, 'media_kind')) : null;
+    if (recording && !recording.ok) return show(c, p, at, 422, { ...draft, problem: recording.problem });
+    const media = recording?.media;
+    const pass = passOf(c) ?? secret();
+    const outcome = await startConversation(
+      { intake: deps.intake },
+      account,
+      p,
+      { ...form, media },
+      {
+        pass,
+        // A signed-in visitor needs no link back: their session opens it.
+        link: signedIn ? null : posting.link(account),
+      },
+    );
+    if (media && !(outcome.kind === 'started' && outcome.created)) await deps.media.store.remove(media.key);
+    if (outcome.kind === 'refused') return show(c, p, at, 422, { ...draft, problem: outcome.problem });
+    keepPass(c, pass);
+    const target = at.embed
+      ? `/embeds/conversations/${account.key}/${outcome.slug}?pass=${pass}`
+      : `/c/${outcome.slug}`;
+    // POST/redirect/GET: reloading the conversation it lands on never starts another.
+    return c.redirect(`${target}#message-${outcome.messageId}`, 303);
+  }
+
+  routes.get('/p/:key', (c) => open(c, { key: c.req.param('key'), embed: false }));
+  routes.post('/p/:key', posting.sameOrigin, (c) => start(c, { key: c.req.param('key'), embed: false }));
+  routes.get('/embeds/p/:key', (c) => open(c, { key: c.req.param('key'), embed: true }));
+  routes.post('/embeds/p/:key', posting.sameOrigin, (c) => start(c, { key: c.req.param('key'), embed: true }));
+
+  return { routes, find, show, start };
+}
