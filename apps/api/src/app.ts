@@ -73,6 +73,8 @@ export function createApp(services: Services, options: AppOptions): App {
     people: services.people,
     replies: services.replies,
     intake: services.intake,
+    intakePageAdmin: services.intakePageAdmin,
+    workflows: services.workflows,
     members: services.members,
     notifications: services.notifications,
     inbox: services.inbox,

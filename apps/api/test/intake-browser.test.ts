@@ -18,7 +18,7 @@ import {
   warnIfNoChromium,
 } from './support/chromium.ts';
 import { apiCall, auth, type Harness, openHarness } from './support/harness.ts';
-import { deliverMailTo, type Mailbox } from './support/mailbox.ts';
+import { deliverMailTo, type Mailbox, signInLink } from './support/mailbox.ts';
 
 /*
  * A visitor starts a conversation as people do, in Chromium with a synthetic microphone: the
@@ -242,14 +242,29 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
 
   it('reads well at 375 px and 1280 px, and axe finds nothing (screenshots in the temp folder)', async () => {
     mkdirSync(SHOTS, { recursive: true });
+    // The team's pages, as Sam sees them once signed in by the mailed link.
+    const team = await browser.newContext({ bypassCSP: true });
+    const signIn = await team.newPage();
+    await signIn.goto(`${site}/sign-in`);
+    await signIn.getByLabel('E-mail').fill('sam@front.test');
+    await signIn.getByRole('button', { name: 'Send me a link' }).click();
+    await signIn.goto(signInLink(await mailbox.next('sam@front.test')));
+    await Promise.all([signIn.waitForURL(`${site}/`), signIn.getByRole('button', { name: 'Sign in' }).click()]);
+    const session = await team.storageState();
+    await team.close();
     for (const width of [375, 1280]) {
-      for (const path of ['/', '/embeds/p/feedback']) {
-        const context = await browser.newContext({ bypassCSP: true, viewport: { width, height: 900 } });
+      for (const path of ['/', '/embeds/p/feedback', '/manage/intake-pages', '/manage/workflows']) {
+        const context = await browser.newContext({
+          bypassCSP: true,
+          viewport: { width, height: 900 },
+          ...(path.startsWith('/manage/') ? { storageState: session } : {}),
+        });
         const page = await context.newPage();
         await page.goto(`${site}${path}`);
+        await page.getByRole('heading', { level: 1 }).waitFor();
         expect(await axeViolations(page)).toEqual([]);
         expect(await page.evaluate('document.documentElement.scrollWidth > window.innerWidth')).toBe(false);
-        const name = path === '/' ? 'intake' : 'intake-embed';
+        const name = path === '/' ? 'intake' : path.slice(1).replaceAll('/', '-');
         await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
         await context.close();
       }

@@ -97,6 +97,15 @@ async function start(v: Visitor, path: string, fields: Record<string, string>) {
 
 const FIXTURES = new URL('./fixtures/media/', import.meta.url).pathname;
 
+/** A visitor signed in through the mailed link. */
+async function signedIn(email: string): Promise<Visitor> {
+  const v = new Visitor(h, HOST);
+  await v.get('/sign-in');
+  await v.post('/sign-in', { csrf: v.hidden('csrf'), email, return: '/' });
+  expect((await v.confirm(signInLink(await mailbox.next(email)))).status).toBe(303);
+  return v;
+}
+
 describe('the primary intake page at /', () => {
   it('shows the title, the welcome and the form to a visitor', async () => {
     const v = new Visitor(h, HOST);
@@ -347,10 +356,7 @@ describe('a secondary page and its embed', () => {
   });
 
   it('shows the team the page as visitors see it, without a form, and refuses their post', async () => {
-    const sam = new Visitor(h, HOST);
-    await sam.get('/sign-in');
-    await sam.post('/sign-in', { csrf: sam.hidden('csrf'), email: 'sam@front.example', return: '/p/feedback' });
-    await sam.confirm(signInLink(await mailbox.next('sam@front.example')));
+    const sam = await signedIn('sam@front.example');
     const page = await sam.get('/p/feedback');
     expect(page.status).toBe(200);
     expect(page.html).toContain('this is the page as visitors see it');
@@ -361,14 +367,114 @@ describe('a secondary page and its embed', () => {
   });
 
   it('lets a signed-in participant start under their own name, with no mail', async () => {
-    const pat = new Visitor(h, HOST);
-    await pat.get('/sign-in');
-    await pat.post('/sign-in', { csrf: pat.hidden('csrf'), email: 'pat@customer.example', return: '/' });
-    await pat.confirm(signInLink(await mailbox.next('pat@customer.example')));
+    const pat = await signedIn('pat@customer.example');
     const mails = await count('outgoing_mail');
     const posted = await start(pat, '/p/feedback', { text: 'Signed in', name: 'Someone Else', email: 'x@y.example' });
     expect(posted.status).toBe(303);
     expect((await api(slugOf(posted))).messages[0].author).toMatchObject({ name: 'Pat Customer' });
     expect(await count('outgoing_mail')).toBe(mails);
+  });
+});
+
+describe('the team manages intake pages and workflows on the site', () => {
+  const pages = async () => (await apiCall(h, 'GET', '/intake_pages', auth(TOKEN))).body.intake_pages;
+  const workflows = async () => (await apiCall(h, 'GET', '/workflows', auth(TOKEN))).body.workflows;
+
+  it('are the 404 for anyone not on the team, and change nothing for them', async () => {
+    const before = JSON.stringify(await pages());
+    for (const v of [new Visitor(h, HOST), await signedIn('pat@customer.example')]) {
+      await v.get('/p/feedback');
+      const csrf = v.hidden('csrf');
+      for (const path of ['/manage/intake-pages', '/manage/workflows']) {
+        expect((await v.get(path)).status, path).toBe(404);
+        expect((await v.post(path, { csrf, name: 'Sneaky' })).status, path).toBe(404);
+      }
+      expect((await v.post('/manage/intake-pages/1', { csrf, name: 'Sneaky', key: 'sneaky' })).status).toBe(404);
+    }
+    expect(JSON.stringify(await pages())).toBe(before);
+  });
+
+  it('changes, disables and adds intake pages with the API’s rules', async () => {
+    const sam = await signedIn('sam@front.example');
+    const list = await sam.get('/manage/intake-pages');
+    expect(list.status).toBe(200);
+    expect(list.headers.get('cache-control')).toBe('no-store');
+    const feedback = (await pages()).find((p: { key: string }) => p.key === 'feedback');
+    const form = {
+      csrf: sam.hidden('csrf'),
+      name: 'Feedback',
+      key: 'feedback',
+      title: 'Tell us how we did',
+      welcome_text: 'Every word is read.',
+      workflow: '',
+      team: 'sam@front.example',
+      allow_anonymous: 'on',
+    };
+    const saved = await sam.post(`/manage/intake-pages/${feedback.id}`, form);
+    expect([saved.status, location(saved)]).toEqual([303, `/manage/intake-pages#page-${feedback.id}`]);
+    expect((await pages()).find((p: { id: number }) => p.id === feedback.id)).toMatchObject({
+      title: 'Tell us how we did',
+      welcome_text: 'Every word is read.',
+      allow_anonymous: true,
+      disabled: false,
+    });
+    expect((await new Visitor(h, HOST).get('/p/feedback')).html).toContain('Tell us how we did');
+
+    // Disabled, the page is gone for visitors; enabled again, it is back.
+    await sam.post(`/manage/intake-pages/${feedback.id}`, { ...form, disabled: 'on' });
+    expect((await new Visitor(h, HOST).get('/p/feedback')).status).toBe(404);
+    await sam.post(`/manage/intake-pages/${feedback.id}`, form);
+    expect((await new Visitor(h, HOST).get('/p/feedback')).status).toBe(200);
+
+    // Refusals: the page again at that form, with the reason and what was sent; nothing saved.
+    const before = JSON.stringify(await pages());
+    const stranger = await sam.post(`/manage/intake-pages/${feedback.id}`, { ...form, team: 'pat@customer.example' });
+    expect(stranger.status).toBe(422);
+    expect(textOf(present(elements(stranger.html).find((e) => attr(e, 'role') === 'alert')))).toMatch(
+      /not on the account's team: pat@customer.example/,
+    );
+    expect(stranger.html).toContain('pat@customer.example</textarea>');
+    expect((await sam.post(`/manage/intake-pages/${feedback.id}`, { ...form, key: 'Bad Key' })).status).toBe(422);
+    expect((await sam.post('/manage/intake-pages', { csrf: form.csrf, name: '' })).status).toBe(422);
+    expect((await sam.post('/manage/intake-pages/999999', form)).status).toBe(404);
+    expect((await sam.post(`/manage/intake-pages/${feedback.id}`, { ...form, csrf: 'forged' })).status).toBe(403);
+    expect(JSON.stringify(await pages())).toBe(before);
+
+    const made = await sam.post('/manage/intake-pages', { csrf: form.csrf, name: 'Press enquiries', key: '' });
+    expect(made.status).toBe(303);
+    expect((await pages()).map((p: { key: string }) => p.key)).toContain('press-enquiries');
+    expect((await new Visitor(h, HOST).get('/p/press-enquiries')).status).toBe(200);
+  });
+
+  it('adds and changes workflows, refusing bad JSON and unknown steps with the reason', async () => {
+    const sam = await signedIn('sam@front.example');
+    await sam.get('/manage/workflows');
+    const csrf = sam.hidden('csrf');
+    const before = (await workflows()).length;
+    const bad = await sam.post('/manage/workflows', { csrf, name: 'Broken', steps: '[{"trigger": ' });
+    expect(bad.status).toBe(422);
+    expect(bad.html).toContain('steps: not valid JSON');
+    const unknown = await sam.post('/manage/workflows', {
+      csrf,
+      name: 'Unknown',
+      steps: '[{"trigger":{"type":"moon.full"},"action":{"type":"add_tags","tags":["x"]}}]',
+    });
+    expect(unknown.status).toBe(422);
+    expect(unknown.html).toMatch(/steps:.*trigger/);
+    expect((await workflows()).length).toBe(before);
+
+    const steps = '[{"trigger":{"type":"conversation.created"},"action":{"type":"add_tags","tags":["site"]}}]';
+    const made = await sam.post('/manage/workflows', { csrf, name: 'From the site', steps });
+    expect(made.status).toBe(303);
+    const saved = (await workflows()).find((w: { name: string }) => w.name === 'From the site');
+    expect(saved.steps).toEqual(JSON.parse(steps));
+    const disabled = await sam.post(`/manage/workflows/${saved.id}`, {
+      csrf,
+      name: 'From the site',
+      steps,
+      disabled: 'on',
+    });
+    expect([disabled.status, location(disabled)]).toEqual([303, `/manage/workflows#workflow-${saved.id}`]);
+    expect((await workflows()).find((w: { id: number }) => w.id === saved.id).disabled).toBe(true);
   });
 });

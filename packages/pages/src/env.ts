@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type {
   Authenticated,
   InboxStore,
+  IntakePageAdminStore,
   IntakeStore,
   MailOutbox,
   MediaDeps,
@@ -15,6 +16,7 @@ import type {
   SiteStore,
   Viewer,
   VisitorLimits,
+  WorkflowStore,
 } from '@convo/domain';
 import type { Context } from 'hono';
 import type { KeptFiles } from './kept-files.ts';
@@ -95,6 +97,9 @@ export interface SiteDeps {
   people: PeopleStore;
   replies: ReplyStore;
   intake: IntakeStore;
+  /** The team's intake pages and workflows, as the API manages them. */
+  intakePageAdmin: IntakePageAdminStore;
+  workflows: WorkflowStore;
   members: MemberStore;
   notifications: NotificationStore;
   inbox: InboxStore;

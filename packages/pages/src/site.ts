@@ -11,6 +11,7 @@ import { embedRoutes } from './routes/embeds.ts';
 import { homeRoutes } from './routes/home.ts';
 import { intakeRoutes } from './routes/intake.ts';
 import { mailRoutes } from './routes/mail.ts';
+import { manageRoutes } from './routes/manage.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { seoRoutes } from './routes/seo.ts';
 import { signInRoutes } from './routes/sign-in.ts';
@@ -62,6 +63,7 @@ export function createSite(deps: SiteDeps): Site {
   const intake = intakeRoutes(kit);
   app.route('/', homeRoutes(kit, intake));
   app.route('/', intake.routes);
+  app.route('/', manageRoutes(kit));
   app.route('/', conversationRoutes(kit));
   app.route('/', signInRoutes(kit));
   app.route('/', mailRoutes(kit));

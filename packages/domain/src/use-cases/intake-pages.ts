@@ -60,6 +60,16 @@ export const intakePageFields = {
   disabled: z.boolean().meta({ description: 'A disabled page is unusable, as a missing one is.' }),
 };
 
+/**
+ * A page's fields as a form sent them (the team's site), checked by the same schema the API
+ * publishes; a refusal names the field.
+ */
+export function parseIntakePageInput(input: Record<string, unknown>): IntakePageInput {
+  const parsed = z.object(intakePageFields).partial().safeParse(input);
+  if (!parsed.success) throw new DomainError('invalid_input', z.prettifyError(parsed.error).replaceAll('\n', ' '));
+  return parsed.data;
+}
+
 export const ZIntakePage = z
   .object({
     id: ZIntakePageId,

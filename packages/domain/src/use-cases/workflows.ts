@@ -125,6 +125,13 @@ export function parseWorkflowSteps(steps: unknown): WorkflowStep[] {
   return parsed.data;
 }
 
+/** A workflow's name as a form sent it (the team's site), by the API's rule. */
+export function parseWorkflowName(name: string): string {
+  const parsed = ZWorkflowName.safeParse(name);
+  if (!parsed.success) throw new DomainError('invalid_input', `name: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
 export async function listWorkflows(
   store: WorkflowStore,
   account: Pick<AccountContext, 'id'>,

@@ -1,0 +1,137 @@
+import {
+  changeIntakePage,
+  changeWorkflow,
+  createIntakePage,
+  createWorkflow,
+  DomainError,
+  isDomainError,
+  listIntakePages,
+  listWorkflows,
+  managesMembers,
+  parseIntakePageInput,
+  parseWorkflowName,
+} from '@convo/domain';
+import { Hono } from 'hono';
+import { field, type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
+import { notFound, type PageStatus, page } from '../frame.ts';
+import type { SiteKit } from '../posting.ts';
+import { intakePagesPage, type ManageProblem, workflowsPage } from '../views/manage.ts';
+
+/** An id in a path: digits that fit the column, else the page is missing. */
+const ID = /^[1-9]\d{0,8}$/;
+
+/** A checkbox: sent as `on` when ticked, absent when not. */
+const ticked = (fields: Map<string, string[]>, name: string) => field(fields, name) === 'on';
+
+/** Steps typed as JSON; a typing mistake is refused as the API refuses a body it cannot read. */
+function stepsOf(fields: Map<string, string[]>): unknown {
+  try {
+    return JSON.parse(field(fields, 'steps') ?? '');
+  } catch (e) {
+    throw new DomainError('invalid_input', `steps: not valid JSON (${(e as Error).message})`);
+  }
+}
+
+/**
+ * The team's own pages for the intake (`/manage/intake-pages`, `/manage/workflows`): anyone on the
+ * account's team; for anyone else they do not exist (the site's 404). Each form saves through the
+ * API's use cases; a refusal is the page again, at that form, with the reason and what was sent.
+ */
+export function manageRoutes({ deps, posting }: SiteKit) {
+  const routes = new Hono<SiteEnv>();
+  const onTeam = (c: SiteContext) => managesMembers(viewerOf(c));
+
+  async function intakePages(c: SiteContext, status: PageStatus, problem?: ManageProblem) {
+    const account = c.env.account;
+    const [pages, workflows] = await Promise.all([
+      listIntakePages(deps.intakePageAdmin, account),
+      listWorkflows(deps.workflows, account),
+    ]);
+    const view = intakePagesPage(
+      { host: account.host, accountKey: account.key, csrf: c.var.csrf, problem },
+      pages,
+      workflows,
+    );
+    return page(c, status, view, 'Intake pages', { form: true, headers: { 'cache-control': 'no-store' } });
+  }
+
+  async function workflows(c: SiteContext, status: PageStatus, problem?: ManageProblem) {
+    const view = workflowsPage({ csrf: c.var.csrf, problem }, await listWorkflows(deps.workflows, c.env.account));
+    return page(c, status, view, 'Workflows', { form: true, headers: { 'cache-control': 'no-store' } });
+  }
+
+  /** A form's save: its redirect, or the list again with the reason (a missing item: the 404). */
+  async function save(
+    c: SiteContext,
+    form: string,
+    list: typeof intakePages,
+    act: (fields: Map<string, string[]>) => Promise<string>,
+  ) {
+    if (!onTeam(c)) return notFound(c);
+    if (form !== 'new' && !ID.test(form)) return notFound(c);
+    const fields = await posting.readPost(c);
+    if (fields instanceof Response) return fields;
+    try {
+      return c.redirect(await act(fields), 303);
+    } catch (e) {
+      if (!isDomainError(e)) throw e;
+      if (e.code.endsWith('_not_found')) return notFound(c);
+      return list(c, 422, { form, message: e.message, fields });
+    }
+  }
+
+  const pageInput = (fields: Map<string, string[]>) => {
+    const workflow = field(fields, 'workflow') ?? '';
+    return parseIntakePageInput({
+      name: field(fields, 'name') ?? '',
+      key: field(fields, 'key') ?? '',
+      title: field(fields, 'title') ?? '',
+      welcome_text: (field(fields, 'welcome_text') ?? '').replace(/\r\n?/g, '\n'),
+      workflow_id: workflow === '' ? null : /^\d{1,9}$/.test(workflow) ? Number(workflow) : -1,
+      team: (field(fields, 'team') ?? '').split(/[\s,]+/).filter((e) => e !== ''),
+      allow_anonymous: ticked(fields, 'allow_anonymous'),
+      primary: ticked(fields, 'primary'),
+      disabled: ticked(fields, 'disabled'),
+    });
+  };
+
+  routes.get('/manage/intake-pages', (c) => (onTeam(c) ? intakePages(c, 200) : notFound(c)));
+  routes.post('/manage/intake-pages', posting.sameOrigin, (c) =>
+    save(c, 'new', intakePages, async (fields) => {
+      const key = field(fields, 'key')?.trim();
+      const input = parseIntakePageInput({ name: field(fields, 'name') ?? '', ...(key ? { key } : {}) });
+      const made = await createIntakePage(deps.intakePageAdmin, c.env.account, { ...input, name: input.name ?? '' });
+      return `/manage/intake-pages#page-${made.id}`;
+    }),
+  );
+  routes.post('/manage/intake-pages/:id', posting.sameOrigin, (c) =>
+    save(c, c.req.param('id'), intakePages, async (fields) => {
+      const id = Number(c.req.param('id'));
+      await changeIntakePage(deps.intakePageAdmin, c.env.account, id, pageInput(fields));
+      return `/manage/intake-pages#page-${id}`;
+    }),
+  );
+
+  routes.get('/manage/workflows', (c) => (onTeam(c) ? workflows(c, 200) : notFound(c)));
+  routes.post('/manage/workflows', posting.sameOrigin, (c) =>
+    save(c, 'new', workflows, async (fields) => {
+      const name = parseWorkflowName(field(fields, 'name') ?? '');
+      const made = await createWorkflow(deps.workflows, c.env.account, { name, steps: stepsOf(fields) });
+      return `/manage/workflows#workflow-${made.id}`;
+    }),
+  );
+  routes.post('/manage/workflows/:id', posting.sameOrigin, (c) =>
+    save(c, c.req.param('id'), workflows, async (fields) => {
+      const id = Number(c.req.param('id'));
+      const name = parseWorkflowName(field(fields, 'name') ?? '');
+      await changeWorkflow(deps.workflows, c.env.account, id, {
+        name,
+        steps: stepsOf(fields),
+        disabled: ticked(fields, 'disabled'),
+      });
+      return `/manage/workflows#workflow-${id}`;
+    }),
+  );
+
+  return routes;
+}

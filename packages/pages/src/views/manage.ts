@@ -1,0 +1,122 @@
+import type { IntakePageView, WorkflowDefinitionView } from '@convo/domain';
+import { html } from 'hono/html';
+import { csrfField } from './forms.ts';
+import type { Html } from './layout.ts';
+
+/*
+ * The team's own pages for what runs the intake: its intake pages and its workflows, each a list
+ * with a plain form per item and one to add another. They save through the same use cases as the
+ * API (`POST/PATCH /api/v1/intake_pages`, `/workflows`), so the same rules refuse the same things.
+ */
+
+/** A form that was refused: which one (`new`, or an item's id), why, and what was sent. */
+export interface ManageProblem {
+  form: string;
+  message: string;
+  fields: Map<string, string[]>;
+}
+
+const value = (p: ManageProblem | undefined, form: string, name: string, saved: string): string =>
+  p?.form === form ? (p.fields.get(name)?.[0] ?? '') : saved;
+
+const checked = (p: ManageProblem | undefined, form: string, name: string, saved: boolean): Html | string =>
+  (p?.form === form ? p.fields.get(name)?.[0] === 'on' : saved) ? html` checked` : '';
+
+const problemAt = (p: ManageProblem | undefined, form: string): Html | string =>
+  p?.form === form ? html`<p class="problem" role="alert">${p.message}</p>` : '';
+
+export const manageNav = (): Html =>
+  html`<nav class="manage-nav" aria-label="The team's pages"><ul><li><a href="/">Inbox</a></li><li><a href="/manage/intake-pages">Intake pages</a></li><li><a href="/manage/workflows">Workflows</a></li></ul></nav>`;
+
+export function intakePagesPage(
+  state: { host: string; accountKey: string; csrf: string; problem?: ManageProblem | undefined },
+  pages: IntakePageView[],
+  workflows: WorkflowDefinitionView[],
+): Html {
+  const p = state.problem;
+  const workflowSelect = (form: string, id: string, current: number | null) => {
+    const chosen = value(p, form, 'workflow', current === null ? '' : String(current));
+    return html`<select id="${id}" name="workflow"><option value="">No workflow</option>${workflows.map(
+      (w) =>
+        html`<option value="${w.id}"${String(w.id) === chosen ? html` selected` : ''}>${w.name}${w.disabled ? ' (disabled)' : ''}</option>`,
+    )}</select>`;
+  };
+  const item = (page: IntakePageView) => {
+    const form = String(page.id);
+    const id = (name: string) => `page-${page.id}-${name}`;
+    return html`<li><section id="page-${page.id}" aria-labelledby="${id('heading')}" class="manage">
+<h2 id="${id('heading')}">${page.name}${page.primary ? ' (primary)' : ''}${page.disabled ? ' (disabled)' : ''}</h2>
+<p class="meta"><a href="/p/${page.key}">${state.host}/p/${page.key}</a>${page.primary ? html` · also at <a href="/">${state.host}/</a> for visitors` : ''}</p>
+<p class="meta">Embed: <code>&lt;iframe src="${state.host}/embeds/p/${page.key}" title="${page.name}" allow="microphone; camera; display-capture" width="600" height="900"&gt;&lt;/iframe&gt;</code></p>
+${problemAt(p, form)}
+<form method="post" action="/manage/intake-pages/${page.id}#page-${page.id}">
+${csrfField(state.csrf)}
+<p><label for="${id('name')}">Name</label><input id="${id('name')}" name="name" maxlength="255" required value="${value(p, form, 'name', page.name)}"></p>
+<p><label for="${id('key')}">Address key (/p/…)</label><input id="${id('key')}" name="key" maxlength="60" required value="${value(p, form, 'key', page.key)}"></p>
+<p><label for="${id('title')}">Title visitors see</label><input id="${id('title')}" name="title" maxlength="255" value="${value(p, form, 'title', page.title)}"></p>
+<p><label for="${id('welcome')}">Welcome text</label><textarea id="${id('welcome')}" name="welcome_text" rows="3" maxlength="5000">${value(p, form, 'welcome_text', page.welcome_text)}</textarea></p>
+<p><label for="${id('workflow')}">Workflow</label>${workflowSelect(form, id('workflow'), page.workflow_id)}</p>
+<p><label for="${id('team')}">Team members who join each conversation (e-mails, one per line)</label><textarea id="${id('team')}" name="team" rows="2">${value(p, form, 'team', page.team.join('\n'))}</textarea></p>
+<p class="check"><input type="checkbox" id="${id('anonymous')}" name="allow_anonymous"${checked(p, form, 'allow_anonymous', page.allow_anonymous)}><label for="${id('anonymous')}">Visitors may start anonymously</label></p>
+<p class="check"><input type="checkbox" id="${id('primary')}" name="primary"${checked(p, form, 'primary', page.primary)}><label for="${id('primary')}">Primary page (at / for visitors)</label></p>
+<p class="check"><input type="checkbox" id="${id('disabled')}" name="disabled"${checked(p, form, 'disabled', page.disabled)}><label for="${id('disabled')}">Disabled</label></p>
+<p><button type="submit">Save ${page.name}</button></p>
+</form>
+</section></li>`;
+  };
+  return html`${manageNav()}<h1>Intake pages</h1>
+<p class="meta">Where anyone starts a conversation with the team. Changes apply to new conversations; the ones already started keep their copy of the workflow.</p>
+${pages.length === 0 ? html`<p class="empty">No intake pages yet.</p>` : html`<ul class="manage-list">${pages.map(item)}</ul>`}
+<section id="new-page" aria-labelledby="new-page-heading" class="manage">
+<h2 id="new-page-heading">New intake page</h2>
+${problemAt(p, 'new')}
+<form method="post" action="/manage/intake-pages#new-page">
+${csrfField(state.csrf)}
+<p><label for="new-page-name">Name</label><input id="new-page-name" name="name" maxlength="255" required value="${value(p, 'new', 'name', '')}"></p>
+<p><label for="new-page-key">Address key (/p/…; made from the name when empty)</label><input id="new-page-key" name="key" maxlength="60" value="${value(p, 'new', 'key', '')}"></p>
+<p><button type="submit">Add the page</button></p>
+</form>
+</section>`;
+}
+
+/** What a new workflow's steps start as: one step, for the team to change. */
+const EXAMPLE_STEPS = JSON.stringify(
+  [{ trigger: { type: 'conversation.created' }, action: { type: 'add_tags', tags: ['new'] } }],
+  null,
+  2,
+);
+
+export function workflowsPage(
+  state: { csrf: string; problem?: ManageProblem | undefined },
+  workflows: WorkflowDefinitionView[],
+): Html {
+  const p = state.problem;
+  const item = (w: WorkflowDefinitionView) => {
+    const form = String(w.id);
+    const id = (name: string) => `workflow-${w.id}-${name}`;
+    return html`<li><section id="workflow-${w.id}" aria-labelledby="${id('heading')}" class="manage">
+<h2 id="${id('heading')}">${w.name}${w.disabled ? ' (disabled)' : ''}</h2>
+${problemAt(p, form)}
+<form method="post" action="/manage/workflows/${w.id}#workflow-${w.id}">
+${csrfField(state.csrf)}
+<p><label for="${id('name')}">Name</label><input id="${id('name')}" name="name" maxlength="255" required value="${value(p, form, 'name', w.name)}"></p>
+<p><label for="${id('steps')}">Steps (JSON)</label><textarea id="${id('steps')}" name="steps" rows="10" class="code" spellcheck="false">${value(p, form, 'steps', JSON.stringify(w.steps, null, 2))}</textarea></p>
+<p class="check"><input type="checkbox" id="${id('disabled')}" name="disabled"${checked(p, form, 'disabled', w.disabled)}><label for="${id('disabled')}">Disabled (copied onto nothing new)</label></p>
+<p><button type="submit">Save ${w.name}</button></p>
+</form>
+</section></li>`;
+  };
+  return html`${manageNav()}<h1>Workflows</h1>
+<p class="meta">What happens on its own in conversations started through an intake page: each step is a trigger and an action (see the API reference's WorkflowTrigger and WorkflowAction). A conversation keeps the copy it started with.</p>
+${workflows.length === 0 ? html`<p class="empty">No workflows yet.</p>` : html`<ul class="manage-list">${workflows.map(item)}</ul>`}
+<section id="new-workflow" aria-labelledby="new-workflow-heading" class="manage">
+<h2 id="new-workflow-heading">New workflow</h2>
+${problemAt(p, 'new')}
+<form method="post" action="/manage/workflows#new-workflow">
+${csrfField(state.csrf)}
+<p><label for="new-workflow-name">Name</label><input id="new-workflow-name" name="name" maxlength="255" required value="${value(p, 'new', 'name', '')}"></p>
+<p><label for="new-workflow-steps">Steps (JSON)</label><textarea id="new-workflow-steps" name="steps" rows="10" class="code" spellcheck="false">${value(p, 'new', 'steps', EXAMPLE_STEPS)}</textarea></p>
+<p><button type="submit">Add the workflow</button></p>
+</form>
+</section>`;
+}
