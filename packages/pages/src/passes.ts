@@ -48,6 +48,8 @@ export async function readerOf(
 /** How long an embedded intake form's token is good for. */
 const FORM_TOKEN_SECONDS = 24 * 3600;
 
+const encoder = new TextEncoder();
+
 const mac = (key: string, payload: string) =>
   createHmac('sha256', key).update(`intake-form:${payload}`).digest('base64url');
 
@@ -67,7 +69,7 @@ export function embedFormTokenValid(key: string, accountId: number, pageId: numb
   const issued = Number(parsed[1]);
   const age = Math.floor(now / 1000) - issued;
   if (age < 0 || age > FORM_TOKEN_SECONDS) return false;
-  const expected = Buffer.from(mac(key, `${accountId}.${pageId}.${issued}`));
-  const given = Buffer.from(parsed[2] ?? '');
+  const expected = encoder.encode(mac(key, `${accountId}.${pageId}.${issued}`));
+  const given = encoder.encode(parsed[2] ?? '');
   return expected.length === given.length && timingSafeEqual(expected, given);
 }

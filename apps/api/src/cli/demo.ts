@@ -62,7 +62,14 @@ export function registerDemo(program: Command, env: Env): void {
             `  curl -s -X POST ${base}/create_conversation ${auth} -H 'content-type: application/json' -d '{"title":"Hello from curl"}'`,
             `  curl -s "${base}/get_conversation?slug=welcome" ${auth}`,
             `  curl -s "${base}/get_conversations?page=1" ${auth}`,
-            ...(pageUrl ? ['', `Open a conversation page in a browser: ${pageUrl}`] : []),
+            ...(pageUrl
+              ? [
+                  '',
+                  `Open a conversation page in a browser: ${pageUrl}`,
+                  `Start a conversation as a visitor (the primary intake page): ${origin}/`,
+                  `The team's pages (sign in as owner@demo.example.com): ${origin}/manage/intake-pages`,
+                ]
+              : []),
             '',
             config.webhooks.allowHttp && config.webhooks.allowPrivate
               ? 'Webhooks may go to http:// receivers on this machine here (the demo sets WEBHOOK_ALLOW_HTTP and ' +
