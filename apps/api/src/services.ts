@@ -68,7 +68,7 @@ export interface Services extends ProcedureServices {
   site: SiteStore;
   people: PeopleStore;
   replies: ReplyStore;
-  /** Intake pages as visitors use them: starts, and the passes of the devices that made them. */
+  /** Intake pages as visitors use them: the page, and starts. */
   intake: IntakeStore;
   /** Who is told of new messages, and the pending mails that tell them. */
   notifications: NotificationStore;
@@ -227,7 +227,6 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     replies: new MikroReplyStore(em),
     intake: {
       page: (accountId, key) => intake.page(accountId, key),
-      pass: (accountId, pass, conversationId) => intake.pass(accountId, pass, conversationId),
       async start(accountId, start) {
         const started = await intake.start(accountId, start);
         // The start's statement queued the visitor's mail: wake the mail worker, as enqueue does.

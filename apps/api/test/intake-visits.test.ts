@@ -133,7 +133,8 @@ describe('the primary intake page at /', () => {
     expect(posted.status).toBe(303);
     const slug = slugOf(posted);
     expect(location(posted)).toMatch(new RegExp(`^/c/${slug}#message-\\d+$`));
-    expect(v.cookies.get('convo_pass')).toMatch(/^[\w-]{43}$/);
+    // The pass names the conversation (and whose start it was), signed: the server keeps nothing of it.
+    expect(v.cookies.get('convo_pass')).toMatch(/^\d+-\d+~[\w-]{43}$/);
 
     // The API has it as a start through the primary page: private, the page's team and the visitor.
     const c = await api(slug);
@@ -331,7 +332,7 @@ describe('a secondary page and its embed', () => {
     });
     expect(posted.status).toBe(303);
     const landing = location(posted);
-    expect(landing).toMatch(/^\/embeds\/conversations\/front\/[\w-]+\?pass=[\w-]{43}#message-\d+$/);
+    expect(landing).toMatch(/^\/embeds\/conversations\/front\/[\w-]+\?pass=[\w.~-]+#message-\d+$/);
     v.cookies.clear();
     const embed = await v.get(landing.replace(/#.*/, ''));
     expect(embed.status).toBe(200);
@@ -349,10 +350,15 @@ describe('a secondary page and its embed', () => {
     ).toBe(403);
     expect((await v.post('/embeds/p/contact', { csrf: token, text: 'x' })).status).toBe(403);
     // A pass opens only the conversations it started.
-    const pass = present(/pass=([\w-]+)/.exec(landing)?.[1]);
+    const pass = present(/pass=([\w.~-]+)/.exec(landing)?.[1]);
     expect((await new Visitor(h, HOST).get(`/embeds/conversations/front/${slugOf(posted)}`)).status).toBe(404);
     const first = (await apiCall(h, 'GET', '/conversations/get_conversations', auth(TOKEN))).body.conversations.at(-1);
     expect((await new Visitor(h, HOST).get(`/embeds/conversations/front/${first.slug}?pass=${pass}`)).status).toBe(404);
+    // A pass rewritten to name another conversation no longer carries our signature.
+    const forged = pass.replace(/^\d+/, String(first.id));
+    expect((await new Visitor(h, HOST).get(`/embeds/conversations/front/${first.slug}?pass=${forged}`)).status).toBe(
+      404,
+    );
   });
 
   it('shows the team the page as visitors see it, without a form, and refuses their post', async () => {

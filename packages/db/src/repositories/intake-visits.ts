@@ -16,8 +16,8 @@ import { type Prepared, runPrepared } from './prepared.ts';
 import { fromJson, query, violatesUnique } from './sql.ts';
 
 /*
- * Intake pages as visitors use them: the page (with what a start needs of its account), one
- * statement per start, and the passes that let a device open the conversations it started.
+ * Intake pages as visitors use them: the page (with what a start needs of its account), and one
+ * statement per start.
  */
 
 interface PageRow extends SettingsRow {
@@ -92,7 +92,6 @@ const START_PARAMS = [
   'mediaKey',
   'contentType',
   'bytes',
-  'pass',
   'members',
   'workflow',
   'link',
@@ -110,8 +109,8 @@ let startPrepared: Prepared | undefined;
  * One statement: the visitor's person (found by address, or made), the conversation (as the
  * entity's builder writes it, only when the form token is new and the address is not the team's),
  * its members (the page's team and the visitor), the first message, their webhook events in order,
- * the notifications, the change mark, the workflow's two events (created, then the message), the
- * device's pass, and the sign-in link with its mail. The last select says what happened.
+ * the notifications, the change mark, the workflow's two events (created, then the message), and
+ * the sign-in link with its mail. The last select says what happened.
  */
 function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
   const { sql, params } = conversationRow(em, accountId, s.conversation);
@@ -173,10 +172,6 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
           where ${p('workflow')}::boolean
           order by e.n
         ),
-        pass as (
-          insert into conversation_pass (token_hash, conversation_id, account_id, user_id)
-          select ${p('pass')}::varchar, added.conversation_id, ${account}, added.author_id from added
-        ),
         link as (
           insert into sign_in_link (account_id, email, name, token_hash, return_path, expires_at)
           select ${account}, ${email}, ${p('name')}::text, ${p('link')}::varchar, ${p('returnPath')}::varchar,
@@ -188,6 +183,7 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
           select ${account}, ${email}, ${p('subject')}::varchar, ${p('body')}::text from added where ${p('link')}::varchar is not null
         )
         select (select id from added) as message_id, (select id from c) as conversation_id, (select slug from c) as slug,
+               (select author_id from added) as author_id,
                (select conversation_id from dup limit 1) as dup_conversation,
                exists (select 1 from author where team_role is not null) as team_address`,
     };
@@ -206,7 +202,6 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
     mediaKey: media?.key ?? null,
     contentType: media?.contentType ?? null,
     bytes: media?.bytes ?? null,
-    pass: sha256(s.pass),
     members: s.conversation.memberIds,
     workflow: s.conversation.workflow !== null,
     link: s.comeBack ? sha256(s.comeBack.token) : null,
@@ -220,6 +215,7 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
 
 interface StartRow {
   message_id: number | null;
+  author_id: number | null;
   conversation_id: number | null;
   slug: string | null;
   dup_conversation: number | null;
@@ -264,6 +260,7 @@ export class MikroIntakeStore implements IntakeStore {
           conversationId: Number(row.conversation_id),
           slug: row.slug,
           messageId: Number(row.message_id),
+          authorId: row.author_id === null ? null : Number(row.author_id),
           created: true,
         };
       }
@@ -272,8 +269,8 @@ export class MikroIntakeStore implements IntakeStore {
   }
 
   /**
-   * A form token already used: the conversation it started, which this device's pass now opens
-   * too. A token of anything but a start (a reply's) starts nothing and opens nothing.
+   * A form token already used: the conversation it started (the site lets this device's pass open
+   * it too). A token of anything but a start (a reply's) starts nothing and opens nothing.
    */
   private async again(accountId: number, s: IntakeStart): Promise<IntakeStartResult> {
     const [row] = await query<{ id: number; conversation_id: number; slug: string; author_id: number | null }>(
@@ -284,21 +281,13 @@ export class MikroIntakeStore implements IntakeStore {
       [accountId, s.message.submitKey],
     );
     if (!row) return { kind: 'form_used' };
-    await query(
-      this.em,
-      `insert into conversation_pass (token_hash, conversation_id, account_id, user_id) values (?, ?, ?, ?)
-       on conflict do nothing`,
-      [sha256(s.pass), row.conversation_id, accountId, row.author_id],
-    );
-    return { kind: 'started', conversationId: row.conversation_id, slug: row.slug, messageId: row.id, created: false };
-  }
-
-  async pass(accountId: number, pass: string, conversationId: number): Promise<{ userId: number | null } | null> {
-    const [row] = await query<{ user_id: number | null }>(
-      this.em,
-      'select user_id from conversation_pass where token_hash = ? and conversation_id = ? and account_id = ?',
-      [sha256(pass), conversationId, accountId],
-    );
-    return row ? { userId: row.user_id } : null;
+    return {
+      kind: 'started',
+      conversationId: row.conversation_id,
+      slug: row.slug,
+      messageId: row.id,
+      authorId: row.author_id,
+      created: false,
+    };
   }
 }

@@ -19,10 +19,9 @@ import { draftConversation } from './create-conversation.ts';
  * one): the same conversation `create_conversation` makes through that page (draftConversation:
  * the account's title convention, the page's workflow copied, `via_primary_intake_page` /
  * `intake_page_id`), private (between the visitor and the team), with the page's team and the
- * visitor as members and the visitor's message first. The visitor is recognised on this device by
- * a pass for the conversations it started (never a session: an address typed into a form signs
- * nobody in), and is mailed a link that signs them in properly from anywhere (`link`; null for a
- * visitor already signed in).
+ * visitor as members and the visitor's message first. The visitor is mailed a link that signs them
+ * in from anywhere (`link`; null for a visitor already signed in): an address typed into a form
+ * signs nobody in (the site recognises the device by a pass of its own).
  */
 
 /** An intake page as its visitors see it, with what starting a conversation on it needs. */
@@ -45,14 +44,20 @@ export interface IntakeStart {
   /** Who the visitor said they are; null for an anonymous start. The address's person is made if new. */
   visitor: { name: string; email: string } | null;
   message: { text: string; submitKey: string | null; media?: StoredMedia | undefined };
-  /** The device's pass (its cookie's value), which then opens this conversation too. */
-  pass: string;
   /** The sign-in link mailed to the visitor, and the mail: only with an address. */
   comeBack: { token: string; ttlSeconds: number; returnPath: string; mail: OutgoingMail } | null;
 }
 
 export type IntakeStartResult =
-  | { kind: 'started'; conversationId: number; slug: string; messageId: number; created: boolean }
+  | {
+      kind: 'started';
+      conversationId: number;
+      slug: string;
+      messageId: number;
+      /** The visitor's person; null for an anonymous start. */
+      authorId: number | null;
+      created: boolean;
+    }
   /** The address is a team member's: they sign in to start a conversation under it. */
   | { kind: 'team_address' }
   /** The form token is another form's (a reply's): nothing is started. */
@@ -62,13 +67,10 @@ export interface IntakeStore {
   /** The enabled intake page of the account with `key` (ignoring case), or its primary one (null); else null. */
   page(accountId: number, key: string | null): Promise<PublicIntakePage | null>;
   /**
-   * Writes a start: the person (if new), the conversation, its members, the message, their events,
-   * the device's pass and the mail. The same form token again writes nothing and answers the
-   * conversation it started (and lets this device's pass open it).
+   * Writes a start: the person (if new), the conversation, its members, the message, their events
+   * and the mail. The same form token again writes nothing and answers the conversation it started.
    */
   start(accountId: number, start: IntakeStart): Promise<IntakeStartResult>;
-  /** What the device's pass opens of this conversation: whose start it was (null: anonymous), or null. */
-  pass(accountId: number, pass: string, conversationId: number): Promise<{ userId: number | null } | null>;
 }
 
 export interface IntakeForm {
@@ -79,9 +81,7 @@ export interface IntakeForm {
   media?: StoredMedia | undefined;
 }
 
-export type StartOutcome =
-  | { kind: 'refused'; problem: string }
-  | { kind: 'started'; slug: string; messageId: number; created: boolean };
+export type StartOutcome = { kind: 'refused'; problem: string } | Extract<IntakeStartResult, { kind: 'started' }>;
 
 /** How long the mailed link that brings a visitor back works: a week, once. */
 export const COME_BACK_LINK_TTL_SECONDS = 7 * 24 * 3600;
@@ -127,7 +127,7 @@ export async function startConversation(
   account: SiteAccount,
   page: PublicIntakePage,
   form: IntakeForm,
-  device: { pass: string; link: LinkOptions | null },
+  device: { link: LinkOptions | null },
 ): Promise<StartOutcome> {
   const textProblem = form.media && form.text.trim() === '' ? null : replyProblem(form.text);
   if (textProblem) return { kind: 'refused', problem: textProblem };
@@ -167,7 +167,6 @@ export async function startConversation(
         conversation,
         visitor,
         message,
-        pass: device.pass,
         comeBack,
       });
       if (result.kind === 'form_used') {
@@ -179,7 +178,7 @@ export async function startConversation(
           problem: `${visitor?.email} belongs to the team of ${account.name}: sign in to start a conversation under it.`,
         };
       }
-      return { kind: 'started', slug: result.slug, messageId: result.messageId, created: result.created };
+      return result;
     } catch (e) {
       if (!(e instanceof SlugTakenError) || attempt >= SLUG_ATTEMPTS) throw e;
       conversation.slug = generateSlug();

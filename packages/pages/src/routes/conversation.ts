@@ -15,9 +15,9 @@ import {
 } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import { COOKIE_VALUE, field, type SiteContext, type SiteEnv, uploadVisitor, viewerOf } from '../env.ts';
+import { field, type SiteContext, type SiteEnv, uploadVisitor, viewerOf } from '../env.ts';
 import { notFound, type PageStatus, page, refused } from '../frame.ts';
-import { keepPass, readerOf } from '../passes.ts';
+import { keepCarriedPass, readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { conversation, excerpt } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
@@ -91,11 +91,8 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
   routes.get('/c/:slug', async (c) => {
     // The landing of an embed's start, opened in its own tab: the pass in the address becomes this
     // device's cookie, and the address loses it.
-    const given = c.req.query('pass');
-    if (given !== undefined) {
-      const reader = await readerOf(deps, c, c.req.param('slug'));
-      const held = !c.var.signedIn && (reader.viewer !== null || reader.granted !== null);
-      if (held && COOKIE_VALUE.test(given)) keepPass(c, given);
+    if (c.req.query('pass') !== undefined) {
+      if (!c.var.signedIn) await keepCarriedPass(deps, c);
       return c.redirect(`/c/${c.req.param('slug')}`, 303);
     }
     return conversationPage(c, 200, c.req.param('slug'));

@@ -1,8 +1,8 @@
 import { managesMembers, measureRecording, type PublicIntakePage, startConversation } from '@convo/domain';
 import { Hono } from 'hono';
-import { field, type SiteContext, type SiteEnv, secret, viewerOf } from '../env.ts';
+import { field, type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
 import { notFound, type PageStatus, page, refused } from '../frame.ts';
-import { embedFormToken, embedFormTokenValid, keepPass, passOf } from '../passes.ts';
+import { embedFormToken, embedFormTokenValid, keepPass, passOf, passWith } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { type IntakeDraft, intakePage } from '../views/intake.ts';
 
@@ -99,20 +99,19 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
     const recording = read.file ? await measureRecording(deps.media, read.file, field(fields, 'media_kind')) : null;
     if (recording && !recording.ok) return show(c, p, at, 422, { ...draft, problem: recording.problem });
     const media = recording?.media;
-    const pass = passOf(c) ?? secret();
     const outcome = await startConversation(
       { intake: deps.intake },
       account,
       p,
       { ...form, media },
       {
-        pass,
         // A signed-in visitor needs no link back: their session opens it.
         link: signedIn ? null : posting.link(account),
       },
     );
     if (media && !(outcome.kind === 'started' && outcome.created)) await deps.media.store.remove(media.key);
     if (outcome.kind === 'refused') return show(c, p, at, 422, { ...draft, problem: outcome.problem });
+    const pass = await passWith(deps, c, await passOf(deps, c), outcome.conversationId, outcome.authorId);
     keepPass(c, pass);
     const target = at.embed
       ? `/embeds/conversations/${account.key}/${outcome.slug}?pass=${pass}`

@@ -19,11 +19,13 @@ export function mediaRoutes({ deps }: SiteKit) {
     const account = c.env.account;
     const id = c.req.param('messageId');
     if (c.req.param('accountKey') !== account.key || !/^\d{1,9}$/.test(id)) return notFound(c);
-    const pass = passOf(c);
+    const viewer = viewerOf(c);
+    const grants = viewer ? null : await passOf(deps, c);
     const found = await openRecording(deps, account, Number(id), {
-      viewer: viewerOf(c),
+      viewer,
       authorization: c.req.header('authorization'),
-      pass: pass ? (conversationId) => deps.intake.pass(account.id, pass, conversationId) : undefined,
+      pass: async (conversationId) =>
+        grants?.has(conversationId) ? { userId: grants.get(conversationId) ?? null } : null,
     });
     if (!found) return notFound(c);
 
