@@ -241,7 +241,7 @@ describe('refusals change nothing', () => {
   it.each([
     [{ name: '', email: 'x@v.example', text: 'Hi' }, /name/i],
     [{ name: 'X', email: 'not an address', text: 'Hi' }, /e-mail/i],
-    [{ name: 'X', email: 'x@v.example', text: '   ' }, /reply|message|empty/i],
+    [{ name: 'X', email: 'x@v.example', text: '   ' }, /^Write a message, or send a recording\.$/],
     [{ name: 'X', email: 'sam@front.example', text: 'Hi' }, /belongs to the team of Front Desk: sign in/],
   ])('%j', async (fields, problem) => {
     const before = [await count('conversation'), await count('account_user'), await count('outgoing_mail')];

@@ -25,12 +25,17 @@ export const isEmailAddress = (value: string): boolean =>
 /** A reply's text as it is stored: line breaks as `\n` (browsers send `\r\n`), trimmed. */
 export const replyText = (text: string): string => text.replace(/\r\n?/g, '\n').trim();
 
-/** Why a reply's text cannot be posted, or null. Counted in characters after trimming. */
-export function replyProblem(text: string): string | null {
+/**
+ * Why a reply's text (or, `what: 'message'`, the message that starts a conversation) cannot be
+ * posted, or null. Counted in characters after trimming.
+ */
+export function replyProblem(text: string, what: 'reply' | 'message' = 'reply'): string | null {
   const trimmed = text.trim();
-  if (trimmed.length === 0) return 'Write a reply before posting it.';
-  if (Array.from(trimmed).length > REPLY_MAX_LENGTH) return `A reply is at most ${REPLY_MAX_LENGTH} characters.`;
-  return textProblem('The reply', trimmed);
+  if (trimmed.length === 0) {
+    return what === 'reply' ? 'Write a reply before posting it.' : 'Write a message, or send a recording.';
+  }
+  if (Array.from(trimmed).length > REPLY_MAX_LENGTH) return `A ${what} is at most ${REPLY_MAX_LENGTH} characters.`;
+  return textProblem(what === 'reply' ? 'The reply' : 'The message', trimmed);
 }
 
 export function nameProblem(name: string): string | null {

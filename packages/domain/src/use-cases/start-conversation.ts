@@ -129,7 +129,7 @@ export async function startConversation(
   form: IntakeForm,
   device: { link: LinkOptions | null },
 ): Promise<StartOutcome> {
-  const textProblem = form.media && form.text.trim() === '' ? null : replyProblem(form.text);
+  const textProblem = form.media && form.text.trim() === '' ? null : replyProblem(form.text, 'message');
   if (textProblem) return { kind: 'refused', problem: textProblem };
   const visitor = visitorOf(page, form);
   if (typeof visitor === 'string') return { kind: 'refused', problem: visitor };
