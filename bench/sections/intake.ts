@@ -1,10 +1,9 @@
-import autocannon from 'autocannon';
 import pg from 'pg';
-import { drive, fmt, type Scenario } from '../load.ts';
+import { drive, fmt } from '../load.ts';
 import { CONNECTIONS, DB, DURATION, PAGE_HOST } from '../options.ts';
 import { peakRssMb, resetPeak, type Server } from '../servers.ts';
 import { aim } from '../targets.ts';
-import { getPage } from './unkept.ts';
+import { CREATE, getPage, postForm } from './unkept.ts';
 
 /**
  * Conversations started through an intake page's form (`/p/bench-intake`: a visitor's name,
@@ -34,36 +33,15 @@ export async function intake(product: Server) {
     email: 'visitor@bench.example',
     text: 'Hello, I would like to talk to you about the benchmark.',
   }).toString();
-  const start = async (c: number) => {
-    const result = await autocannon({
-      url: product.base,
-      connections: c,
-      duration: DURATION,
-      headers: {
-        host: PAGE_HOST,
-        cookie,
-        origin: `https://${PAGE_HOST}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      requests: [{ method: 'POST', path: '/p/bench-intake', body }],
-    });
-    const redirected = result.statusCodeStats?.['303']?.count ?? 0;
-    return { rps: result.requests.average, bad: result.errors + result.timeouts + result.requests.total - redirected };
-  };
-  const create: Scenario = {
-    name: 'create',
-    method: 'POST',
-    path: () => '/api/v1/conversations/create_conversation',
-    body: '{"title":"Bench create"}',
-  };
+  const start = (c: number) => postForm(product, '/p/bench-intake', { cookie, body }, c);
   const rows: string[] = [];
   let lowest = Number.POSITIVE_INFINITY;
   let bad = 0;
   for (const c of CONNECTIONS) {
     resetPeak(product);
     const s1 = await start(c);
-    const c1 = await drive(product, create, c, DURATION);
-    const c2 = await drive(product, create, c, DURATION);
+    const c1 = await drive(product, CREATE, c, DURATION);
+    const c2 = await drive(product, CREATE, c, DURATION);
     const s2 = await start(c);
     const rps = { start: (s1.rps + s2.rps) / 2, create: (c1.rps + c2.rps) / 2 };
     lowest = Math.min(lowest, rps.start / rps.create);

@@ -1,8 +1,7 @@
-import autocannon from 'autocannon';
-import { drive, fmt, type Scenario } from '../load.ts';
-import { CONNECTIONS, DURATION, PAGE_HOST } from '../options.ts';
+import { drive, fmt } from '../load.ts';
+import { CONNECTIONS, DURATION } from '../options.ts';
 import { peakRssMb, resetPeak, type Server } from '../servers.ts';
-import { getPage } from './unkept.ts';
+import { CREATE, getPage, postForm } from './unkept.ts';
 
 /**
  * Replies posted through a conversation page's form (each a new message, answered 303) against
@@ -12,34 +11,14 @@ export async function replies(product: Server) {
   const { html, cookie } = await getPage(product, '/c/pages-2');
   const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
   if (!csrf || !cookie) throw new Error('the reply scenario found no form on /c/pages-2');
-  const reply = async (c: number) => {
-    const result = await autocannon({
-      url: product.base,
-      connections: c,
-      duration: DURATION,
-      headers: {
-        host: PAGE_HOST,
-        cookie,
-        origin: `https://${PAGE_HOST}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      requests: [{ method: 'POST', path: '/c/pages-2', body: `csrf=${encodeURIComponent(csrf)}&text=Bench+reply` }],
-    });
-    const redirected = result.statusCodeStats?.['303']?.count ?? 0;
-    return { rps: result.requests.average, bad: result.errors + result.timeouts + result.requests.total - redirected };
-  };
-  const create: Scenario = {
-    name: 'create',
-    method: 'POST',
-    path: () => '/api/v1/conversations/create_conversation',
-    body: '{"title":"Bench create"}',
-  };
+  const reply = (c: number) =>
+    postForm(product, '/c/pages-2', { cookie, body: `csrf=${encodeURIComponent(csrf)}&text=Bench+reply` }, c);
   const rows: string[] = [];
   for (const c of CONNECTIONS) {
     resetPeak(product);
     const r1 = await reply(c);
-    const c1 = await drive(product, create, c, DURATION);
-    const c2 = await drive(product, create, c, DURATION);
+    const c1 = await drive(product, CREATE, c, DURATION);
+    const c2 = await drive(product, CREATE, c, DURATION);
     const r2 = await reply(c);
     const rps = { reply: (r1.rps + r2.rps) / 2, create: (c1.rps + c2.rps) / 2 };
     rows.push(

@@ -1,5 +1,7 @@
 import http from 'node:http';
-import { PAGE_HOST } from '../options.ts';
+import autocannon from 'autocannon';
+import type { Scenario } from '../load.ts';
+import { DURATION, PAGE_HOST } from '../options.ts';
 import { type Server, start, startOptions } from '../servers.ts';
 
 /**
@@ -33,4 +35,38 @@ export function getPage(server: Server, path: string): Promise<{ status: number;
       })
       .on('error', reject);
   });
+}
+
+/** create_conversation, the yardstick the form sections compare their posts with. */
+export const CREATE: Scenario = {
+  name: 'create',
+  method: 'POST',
+  path: () => '/api/v1/conversations/create_conversation',
+  body: '{"title":"Bench create"}',
+};
+
+/**
+ * A form of the PAGE_HOST account's site posted as fast as `connections` allow for DURATION, with
+ * the cookie and fields its page gave: posts/s, and the answers that were not the 303 of a post.
+ */
+export async function postForm(
+  server: Server,
+  path: string,
+  form: { cookie: string; body: string },
+  connections: number,
+): Promise<{ rps: number; bad: number }> {
+  const result = await autocannon({
+    url: server.base,
+    connections,
+    duration: DURATION,
+    headers: {
+      host: PAGE_HOST,
+      cookie: form.cookie,
+      origin: `https://${PAGE_HOST}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    requests: [{ method: 'POST', path, body: form.body }],
+  });
+  const redirected = result.statusCodeStats?.['303']?.count ?? 0;
+  return { rps: result.requests.average, bad: result.errors + result.timeouts + result.requests.total - redirected };
 }

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { fromJson } from './sql.ts';
 
-interface Row {
+export interface IntakePageRow {
   id: number;
   is_primary: boolean;
   workflow_id: number | null;
@@ -18,7 +18,8 @@ const SELECT = `
 const BY_ID: Prepared = { name: 'intake_page_by_id', text: `${SELECT} and ip.id = $2` };
 const PRIMARY: Prepared = { name: 'intake_page_primary', text: `${SELECT} and ip.is_primary` };
 
-function record(row: Row): IntakePageRecord {
+/** A page row (with its workflow's columns) as the record a create reads: the one mapping of both. */
+export function intakePageRecord(row: IntakePageRow): IntakePageRecord {
   return {
     id: row.id,
     primary: row.is_primary,
@@ -41,12 +42,12 @@ export class MikroIntakePageStore implements IntakePageStore {
   }
 
   async findById(accountId: number, id: number): Promise<IntakePageRecord | null> {
-    const [row] = await runPrepared<Row>(this.em, BY_ID, [accountId, id]);
-    return row ? record(row) : null;
+    const [row] = await runPrepared<IntakePageRow>(this.em, BY_ID, [accountId, id]);
+    return row ? intakePageRecord(row) : null;
   }
 
   async findPrimary(accountId: number): Promise<IntakePageRecord | null> {
-    const [row] = await runPrepared<Row>(this.em, PRIMARY, [accountId]);
-    return row ? record(row) : null;
+    const [row] = await runPrepared<IntakePageRow>(this.em, PRIMARY, [accountId]);
+    return row ? intakePageRecord(row) : null;
   }
 }

@@ -3,7 +3,6 @@ import {
   type IntakeStartResult,
   type IntakeStore,
   type PublicIntakePage,
-  runnableSteps,
   SlugTakenError,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
@@ -11,6 +10,7 @@ import { sha256 } from '../tokens.ts';
 import { markChangeSql } from './change-marks.ts';
 import { type SettingsRow, settingsOf } from './conversation-reads.ts';
 import { conversationRow, isSlugTaken } from './conversation-writes.ts';
+import { type IntakePageRow, intakePageRecord } from './intake-page-store.ts';
 import { notifySql } from './notifications.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { fromJson, query, violatesUnique } from './sql.ts';
@@ -20,16 +20,11 @@ import { fromJson, query, violatesUnique } from './sql.ts';
  * statement per start.
  */
 
-interface PageRow extends SettingsRow {
-  id: number;
+interface PageRow extends SettingsRow, IntakePageRow {
   key: string;
   title: string;
   welcome_text: string;
   allow_anonymous: boolean;
-  is_primary: boolean;
-  workflow_id: number | null;
-  workflow_name: string | null;
-  workflow_steps: unknown;
   team_ids: unknown;
   title_template: string;
   owner_id: number | null;
@@ -57,20 +52,11 @@ const PAGE: Prepared = {
 };
 
 const pageOf = (row: PageRow): PublicIntakePage => ({
-  id: row.id,
+  ...intakePageRecord(row),
   key: row.key,
   title: row.title,
   welcomeText: row.welcome_text,
   allowAnonymous: row.allow_anonymous,
-  primary: row.is_primary,
-  workflow:
-    row.workflow_id === null
-      ? null
-      : {
-          id: row.workflow_id,
-          name: row.workflow_name ?? '',
-          steps: runnableSteps(fromJson<unknown[]>(row.workflow_steps)),
-        },
   teamIds: fromJson<number[]>(row.team_ids).map(Number),
   account: {
     titleTemplate: row.title_template,
