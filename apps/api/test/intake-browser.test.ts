@@ -242,6 +242,17 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
 
   it('reads well at 375 px and 1280 px, and axe finds nothing (screenshots in the temp folder)', async () => {
     mkdirSync(SHOTS, { recursive: true });
+    // The primary page shows a welcome recording: the first recording the tests above sent.
+    const [recorded] = await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute('select id from message where media_key is not null order by id limit 1');
+    if (recorded) {
+      const contact = (await apiCall(h, 'GET', '/intake_pages', auth(TOKEN))).body.intake_pages[0];
+      await apiCall(h, 'PATCH', `/intake_pages/${contact.id}`, auth(TOKEN), {
+        welcome_recording_message_id: recorded.id,
+      });
+    }
     // The team's pages, as Sam sees them once signed in by the mailed link.
     const team = await browser.newContext({ bypassCSP: true });
     const signIn = await team.newPage();

@@ -484,3 +484,49 @@ describe('the team manages intake pages and workflows on the site', () => {
     expect((await workflows()).find((w: { id: number }) => w.id === saved.id).disabled).toBe(true);
   });
 });
+
+describe('a welcome recording above the form', () => {
+  it('shows a kept recording of the account chosen by the team, and refuses any other', async () => {
+    // A recording of the account's: a visitor's start with one.
+    const v = new Visitor(h, HOST);
+    await v.get('/p/feedback');
+    const started = await v.postMultipart(
+      '/p/feedback',
+      { csrf: v.hidden('csrf'), submit: v.hidden('submit'), name: 'Wanda', email: 'wanda@v.example', text: '' },
+      { name: 'hello.webm', type: 'audio/webm', bytes: new Uint8Array(readFileSync(join(FIXTURES, 'audio-3s.webm'))) },
+    );
+    const recorded = (await api(slugOf(started))).messages[0].id;
+    const textOnly = (
+      await api(slugOf(await start(new Visitor(h, HOST), '/', { name: 'T', email: 't@v.example', text: 'Only text' })))
+    ).messages[0].id;
+    const contact = (await apiCall(h, 'GET', '/intake_pages', auth(TOKEN))).body.intake_pages.find(
+      (p: { key: string }) => p.key === 'contact',
+    );
+    const change = (body: unknown) => apiCall(h, 'PATCH', `/intake_pages/${contact.id}`, auth(TOKEN), body);
+
+    for (const id of [textOnly, 999_999]) {
+      const r = await change({ welcome_recording_message_id: id });
+      expect([r.status, r.body.code, r.body.error]).toEqual([
+        422,
+        'invalid_input',
+        `welcome_recording_message_id: message ${id} has no recording kept here`,
+      ]);
+    }
+    expect((await change({ welcome_recording_message_id: recorded })).body.welcome_recording_message_id).toBe(recorded);
+
+    const page = await new Visitor(h, HOST).get('/');
+    const player = present(elements(page.html).find((e) => e.tagName === 'audio'));
+    expect(attr(player, 'src')).toBe('/media/front/welcome/contact');
+    expect(attr(player, 'aria-label')).toBe('Welcome audio, 0:03');
+    const media = await new Visitor(h, HOST).get('/media/front/welcome/contact');
+    expect([media.status, media.headers.get('content-type')]).toEqual([200, 'audio/webm']);
+    expect(media.headers.get('content-security-policy')).toContain('sandbox');
+    for (const path of ['/media/front/welcome/feedback', '/media/front/welcome/nope', '/media/other/welcome/contact']) {
+      expect((await new Visitor(h, HOST).get(path)).status, path).toBe(404);
+    }
+
+    expect((await change({ welcome_recording_message_id: null })).body.welcome_recording_message_id).toBeNull();
+    expect(elements((await new Visitor(h, HOST).get('/')).html).some((e) => e.tagName === 'audio')).toBe(false);
+    expect((await new Visitor(h, HOST).get('/media/front/welcome/contact')).status).toBe(404);
+  });
+});

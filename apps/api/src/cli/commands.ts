@@ -406,6 +406,11 @@ export function registerCommands(program: Command, env: Env): void {
       .option('--key <key>', 'new address, /p/<key>')
       .option('--title <title>', 'shown above the form')
       .option('--welcome <text>', 'welcome text')
+      .option(
+        '--welcome-recording <message id>',
+        'a message whose recording is shown above the form (0: none)',
+        int('--welcome-recording'),
+      )
       .option('--primary', 'make it the primary intake page')
       .option('--workflow <id>', 'workflow applied (0: none)', int('--workflow'))
       .option('--team <emails>', 'comma-separated team members (empty: none)', teamList)
@@ -424,6 +429,8 @@ export function registerCommands(program: Command, env: Env): void {
             key: o.key,
             title: o.title,
             welcome_text: o.welcome,
+            welcome_recording_message_id:
+              o.welcomeRecording === undefined ? undefined : o.welcomeRecording === 0 ? null : o.welcomeRecording,
             primary: o.primary === true ? true : undefined,
             workflow_id: o.workflow === undefined ? undefined : o.workflow === 0 ? null : o.workflow,
             team: o.team,

@@ -217,13 +217,13 @@ export interface paths {
         };
         /**
          * The account's intake pages
-         * @description Not in the spec. An intake page is where a visitor starts a conversation with the team; `create_conversation` with `intake_page_id` (or `primary_intake_page`) creates one as if through it, applying its workflow. Its `key` is unique in the account; at most one page is primary (making one primary makes the other not); a disabled page is unusable, as a missing one is. An account may have up to 100 intake pages.
+         * @description Not in the spec. An intake page is where a visitor starts a conversation with the team, at `{account_host}/p/<key>`; `create_conversation` with `intake_page_id` (or `primary_intake_page`) creates one as if through it, applying its workflow. Its `key` is unique in the account; at most one page is primary (making one primary makes the other not); a disabled page is unusable, as a missing one is. An account may have up to 100 intake pages.
          */
         get: operations["listIntakePages"];
         put?: never;
         /**
          * Make an intake page
-         * @description Not in the spec. An intake page is where a visitor starts a conversation with the team; `create_conversation` with `intake_page_id` (or `primary_intake_page`) creates one as if through it, applying its workflow. Its `key` is unique in the account; at most one page is primary (making one primary makes the other not); a disabled page is unusable, as a missing one is. An account may have up to 100 intake pages.
+         * @description Not in the spec. An intake page is where a visitor starts a conversation with the team, at `{account_host}/p/<key>`; `create_conversation` with `intake_page_id` (or `primary_intake_page`) creates one as if through it, applying its workflow. Its `key` is unique in the account; at most one page is primary (making one primary makes the other not); a disabled page is unusable, as a missing one is. An account may have up to 100 intake pages.
          */
         post: operations["createIntakePage"];
         delete?: never;
@@ -247,7 +247,7 @@ export interface paths {
         head?: never;
         /**
          * Change, disable or enable an intake page
-         * @description Not in the spec. Changes what is given and answers the page as it is now; conversations already started keep what they got. An intake page is where a visitor starts a conversation with the team; `create_conversation` with `intake_page_id` (or `primary_intake_page`) creates one as if through it, applying its workflow. Its `key` is unique in the account; at most one page is primary (making one primary makes the other not); a disabled page is unusable, as a missing one is. An account may have up to 100 intake pages. A page of another account answers 404, as one that does not exist does.
+         * @description Not in the spec. Changes what is given and answers the page as it is now; conversations already started keep what they got. An intake page is where a visitor starts a conversation with the team, at `{account_host}/p/<key>`; `create_conversation` with `intake_page_id` (or `primary_intake_page`) creates one as if through it, applying its workflow. Its `key` is unique in the account; at most one page is primary (making one primary makes the other not); a disabled page is unusable, as a missing one is. An account may have up to 100 intake pages. A page of another account answers 404, as one that does not exist does.
          */
         patch: operations["changeIntakePage"];
         trace?: never;
@@ -534,6 +534,7 @@ export interface components {
             name: string;
             title: string;
             welcome_text: string;
+            welcome_recording_message_id: number | null;
             primary: boolean;
             workflow_id: number | null;
             allow_anonymous: boolean;
@@ -2674,6 +2675,7 @@ export interface operations {
                      *           "name": "Contact us",
                      *           "title": "Talk to Acme",
                      *           "welcome_text": "Tell us what you need: type it, or record a video. We answer within a day.",
+                     *           "welcome_recording_message_id": null,
                      *           "primary": true,
                      *           "workflow_id": 4,
                      *           "allow_anonymous": false,
@@ -2755,6 +2757,8 @@ export interface operations {
                     /** @description Shown above the form; the name when empty. */
                     title?: string;
                     welcome_text?: string;
+                    /** @description A message of the account whose recording (kept by this server) is shown above the form, at `/p/<key>/welcome`; null for none. */
+                    welcome_recording_message_id?: number | null;
                     /** @description The account’s primary intake page (at most one: making a page primary makes the other not). */
                     primary?: boolean;
                     /** @description The workflow it applies; null for none. */
@@ -2785,6 +2789,7 @@ export interface operations {
                      *       "name": "Contact us",
                      *       "title": "Talk to Acme",
                      *       "welcome_text": "Tell us what you need: type it, or record a video. We answer within a day.",
+                     *       "welcome_recording_message_id": null,
                      *       "primary": true,
                      *       "workflow_id": 4,
                      *       "allow_anonymous": false,
@@ -2938,6 +2943,8 @@ export interface operations {
                     /** @description Shown above the form; the name when empty. */
                     title?: string;
                     welcome_text?: string;
+                    /** @description A message of the account whose recording (kept by this server) is shown above the form, at `/p/<key>/welcome`; null for none. */
+                    welcome_recording_message_id?: number | null;
                     /** @description The account’s primary intake page (at most one: making a page primary makes the other not). */
                     primary?: boolean;
                     /** @description The workflow it applies; null for none. */
@@ -2968,6 +2975,7 @@ export interface operations {
                      *       "name": "Contact us",
                      *       "title": "Talk to Acme",
                      *       "welcome_text": "Tell us what you need: type it, or record a video. We answer within a day.",
+                     *       "welcome_recording_message_id": null,
                      *       "primary": true,
                      *       "workflow_id": 4,
                      *       "allow_anonymous": false,

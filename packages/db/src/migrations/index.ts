@@ -17,6 +17,7 @@ import { Migration20261125300000_moderation } from './Migration20261125300000_mo
 import { Migration20261126000000_media } from './Migration20261126000000_media.ts';
 import { Migration20261127000000_workflows } from './Migration20261127000000_workflows.ts';
 import { Migration20261127100000_intake_pages } from './Migration20261127100000_intake_pages.ts';
+import { Migration20261128000000_intake_welcome } from './Migration20261128000000_intake_welcome.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -41,4 +42,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126000000_media', class: Migration20261126000000_media },
   { name: 'Migration20261127000000_workflows', class: Migration20261127000000_workflows },
   { name: 'Migration20261127100000_intake_pages', class: Migration20261127100000_intake_pages },
+  { name: 'Migration20261128000000_intake_welcome', class: Migration20261128000000_intake_welcome },
 ];

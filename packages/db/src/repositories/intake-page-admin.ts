@@ -11,6 +11,7 @@ interface Row {
   name: string;
   title: string;
   welcome_text: string;
+  welcome_message_id: number | null;
   is_primary: boolean;
   workflow_id: number | null;
   allow_anonymous: boolean;
@@ -20,7 +21,7 @@ interface Row {
   updated_at: string | Date;
 }
 
-const SELECT = `select p.id, p.key, p.name, p.title, p.welcome_text, p.is_primary, p.workflow_id, p.allow_anonymous,
+const SELECT = `select p.id, p.key, p.name, p.title, p.welcome_text, p.welcome_message_id, p.is_primary, p.workflow_id, p.allow_anonymous,
     p.disabled_at, p.created_at, p.updated_at,
     (select coalesce(json_agg(u.email order by u.id), '[]') from intake_page_member m
        join account_user u on u.id = m.user_id where m.intake_page_id = p.id) as team
@@ -32,6 +33,7 @@ const record = (r: Row): IntakePageDefinition => ({
   name: r.name,
   title: r.title,
   welcomeText: r.welcome_text,
+  welcomeMessageId: r.welcome_message_id,
   primary: r.is_primary,
   workflowId: r.workflow_id,
   allowAnonymous: r.allow_anonymous,
@@ -99,6 +101,7 @@ export class MikroIntakePageAdminStore implements IntakePageAdminStore {
           page.key,
           page.title,
           page.welcomeText,
+          page.welcomeMessageId,
           page.primary,
           page.workflowId,
           page.allowAnonymous,
@@ -108,14 +111,15 @@ export class MikroIntakePageAdminStore implements IntakePageAdminStore {
           id === null
             ? await query<{ id: number }>(
                 tx,
-                `insert into intake_page (account_id, name, key, title, welcome_text, is_primary, workflow_id,
-                   allow_anonymous, disabled_at)
-                 values (?, ?, ?, ?, ?, ?, ?, ?, case when ? then now() end) returning id`,
+                `insert into intake_page (account_id, name, key, title, welcome_text, welcome_message_id, is_primary,
+                   workflow_id, allow_anonymous, disabled_at)
+                 values (?, ?, ?, ?, ?, ?, ?, ?, ?, case when ? then now() end) returning id`,
                 [accountId, ...values],
               )
             : await query<{ id: number }>(
                 tx,
-                `update intake_page set name = ?, key = ?, title = ?, welcome_text = ?, is_primary = ?, workflow_id = ?,
+                `update intake_page set name = ?, key = ?, title = ?, welcome_text = ?, welcome_message_id = ?,
+                   is_primary = ?, workflow_id = ?,
                    allow_anonymous = ?, disabled_at = case when ? then coalesce(disabled_at, now()) end, updated_at = now()
                  where account_id = ? and id = ? returning id`,
                 [...values, accountId, id],
@@ -151,6 +155,15 @@ export class MikroIntakePageAdminStore implements IntakePageAdminStore {
       [accountId, JSON.stringify(emails)],
     );
     return new Map(rows.map((r) => [r.email, r.id]));
+  }
+
+  async hasRecording(accountId: number, messageId: number): Promise<boolean> {
+    const rows = await query(
+      this.em,
+      'select 1 from message where account_id = ? and id = ? and media_key is not null and hidden_at is null',
+      [accountId, messageId],
+    );
+    return rows.length > 0;
   }
 
   async hasWorkflow(accountId: number, workflowId: number): Promise<boolean> {

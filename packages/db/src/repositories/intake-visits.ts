@@ -21,6 +21,9 @@ import { fromJson, query, violatesUnique } from './sql.ts';
  */
 
 interface PageRow extends SettingsRow, IntakePageRow {
+  welcome_id: number | null;
+  welcome_kind: string | null;
+  welcome_seconds: number | null;
   key: string;
   title: string;
   welcome_text: string;
@@ -37,6 +40,7 @@ const PAGE: Prepared = {
   text: `
   select ip.id, ip.key, coalesce(nullif(ip.title, ''), ip.name) as title, ip.welcome_text, ip.allow_anonymous, ip.is_primary,
     w.id as workflow_id, w.name as workflow_name, w.steps as workflow_steps,
+    wm.id as welcome_id, wm.message_type as welcome_kind, wm.recorded_duration_seconds as welcome_seconds,
     (select coalesce(json_agg(m.user_id order by m.user_id), '[]') from intake_page_member m
        where m.intake_page_id = ip.id and m.account_id = ip.account_id) as team_ids,
     a.default_anyone_can_post as anyone_can_post, a.default_allow_anonymous_messages as allow_anonymous_messages,
@@ -46,6 +50,8 @@ const PAGE: Prepared = {
   join account a on a.id = ip.account_id
   left join workflow w on w.id = ip.workflow_id and w.account_id = ip.account_id and w.disabled_at is null
   left join account_user u on u.id = a.owner_id
+  left join message wm on wm.id = ip.welcome_message_id and wm.account_id = ip.account_id
+    and wm.media_key is not null and wm.hidden_at is null
   where ip.account_id = $1 and ip.disabled_at is null
     and case when $2::text is null then ip.is_primary else lower(ip.key) = lower($2::text) end
   limit 1`,
@@ -56,6 +62,10 @@ const pageOf = (row: PageRow): PublicIntakePage => ({
   key: row.key,
   title: row.title,
   welcomeText: row.welcome_text,
+  welcomeRecording:
+    row.welcome_id === null
+      ? null
+      : { messageId: row.welcome_id, kind: row.welcome_kind ?? 'video', seconds: Number(row.welcome_seconds ?? 0) },
   allowAnonymous: row.allow_anonymous,
   teamIds: fromJson<number[]>(row.team_ids).map(Number),
   account: {

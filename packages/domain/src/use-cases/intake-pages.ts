@@ -47,6 +47,10 @@ export const intakePageFields = {
   }),
   title: ZText('title').pipe(z.string().max(255)).meta({ description: 'Shown above the form; the name when empty.' }),
   welcome_text: ZText('welcome_text').pipe(z.string().max(5_000)),
+  welcome_recording_message_id: z.number().int().min(1).max(2_147_483_647).nullable().meta({
+    description:
+      'A message of the account whose recording (kept by this server) is shown above the form, at `/p/<key>/welcome`; null for none.',
+  }),
   primary: z.boolean().meta({
     description: 'The account’s primary intake page (at most one: making a page primary makes the other not).',
   }),
@@ -77,6 +81,7 @@ export const ZIntakePage = z
     name: z.string(),
     title: z.string(),
     welcome_text: z.string(),
+    welcome_recording_message_id: z.number().int().nullable(),
     primary: z.boolean(),
     workflow_id: z.number().int().nullable(),
     allow_anonymous: z.boolean(),
@@ -95,6 +100,7 @@ export interface IntakePageDefinition {
   name: string;
   title: string;
   welcomeText: string;
+  welcomeMessageId: number | null;
   primary: boolean;
   workflowId: number | null;
   allowAnonymous: boolean;
@@ -110,6 +116,7 @@ export interface IntakePageDraft {
   key: string;
   title: string;
   welcomeText: string;
+  welcomeMessageId: number | null;
   primary: boolean;
   workflowId: number | null;
   allowAnonymous: boolean;
@@ -131,6 +138,8 @@ export interface IntakePageAdminStore {
   /** The account's team members among these addresses (lower-cased address → user id). */
   teamIds(accountId: number, emails: string[]): Promise<Map<string, number>>;
   hasWorkflow(accountId: number, workflowId: number): Promise<boolean>;
+  /** True when the account's message (not hidden) has a recording this server keeps. */
+  hasRecording(accountId: number, messageId: number): Promise<boolean>;
 }
 
 export const intakePageView = (p: IntakePageDefinition): IntakePageView => ({
@@ -139,6 +148,7 @@ export const intakePageView = (p: IntakePageDefinition): IntakePageView => ({
   name: p.name,
   title: p.title,
   welcome_text: p.welcomeText,
+  welcome_recording_message_id: p.welcomeMessageId,
   primary: p.primary,
   workflow_id: p.workflowId,
   allow_anonymous: p.allowAnonymous,
@@ -153,6 +163,7 @@ export interface IntakePageInput {
   key?: string | undefined;
   title?: string | undefined;
   welcome_text?: string | undefined;
+  welcome_recording_message_id?: number | null | undefined;
   primary?: boolean | undefined;
   workflow_id?: number | null | undefined;
   allow_anonymous?: boolean | undefined;
@@ -175,6 +186,16 @@ async function draftOf(
   if (workflowId !== null && !(await store.hasWorkflow(accountId, workflowId))) {
     throw new DomainError('invalid_input', `workflow_id: no workflow ${workflowId} in this account`);
   }
+  const welcomeMessageId =
+    input.welcome_recording_message_id === undefined
+      ? (current?.welcomeMessageId ?? null)
+      : input.welcome_recording_message_id;
+  if (welcomeMessageId !== null && !(await store.hasRecording(accountId, welcomeMessageId))) {
+    throw new DomainError(
+      'invalid_input',
+      `welcome_recording_message_id: message ${welcomeMessageId} has no recording kept here`,
+    );
+  }
   const emails = input.team ?? current?.team ?? [];
   const ids = emails.length === 0 ? new Map<string, number>() : await store.teamIds(accountId, emails);
   const strangers = emails.filter((e) => !ids.has(e.trim().toLowerCase()));
@@ -186,6 +207,7 @@ async function draftOf(
     key,
     title: input.title ?? current?.title ?? '',
     welcomeText: input.welcome_text ?? current?.welcomeText ?? '',
+    welcomeMessageId,
     primary: input.primary ?? current?.primary ?? false,
     workflowId,
     allowAnonymous: input.allow_anonymous ?? current?.allowAnonymous ?? false,

@@ -30,6 +30,11 @@ export interface PublicIntakePage {
   key: string;
   title: string;
   welcomeText: string;
+  /**
+   * The welcome recording (a message's, kept here and not hidden): which message, its kind and
+   * measured length; null when the page has none.
+   */
+  welcomeRecording: { messageId: number; kind: string; seconds: number } | null;
   allowAnonymous: boolean;
   primary: boolean;
   workflow: WorkflowRecord | null;

@@ -1,13 +1,16 @@
-import { managesMembers, measureRecording, type PublicIntakePage, startConversation } from '@convo/domain';
+import {
+  INTAKE_PAGE_KEY_PATTERN,
+  managesMembers,
+  measureRecording,
+  type PublicIntakePage,
+  startConversation,
+} from '@convo/domain';
 import { Hono } from 'hono';
 import { field, type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
 import { notFound, type PageStatus, page, refused } from '../frame.ts';
 import { embedFormToken, embedFormTokenValid, keepPass, passOf, passWith } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { type IntakeDraft, intakePage } from '../views/intake.ts';
-
-/** What an intake page's key looks like (`/p/<key>`); anything else is answered as missing. */
-const KEY = /^[a-z0-9][a-z0-9-]{0,59}$/i;
 
 /** Where an intake page is: `/p/<key>`, its embed, or `/` for the primary one. */
 export interface IntakeAddress {
@@ -26,7 +29,10 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
   const routes = new Hono<SiteEnv>();
 
   const find = (c: SiteContext, at: IntakeAddress) =>
-    at.key !== null && !KEY.test(at.key) ? null : deps.intake.page(c.env.account.id, at.key);
+    // A key of another form is no page (keys are matched ignoring case).
+    at.key !== null && !INTAKE_PAGE_KEY_PATTERN.test(at.key.toLowerCase())
+      ? null
+      : deps.intake.page(c.env.account.id, at.key);
 
   const action = (p: PublicIntakePage, at: IntakeAddress) =>
     at.key === null ? '/' : `${at.embed ? '/embeds' : ''}/p/${p.key}`;
@@ -42,6 +48,7 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
     const token = at.embed ? embedFormToken(await deps.notifications.signingKey(), account.id, p.id) : c.var.csrf;
     const content = intakePage(p, {
       accountName: account.name,
+      accountKey: account.key,
       action: action(p, at),
       token,
       submitKey: crypto.randomUUID(),

@@ -82,11 +82,13 @@ export function manageRoutes({ deps, posting }: SiteKit) {
 
   const pageInput = (fields: Map<string, string[]>) => {
     const workflow = field(fields, 'workflow') ?? '';
+    const recording = (field(fields, 'welcome_recording') ?? '').trim();
     return parseIntakePageInput({
       name: field(fields, 'name') ?? '',
       key: field(fields, 'key') ?? '',
       title: field(fields, 'title') ?? '',
       welcome_text: (field(fields, 'welcome_text') ?? '').replace(/\r\n?/g, '\n'),
+      welcome_recording_message_id: recording === '' ? null : /^\d{1,9}$/.test(recording) ? Number(recording) : -1,
       workflow_id: workflow === '' ? null : /^\d{1,9}$/.test(workflow) ? Number(workflow) : -1,
       team: (field(fields, 'team') ?? '').split(/[\s,]+/).filter((e) => e !== ''),
       allow_anonymous: ticked(fields, 'allow_anonymous'),

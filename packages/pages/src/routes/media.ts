@@ -1,37 +1,28 @@
-import { MEDIA_EXTENSIONS, openRecording } from '@convo/domain';
+import { INTAKE_PAGE_KEY_PATTERN, MEDIA_EXTENSIONS, type MessageMedia, openRecording } from '@convo/domain';
 import { Hono } from 'hono';
 import parseRange from 'range-parser';
-import { type SiteEnv, viewerOf } from '../env.ts';
+import { type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
 import { notFound } from '../frame.ts';
 import { passOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 
 /**
- * A message's recording (`download_media_url`): its bytes as the probe typed them, never as a page,
- * with byte ranges for players that seek (`206`, `If-Range`), a strong ETag (a recording never
- * changes: its key is new for every upload), and `?download=1` to save it. Whoever may not see the
- * message gets the site's 404, the same as for a message that does not exist.
+ * A message's recording (`download_media_url`), never as a page: whoever may not see the message
+ * gets the site's 404, the same as for a message that does not exist. And an intake page's
+ * welcome recording, which is as public as the page.
  */
 export function mediaRoutes({ deps }: SiteKit) {
   const routes = new Hono<SiteEnv>();
 
-  routes.get('/media/:accountKey/:messageId', async (c) => {
-    const account = c.env.account;
-    const id = c.req.param('messageId');
-    if (c.req.param('accountKey') !== account.key || !/^\d{1,9}$/.test(id)) return notFound(c);
-    const viewer = viewerOf(c);
-    const grants = viewer ? null : await passOf(deps, c);
-    const found = await openRecording(deps, account, Number(id), {
-      viewer,
-      authorization: c.req.header('authorization'),
-      pass: async (conversationId) =>
-        grants?.has(conversationId) ? { userId: grants.get(conversationId) ?? null } : null,
-    });
-    if (!found) return notFound(c);
-
+  /**
+   * A kept recording's bytes as the probe typed them, with byte ranges for players that seek
+   * (`206`, `If-Range`), a strong ETag (a recording never changes: its key is new for every
+   * upload), and `?download=1` to save it; from object storage, a short link to it instead.
+   */
+  async function serve(c: SiteContext, found: MessageMedia, name: string, cache: string) {
     const download = c.req.query('download') === '1';
     const extension = MEDIA_EXTENSIONS[found.contentType] ?? 'bin';
-    const disposition = `${download ? 'attachment' : 'inline'}; filename="message-${id}.${extension}"`;
+    const disposition = `${download ? 'attachment' : 'inline'}; filename="${name}.${extension}"`;
     // Object storage serves the bytes itself, once the server has checked who may have them: a
     // link of a few minutes, never kept by a cache (the next reader is checked again).
     const store = deps.media.store;
@@ -46,9 +37,7 @@ export function mediaRoutes({ deps }: SiteKit) {
     c.header('accept-ranges', 'bytes');
     c.header('etag', etag);
     c.header('content-disposition', disposition);
-    // Anyone's copy may be kept for a while; a private one's only by the reader's own browser,
-    // which asks again (If-None-Match) before using it.
-    c.header('cache-control', found.conversation.anyoneCanPost ? 'public, max-age=3600' : 'private, no-cache');
+    c.header('cache-control', cache);
     if (
       c.req
         .header('if-none-match')
@@ -76,6 +65,40 @@ export function mediaRoutes({ deps }: SiteKit) {
     c.header('content-length', String(size));
     if (size === 0 || c.req.method === 'HEAD') return c.body(null, 200);
     return c.body(store.read(found.key, 0, size - 1), 200);
+  }
+
+  routes.get('/media/:accountKey/:messageId', async (c) => {
+    const account = c.env.account;
+    const id = c.req.param('messageId');
+    if (c.req.param('accountKey') !== account.key || !/^\d{1,9}$/.test(id)) return notFound(c);
+    const viewer = viewerOf(c);
+    const grants = viewer ? null : await passOf(deps, c);
+    const found = await openRecording(deps, account, Number(id), {
+      viewer,
+      authorization: c.req.header('authorization'),
+      pass: async (conversationId) =>
+        grants?.has(conversationId) ? { userId: grants.get(conversationId) ?? null } : null,
+    });
+    if (!found) return notFound(c);
+    // Anyone's copy may be kept for a while; a private one's only by the reader's own browser,
+    // which asks again (If-None-Match) before using it.
+    return serve(
+      c,
+      found,
+      `message-${id}`,
+      found.conversation.anyoneCanPost ? 'public, max-age=3600' : 'private, no-cache',
+    );
+  });
+
+  // An intake page's welcome recording: public, as the page that shows it.
+  routes.get('/media/:accountKey/welcome/:key', async (c) => {
+    const account = c.env.account;
+    const key = c.req.param('key');
+    if (c.req.param('accountKey') !== account.key || !INTAKE_PAGE_KEY_PATTERN.test(key.toLowerCase()))
+      return notFound(c);
+    const welcome = (await deps.intake.page(account.id, key))?.welcomeRecording;
+    const found = welcome ? await deps.site.mediaOf(account.id, welcome.messageId) : null;
+    return found ? serve(c, found, `welcome-${key}`, 'public, max-age=300') : notFound(c);
   });
 
   return routes;

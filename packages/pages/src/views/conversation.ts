@@ -56,7 +56,13 @@ export function clock(seconds: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
 }
 
-const KIND_NAMES = { video: 'Video', screen: 'Screen recording', audio: 'Audio', text: 'Recording' } as const;
+/** How a page names a recording of each kind. */
+export const KIND_NAMES: Record<string, string> = {
+  video: 'Video',
+  screen: 'Screen recording',
+  audio: 'Audio',
+  text: 'Recording',
+};
 
 /**
  * A message's recording: played in place when this server keeps it (a player with its measured
@@ -64,7 +70,7 @@ const KIND_NAMES = { video: 'Video', screen: 'Screen recording', audio: 'Audio',
  */
 function media(m: PageMessageRecord, accountKey: string): Html {
   const seconds = m.recordedDurationSeconds > 0 ? clock(m.recordedDurationSeconds) : '';
-  const name = KIND_NAMES[m.messageType];
+  const name = KIND_NAMES[m.messageType] ?? 'Recording';
   if (m.hostedMedia) {
     const src = `/media/${accountKey}/${m.id}`;
     const label = `${name}${seconds ? `, ${seconds}` : ''}`;

@@ -1,6 +1,6 @@
 import type { MediaLimits, PublicIntakePage, UserRecord } from '@convo/domain';
 import { html } from 'hono/html';
-import { linkified } from './conversation.ts';
+import { clock, KIND_NAMES, linkified } from './conversation.ts';
 import { recordingInput } from './forms.ts';
 import type { Html } from './layout.ts';
 
@@ -20,6 +20,19 @@ const welcome = (text: string): Html | string =>
         .split(/\n\s*\n/)
         .map((p) => html`<p>${linkified(p.trim())}</p>`)}</div>`;
 
+/** The page's welcome recording, played in place (the same player as a message's). */
+function welcomeRecording(p: PublicIntakePage, accountKey: string): Html | string {
+  const w = p.welcomeRecording;
+  if (!w) return '';
+  const src = `/media/${accountKey}/welcome/${p.key}`;
+  const label = `Welcome ${(KIND_NAMES[w.kind] ?? 'recording').toLowerCase()}${w.seconds > 0 ? `, ${clock(w.seconds)}` : ''}`;
+  const player =
+    w.kind === 'audio'
+      ? html`<audio controls preload="metadata" src="${src}" aria-label="${label}"></audio>`
+      : html`<video controls preload="metadata" playsinline src="${src}" aria-label="${label}"></video>`;
+  return html`<figure class="recording recording-${w.kind}">${player}<figcaption>${label}</figcaption></figure>`;
+}
+
 /**
  * An intake page: its title and welcome above the form that starts a conversation with the team
  * (a message as text and/or a recording, and who the visitor is unless the page allows anonymous
@@ -29,6 +42,8 @@ export function intakePage(
   p: PublicIntakePage,
   state: {
     accountName: string;
+    /** The account's key, which the address of the welcome recording carries. */
+    accountKey: string;
     action: string;
     /** The CSRF token, or the embed's form token. */
     token: string;
@@ -64,7 +79,7 @@ ${recordingInput('intake-media', state.limits)}
 <p><button type="submit">Start the conversation</button></p>
 </form>`;
   return html`<h1>${title}</h1>
-${welcome(p.welcomeText)}
+${welcome(p.welcomeText)}${welcomeRecording(p, state.accountKey)}
 <section id="start" aria-labelledby="start-heading">
 <h2 id="start-heading">Start a conversation with ${state.accountName}</h2>
 ${form}

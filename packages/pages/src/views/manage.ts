@@ -55,6 +55,7 @@ ${csrfField(state.csrf)}
 <p><label for="${id('key')}">Address key (/p/…)</label><input id="${id('key')}" name="key" maxlength="60" required value="${value(p, form, 'key', page.key)}"></p>
 <p><label for="${id('title')}">Title visitors see</label><input id="${id('title')}" name="title" maxlength="255" value="${value(p, form, 'title', page.title)}"></p>
 <p><label for="${id('welcome')}">Welcome text</label><textarea id="${id('welcome')}" name="welcome_text" rows="3" maxlength="5000">${value(p, form, 'welcome_text', page.welcome_text)}</textarea></p>
+<p><label for="${id('recording')}">Welcome recording, shown above the form: the number of a message with a recording (its address ends in #message-N; empty for none)</label><input id="${id('recording')}" name="welcome_recording" inputmode="numeric" maxlength="10" value="${value(p, form, 'welcome_recording', page.welcome_recording_message_id === null ? '' : String(page.welcome_recording_message_id))}"></p>
 <p><label for="${id('workflow')}">Workflow</label>${workflowSelect(form, id('workflow'), page.workflow_id)}</p>
 <p><label for="${id('team')}">Team members who join each conversation (e-mails, one per line)</label><textarea id="${id('team')}" name="team" rows="2">${value(p, form, 'team', page.team.join('\n'))}</textarea></p>
 <p class="check"><input type="checkbox" id="${id('anonymous')}" name="allow_anonymous"${checked(p, form, 'allow_anonymous', page.allow_anonymous)}><label for="${id('anonymous')}">Visitors may start anonymously</label></p>

@@ -9,6 +9,7 @@ export const ZChangeIntakePageInput = z.object({
   key: intakePageFields.key.optional(),
   title: intakePageFields.title.optional(),
   welcome_text: intakePageFields.welcome_text.optional(),
+  welcome_recording_message_id: intakePageFields.welcome_recording_message_id.optional(),
   primary: intakePageFields.primary.optional(),
   workflow_id: intakePageFields.workflow_id.optional(),
   allow_anonymous: intakePageFields.allow_anonymous.optional(),

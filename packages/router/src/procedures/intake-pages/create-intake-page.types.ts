@@ -10,6 +10,7 @@ export const ZCreateIntakePageInput = z.object({
   key: optional.key.optional(),
   title: optional.title.optional(),
   welcome_text: optional.welcome_text.optional(),
+  welcome_recording_message_id: optional.welcome_recording_message_id.optional(),
   primary: optional.primary.optional(),
   workflow_id: optional.workflow_id.optional(),
   allow_anonymous: optional.allow_anonymous.optional(),

@@ -9,6 +9,7 @@ export const intakePageExample = {
   name: 'Contact us',
   title: 'Talk to Acme',
   welcome_text: 'Tell us what you need: type it, or record a video. We answer within a day.',
+  welcome_recording_message_id: null,
   primary: true,
   workflow_id: 4,
   allow_anonymous: false,
@@ -19,7 +20,7 @@ export const intakePageExample = {
 };
 
 export const intakePageRules =
-  'An intake page is where a visitor starts a conversation with the team; `create_conversation` with ' +
+  'An intake page is where a visitor starts a conversation with the team, at `{account_host}/p/<key>`; `create_conversation` with ' +
   '`intake_page_id` (or `primary_intake_page`) creates one as if through it, applying its workflow. Its `key` is ' +
   'unique in the account; at most one page is primary (making one primary makes the other not); a disabled page is ' +
   `unusable, as a missing one is. An account may have up to ${MAX_INTAKE_PAGES} intake pages.`;
