@@ -56,10 +56,13 @@ export function startMailWorker(queue: MikroMailOutbox, mailing: MailOptions): M
     onError: mailing.onError,
     async step() {
       const due = await queue.claimDue(10);
+      // The batch's sent mails are marked in one statement; a crash before it sends them again
+      // (at least once, as the lease promises).
+      const sent: number[] = [];
       for (const mail of due) {
         try {
           await send(mail);
-          await queue.sent(mail.id);
+          sent.push(mail.id);
         } catch (err) {
           mailing.logger.warn(
             { err: (err as Error).message, mail: mail.id },
@@ -68,6 +71,7 @@ export function startMailWorker(queue: MikroMailOutbox, mailing: MailOptions): M
           await queue.failed(mail.id, (err as Error).message);
         }
       }
+      await queue.sent(sent);
       return due.length > 0;
     },
   });

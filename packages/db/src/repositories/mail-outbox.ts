@@ -48,9 +48,14 @@ export class MikroMailOutbox implements MailOutbox {
     );
   }
 
-  /** Sent: the body (which may hold a sign-in link) is not kept. */
-  async sent(id: number): Promise<void> {
-    await query(this.em, 'update outgoing_mail set sent_at = now(), body = null, last_error = null where id = ?', [id]);
+  /** Sent, each of `ids`, in one statement: the body (which may hold a sign-in link) is not kept. */
+  async sent(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await query(
+      this.em,
+      'update outgoing_mail set sent_at = now(), body = null, last_error = null where id = any(?::int[])',
+      [ids],
+    );
   }
 
   async failed(id: number, error: string): Promise<void> {
