@@ -49,4 +49,30 @@ describe('mail', () => {
     // The plain part says it as it was written.
     expect(mail.text).toContain('Hello <script>alert(1)</script>');
   });
+
+  it('marks mails sent once delivered, several at a time, and keeps no body', async () => {
+    const [account] = (await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `insert into account (key, name, host) values ('batch', 'Batch', 'https://batch.example') returning id`,
+      )) as {
+      id: number;
+    }[];
+    const to = ['one', 'two', 'three'].map((n) => `${n}@batch.example`);
+    await Promise.all(
+      to.map((address) => h.services.outbox.enqueue(account?.id ?? 0, { to: address, subject: 'Hi', text: 'A link' })),
+    );
+    for (const address of to) await mailbox.next(address);
+    const pending = async () =>
+      h.db.orm.em
+        .fork()
+        .getConnection()
+        .execute(`select id from outgoing_mail where account_id = ? and (sent_at is null or body is not null)`, [
+          account?.id,
+        ]);
+    const deadline = Date.now() + 5_000;
+    while ((await pending()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await pending()).toEqual([]);
+  });
 });

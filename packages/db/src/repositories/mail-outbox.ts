@@ -1,6 +1,6 @@
 import type { MailOutbox, OutgoingMail } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { query } from './sql.ts';
+import { intArray, query } from './sql.ts';
 
 /** A mail a worker took: it holds the lease until next_attempt_at. */
 export interface ClaimedMail {
@@ -54,7 +54,7 @@ export class MikroMailOutbox implements MailOutbox {
     await query(
       this.em,
       'update outgoing_mail set sent_at = now(), body = null, last_error = null where id = any(?::int[])',
-      [ids],
+      [intArray(ids)],
     );
   }
 

@@ -10,6 +10,12 @@ export async function query<T>(em: EntityManager, sql: string, params: unknown[]
   return rows;
 }
 
+/**
+ * Integers as one array parameter (`= any(?::int[])`): the ORM's execute() would spread a
+ * JavaScript array into a list of values, so it travels as PostgreSQL's array text.
+ */
+export const intArray = (values: readonly number[]): string => `{${values.map((v) => Math.trunc(v)).join(',')}}`;
+
 /** json columns arrive parsed from node-postgres and as text from some drivers; accept both. */
 export const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
 

@@ -11,7 +11,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { conversationColumns, type Row, recordFromRow } from './conversation-reads.ts';
 import { runPrepared } from './prepared.ts';
 import { MikroSiteStore } from './site-store.ts';
-import { query } from './sql.ts';
+import { intArray, query } from './sql.ts';
 
 /** Events a purge statement deletes at most. */
 const PURGE_BATCH = 1_000;
@@ -304,7 +304,7 @@ export class MikroWebhookStore {
       `update webhook_delivery d set status = 'failed', last_error = 'the endpoint was disabled'
        from webhook_endpoint w
        where w.id = any(?::int[]) and w.disabled_at is not null and d.endpoint_id = w.id and d.status = 'pending'`,
-      [`{${failing.join(',')}}`],
+      [intArray(failing)],
     );
   }
 

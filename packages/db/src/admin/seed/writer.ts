@@ -17,7 +17,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { SLUG_UNIQUE_INDEX } from '../../entities/index.ts';
 import { markChange } from '../../repositories/change-marks.ts';
 import { notifySql } from '../../repositories/notifications.ts';
-import { query } from '../../repositories/sql.ts';
+import { intArray, query } from '../../repositories/sql.ts';
 import { emitEventSql } from '../../repositories/webhook-outbox.ts';
 import { AdminError } from '../errors.ts';
 import type { IssuedToken } from '../operations.ts';
@@ -304,7 +304,7 @@ export async function loadBatch(
        (select max(m.created_at) from message m where m.conversation_id = c.id and m.account_id = c.account_id),
        c.created_at)
      where c.account_id = ? and c.id = any(?::int[])`,
-    [refs.id, `{${ids.join(',')}}`],
+    [refs.id, intArray(ids)],
   );
   // What the API answers for the account changed: conditional requests see it at once.
   await markChange(em, refs.id);
