@@ -64,7 +64,13 @@ via.port = String(port);
 console.log(`pgbouncer (transaction mode) on 127.0.0.1:${port} in front of ${upstream.host}`);
 const result = spawnSync('vitest', ['run', 'packages/db', 'packages/client', 'apps/api', ...process.argv.slice(2)], {
   stdio: 'inherit',
-  env: { ...process.env, DATABASE_URL: via.toString(), DB_NAMED_STATEMENTS: 'false' },
+  // LISTEN needs a session of its own: the live listener goes to PostgreSQL itself, as documented.
+  env: {
+    ...process.env,
+    DATABASE_URL: via.toString(),
+    LISTEN_DATABASE_URL: upstream.toString(),
+    DB_NAMED_STATEMENTS: 'false',
+  },
 });
 bouncer.kill('SIGTERM');
 rmSync(dir, { recursive: true, force: true });

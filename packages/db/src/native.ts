@@ -24,6 +24,8 @@ export interface PgPool {
 
 export interface Pglite {
   query(text: string, params: unknown[]): Promise<{ rows: unknown[] }>;
+  /** LISTEN on `channel`; resolves to what stops it. */
+  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
 export type NativeClient = { kind: 'pg'; pool: PgPool } | { kind: 'pglite'; db: Pglite };
@@ -32,7 +34,7 @@ const isPgPool = (client: unknown): client is PgPool =>
   typeof client === 'object' && client !== null && 'totalCount' in client && 'connect' in client;
 
 const isPglite = (client: unknown): client is Pglite =>
-  typeof client === 'object' && client !== null && 'query' in client && !('totalCount' in client);
+  typeof client === 'object' && client !== null && 'query' in client && 'listen' in client && !('totalCount' in client);
 
 const clients = new WeakMap<object, Promise<NativeClient>>();
 

@@ -10,6 +10,11 @@ export interface TestDatabase {
   kind: 'pglite' | 'postgres';
   /** For PostgreSQL: the throwaway database's URL, for other processes to use. */
   url?: string;
+  /**
+   * For PostgreSQL: where a listening connection goes (LISTEN_DATABASE_URL's server, as the
+   * PgBouncer suite sets it, with this database), else `url`.
+   */
+  listenUrl?: string;
   close(): Promise<void>;
 }
 
@@ -29,10 +34,13 @@ export async function openTestDatabase(options: OrmOptions = {}): Promise<TestDa
   const namedStatements = process.env.DB_NAMED_STATEMENTS !== 'false';
   const orm = await openOrm({ kind: 'postgres', url: url.toString(), poolMax: 10, namedStatements }, options);
   await migrate(orm);
+  const listen = new URL(process.env.LISTEN_DATABASE_URL ?? url.toString());
+  listen.pathname = `/${name}`;
   return {
     orm,
     kind: 'postgres',
     url: url.toString(),
+    listenUrl: listen.toString(),
     async close() {
       await orm.close(true);
       await admin.em.getConnection().execute(`drop database if exists "${name}" with (force)`);

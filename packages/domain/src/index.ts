@@ -1,5 +1,6 @@
 export * from './access.ts';
 export * from './errors.ts';
+export * from './live.ts';
 export * from './lookup.ts';
 export * from './media.ts';
 export * from './notifications.ts';

@@ -18,6 +18,7 @@ import { Migration20261126000000_media } from './Migration20261126000000_media.t
 import { Migration20261127000000_workflows } from './Migration20261127000000_workflows.ts';
 import { Migration20261127100000_intake_pages } from './Migration20261127100000_intake_pages.ts';
 import { Migration20261128000000_intake_welcome } from './Migration20261128000000_intake_welcome.ts';
+import { Migration20261129000000_live_events } from './Migration20261129000000_live_events.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -43,4 +44,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127000000_workflows', class: Migration20261127000000_workflows },
   { name: 'Migration20261127100000_intake_pages', class: Migration20261127100000_intake_pages },
   { name: 'Migration20261128000000_intake_welcome', class: Migration20261128000000_intake_welcome },
+  { name: 'Migration20261129000000_live_events', class: Migration20261129000000_live_events },
 ];

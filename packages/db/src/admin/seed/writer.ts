@@ -144,6 +144,8 @@ export async function loadBatch(
 ) {
   const announce = (sql: string, type: WebhookEventType, conversation: string, message: string) =>
     options.emitEvents ? emitting(sql, type, conversation, message) : sql;
+  // History loaded is not live news: the live feed's triggers write nothing for this transaction.
+  await query(em, "set local convo.quiet = 'on'");
   counts.tags += await ensureTags(
     em,
     refs,
