@@ -75,7 +75,7 @@ try {
   const created = await fetch(`${base}/create_conversation`, {
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ title: 'Hello from Deno', slug: 'deno-smoke' }),
+    body: JSON.stringify({ title: 'Hello from Deno', slug: 'deno-smoke', allow_anonymous_messages: true }),
   });
   const body: any = await created.json();
   check('create answers 201 with the slug', created.status === 201 && body.slug === 'deno-smoke', body);
@@ -129,6 +129,41 @@ try {
     shown.status === 200 && html.includes('<h1>Hello from Deno</h1>') && !!shown.headers.get('content-security-policy'),
     { status: shown.status, html: html.slice(0, 200) },
   );
+  // Live: the page's event stream (PGlite's listen, a streamed answer on Deno) tells of a reply.
+  const stream = await fetch(`http://127.0.0.1:${port}/c/deno-smoke/events`);
+  const reader = (stream.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+  let heard = '';
+  const hear = async (what: RegExp) => {
+    const deadline = Date.now() + 10_000;
+    while (!what.test(heard) && Date.now() < deadline) {
+      const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), 500))]);
+      if (next && !next.done) heard += next.value;
+    }
+    return what.test(heard);
+  };
+  await hear(/retry: \d+/);
+  const form = await fetch(body.conversation_url);
+  const cookie = (form.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+  const replied = await fetch(body.conversation_url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: {
+      cookie,
+      origin: `http://127.0.0.1:${port}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ csrf, text: 'Live from Deno' }).toString(),
+  });
+  const id = /#message-(\d+)$/.exec(replied.headers.get('location') ?? '')?.[1];
+  check(
+    'the page’s live stream tells of a reply posted meanwhile',
+    stream.headers.get('content-type') === 'text/event-stream; charset=utf-8' &&
+      replied.status === 303 &&
+      (await hear(new RegExp(`event: posted\ndata: \\{"message_id":${id}\\}`))),
+    { status: replied.status, heard },
+  );
+  await reader.cancel();
   // A second server on the same port (its own data directory) says which port is taken and exits 1.
   const secondDir = mkdtempSync(join(tmpdir(), 'convo-deno-second-'));
   try {
@@ -155,7 +190,7 @@ try {
   } finally {
     rmSync(secondDir, { recursive: true, force: true });
   }
-  console.log('deno-smoke: 8 passed, 0 failed');
+  console.log('deno-smoke: 9 passed, 0 failed');
 } finally {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));

@@ -100,6 +100,7 @@ export function createApp(services: Services, options: AppOptions): App {
       handle: (req, visitor, admit) => services.uploads.handle(req, visitor, admit, bodyLimits.timeoutMs),
       take: (id, visitor, conversationId) => services.uploads.take(id, visitor, conversationId),
     },
+    live: services.live,
     authenticate: services.authenticate,
     rates: { ...DEFAULT_SITE_LIMITS, ...options.formLimits },
     isUnavailable: services.isUnavailable,
@@ -197,6 +198,8 @@ export function createApp(services: Services, options: AppOptions): App {
   return {
     drain() {
       draining = true;
+      // Each live stream is told to come back in a moment, to a replica that is not stopping.
+      services.live.drain();
     },
     async fetch(req, peer) {
       const started = performance.now();

@@ -1,6 +1,7 @@
 import { DEFAULT_MEDIA_LIMITS, DEFAULT_NOTIFY_BATCH_MINUTES, type MediaLimits } from '@convo/domain';
 import { DEFAULT_SITE_LIMITS } from '@convo/pages';
 import { z } from 'zod';
+import { DEFAULT_LIVE, type LiveOptions } from './live.ts';
 import type { S3Options } from './media/s3-store.ts';
 
 /*
@@ -24,6 +25,15 @@ const ZBoolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'tru
 
 const ZEnv = z.object({
   DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /**
+   * Where the one listening connection of each process (live updates) goes: PostgreSQL itself,
+   * when DATABASE_URL is a pooler in transaction mode (LISTEN needs a session of its own).
+   */
+  LISTEN_DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional()
@@ -123,6 +133,10 @@ const ZEnv = z.object({
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULT_WEBHOOK_RETENTION_DAYS),
   /** With the server's autovacuum off: vacuum the queue tables this often (0: never). */
   QUEUE_VACUUM_SECONDS: z.coerce.number().min(0).max(3600).default(5),
+  /** Live streams (a page following its conversation) one client address may hold open at once. */
+  LIVE_STREAMS_PER_CLIENT: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LIVE.perClient),
+  /** Live streams one process holds at most; past it a new one is answered 503 (another replica takes it). */
+  LIVE_STREAMS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_LIVE.max),
   /** Pages of conversations kept in memory by their account's change mark, in MiB (0: none). */
   PAGE_CACHE_MB: z.coerce.number().min(0).max(4096).default(DEFAULT_PAGE_CACHE_MB),
   /** Check every answer against its operation's output schema (default: unless NODE_ENV=production). */
@@ -132,7 +146,15 @@ const ZEnv = z.object({
 
 export type Config = {
   database:
-    | { kind: 'postgres'; url: string; poolMax: number; statementTimeoutMs: number; namedStatements: boolean }
+    | {
+        kind: 'postgres';
+        url: string;
+        /** The listening connection's (LISTEN_DATABASE_URL, else url). */
+        listenUrl: string;
+        poolMax: number;
+        statementTimeoutMs: number;
+        namedStatements: boolean;
+      }
     | { kind: 'pglite'; dataDir: string };
   host: string;
   port: number;
@@ -160,6 +182,7 @@ export type Config = {
   checkAnswers: boolean;
   pageCacheBytes: number;
   queueVacuumMs: number;
+  live: LiveOptions;
 };
 
 const MIB = 1024 * 1024;
@@ -178,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ? {
           kind: 'postgres',
           url: e.DATABASE_URL,
+          listenUrl: e.LISTEN_DATABASE_URL ?? e.DATABASE_URL,
           poolMax: e.DB_POOL_MAX,
           statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
           namedStatements: e.DB_NAMED_STATEMENTS,
@@ -237,5 +261,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetentionDays: e.WEBHOOK_RETENTION_DAYS,
     pageCacheBytes: Math.round(e.PAGE_CACHE_MB * MIB),
     queueVacuumMs: e.QUEUE_VACUUM_SECONDS * 1000,
+    live: { perClient: e.LIVE_STREAMS_PER_CLIENT, max: e.LIVE_STREAMS_MAX },
   };
 }

@@ -28,6 +28,7 @@ export function createMetrics(
   poolStats: () => Promise<PoolStats>,
   webhookQueue: () => Promise<WebhookQueueStats> = async () => ({ pending: 0, oldestSeconds: 0 }),
   pagesKeptBytes: () => number = () => 0,
+  live: () => { streams: number; listening: boolean } = () => ({ streams: 0, listening: false }),
 ): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -54,6 +55,22 @@ export function createMetrics(
       this.set({ state: 'open' }, s.total);
       this.set({ state: 'idle' }, s.idle);
       this.set({ state: 'waiting' }, s.waiting);
+    },
+  });
+  new Gauge({
+    name: 'live_streams_open',
+    help: 'Live event streams (conversation pages, embeds, inboxes) this process holds open',
+    registers: [registry],
+    collect() {
+      this.set(live().streams);
+    },
+  });
+  new Gauge({
+    name: 'live_listener_up',
+    help: '1 while this process listens for live events (LISTEN); 0 while it polls for them instead',
+    registers: [registry],
+    collect() {
+      this.set(live().listening ? 1 : 0);
     },
   });
   const deliveries = new Counter({

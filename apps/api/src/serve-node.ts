@@ -31,6 +31,9 @@ export function serveOnNode(
   // starts again.
   const fetch = async (req: Request, env: HttpBindings | Http2Bindings) => {
     const res = await app.fetch(req, { clientIp: env.incoming.socket.remoteAddress });
+    // A live stream is open for as long as its reader wants it; the hub lets go of one whose
+    // reader stops taking what it is sent.
+    if (res.headers.get('content-type')?.startsWith('text/event-stream')) return res;
     const out = env.outgoing;
     let timer = setTimeout(() => out.destroy(), sendTimeoutMs);
     const taken = () => {

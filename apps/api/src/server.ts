@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/core';
 import { type App, createApp } from './app.ts';
 import type { Config } from './config.ts';
+import { listenForLive } from './live.ts';
 import type { Logger } from './logger.ts';
 import { startMailWorker } from './mail.ts';
 import { configuredBackend } from './media/backend.ts';
@@ -19,7 +20,15 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     pageCacheBytes: config.pageCacheBytes,
     webhookRetentionDays: config.webhookRetentionDays,
     media: { backend: configuredBackend(config.media), limits: config.media.limits },
+    live: config.live,
   });
+  const listener = listenForLive(
+    services.live,
+    config.database.kind === 'postgres'
+      ? { kind: 'postgres', url: config.database.listenUrl }
+      : { kind: 'embedded', em: orm.em },
+    logger,
+  );
   const mail = startMailWorker(services.mailQueue, {
     ...config.mail,
     logger: mailLogger,
@@ -71,6 +80,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
       void webhooks.stop();
       void workflows.stop();
       void vacuuming?.stop();
+      void listener.close();
     },
   };
 }

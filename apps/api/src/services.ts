@@ -22,12 +22,14 @@ import {
   memberStore,
   migrate,
   openOrm,
+  PostgresLiveLog,
   PostgresReadLimits,
   PostgresVisitorLimits,
   pendingMigrations,
   poolStats,
   purgeExpiredPeople,
   purgeIdempotencyKeys,
+  purgeLiveEvents,
   RateLimiter,
   type RateLimitPolicy,
 } from '@convo/db';
@@ -55,6 +57,7 @@ import {
   DEFAULT_WEBHOOK_RETENTION_DAYS,
 } from './config.ts';
 import { lockDataDir } from './embedded-lock.ts';
+import { createLiveHub, DEFAULT_LIVE, type LiveHub, type LiveOptions } from './live.ts';
 import type { Logger } from './logger.ts';
 import { diskMedia, type MediaBackend } from './media/backend.ts';
 import { MediabunnyProbe } from './media/probe.ts';
@@ -91,6 +94,8 @@ export interface Services extends ProcedureServices {
   webhooks: MikroWebhookStore;
   /** Workflows' events and step jobs, for the worker. */
   workflowJobs: MikroWorkflowJobs;
+  /** The live streams of this process (the pages' event streams), woken by the listener. */
+  live: LiveHub;
   logger: Logger;
   metrics: Metrics;
   /** Null when the database answers and every migration is applied; else what is wrong. */
@@ -144,6 +149,8 @@ export interface ServiceOptions {
   webhookRetentionDays?: number;
   /** Where recordings and their uploads are kept (default: the directory .data/media), and their limits. */
   media?: { backend?: MediaBackend; limits?: MediaLimits };
+  /** Live streams per client address and per process (LIVE_STREAMS_PER_CLIENT, LIVE_STREAMS_MAX). */
+  live?: LiveOptions;
 }
 
 /** A host moved by `account set-host` reaches every process within this time. */
@@ -186,21 +193,24 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
         purgeIdempotencyKeys(orm.em.fork()),
         purgeExpiredPeople(orm.em.fork()),
         webhookStore.purgeHistory(options.webhookRetentionDays ?? DEFAULT_WEBHOOK_RETENTION_DAYS),
+        purgeLiveEvents(orm.em.fork()),
         sweepRecordings({ store: media.store, references: mediaReferences }),
         uploads.sweep(),
       ]).catch((err: unknown) =>
         logger.warn(
           { err: (err as Error).message },
-          'purging expired keys, sessions, webhook events, recordings and uploads failed',
+          'purging expired keys, sessions, webhook and live events, recordings and uploads failed',
         ),
       ),
     IDEMPOTENCY_PURGE_MS,
   ).unref();
   const mailListeners: (() => void)[] = [];
+  const live = createLiveHub(new PostgresLiveLog(em), options.live ?? DEFAULT_LIVE, logger);
   const metrics = createMetrics(
     () => poolStats(em),
     () => webhookStore.queueStats(),
     () => conversationLists.bytes,
+    () => live.stats(),
   );
   const conversationLists = new ConversationListCache(
     options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_MB * 1024 * 1024,
@@ -236,6 +246,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     },
     media,
     uploads,
+    live,
     outbox: {
       async enqueue(accountId, mail) {
         await mailQueue.enqueue(accountId, mail);

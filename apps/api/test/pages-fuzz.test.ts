@@ -20,7 +20,7 @@ const ELEMENTS = new Set(
   ),
 );
 const ATTRIBUTES = new Set(
-  'lang charset name content rel href property class id datetime target aria-labelledby aria-label start method action type value for rows maxlength required autocomplete role enctype data-max-seconds data-conversation data-uploader aria-describedby accept capture controls preload playsinline src download'.split(
+  'lang charset name content rel href property class id datetime target aria-labelledby aria-label start method action type value for rows maxlength required autocomplete role enctype data-max-seconds data-conversation data-uploader data-events data-messages aria-describedby accept capture controls preload playsinline src download'.split(
     ' ',
   ),
 );

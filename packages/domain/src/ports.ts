@@ -246,6 +246,8 @@ export interface SiteStore {
    * ignoring case (no fallback to the latest). Read before anything else of it.
    */
   conversationAccess(accountId: number, slugKey: string): Promise<ConversationAccess | null>;
+  /** The same, by the conversation's id. */
+  conversationAccessById(accountId: number, conversationId: number): Promise<ConversationAccess | null>;
   /** The recording this server keeps for a message not hidden, or null. */
   mediaOf(accountId: number, messageId: number): Promise<MessageMedia | null>;
   /** A conversation with one window of its messages (found by id, after its access was checked). */

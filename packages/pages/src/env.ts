@@ -4,6 +4,8 @@ import type {
   InboxStore,
   IntakePageAdminStore,
   IntakeStore,
+  LiveEvent,
+  LiveScope,
   MailOutbox,
   MediaDeps,
   MemberStore,
@@ -92,6 +94,37 @@ export const DEFAULT_SITE_LIMITS: SiteLimits = {
   readsPerIpPerMinute: 1_200,
 };
 
+/** One reader's live stream, as a route asks for it. */
+export interface LiveStreamRequest {
+  scope: LiveScope;
+  /** Streams are counted per client address. */
+  clientIp: string;
+  /** Where the reader was (Last-Event-ID, or the position the page was rendered at); null: now. */
+  after: string | null;
+  /** The person reading (signed in, or whose start this device's pass holds); null: nobody known. */
+  userId: number | null;
+  /** Asks the page's rule again (a session ended, a member taken out): false ends the stream. */
+  stillAllowed(): Promise<boolean>;
+  /** A stream of a whole account (the team's inbox): whether this event's conversation may be told of. */
+  admits?(e: LiveEvent): Promise<boolean>;
+  /** What the browser is told of an event (its `event:` and `data:`); null: nothing. */
+  describe(e: LiveEvent): { event: string; data: Record<string, unknown> } | null;
+}
+
+export type OpenedStream =
+  | { body: ReadableStream<Uint8Array> }
+  | { refused: 429 | 503; retryAfterSeconds: number; reason: string };
+
+/** The live streams of this process (the server's hub). */
+export interface LiveStreams {
+  /**
+   * A position a page rendered now can be followed from (at or before now: a stream from it may
+   * repeat what the page shows, which the page skips); null until the process knows one.
+   */
+  position(): string | null;
+  open(request: LiveStreamRequest): Promise<OpenedStream>;
+}
+
 export interface SiteDeps {
   site: SiteStore;
   people: PeopleStore;
@@ -119,6 +152,8 @@ export interface SiteDeps {
   /** Where recordings are kept, how they are measured, and their limits. */
   media: MediaDeps;
   uploads: Uploads;
+  /** New messages and member changes, pushed to the pages that show them. */
+  live: LiveStreams;
   /** The account an API token acts for (a private recording may be fetched with it); null if none. */
   authenticate(token: string): Promise<Authenticated | null>;
   /** True when the error means the database cannot be reached (answered 503, not 500). */

@@ -1,6 +1,9 @@
 export {
   DEFAULT_SITE_LIMITS,
   type FormResult,
+  type LiveStreamRequest,
+  type LiveStreams,
+  type OpenedStream,
   type ReceivedFile,
   type SiteDeps,
   type SiteLimits,

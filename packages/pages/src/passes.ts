@@ -34,17 +34,20 @@ const same = (a: string, b: string) => {
 /** A pass's value: `<conversation>-<person or 0>` grants joined by `.`, then `~` and their MAC. */
 const PASS = /^((?:\d{1,10}-\d{1,10})(?:\.\d{1,10}-\d{1,10}){0,49})~([\w-]{43})$/;
 
+/** The pass this request carries: in an embed's address (`?pass=`), else the cookie. */
+export const passValue = (c: SiteContext): string | undefined => c.req.query('pass') ?? getCookie(c, PASS_COOKIE);
+
 /** What this device's pass holds (the cookie, or in an embed `?pass=`), when it is one we signed. */
 export const passOf = (deps: SiteDeps, c: SiteContext): Promise<PassGrants> =>
-  readPass(deps, c, c.req.query('pass') ?? getCookie(c, PASS_COOKIE));
+  readPass(deps, c.env.account.id, passValue(c));
 
 /** What a pass's value holds, when it is one we signed for this account; else nothing. */
-async function readPass(deps: SiteDeps, c: SiteContext, given: string | undefined): Promise<PassGrants> {
+async function readPass(deps: SiteDeps, accountId: number, given: string | undefined): Promise<PassGrants> {
   const parsed = given === undefined ? null : PASS.exec(given);
   const grants: PassGrants = new Map();
   if (!parsed?.[1] || !parsed[2]) return grants;
   const key = await deps.notifications.signingKey();
-  if (!same(mac(key, `pass:${c.env.account.id}`, parsed[1]), parsed[2])) return grants;
+  if (!same(mac(key, `pass:${accountId}`, parsed[1]), parsed[2])) return grants;
   for (const grant of parsed[1].split('.')) {
     const [conversation, person] = grant.split('-').map(Number);
     if (conversation) grants.set(conversation, person ? person : null);
@@ -78,9 +81,9 @@ export const keepPass = (c: SiteContext, pass: string) =>
 
 /** The pass an address carried (an embed's landing, opened in a tab of its own), kept with the cookie's. */
 export async function keepCarriedPass(deps: SiteDeps, c: SiteContext): Promise<void> {
-  const carried = await readPass(deps, c, c.req.query('pass'));
+  const carried = await readPass(deps, c.env.account.id, c.req.query('pass'));
   if (carried.size === 0) return;
-  const held = await readPass(deps, c, getCookie(c, PASS_COOKIE));
+  const held = await readPass(deps, c.env.account.id, getCookie(c, PASS_COOKIE));
   for (const [conversation, person] of carried) {
     held.delete(conversation);
     held.set(conversation, person);
@@ -104,16 +107,21 @@ export function passReader(grants: PassGrants, conversationId: number, memberIds
  * a start of it, the visitor who started it (`viewer`), or for an anonymous start the
  * conversation itself (`granted`, its id).
  */
-export async function readerOf(
+export const readerOf = (deps: SiteDeps, c: SiteContext, slug: string) =>
+  readerFrom(deps, c.env.account.id, viewerOf(c), passValue(c), slug);
+
+/** The same, from what a request carried: who is signed in (or nobody), and its pass's value. */
+export async function readerFrom(
   deps: SiteDeps,
-  c: SiteContext,
+  accountId: number,
+  viewer: Viewer,
+  pass: string | undefined,
   slug: string,
 ): Promise<{ viewer: Viewer; granted: number | null }> {
-  const viewer = viewerOf(c);
   if (viewer || slugProblem(slug)) return { viewer, granted: null };
-  const grants = await passOf(deps, c);
+  const grants = await readPass(deps, accountId, pass);
   if (grants.size === 0) return { viewer, granted: null };
-  const target = await deps.site.conversationAccess(c.env.account.id, slugKey(slug));
+  const target = await deps.site.conversationAccess(accountId, slugKey(slug));
   return (target && passReader(grants, target.id, target.memberIds)) ?? { viewer, granted: null };
 }
 

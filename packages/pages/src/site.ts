@@ -8,6 +8,7 @@ import { embedHeaders, mediaHeaders, notFound, page, pageHeaders, refused, unava
 import { posting } from './posting.ts';
 import { conversationRoutes } from './routes/conversation.ts';
 import { embedRoutes } from './routes/embeds.ts';
+import { eventRoutes } from './routes/events.ts';
 import { homeRoutes } from './routes/home.ts';
 import { intakeRoutes } from './routes/intake.ts';
 import { mailRoutes } from './routes/mail.ts';
@@ -41,6 +42,13 @@ export function createSite(deps: SiteDeps): Site {
     c.env.visit.label = route.includes('*') ? 'site:other' : `site:${route}`;
   });
   app.use(async (c, next) => {
+    // A live stream is no document (nothing to frame, run or sniff), and its headers stay in
+    // memory as long as it is open: it sets the few it needs itself, unless it is refused.
+    if (c.req.path.endsWith('/events')) {
+      await next();
+      if (c.res.headers.get('content-type')?.startsWith('text/event-stream')) return;
+      return pageHeaders(c, async () => {});
+    }
     if (c.req.path.startsWith('/embeds/')) return embedHeaders(c, next);
     if (!c.req.path.startsWith('/media/')) return pageHeaders(c, next);
     // A recording gets a policy that allows nothing; the page a missing one answers is a page.
@@ -68,6 +76,7 @@ export function createSite(deps: SiteDeps): Site {
   app.route('/', signInRoutes(kit));
   app.route('/', mailRoutes(kit));
   app.route('/', embedRoutes(kit));
+  app.route('/', eventRoutes(kit));
   app.route('/', mediaRoutes(kit));
   app.route('/', uploadRoutes(kit));
   app.route('/', seoRoutes(kit));

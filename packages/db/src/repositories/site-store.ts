@@ -92,13 +92,14 @@ const MEDIA_OF: Prepared = {
   where m.id = $2 and m.account_id = $1 and m.hidden_at is null and m.media_key is not null`,
 };
 
-const ACCESS: Prepared = {
-  name: 'site_conversation_access',
-  text: `select c.id, c.slug, ${SETTINGS_COLUMNS},
+/** Who may see a conversation (`which` picks it, by $2), and its slug. */
+const accessSql = (which: string) => `select c.id, c.slug, ${SETTINGS_COLUMNS},
            coalesce((select array_agg(cm.user_id) from conversation_member cm
                      where cm.conversation_id = c.id and cm.account_id = c.account_id), '{}') as member_ids
-         from conversation c where c.account_id = $1 and ${SLUG_KEY_SQL('c.slug')} = $2`,
-};
+         from conversation c where c.account_id = $1 and ${which}`;
+
+const ACCESS: Prepared = { name: 'site_conversation_access', text: accessSql(`${SLUG_KEY_SQL('c.slug')} = $2`) };
+const ACCESS_BY_ID: Prepared = { name: 'site_conversation_access_by_id', text: accessSql('c.id = $2') };
 
 const INDEXABLE = 'where account_id = $1 and anyone_can_post and allow_search_engines';
 
@@ -212,11 +213,20 @@ export class MikroSiteStore implements SiteStore {
     };
   }
 
-  async conversationAccess(accountId: number, slugKey: string): Promise<ConversationAccess | null> {
-    const [row] = await runPrepared<SettingsRow & { id: number; slug: string; member_ids: number[] }>(this.em, ACCESS, [
-      accountId,
-      slugKey,
-    ]);
+  conversationAccess(accountId: number, slugKey: string): Promise<ConversationAccess | null> {
+    return this.access(ACCESS, accountId, slugKey);
+  }
+
+  conversationAccessById(accountId: number, conversationId: number): Promise<ConversationAccess | null> {
+    return this.access(ACCESS_BY_ID, accountId, conversationId);
+  }
+
+  private async access(statement: Prepared, accountId: number, which: unknown): Promise<ConversationAccess | null> {
+    const [row] = await runPrepared<SettingsRow & { id: number; slug: string; member_ids: number[] }>(
+      this.em,
+      statement,
+      [accountId, which],
+    );
     if (!row) return null;
     return { id: row.id, slug: row.slug, ...settingsOf(row), memberIds: row.member_ids.map(Number) };
   }

@@ -1,5 +1,5 @@
 import { maySee, type Viewer } from '../access.ts';
-import type { ConversationPageRecord, SiteAccount, SiteStore } from '../ports.ts';
+import type { ConversationAccess, ConversationPageRecord, SiteAccount, SiteStore } from '../ports.ts';
 import { slugKey, slugProblem } from '../slug.ts';
 
 /** Messages a conversation's page shows at once: the latest, or one numbered page of them. */
@@ -32,13 +32,28 @@ export async function viewConversation(
   page: number | null = null,
   granted: number | null = null,
 ): Promise<ConversationPageRecord | null> {
-  if (slugProblem(slug)) return null;
-  const target = await deps.site.conversationAccess(account.id, slugKey(slug));
-  if (!target || !(maySee(target, target.memberIds, viewer) || target.id === granted)) return null;
+  const target = await visibleConversation(deps, account, slug, viewer, granted);
+  if (!target) return null;
   if (page !== null && (!Number.isSafeInteger(page) || page < 1)) return null;
   return deps.site.conversationPage(account.id, target.id, {
     start: page === null ? null : (page - 1) * PAGE_MESSAGES,
     size: PAGE_MESSAGES,
     earlierIds: page === null ? EARLIER_ANCHORS_MAX : 0,
   });
+}
+
+/**
+ * The conversation at `/c/<slug>` when this viewer may see it (the one rule every door of a
+ * conversation asks: its page, its embed, their live streams and fragments); else null.
+ */
+export async function visibleConversation(
+  deps: { site: SiteStore },
+  account: SiteAccount,
+  slug: string,
+  viewer: Viewer,
+  granted: number | null,
+): Promise<ConversationAccess | null> {
+  if (slugProblem(slug)) return null;
+  const target = await deps.site.conversationAccess(account.id, slugKey(slug));
+  return target && (maySee(target, target.memberIds, viewer) || target.id === granted) ? target : null;
 }

@@ -4,15 +4,34 @@ import type { MessagePageRecord, SiteAccount, SiteStore } from '../ports.ts';
 /** Message ids are PostgreSQL serials: positive and below 2^31. */
 const MAX_MESSAGE_ID = 2_147_483_647;
 
-/** One message of the account's site, or null when there is none this viewer may see. */
+/**
+ * One message of the account's site, or null when there is none this viewer may see (`granted`:
+ * the conversation an anonymous visitor's device started, as on its page).
+ */
 export async function viewMessage(
   deps: { site: SiteStore },
   account: SiteAccount,
   messageId: number,
   viewer: Viewer = null,
+  granted: number | null = null,
 ): Promise<MessagePageRecord | null> {
   if (!Number.isSafeInteger(messageId) || messageId < 1 || messageId > MAX_MESSAGE_ID) return null;
   const found = await deps.site.messageById(account.id, messageId);
   if (!found) return null;
-  return maySee(found.conversation, found.conversation.memberIds, viewer) ? found : null;
+  const c = found.conversation;
+  return maySee(c, c.memberIds, viewer) || c.id === granted ? found : null;
+}
+
+/**
+ * Whether this viewer may see the conversation `conversationId` of the account (the team's inbox
+ * asks it of each conversation its live stream hears of).
+ */
+export async function maySeeConversation(
+  deps: { site: SiteStore },
+  account: SiteAccount,
+  conversationId: number,
+  viewer: Viewer,
+): Promise<boolean> {
+  const target = await deps.site.conversationAccessById(account.id, conversationId);
+  return target !== null && maySee(target, target.memberIds, viewer);
 }

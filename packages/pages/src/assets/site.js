@@ -1,7 +1,10 @@
 // The site's one script, of its own origin (the CSP allows no other). Pages work without it: it
-// only shows times in the reader's own time zone ("2 hours ago" while recent; the exact local time
-// on hover), and tells a page that frames an embed how tall the embed is.
-(() => {
+// shows times in the reader's own time zone ("2 hours ago" while recent; the exact local time on
+// hover), tells a page that frames an embed how tall the embed is, records replies, and keeps a
+// conversation, its embed and the team's inbox up to date as they change.
+
+/** Times under `root` in the reader's own time zone. */
+function showLocalTimes(root) {
   const now = Date.now();
   const exact = new Intl.DateTimeFormat(undefined, { dateStyle: 'long', timeStyle: 'short' });
   const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
@@ -11,7 +14,7 @@
     [86400, 3600, 'hour'],
     [604800, 86400, 'day'],
   ];
-  for (const time of document.querySelectorAll('time[datetime]')) {
+  for (const time of root.querySelectorAll('time[datetime]')) {
     const at = new Date(time.getAttribute('datetime'));
     if (Number.isNaN(at.getTime())) continue;
     const local = exact.format(at);
@@ -20,6 +23,10 @@
     time.title = local;
     time.textContent = step ? relative.format(Math.round(seconds / step[1]), step[2]) : local;
   }
+}
+
+(() => {
+  showLocalTimes(document);
 
   // An embed tells the page around it its height: {type: 'convo:height', height} (see docs/pages.md).
   if (document.body.classList.contains('embed') && window.parent !== window) {
@@ -270,4 +277,147 @@
     again.hidden = true;
     status.textContent = '';
   });
+})();
+
+// Live updates (docs/pages.md, "Live conversations"): a conversation's page and its embed follow
+// the conversation's event stream, the team's inbox the account's. EventSource reconnects by
+// itself and says where it was (Last-Event-ID), so nothing is missed. An event carries ids only:
+// a new message is fetched as the page renders it and appears in place, announced politely to
+// screen readers; a hidden or deleted one leaves; the members and the inbox rows are read again
+// from the page itself.
+(() => {
+  const conversation = document.querySelector('article.conversation[data-events]');
+  const inbox = document.querySelector('#inbox-list[data-events]');
+  if ((!conversation && !inbox) || typeof EventSource === 'undefined') return;
+
+  const status = document.createElement('p');
+  status.id = 'live-status';
+  status.className = 'visually-hidden';
+  status.setAttribute('role', 'status');
+  status.setAttribute('aria-live', 'polite');
+  document.querySelector('main')?.append(status);
+  const announce = (text) => {
+    status.textContent = '';
+    setTimeout(() => {
+      status.textContent = text;
+    }, 100);
+  };
+
+  // The stream, opened again (from the last position it gave) when the server ends it for good
+  // (a 503 from a full replica, a 429), with a growing pause, a few times.
+  const follow = (url, handlers) => {
+    let last = '';
+    let pause = 2000;
+    let tries = 0;
+    const open = () => {
+      const at = new URL(url, location.href);
+      if (last) at.searchParams.set('after', last);
+      const source = new EventSource(at);
+      for (const [name, handle] of Object.entries(handlers)) {
+        source.addEventListener(name, (e) => {
+          if (e.lastEventId) last = e.lastEventId;
+          pause = 2000;
+          tries = 0;
+          handle(JSON.parse(e.data || '{}'), source);
+        });
+      }
+      source.addEventListener('error', () => {
+        if (source.readyState !== EventSource.CLOSED || ++tries > 6) return;
+        setTimeout(open, pause);
+        pause = Math.min(pause * 2, 60000);
+      });
+    };
+    open();
+  };
+
+  /** The page as it is now, parsed (the members, the inbox rows). */
+  const fresh = async () => {
+    const res = await fetch(location.href, { headers: { accept: 'text/html' } });
+    return res.ok ? new DOMParser().parseFromString(await res.text(), 'text/html') : null;
+  };
+  const later = (fn, ms) => {
+    let timer = 0;
+    return () => {
+      clearTimeout(timer);
+      timer = setTimeout(fn, ms);
+    };
+  };
+
+  if (conversation) {
+    const itemOf = (id) => document.getElementById(`message-${id}`)?.closest('li');
+    const idOf = (li) => Number(li.querySelector('article.message')?.id.replace('message-', ''));
+    const fetchItem = async (id) => {
+      const res = await fetch(conversation.dataset.messages.replace('{id}', String(id)), {
+        headers: { accept: 'text/html' },
+      });
+      if (!res.ok) return null;
+      const t = document.createElement('template');
+      t.innerHTML = (await res.text()).trim();
+      return t.content.firstElementChild;
+    };
+    const list = () => {
+      let ol = conversation.querySelector('ol.messages');
+      if (ol) return ol;
+      ol = document.createElement('ol');
+      ol.className = 'messages';
+      ol.setAttribute('aria-labelledby', 'messages-heading');
+      const empty = document.getElementById('no-messages');
+      if (empty) empty.replaceWith(ol);
+      else document.getElementById('messages-heading')?.after(ol);
+      return ol;
+    };
+    // In its place among the others (oldest first), once.
+    const show = async (id, shownAgain) => {
+      if (!id || itemOf(id)) return;
+      const li = await fetchItem(id);
+      if (!li || itemOf(id)) return;
+      const ol = list();
+      const after = [...ol.children].find((other) => idOf(other) > id);
+      ol.insertBefore(li, after ?? null);
+      showLocalTimes(li);
+      const who = li.querySelector('.author')?.textContent || 'Someone';
+      announce(shownAgain ? `A message by ${who} is shown again.` : `New message from ${who}.`);
+    };
+    const remove = (id) => {
+      const li = itemOf(id);
+      if (!li) return;
+      li.remove();
+      announce('A message was removed.');
+    };
+    const members = later(async () => {
+      const page = await fresh();
+      const now = page?.getElementById('members-heading')?.nextElementSibling;
+      const shown = document.getElementById('members-heading')?.nextElementSibling;
+      if (now && shown) shown.replaceWith(document.importNode(now, true));
+    }, 300);
+    follow(conversation.dataset.events, {
+      posted: (d) => show(d.message_id, false),
+      shown: (d) => show(d.message_id, true),
+      hidden: (d) => remove(d.message_id),
+      deleted: (d) => remove(d.message_id),
+      members: () => members(),
+      // Away too long to say what changed: the reader reloads when they choose (a draft is kept).
+      reset: (_, source) => {
+        source.close();
+        const note = document.createElement('p');
+        note.className = 'notice';
+        note.innerHTML = 'This conversation changed while you were away. <a href="">Reload it</a> to see it.';
+        conversation.prepend(note);
+        announce('This conversation changed while you were away: reload it to see it.');
+      },
+      end: (_, source) => source.close(),
+    });
+  }
+
+  if (inbox) {
+    const refresh = later(async () => {
+      const page = await fresh();
+      const now = page?.getElementById('inbox-list');
+      if (!now) return;
+      inbox.replaceChildren(...[...now.childNodes].map((n) => document.importNode(n, true)));
+      showLocalTimes(inbox);
+      announce('New activity in the inbox.');
+    }, 300);
+    follow(inbox.dataset.events, { conversation: () => refresh(), end: (_, source) => source.close() });
+  }
 })();

@@ -23,6 +23,7 @@ import { conversation, excerpt } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
 import { conversationMailChoice } from '../views/mail-choices.ts';
 import { hiddenMessages, messageActions } from '../views/moderation.ts';
+import { liveAddresses } from './events.ts';
 
 /** `?page=N` of a conversation (1-based); null without one; undefined when it is not a page number. */
 export const pageParam = (c: SiteContext): number | null | undefined => {
@@ -72,7 +73,13 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     return page(
       c,
       status,
-      html`${conversation(found, url, { team: account.name, accountKey: account.key, page: pageNumber, actions })}${hidden}${manage}${reply}${mail}`,
+      html`${conversation(found, url, {
+        team: account.name,
+        accountKey: account.key,
+        page: pageNumber,
+        actions,
+        live: liveAddresses(`/c/${found.slug}`, deps.live.position()),
+      })}${hidden}${manage}${reply}${mail}`,
       found.title,
       {
         form: true,

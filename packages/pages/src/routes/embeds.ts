@@ -7,6 +7,7 @@ import { readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { conversation, message } from '../views/conversation.ts';
 import { pageParam } from './conversation.ts';
+import { liveAddresses } from './events.ts';
 
 /** `<message_id>` or, as the API prints embed_message_url, `<message_id>&show_author=<value>`. */
 const MESSAGE_KEY = /^(\d{1,10})(?:&show_author=([^&]*))?$/;
@@ -31,7 +32,17 @@ export function embedRoutes({ deps }: SiteKit) {
     return page(
       c,
       200,
-      html`${conversation(found, url, { team: account.name, accountKey: account.key, newTab: true, page: pageNumber })}${reply}`,
+      html`${conversation(found, url, {
+        team: account.name,
+        accountKey: account.key,
+        newTab: true,
+        page: pageNumber,
+        live: liveAddresses(
+          `/embeds/conversations/${account.key}/${found.slug}`,
+          deps.live.position(),
+          pass ?? undefined,
+        ),
+      })}${reply}`,
       found.title,
       {
         embed: true,

@@ -163,27 +163,47 @@ function earlierAnchors(c: ConversationPageRecord, base: string, target: Html | 
   )}</div>`;
 }
 
+/** How a conversation's messages are shown: on its page, or in its embed (`newTab`). */
+export interface ConversationDisplay {
+  team: string;
+  accountKey: string;
+  newTab?: boolean;
+  page?: number | null;
+  /** The buttons under each message for this reader (none in embeds). */
+  actions?: (m: PageMessageRecord) => Html | string;
+}
+
+/** One message as an item of its conversation's list: on the page, in the embed, or alone (a live update). */
+export function messageItem(m: PageMessageRecord, pageUrl: string, display: ConversationDisplay): Html {
+  const page = display.page ?? null;
+  return html`<li>${message(m, {
+    showAuthor: true,
+    // On the page itself the anchor is enough; an embed links to the page.
+    link: display.newTab ? `${pageHref(pageUrl, page)}#message-${m.id}` : `#message-${m.id}`,
+    anchor: true,
+    team: display.team,
+    accountKey: display.accountKey,
+    newTab: display.newTab,
+    actions: display.actions?.(m),
+  })}</li>`;
+}
+
 /**
  * A conversation: its title, tags, members and one page of its messages, oldest first. `page` is
- * the numbered page shown, or null for the latest messages; `team` is the account's name.
+ * the numbered page shown, or null for the latest messages; `team` is the account's name. `live`
+ * (on the latest messages) is where a script follows it: its event stream and its messages.
  */
 export function conversation(
   c: ConversationPageRecord,
   pageUrl: string,
-  display: {
-    team: string;
-    accountKey: string;
-    newTab?: boolean;
-    page?: number | null;
-    /** The buttons under each message for this reader (none in embeds). */
-    actions?: (m: PageMessageRecord) => Html | string;
-  },
+  display: ConversationDisplay & { live?: { events: string; messages: string } | undefined },
 ): Html {
   const page = display.page ?? null;
   // On the page itself links stay on the site's paths; an embed opens the page in a new tab.
   const base = display.newTab ? pageUrl : `/c/${c.slug}`;
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
-  return html`<article>
+  const live = page === null ? display.live : undefined;
+  return html`<article class="conversation"${live ? html` data-events="${live.events}" data-messages="${live.messages}"` : ''}>
 <h1>${c.title}</h1>
 <p class="meta">Started ${time(c.createdAt)}</p>
 ${
@@ -197,19 +217,9 @@ ${members(c.users)}
 ${earlierAnchors(c, base, target)}${pager(c, base, page, target, 'Earlier and later messages')}
 ${
   c.messages.length === 0
-    ? html`<p class="empty">No messages yet.</p>`
-    : html`<ol class="messages" aria-labelledby="messages-heading" start="${c.start + 1}">${c.messages.map(
-        (m) =>
-          html`<li>${message(m, {
-            showAuthor: true,
-            // On the page itself the anchor is enough; an embed links to the page.
-            link: display.newTab ? `${pageHref(pageUrl, page)}#message-${m.id}` : `#message-${m.id}`,
-            anchor: true,
-            team: display.team,
-            accountKey: display.accountKey,
-            newTab: display.newTab,
-            actions: display.actions?.(m),
-          })}</li>`,
+    ? html`<p class="empty" id="no-messages">No messages yet.</p>`
+    : html`<ol class="messages" aria-labelledby="messages-heading" start="${c.start + 1}">${c.messages.map((m) =>
+        messageItem(m, pageUrl, display),
       )}</ol>`
 }
 ${c.messages.length > 0 ? pager(c, base, page, target, 'Earlier and later messages, after the list') : ''}

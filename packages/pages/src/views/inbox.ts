@@ -27,6 +27,7 @@ export function inbox(account: string, p: InboxPage): Html {
   )}</select></p>
 <p><button type="submit">Show</button>${filtered ? html` <a href="/">Show all</a>` : ''}</p>
 </form>
+<div id="inbox-list" data-events="/events">
 ${
   p.rows.length === 0
     ? html`<p class="empty">${filtered ? 'No conversation matches.' : 'No conversations yet.'}</p>`
@@ -44,5 +45,6 @@ ${
         p.page > 1 ? html`<li><a href="${inboxHref(p.page - 1, p.filter)}">Newer</a></li>` : ''
       }${p.hasMore ? html`<li><a href="${inboxHref(p.page + 1, p.filter)}">Older</a></li>` : ''}</ul></nav>`
     : ''
-}`;
+}
+</div>`;
 }

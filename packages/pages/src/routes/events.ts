@@ -1,0 +1,199 @@
+import type { Viewer } from '@convo/domain';
+import {
+  conversationUrl,
+  type LiveEvent,
+  type LiveScope,
+  maySeeConversation,
+  seesEveryConversation,
+  viewMessage,
+  visibleConversation,
+} from '@convo/domain';
+import { Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { html } from 'hono/html';
+import {
+  type LiveStreamRequest,
+  SESSION_COOKIE,
+  SESSION_TTL_SECONDS,
+  type SiteContext,
+  type SiteEnv,
+  viewerOf,
+} from '../env.ts';
+import { notFound, page } from '../frame.ts';
+import { passValue, readerFrom, readerOf } from '../passes.ts';
+import type { SiteKit } from '../posting.ts';
+import { messageItem } from '../views/conversation.ts';
+import * as forms from '../views/forms.ts';
+import { messageActions } from '../views/moderation.ts';
+
+/*
+ * Live conversations: `<page>/events` is a `text/event-stream` of what changes on the page (a
+ * message posted, hidden, shown again or deleted; the members), for a conversation's page, its
+ * embed and the team's inbox (`/events`). Each event's `id` is a position in the feed: a browser
+ * that reconnects with `Last-Event-ID` gets what it missed, in order. An event carries ids only;
+ * the page fetches the message itself from `<page>/messages/<id>`, with the page's own rule. Who
+ * may follow a stream is the page's rule, asked again when a session ends or a member is taken
+ * out. Without JavaScript none of this is used: the pages are whole on their own.
+ */
+
+/**
+ * Where a conversation's page or embed is followed from: its stream (from the position the page
+ * was rendered at), and each message (`{id}`), with an embed's pass when it has one.
+ */
+export const liveAddresses = (base: string, position: string | null, pass?: string) => {
+  const events = new URLSearchParams();
+  if (position) events.set('after', position);
+  const carried = new URLSearchParams();
+  if (pass) {
+    events.set('pass', pass);
+    carried.set('pass', pass);
+  }
+  const query = (q: URLSearchParams) => (q.size > 0 ? `?${q}` : '');
+  return { events: `${base}/events${query(events)}`, messages: `${base}/messages/{id}${query(carried)}` };
+};
+
+/** What a conversation's page is told of each event. */
+function conversationEvent(e: LiveEvent): { event: string; data: Record<string, unknown> } | null {
+  switch (e.kind) {
+    case 'posted':
+    case 'hidden':
+    case 'shown':
+    case 'deleted':
+      return { event: e.kind, data: { message_id: e.messageId } };
+    case 'member_added':
+    case 'member_removed':
+      return { event: 'members', data: {} };
+    default:
+      return null;
+  }
+}
+
+/** What the inbox is told: that a conversation changed (the page reads its rows again). */
+const inboxEvent = (e: LiveEvent) =>
+  e.conversationId === null ? null : { event: 'conversation', data: { conversation_id: e.conversationId } };
+
+const MESSAGE_ID = /^[1-9]\d{0,9}$/;
+
+export function eventRoutes({ deps }: SiteKit) {
+  const routes = new Hono<SiteEnv>();
+
+  /**
+   * Who reads now, as the request that opened the stream said: the same session, still valid (its
+   * role as it is now), or nobody signed in; undefined when that session ended. It keeps the
+   * session's token, not the request: a stream lives long, and holds as little as it can.
+   */
+  const viewerNow = (c: SiteContext) => {
+    const account = c.env.account.id;
+    const token = c.var.signedIn ? getCookie(c, SESSION_COOKIE) : undefined;
+    return async (): Promise<Viewer | undefined> => {
+      if (!token) return null;
+      const session = await deps.people.session(account, token, SESSION_TTL_SECONDS);
+      return session ? { userId: session.user.id, teamRole: session.teamRole } : undefined;
+    };
+  };
+
+  /** The stream's answer: the events, or why not (a page, as every refusal of the site). */
+  async function stream(c: SiteContext, request: Omit<LiveStreamRequest, 'clientIp' | 'after'>) {
+    const headers = {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      // nginx (and proxies that read it) pass each event on as it comes.
+      'x-accel-buffering': 'no',
+    };
+    // HEAD opens nothing: there would be no one to read it.
+    if (c.req.method === 'HEAD') return new Response(null, { headers });
+    const opened = await deps.live.open({
+      ...request,
+      clientIp: c.env.visit.clientIp,
+      after: c.req.header('last-event-id') ?? c.req.query('after') ?? null,
+    });
+    if ('refused' in opened) {
+      return page(c, opened.refused, forms.formRefused(opened.reason), 'Too many live streams', {
+        headers: { 'retry-after': String(opened.retryAfterSeconds) },
+      });
+    }
+    return new Response(opened.body, { headers });
+  }
+
+  /** A conversation's stream, for its page or its embed (`slug` as the page has it). */
+  async function conversationStream(c: SiteContext, slug: string) {
+    const account = c.env.account;
+    const reader = await readerOf(deps, c, slug);
+    const target = await visibleConversation(deps, account, slug, reader.viewer, reader.granted);
+    if (!target) return notFound(c);
+    const now = viewerNow(c);
+    const pass = passValue(c);
+    return stream(c, {
+      scope: { accountId: account.id, conversationId: target.id },
+      userId: reader.viewer?.userId ?? null,
+      async stillAllowed() {
+        const viewer = await now();
+        if (viewer === undefined) return false;
+        const again = await readerFrom(deps, account.id, viewer, pass, slug);
+        return (await visibleConversation(deps, account, slug, again.viewer, again.granted)) !== null;
+      },
+      describe: conversationEvent,
+    });
+  }
+
+  /** One message of a conversation, as an item of its list (a live update fetches it). */
+  async function messageFragment(c: SiteContext, slug: string, embed: boolean) {
+    const account = c.env.account;
+    const id = c.req.param('id') ?? '';
+    if (!MESSAGE_ID.test(id)) return notFound(c);
+    const reader = await readerOf(deps, c, slug);
+    const found = await viewMessage(deps, account, Number(id), reader.viewer, reader.granted);
+    if (!found || found.conversation.slug.toLowerCase() !== slug.toLowerCase()) return notFound(c);
+    const url = conversationUrl(account, found.conversation.slug);
+    const viewer = embed ? null : viewerOf(c);
+    const item = messageItem(found.message, url, {
+      team: account.name,
+      accountKey: account.key,
+      newTab: embed,
+      actions: embed
+        ? undefined
+        : messageActions(found.conversation.slug, viewer, c.var.csrf, BigInt(Date.now()) * 1000n),
+    });
+    return c.html(html`${item}`, 200, {
+      'cache-control': found.conversation.anyoneCanPost ? 'private, no-cache' : 'no-store',
+      'x-robots-tag': 'noindex',
+    });
+  }
+
+  routes.get('/c/:slug/events', (c) => conversationStream(c, c.req.param('slug')));
+  routes.get('/c/:slug/messages/:id', (c) => messageFragment(c, c.req.param('slug'), false));
+  routes.get('/embeds/conversations/:key/:slug/events', (c) =>
+    c.req.param('key') === c.env.account.key ? conversationStream(c, c.req.param('slug')) : notFound(c),
+  );
+  routes.get('/embeds/conversations/:key/:slug/messages/:id', (c) =>
+    c.req.param('key') === c.env.account.key ? messageFragment(c, c.req.param('slug'), true) : notFound(c),
+  );
+
+  // The team's inbox: every conversation of the account its reader may see.
+  routes.get('/events', async (c) => {
+    const account = c.env.account;
+    const viewer = viewerOf(c);
+    if (!viewer?.teamRole) return notFound(c);
+    const now = viewerNow(c);
+    const scope: LiveScope = { accountId: account.id, conversationId: null };
+    let current = viewer;
+    return stream(c, {
+      scope,
+      userId: viewer.userId,
+      async stillAllowed() {
+        const again = await now();
+        if (!again?.teamRole) return false;
+        current = again;
+        return true;
+      },
+      admits: async (e) =>
+        e.conversationId !== null &&
+        (seesEveryConversation(current.teamRole) ||
+          (await maySeeConversation(deps, account, e.conversationId, current))),
+      describe: inboxEvent,
+    });
+  });
+
+  return routes;
+}
