@@ -7,15 +7,12 @@
  *
  * Options: --duration S (per replica count, default 10), --connections N (default 64).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { request, sleep, startLoad } from '../chaos/support/load.ts';
-import { freePort, startThrowawayPostgres } from '../chaos/support/postgres.ts';
+import { type Balancer, startNginx } from '../chaos/support/nginx.ts';
+import { startThrowawayPostgres } from '../chaos/support/postgres.ts';
 import { cli, createAccount, type ServerProcess, startServer } from '../chaos/support/server.ts';
 
 const { values: args } = parseArgs({
@@ -23,52 +20,6 @@ const { values: args } = parseArgs({
 });
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
-
-/**
- * The forwarding lines of the shipped compose nginx.conf: the scale test runs behind the same ones
- * (each location repeats them; each is taken once).
- */
-const SHIPPED_FORWARDING = [
-  ...new Set(
-    readFileSync(new URL('./compose/nginx.conf', import.meta.url), 'utf8')
-      .split('\n')
-      .filter((line) => /^\s*proxy_set_header (Host|X-Forwarded-)/.test(line))
-      .map((line) => line.trim()),
-  ),
-].join('\n      ');
-
-function nginxConf(dir: string, port: number, upstreams: number[]): string {
-  return `daemon off;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream api {
-${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).join('\n')}
-    keepalive 64;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://api;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_next_upstream error timeout;
-      ${SHIPPED_FORWARDING}
-      # Which replica answered (or failed): the scale test checks a killed one costs only its own.
-      add_header X-Upstream $upstream_addr always;
-    }
-  }
-}
-`;
-}
 
 /**
  * One request to nginx as an account's visitor: from a loopback address of its own (the address
@@ -100,38 +51,6 @@ function viaNginx(
     req.on('error', reject);
     req.end(body);
   });
-}
-
-interface Balancer {
-  url: string;
-  stop(): Promise<void>;
-}
-
-async function startNginx(upstreams: number[]): Promise<Balancer> {
-  const dir = mkdtempSync(join(tmpdir(), 'convo-nginx-'));
-  const port = await freePort();
-  writeFileSync(join(dir, 'nginx.conf'), nginxConf(dir, port, upstreams));
-  const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'inherit' });
-  const url = `http://127.0.0.1:${port}`;
-  for (
-    let i = 0;
-    !(await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    ));
-    i++
-  ) {
-    if (i > 100 || child.exitCode !== null) throw new Error('nginx did not start');
-    await sleep(100);
-  }
-  return {
-    url,
-    async stop() {
-      child.kill('SIGQUIT');
-      if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 const db = await startThrowawayPostgres();
