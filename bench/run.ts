@@ -15,6 +15,7 @@ import { CONNECTIONS, DURATION, EXTRAS, LARGE, log, N, opt } from './options.ts'
 import { conditional } from './sections/conditional.ts';
 import { inbox } from './sections/inbox.ts';
 import { intake } from './sections/intake.ts';
+import { live } from './sections/live.ts';
 import { BENCH_MEDIA_DIR, media } from './sections/media.ts';
 import { pages } from './sections/pages.ts';
 import { pagesUnkept } from './sections/pages-unkept.ts';
@@ -86,6 +87,7 @@ async function main() {
     if (EXTRAS.has('webhooks')) await webhooks(product);
     if (EXTRAS.has('media')) await media(product);
     if (EXTRAS.has('workflows')) await workflows(product);
+    if (EXTRAS.has('live')) await live(product);
     // The last window folded in, the run's peaks: every scenario and section above, warm-up included.
     for (const server of [product, baseline]) peakRssMb(server);
     const peak = { product: runPeak.get('product') ?? 0, baseline: runPeak.get('baseline') ?? 0 };

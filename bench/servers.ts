@@ -44,6 +44,8 @@ export async function start(
       FORM_LIMIT_PER_EMAIL: '0',
       // Page reads are not what the bench measures: no per-address limit.
       PAGE_LIMIT_PER_IP: '0',
+      // The live section holds 2,000 streams open from this one address.
+      LIVE_STREAMS_PER_CLIENT: '100000',
       // The webhook scenario's receiver listens on 127.0.0.1.
       WEBHOOK_ALLOW_HTTP: 'true',
       WEBHOOK_ALLOW_PRIVATE: 'true',
