@@ -19,6 +19,7 @@ import {
 import pg from 'pg';
 import { DiskMediaStore } from '../../apps/api/src/media/disk-store.ts';
 import { MediabunnyProbe } from '../../apps/api/src/media/probe.ts';
+import { nginxMain } from '../../chaos/support/nginx.ts';
 import { fmt } from '../load.ts';
 import { CONNECTIONS, DB, DURATION, PAGE_HOST, ROOT } from '../options.ts';
 import { peakRssMb, resetPeak, type Server } from '../servers.ts';
@@ -129,26 +130,16 @@ async function startNginx(file: string): Promise<{ url: string; stop(): void }> 
   const port = 3399;
   writeFileSync(
     join(dir, 'nginx.conf'),
-    `daemon off;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  default_type video/webm;
+    nginxMain(
+      dir,
+      1024,
+      `default_type video/webm;
   sendfile on;
   server {
     listen 127.0.0.1:${port};
     location = /file { alias ${file}; }
-  }
-}
-`,
+  }`,
+    ),
   );
   const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
   const failed = new Promise<never>((_, reject) => child.once('error', reject));

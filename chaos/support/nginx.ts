@@ -40,19 +40,10 @@ function nginxConf(dir: string, port: number, upstreams: number[], options: Ngin
       ${SHIPPED_FORWARDING}
       # Which replica answered (or failed): the tests check a killed one costs only its own.
       add_header X-Upstream $upstream_addr always;`;
-  return `daemon off;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream api {
+  return nginxMain(
+    dir,
+    4096,
+    `upstream api {
 ${upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).join('\n')}
     keepalive 64;
   }
@@ -72,10 +63,29 @@ ${upstreams.map((p, i) => `    "${i + 1}" 127.0.0.1:${p};`).join('\n')}
       ${proxied}
       proxy_next_upstream error timeout;
     }
-  }
+  }`,
+  );
+}
+
+/**
+ * An nginx.conf for a child process of a test or the bench: in the foreground, one worker, its
+ * pid, log and temporary files in `dir`, and `http` holding what the caller serves.
+ */
+export const nginxMain = (dir: string, connections: number, http: string): string => `daemon off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections ${connections}; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  ${http}
 }
 `;
-}
 
 export interface Balancer {
   url: string;

@@ -22,17 +22,22 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** An account to send mail for; its id. */
+async function account(key: string): Promise<number> {
+  const [made] = (await h.db.orm.em
+    .fork()
+    .getConnection()
+    .execute(`insert into account (key, name, host) values (?, ?, ?) returning id`, [
+      key,
+      key,
+      `https://${key}.example`,
+    ])) as { id: number }[];
+  return made?.id ?? 0;
+}
+
 describe('mail', () => {
   it('keeps a subject on one line, so no header can be added through it, and escapes the HTML part', async () => {
-    const [account] = (await h.db.orm.em
-      .fork()
-      .getConnection()
-      .execute(
-        `insert into account (key, name, host) values ('mail', 'Mail', 'https://mail.example') returning id`,
-      )) as {
-      id: number;
-    }[];
-    await h.services.outbox.enqueue(account?.id ?? 0, {
+    await h.services.outbox.enqueue(await account('mail'), {
       to: 'reader@mail.example',
       subject: 'Sign in to Evil\r\nBcc: intruder@evil.example\r\nX-Injected: yes',
       text: 'Hello <script>alert(1)</script>\n> quoted & more',
@@ -51,26 +56,17 @@ describe('mail', () => {
   });
 
   it('marks mails sent once delivered, several at a time, and keeps no body', async () => {
-    const [account] = (await h.db.orm.em
-      .fork()
-      .getConnection()
-      .execute(
-        `insert into account (key, name, host) values ('batch', 'Batch', 'https://batch.example') returning id`,
-      )) as {
-      id: number;
-    }[];
+    const id = await account('batch');
     const to = ['one', 'two', 'three'].map((n) => `${n}@batch.example`);
     await Promise.all(
-      to.map((address) => h.services.outbox.enqueue(account?.id ?? 0, { to: address, subject: 'Hi', text: 'A link' })),
+      to.map((address) => h.services.outbox.enqueue(id, { to: address, subject: 'Hi', text: 'A link' })),
     );
     for (const address of to) await mailbox.next(address);
     const pending = async () =>
       h.db.orm.em
         .fork()
         .getConnection()
-        .execute(`select id from outgoing_mail where account_id = ? and (sent_at is null or body is not null)`, [
-          account?.id,
-        ]);
+        .execute(`select id from outgoing_mail where account_id = ? and (sent_at is null or body is not null)`, [id]);
     const deadline = Date.now() + 5_000;
     while ((await pending()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(await pending()).toEqual([]);
