@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { type LiveListener, loadSeed } from '@convo/db';
+import { serve } from '@hono/node-server';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
+import { listen } from './support/events.ts';
+import { type Harness, openHarness } from './support/harness.ts';
+import { present, Visitor } from './support/site.ts';
+
+/*
+ * Live updates as people see them, in Chromium (one server process; chaos/live.chaos.ts does two
+ * behind nginx): the team's inbox moves a conversation someone answered to the top, unread; an
+ * embed in another site's frame shows a new message in place; with JavaScript off, a page opens no
+ * stream and stays as it was loaded.
+ */
+
+warnIfNoChromium('live-browser.test.ts');
+
+let h: Harness;
+let listener: LiveListener;
+let server: ReturnType<typeof serve>;
+let blogServer: ReturnType<typeof serve>;
+let site: string;
+let blog: string;
+let browser: Browser;
+let team: { name: string; value: string; url: string };
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  h = await openHarness({ app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
+  listener = listen(h);
+  server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => server.once('listening', r));
+  site = `http://desk.test:${(server.address() as AddressInfo).port}`;
+  blogServer = serve({
+    fetch: () =>
+      new Response(
+        `<!doctype html><html lang="en"><title>Blog</title><h1>Our blog</h1>
+<iframe title="The conversation" src="${site}/embeds/conversations/desk/first" width="600" height="700"></iframe>`,
+        { headers: { 'content-type': 'text/html; charset=utf-8' } },
+      ),
+    port: 0,
+    hostname: '127.0.0.1',
+  });
+  await new Promise((r) => blogServer.once('listening', r));
+  blog = `http://blog.test:${(blogServer.address() as AddressInfo).port}`;
+  const loaded = await loadSeed(h.db.orm.em.fork(), {
+    accounts: [
+      {
+        key: 'desk',
+        name: 'Desk',
+        host: site,
+        owner: 'olivia@desk.test',
+        users: [{ email: 'olivia@desk.test', name: 'Olivia Owner' }],
+        conversations: ['first', 'second', 'third'].map((slug, i) => ({
+          title: `The ${slug} question`,
+          slug,
+          created_at: new Date(Date.UTC(2026, 0, 1 + i)).toISOString(),
+          allow_anonymous_messages: true,
+          messages: [{ author: null, text: `Asking the ${slug} time` }],
+        })),
+      },
+    ],
+  });
+  const account = present(loaded.accounts[0]).id;
+  const [owner] = (await h.db.orm.em
+    .fork()
+    .getConnection()
+    .execute("select id from account_user where email = 'olivia@desk.test'")) as { id: number }[];
+  const value = randomBytes(32).toString('base64url');
+  await h.services.people.createSession(account, present(owner).id, value, 3600);
+  team = { name: 'convo_session', value, url: site };
+  browser = await launchChromium(['desk.test', 'blog.test']);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await listener?.close();
+  h?.services.live.close();
+  if (server) await new Promise((r) => server.close(r));
+  if (blogServer) await new Promise((r) => blogServer.close(r));
+  await h?.close();
+});
+
+/** Posts an anonymous reply to `slug` as another visitor would, from its page's form. */
+async function reply(slug: string, text: string) {
+  expect((await new Visitor(h, site).reply(slug, { text })).status).toBe(303);
+}
+
+/** The inbox's rows: each conversation's title and whether it is marked unread. */
+const rows = (page: Page) =>
+  page
+    .locator('ol.inbox > li')
+    .evaluateAll((items) =>
+      items.map((li) => ({ title: li.querySelector('a')?.textContent, unread: li.classList.contains('unread') })),
+    );
+
+describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, () => {
+  it('moves an answered conversation to the top of the team’s inbox, unread, without a reload', async () => {
+    const context = await browser.newContext({ bypassCSP: true });
+    await context.addCookies([team]);
+    const page = await context.newPage();
+    await Promise.all([page.waitForResponse((r) => r.url().endsWith('/events')), page.goto(`${site}/`)]);
+    // Olivia has read the first one: it is down the list, and read.
+    await page.goto(`${site}/c/first`);
+    await Promise.all([page.waitForResponse((r) => r.url().endsWith('/events')), page.goto(`${site}/`)]);
+    await page.evaluate('window.notReloaded = true');
+    expect((await rows(page)).at(-1)).toEqual({ title: 'The first question', unread: false });
+
+    await reply('first', 'Any news?');
+    await page.locator('ol.inbox > li').first().filter({ hasText: 'The first question' }).waitFor({ timeout: 5_000 });
+    expect((await rows(page))[0]).toEqual({ title: 'The first question', unread: true });
+    expect(await page.evaluate('window.notReloaded')).toBe(true);
+    await page.locator('#live-status', { hasText: 'New activity in the inbox.' }).waitFor({ state: 'attached' });
+    expect(await axeViolations(page)).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a new message in an embed inside another site’s frame', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const [stream] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes('/embeds/conversations/desk/first/events')),
+      page.goto(`${blog}/post`),
+    ]);
+    expect(stream.status()).toBe(200);
+    const frame = present(await (await page.waitForSelector('iframe')).contentFrame());
+    await reply('first', 'Seen in the frame');
+    await frame.getByText('Seen in the frame', { exact: true }).waitFor({ timeout: 5_000 });
+    // Its links open the conversation's page in a new tab, as the embed's other messages do.
+    const link = frame.locator('article.message', { hasText: 'Seen in the frame' }).locator('a').first();
+    expect(await link.getAttribute('target')).toBe('_blank');
+    await context.close();
+  });
+
+  it('with JavaScript off, opens no stream and shows the page as loaded', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    const streams: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/events')) streams.push(r.url());
+    });
+    await page.goto(`${site}/c/second`);
+    await reply('second', 'Only after a reload');
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await page.getByText('Only after a reload').count()).toBe(0);
+    expect(streams).toEqual([]);
+    await page.reload();
+    expect(await page.getByText('Only after a reload').count()).toBe(1);
+    await context.close();
+  });
+});
