@@ -37,6 +37,8 @@ export interface LiveOptions {
 /** Live streams a process holds unless configured otherwise (LIVE_STREAMS_PER_CLIENT, LIVE_STREAMS_MAX). */
 export const DEFAULT_LIVE: LiveOptions = { perClient: 20, max: 10_000 };
 
+/** Streams whose reader is asked again in one heartbeat round, at most. */
+const RECHECKS_A_ROUND = 100;
 /** Events a stream may catch up on; further behind, it starts again from its page. */
 const CATCH_UP_MAX = 200;
 /** Events read from the feed at once. */
@@ -333,11 +335,16 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
   backstop.unref();
   read();
 
+  // Each round also asks the rule again of the known readers not asked for a while (a session
+  // can end by its time alone), a bounded number a round, so that streams opened together do not
+  // ask all at once. A reader nobody knows can lose nothing.
   const heartbeat = setInterval(() => {
     const now = Date.now();
+    let asked = 0;
     for (const s of streams) {
       s.heartbeat(cursor);
-      if (now - s.lastCheck > (options.recheckMs ?? 5 * 60_000)) void s.recheck().catch(() => s.close());
+      const due = s.request.userId !== null && now - s.lastCheck > (options.recheckMs ?? 5 * 60_000);
+      if (due && asked++ < RECHECKS_A_ROUND) void s.recheck().catch(() => s.close());
     }
   }, options.heartbeatMs ?? 25_000);
   heartbeat.unref();

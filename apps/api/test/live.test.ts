@@ -217,6 +217,31 @@ describe('who may follow', () => {
     await hers.closed();
   });
 
+  it('ends the stream of a session that ran out by its time, asked again now and then', async () => {
+    const live = createLiveHub(
+      new PostgresLiveLog(h.db.orm.em.fork()),
+      { perClient: 5, max: 5, heartbeatMs: 50, recheckMs: 100 },
+      createLogger('silent'),
+    );
+    const app = createApp({ ...h.services, live }, { maxBodyBytes: 65_536, formLimits: { readsPerIpPerMinute: 0 } });
+    try {
+      const pat = await signedIn('olivia@live.example');
+      const res = await app.fetch(new Request(`${HOST}/c/private/events`, { headers: cookie(pat) }));
+      expect(res.status).toBe(200);
+      // No event says so: the session's time is simply up.
+      await h.db.orm.em
+        .fork()
+        .getConnection()
+        .execute(`update site_session set expires_at = now() - interval '1 second' where user_id = ?`, [
+          ids['olivia@live.example'],
+        ]);
+      const text = await new Response(res.body).text();
+      expect(text).toContain('event: end');
+    } finally {
+      live.close();
+    }
+  });
+
   it('tells the team’s inbox of the conversations its reader may see, and nobody else', async () => {
     expect((await follow('/events')).status).toBe(404);
     expect((await follow('/events', await signedIn('pat@customer.example'))).status).toBe(404);
