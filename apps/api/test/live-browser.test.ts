@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type LiveListener, loadSeed } from '@convo/db';
 import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
@@ -17,6 +20,8 @@ import { present, Visitor } from './support/site.ts';
  */
 
 warnIfNoChromium('live-browser.test.ts');
+
+const SHOTS = join(tmpdir(), 'convo-pages');
 
 let h: Harness;
 let listener: LiveListener;
@@ -73,6 +78,7 @@ beforeAll(async () => {
   await h.services.people.createSession(account, present(owner).id, value, 3600);
   team = { name: 'convo_session', value, url: site };
   browser = await launchChromium(['desk.test', 'blog.test']);
+  mkdirSync(SHOTS, { recursive: true });
 }, 60_000);
 
 afterAll(async () => {
@@ -115,6 +121,11 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     expect(await page.evaluate('window.notReloaded')).toBe(true);
     await page.locator('#live-status', { hasText: 'New activity in the inbox.' }).waitFor({ state: 'attached' });
     expect(await axeViolations(page)).toEqual([]);
+    for (const width of [375, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect(await page.evaluate('document.documentElement.scrollWidth > window.innerWidth')).toBe(false);
+      await page.screenshot({ path: join(SHOTS, `live-inbox-${width}.png`), fullPage: true });
+    }
     await context.close();
   });
 
