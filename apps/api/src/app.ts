@@ -10,6 +10,7 @@ import { HttpError, mediaType } from './http/body.ts';
 import type { Peer } from './http/peer.ts';
 import { trustedProxies } from './http/proxy.ts';
 import { readSiteForm } from './http/site-form.ts';
+import type { LiveHub } from './live.ts';
 import { metricsEndpoint } from './metrics-endpoint.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createRestHandler, json, REST_PREFIX } from './rest/handler.ts';
@@ -46,6 +47,11 @@ export interface App {
   fetch(req: Request, peer?: Peer): Promise<Response>;
   /** From now on every response asks the client to close its connection (the server is stopping). */
   drain(): void;
+  /**
+   * A server that writes to the connection itself takes a live stream's answer off its body
+   * (see LiveHub.attach).
+   */
+  attachLive: LiveHub['attach'];
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -196,6 +202,7 @@ export function createApp(services: Services, options: AppOptions): App {
   }
 
   return {
+    attachLive: (body, open) => services.live.attach(body, open),
     drain() {
       draining = true;
       // Each live stream is told to come back in a moment, to a replica that is not stopping.

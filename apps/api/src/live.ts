@@ -45,6 +45,8 @@ const CATCH_UP_MAX = 200;
 const READ_BATCH = 1_000;
 /** Chunks waiting for a reader that does not take them: past this it is let go. */
 const SLOW_READER_CHUNKS = 256;
+/** The same on a connection written directly: bytes its reader has not taken. */
+const SLOW_READER_BYTES = 64 * 1024;
 /** How soon an event held behind an older open transaction is looked for again. */
 const HELD_RETRY_MS = 25;
 /** How often the feed is read without a word from the listener (a backstop; 1 s while it is down). */
@@ -90,7 +92,71 @@ function dispatched(e: LiveEvent): Dispatched {
   };
 }
 
+/**
+ * Where a stream's bytes go once someone takes them: the body of its answer (a reader of the
+ * ReadableStream), or, where the server can write to the connection itself (Node), the
+ * connection: a stream held open for hours then costs no ReadableStream, pending read or pipe.
+ */
+export interface LiveSink {
+  write(bytes: Uint8Array): void;
+  /** The reader has left this much untaken: let the stream go. */
+  slow(): boolean;
+  end(): void;
+}
+
+/** The body of a stream's answer, once a reader pulls it. */
+class ControllerSink implements LiveSink {
+  private readonly controller: ReadableStreamDefaultController<Uint8Array>;
+  constructor(controller: ReadableStreamDefaultController<Uint8Array>) {
+    this.controller = controller;
+  }
+  write(bytes: Uint8Array): void {
+    this.controller.enqueue(bytes);
+  }
+  slow(): boolean {
+    return (this.controller.desiredSize ?? 0) < -SLOW_READER_CHUNKS;
+  }
+  end(): void {
+    try {
+      this.controller.close();
+    } catch {
+      // Already closed by the reader going away.
+    }
+  }
+}
+
+/** What a connection's answer written directly offers (Node's ServerResponse, its head written). */
+interface Connection {
+  write(bytes: Uint8Array): boolean;
+  end(): void;
+  readonly writableLength: number;
+}
+
+/** A connection's answer as a stream's sink. */
+export class ConnectionSink implements LiveSink {
+  private readonly out: Connection;
+  constructor(out: Connection) {
+    this.out = out;
+  }
+  write(bytes: Uint8Array): void {
+    this.out.write(bytes);
+  }
+  slow(): boolean {
+    return this.out.writableLength > SLOW_READER_BYTES;
+  }
+  end(): void {
+    this.out.end();
+  }
+}
+
 export interface LiveHub extends LiveStreams {
+  /**
+   * Takes a stream's answer off its body (which must not have been read): `open` is called (it
+   * starts the answer) and from then on the stream's bytes go to the sink it returns. Gives what
+   * to call when the reader goes away; null when `body` is not an unread stream of this hub's
+   * (then `open` is not called).
+   */
+  attach(body: ReadableStream<Uint8Array>, open: () => LiveSink): (() => void) | null;
   /** The listener connected (again): read whatever was written meanwhile. */
   connected(): void;
   /** The listener lost its connection: read by polling until it is back. */
@@ -106,6 +172,7 @@ export interface LiveHub extends LiveStreams {
 
 export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger): LiveHub {
   const retryMs = options.retryMs ?? 2_000;
+  const RETRY = encoder.encode(`retry: ${retryMs}\n\n`);
   const streams = new Set<Stream>();
   const byAccount = new Map<number, Set<Stream>>();
   const perClient = new Map<string, number>();
@@ -124,11 +191,18 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
   let draining = false;
   let lastRead = 0;
 
+  /**
+   * Each stream by its answer's body, which a server may take it off before reading it. The body
+   * is held by the answer alone: a stream that is written to its connection directly lets it go.
+   */
+  const bodies = new WeakMap<ReadableStream<Uint8Array>, Stream>();
+
   class Stream {
     readonly request: LiveStreamRequest;
     position: Position;
-    private controller!: ReadableStreamDefaultController<Uint8Array>;
-    readonly body: ReadableStream<Uint8Array>;
+    /** Where the bytes go; until someone takes them, they wait in `pending`. */
+    private sink: LiveSink | null = null;
+    private pending: Uint8Array[] = [];
     /**
      * Events waiting while one before them is handled asynchronously (a check of the reader), or
      * while the stream catches up from the database; null when none wait.
@@ -144,22 +218,49 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
     constructor(request: LiveStreamRequest, from: Position) {
       this.request = request;
       this.position = from;
-      this.body = new ReadableStream<Uint8Array>({
-        start: (controller) => {
-          this.controller = controller;
+    }
+
+    /**
+     * The answer's body: pulled only once read (high-water mark 0), so a server that takes the
+     * stream to its connection instead never starts it.
+     */
+    body(): ReadableStream<Uint8Array> {
+      const body = new ReadableStream<Uint8Array>(
+        {
+          pull: (controller) => {
+            if (!this.sink) this.take(new ControllerSink(controller));
+          },
+          // The browser went away (the server cancels the body it can no longer send).
+          cancel: () => this.close(),
         },
-        // The browser went away (the server cancels the body it can no longer send).
-        cancel: () => this.close(),
-      });
+        { highWaterMark: 0 },
+      );
+      bodies.set(body, this);
+      return body;
+    }
+
+    get taken(): boolean {
+      return this.sink !== null;
+    }
+
+    /** From now on the bytes go to `sink`, those waiting first. */
+    take(sink: LiveSink): void {
+      this.sink = sink;
+      for (const bytes of this.pending.splice(0)) sink.write(bytes);
+      if (this.closed) sink.end();
     }
 
     write(bytes: Uint8Array): void {
       if (this.closed) return;
-      this.controller.enqueue(bytes);
-      if ((this.controller.desiredSize ?? 0) < -SLOW_READER_CHUNKS) {
-        logger.info({ clientIp: this.request.clientIp }, 'live stream let go: its reader takes nothing');
-        this.close();
+      if (!this.sink) {
+        this.pending.push(bytes);
+        if (this.pending.length <= SLOW_READER_CHUNKS) return;
+      } else {
+        this.sink.write(bytes);
+        if (!this.sink.slow()) return;
       }
+      logger.info({ clientIp: this.request.clientIp }, 'live stream let go: its reader takes nothing');
+      this.close();
     }
 
     /** A live event from the feed (in order): handled now, or after what is waiting. */
@@ -174,15 +275,24 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
 
     /** Catches up from `from` (the position the browser had), then goes live. */
     async catchUp(): Promise<void> {
-      const read = await log.read(this.position, this.request.scope, CATCH_UP_MAX);
-      if (read.stale || read.events.length >= CATCH_UP_MAX) {
+      if (cursor && !isAfter(cursor, this.position) && !isAfter(this.position, cursor)) {
+        // Where the hub is: it hands this stream everything after, and reads now for what was
+        // written since it last read (one read for many streams opening). A position ahead of
+        // the hub's is read here too, where one this server never wrote is found out.
+        this.catchingUp = false;
+        read();
+        await this.drain();
+        return;
+      }
+      const missed = await log.read(this.position, this.request.scope, CATCH_UP_MAX);
+      if (missed.stale || missed.events.length >= CATCH_UP_MAX) {
         // Too far behind to say what changed: the page starts again from what is there now.
         this.write(RESET);
         this.close();
         return;
       }
       const live = this.waiting ?? [];
-      this.waiting = [...read.events.map(dispatched), ...live];
+      this.waiting = [...missed.events.map(dispatched), ...live];
       this.catchingUp = false;
       await this.drain();
     }
@@ -257,9 +367,9 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
       this.write(encoder.encode(`id: ${at}\n\n`));
     }
 
-    /** Tells the browser to come back after `ms` (to another replica), and ends. */
-    leave(ms: number): void {
-      this.write(encoder.encode(`retry: ${ms}\n\n`));
+    /** Tells the browser to come back in a moment (to another replica), and ends. */
+    leave(): void {
+      this.write(RETRY);
       this.close();
     }
 
@@ -274,11 +384,7 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
       const n = (perClient.get(this.request.clientIp) ?? 1) - 1;
       if (n > 0) perClient.set(this.request.clientIp, n);
       else perClient.delete(this.request.clientIp);
-      try {
-        this.controller.close();
-      } catch {
-        // Already closed by the reader going away.
-      }
+      this.sink?.end();
     }
   }
 
@@ -352,6 +458,13 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
   return {
     position: () => (cursor ? formatPosition(cursor) : null),
 
+    attach(body, open) {
+      const stream = bodies.get(body);
+      if (!stream || stream.taken) return null;
+      stream.take(open());
+      return () => stream.close();
+    },
+
     async open(request): Promise<OpenedStream> {
       if (draining || streams.size >= options.max) {
         return {
@@ -375,14 +488,14 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
         const mine = byAccount.get(request.scope.accountId) ?? new Set<Stream>();
         mine.add(stream);
         byAccount.set(request.scope.accountId, mine);
-        stream.write(encoder.encode(`retry: ${retryMs}\n\n`));
+        stream.write(RETRY);
         await stream.catchUp();
       } catch (err) {
         if (stream) stream.close();
         else perClient.set(request.clientIp, Math.max(0, (perClient.get(request.clientIp) ?? 1) - 1));
         throw err;
       }
-      return { body: stream.body };
+      return { body: stream.body() };
     },
 
     connected() {
@@ -398,7 +511,7 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
     stats: () => ({ streams: streams.size, listening }),
     drain() {
       draining = true;
-      for (const s of streams) s.leave(retryMs);
+      for (const s of streams) s.leave();
     },
     close() {
       clearInterval(heartbeat);

@@ -1,10 +1,12 @@
-import type { Server } from 'node:http';
+import { type Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import { errorBody } from '@convo/router';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { MikroORM } from '@mikro-orm/core';
 import type { App } from './app.ts';
 import { logCannotListen } from './listen-error.ts';
+import { ConnectionSink } from './live.ts';
 import type { Logger } from './logger.ts';
 
 /** After SIGTERM: requests in flight get this long to finish before their connections are cut. */
@@ -24,29 +26,7 @@ export function serveOnNode(
   listen: { host: string; port: number; logger: Logger; sendTimeoutMs?: number; onListen?: (port: number) => void },
 ): Promise<void> {
   const { logger } = listen;
-  const sendTimeoutMs = listen.sendTimeoutMs ?? 15_000;
-  // A client that never reads its answer would hold the answer's memory and its socket forever:
-  // an answer it takes nothing of for sendTimeoutMs is cut off. A long answer (a recording) goes
-  // on as long as the client keeps taking it: each time the socket's buffer drains, the clock
-  // starts again.
-  const fetch = async (req: Request, env: HttpBindings | Http2Bindings) => {
-    const res = await app.fetch(req, { clientIp: env.incoming.socket.remoteAddress });
-    // A live stream is open for as long as its reader wants it; the hub lets go of one whose
-    // reader stops taking what it is sent.
-    if (res.headers.get('content-type')?.startsWith('text/event-stream')) return res;
-    const out = env.outgoing;
-    let timer = setTimeout(() => out.destroy(), sendTimeoutMs);
-    const taken = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => out.destroy(), sendTimeoutMs);
-    };
-    out.on('drain', taken);
-    out.once('close', () => {
-      clearTimeout(timer);
-      out.off('drain', taken);
-    });
-    return res;
-  };
+  const fetch = nodeFetch(app, listen.sendTimeoutMs);
   const server = serve({ fetch, port: listen.port, hostname: listen.host }, (info) => {
     logger.info({ url: `http://${listen.host}:${info.port}`, pid: process.pid }, 'listening');
     listen.onListen?.(info.port);
@@ -88,6 +68,46 @@ export function serveOnNode(
     };
     process.once('SIGINT', () => stop('SIGINT')).once('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/**
+ * The app as @hono/node-server's fetch callback, with what only Node can do: answers a client
+ * takes nothing of are cut off, and live streams are written to their connections directly.
+ */
+export function nodeFetch(app: App, sendTimeoutMs = 15_000) {
+  // A client that never reads its answer would hold the answer's memory and its socket forever:
+  // an answer it takes nothing of for sendTimeoutMs is cut off. A long answer (a recording) goes
+  // on as long as the client keeps taking it: each time the socket's buffer drains, the clock
+  // starts again.
+  return async (req: Request, env: HttpBindings | Http2Bindings) => {
+    const res = await app.fetch(req, { clientIp: env.incoming.socket.remoteAddress });
+    const out = env.outgoing;
+    // A live stream is open for as long as its reader wants it; the hub lets go of one whose
+    // reader stops taking what it is sent. Its events are written to the connection itself: a
+    // body piped through a ReadableStream would hold a reader, a pending read and the pipe's
+    // closures for every one of thousands of idle streams.
+    if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+      if (!res.body || !(out instanceof ServerResponse)) return res;
+      const gone = app.attachLive(res.body, () => {
+        out.writeHead(res.status, [...res.headers].flat());
+        return new ConnectionSink(out);
+      });
+      if (!gone) return res;
+      out.on('close', gone);
+      return RESPONSE_ALREADY_SENT;
+    }
+    let timer = setTimeout(() => out.destroy(), sendTimeoutMs);
+    const taken = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => out.destroy(), sendTimeoutMs);
+    };
+    out.on('drain', taken);
+    out.once('close', () => {
+      clearTimeout(timer);
+      out.off('drain', taken);
+    });
+    return res;
+  };
 }
 
 /**

@@ -73,6 +73,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
   });
   return {
     fetch: app.fetch,
+    attachLive: app.attachLive,
     drain() {
       app.drain();
       void mail.stop();

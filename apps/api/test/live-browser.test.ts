@@ -7,6 +7,7 @@ import { type LiveListener, loadSeed } from '@convo/db';
 import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeFetch } from '../src/serve-node.ts';
 import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
 import { listen } from './support/events.ts';
 import { type Harness, openHarness } from './support/harness.ts';
@@ -36,7 +37,8 @@ beforeAll(async () => {
   if (!hasChromium) return;
   h = await openHarness({ app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
   listener = listen(h);
-  server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
+  // The handler the server runs on Node: each stream is written to its connection.
+  server = serve({ fetch: nodeFetch(h.app), port: 0, hostname: '127.0.0.1' });
   await new Promise((r) => server.once('listening', r));
   site = `http://desk.test:${(server.address() as AddressInfo).port}`;
   blogServer = serve({

@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { type ClientRequest, get } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type LiveListener, loadSeed, PostgresLiveLog } from '@convo/db';
+import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.ts';
+import { type App, createApp } from '../src/app.ts';
 import { createLiveHub } from '../src/live.ts';
 import { createLogger } from '../src/logger.ts';
+import { nodeFetch } from '../src/serve-node.ts';
 import { type EventStream, listen, openStream } from './support/events.ts';
 import { apiCall, auth, type Harness, openHarness } from './support/harness.ts';
 import { attr, elements, present, textOf, Visitor } from './support/site.ts';
@@ -319,6 +323,86 @@ describe('limits and shutdown', () => {
     expect(await text).toMatch(/retry: 750\n\n$/);
     expect((await app.fetch(new Request(`${HOST}/c/open/events`))).status).toBe(503);
     services.live.close();
+  });
+});
+
+/** A stream read over real HTTP from `base` (a Node server of the app), as the page's host names it. */
+function overHttp(base: string, path: string) {
+  let text = '';
+  let request: ClientRequest | undefined;
+  const ended = new Promise<void>((resolve, reject) => {
+    request = get(`${base}${path}`, { headers: { host: new URL(HOST).host, accept: 'text/event-stream' } }, (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.on('close', resolve);
+    });
+    request.on('error', reject);
+  });
+  return {
+    ended,
+    text: () => text,
+    close: () => request?.destroy(),
+    /** Resolves once what was read matches `pattern`. */
+    async until(pattern: RegExp, ms = 5_000) {
+      const deadline = Date.now() + ms;
+      while (!pattern.test(text)) {
+        if (Date.now() > deadline) throw new Error(`no ${pattern} within ${ms} ms: ${JSON.stringify(text)}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+  };
+}
+
+/** The app served on Node as the server does, on a free port; its base URL and how to stop it. */
+async function onNode(app: App) {
+  const server = serve({ fetch: nodeFetch(app), port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => server.once('listening', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { base, stop: () => new Promise((r) => server.close(r)) };
+}
+
+describe('on a Node server, each stream written to its connection', () => {
+  it('tells of a message posted, and lets the stream go when its browser does', async () => {
+    const node = await onNode(h.app);
+    try {
+      const before = h.services.live.stats().streams;
+      const s = overHttp(node.base, '/c/open/events');
+      await s.until(/^retry: \d+\n\n/);
+      expect(h.services.live.stats().streams).toBe(before + 1);
+      const id = await reply('open', 'Over a real connection');
+      await s.until(new RegExp(`event: posted\ndata: \\{"message_id":${id}\\}\n\n`));
+      s.close();
+      await s.ended;
+      await expect.poll(() => h.services.live.stats().streams).toBe(before);
+    } finally {
+      await node.stop();
+    }
+  });
+
+  it('tells each stream to come back in a moment when the server stops, and ends it', async () => {
+    const services = {
+      ...h.services,
+      live: createLiveHub(
+        new PostgresLiveLog(h.db.orm.em.fork()),
+        { perClient: 5, max: 5, retryMs: 750 },
+        createLogger('silent'),
+      ),
+    };
+    const app = createApp(services, { maxBodyBytes: 65_536, formLimits: { readsPerIpPerMinute: 0 } });
+    const node = await onNode(app);
+    try {
+      const s = overHttp(node.base, '/c/open/events');
+      await s.until(/^retry: 750\n\n/);
+      app.drain();
+      await s.ended;
+      expect(s.text()).toMatch(/^retry: 750\n\n(.|\n)*retry: 750\n\n$/);
+      expect(services.live.stats().streams).toBe(0);
+    } finally {
+      services.live.close();
+      await node.stop();
+    }
   });
 });
 
