@@ -5,7 +5,7 @@ import { type LiveListener, loadSeed, PostgresLiveLog } from '@convo/db';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/app.ts';
-import { createLiveHub } from '../src/live.ts';
+import { createLiveHub, type LiveOptions } from '../src/live.ts';
 import { createLogger } from '../src/logger.ts';
 import { nodeFetch } from '../src/serve-node.ts';
 import { type EventStream, listen, openStream } from './support/events.ts';
@@ -267,6 +267,15 @@ describe('who may follow', () => {
   });
 });
 
+/** The harness's services with a hub of their own (its limits, its shutdown), and their app. */
+function withOwnHub(options: LiveOptions) {
+  const services = {
+    ...h.services,
+    live: createLiveHub(new PostgresLiveLog(h.db.orm.em.fork()), options, createLogger('silent')),
+  };
+  return { services, app: createApp(services, { maxBodyBytes: 65_536, formLimits: { readsPerIpPerMinute: 0 } }) };
+}
+
 describe('limits and shutdown', () => {
   it('opens nothing for HEAD', async () => {
     const before = h.services.live.stats().streams;
@@ -277,11 +286,7 @@ describe('limits and shutdown', () => {
   });
 
   it('caps streams per client address (429) and per process (503), with Retry-After and a page that says why', async () => {
-    const services = {
-      ...h.services,
-      live: createLiveHub(new PostgresLiveLog(h.db.orm.em.fork()), { perClient: 2, max: 3 }, createLogger('silent')),
-    };
-    const app = createApp(services, { maxBodyBytes: 65_536, formLimits: { readsPerIpPerMinute: 0 } });
+    const { services, app } = withOwnHub({ perClient: 2, max: 3 });
     const open = (ip: string) => app.fetch(new Request(`${HOST}/c/open/events`), { clientIp: ip });
     try {
       const held = [await open('10.0.0.1'), await open('10.0.0.1')];
@@ -302,15 +307,7 @@ describe('limits and shutdown', () => {
   });
 
   it('tells every stream to come back in a moment when the server stops, and takes no new one', async () => {
-    const services = {
-      ...h.services,
-      live: createLiveHub(
-        new PostgresLiveLog(h.db.orm.em.fork()),
-        { perClient: 5, max: 5, retryMs: 750 },
-        createLogger('silent'),
-      ),
-    };
-    const app = createApp(services, { maxBodyBytes: 65_536, formLimits: { readsPerIpPerMinute: 0 } });
+    const { services, app } = withOwnHub({ perClient: 5, max: 5, retryMs: 750 });
     const res = await app.fetch(new Request(`${HOST}/c/open/events`));
     const text = (async () => {
       const chunks: string[] = [];
@@ -382,15 +379,7 @@ describe('on a Node server, each stream written to its connection', () => {
   });
 
   it('tells each stream to come back in a moment when the server stops, and ends it', async () => {
-    const services = {
-      ...h.services,
-      live: createLiveHub(
-        new PostgresLiveLog(h.db.orm.em.fork()),
-        { perClient: 5, max: 5, retryMs: 750 },
-        createLogger('silent'),
-      ),
-    };
-    const app = createApp(services, { maxBodyBytes: 65_536, formLimits: { readsPerIpPerMinute: 0 } });
+    const { services, app } = withOwnHub({ perClient: 5, max: 5, retryMs: 750 });
     const node = await onNode(app);
     try {
       const s = overHttp(node.base, '/c/open/events');
