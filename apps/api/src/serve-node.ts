@@ -94,6 +94,8 @@ export function nodeFetch(app: App, sendTimeoutMs = 15_000) {
       });
       if (!gone) return res;
       out.on('close', gone);
+      // The browser may have left while its stream was opening: that close has been already.
+      if (env.incoming.socket.destroyed) gone();
       return RESPONSE_ALREADY_SENT;
     }
     let timer = setTimeout(() => out.destroy(), sendTimeoutMs);

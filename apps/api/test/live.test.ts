@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type ClientRequest, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type LiveListener, loadSeed, PostgresLiveLog } from '@convo/db';
+import type { LiveLog } from '@convo/domain';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/app.ts';
@@ -268,11 +269,8 @@ describe('who may follow', () => {
 });
 
 /** The harness's services with a hub of their own (its limits, its shutdown), and their app. */
-function withOwnHub(options: LiveOptions) {
-  const services = {
-    ...h.services,
-    live: createLiveHub(new PostgresLiveLog(h.db.orm.em.fork()), options, createLogger('silent')),
-  };
+function withOwnHub(options: LiveOptions, log: LiveLog = new PostgresLiveLog(h.db.orm.em.fork())) {
+  const services = { ...h.services, live: createLiveHub(log, options, createLogger('silent')) };
   return { services, app: createApp(services, { maxBodyBytes: 65_536, formLimits: { readsPerIpPerMinute: 0 } }) };
 }
 
@@ -341,6 +339,8 @@ function overHttp(base: string, path: string) {
     ended,
     text: () => text,
     close: () => request?.destroy(),
+    /** The browser's connection is reset (a TCP RST): the server's socket is gone at once. */
+    reset: () => request?.socket?.resetAndDestroy(),
     /** Resolves once what was read matches `pattern`. */
     async until(pattern: RegExp, ms = 5_000) {
       const deadline = Date.now() + ms;
@@ -374,6 +374,33 @@ describe('on a Node server, each stream written to its connection', () => {
       await s.ended;
       await expect.poll(() => h.services.live.stats().streams).toBe(before);
     } finally {
+      await node.stop();
+    }
+  });
+
+  it('lets go a stream whose browser left while it was still opening', async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const log = new PostgresLiveLog(h.db.orm.em.fork());
+    // The feed answers only once the browser has gone: the stream is still catching up then.
+    const slow: LiveLog = { now: () => log.now(), read: (...args) => held.then(() => log.read(...args)) };
+    const { services, app } = withOwnHub({ perClient: 5, max: 5 }, slow);
+    const node = await onNode(app);
+    try {
+      const after = present(h.services.live.position());
+      await reply('open', 'Something to catch up on');
+      const s = overHttp(node.base, `/c/open/events?after=${after}`);
+      s.ended.catch(() => {});
+      await expect.poll(() => services.live.stats().streams).toBe(1);
+      s.reset();
+      await new Promise((r) => setTimeout(r, 200));
+      release();
+      await expect.poll(() => services.live.stats().streams).toBe(0);
+    } finally {
+      release();
+      services.live.close();
       await node.stop();
     }
   });
