@@ -30,7 +30,8 @@ export class MikroMailOutbox implements MailOutbox {
   }
 
   /**
-   * Takes up to `limit` due mails for this worker. A taken mail's next attempt moves out (1, 2, 4 …
+   * Takes up to `limit` due mails for this worker, the longest due first (off the `outgoing_mail_due`
+   * index, however long the queue). A taken mail's next attempt moves out (1, 2, 4 …
    * minutes), which is its lease: a worker that dies mid-send leaves it to be taken again then, so
    * a mail is sent at least once. SKIP LOCKED keeps two workers off the same rows.
    */
@@ -42,7 +43,7 @@ export class MikroMailOutbox implements MailOutbox {
        where id in (
          select id from outgoing_mail
          where sent_at is null and next_attempt_at <= now() and attempts < ?
-         order by id limit ? for update skip locked)
+         order by next_attempt_at, id limit ? for update skip locked)
        returning id, recipient, subject, body, headers`,
       [MAIL_MAX_ATTEMPTS, limit],
     );

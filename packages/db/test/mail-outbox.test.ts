@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAIL_MAX_ATTEMPTS, MikroMailOutbox } from '../src/index.ts';
+import { query } from '../src/repositories/sql.ts';
+import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
+
+/*
+ * The mail queue as its workers take it: the mail due longest first, whatever order it was
+ * queued in, each taken by one worker until its lease runs out, given up after its last attempt.
+ */
+
+let db: TestDatabase;
+let outbox: MikroMailOutbox;
+let account: number;
+
+const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
+  query<T>(db.orm.em.fork(), text, params);
+
+/** Queues a mail to `to`, due `minutes` from now (negative: overdue). */
+async function queued(to: string, minutes: number, attempts = 0): Promise<void> {
+  await sql(
+    `insert into outgoing_mail (account_id, recipient, subject, body, next_attempt_at, attempts)
+     values (?, ?, 'Hi', 'A link', now() + make_interval(mins => ?), ?)`,
+    [account, to, minutes, attempts],
+  );
+}
+
+beforeAll(async () => {
+  db = await openTestDatabase();
+  outbox = new MikroMailOutbox(db.orm.em.fork());
+  const [made] = await sql<{ id: number }>(
+    `insert into account (key, name, host) values ('mail', 'Mail', 'https://mail.example') returning id`,
+  );
+  account = made?.id ?? 0;
+});
+afterAll(async () => db?.close());
+
+describe('the mail queue', () => {
+  it('gives the mails due longest, then those queued first; a taken or given-up one to nobody', async () => {
+    await queued('new@mail.example', 0);
+    await queued('later@mail.example', 30);
+    await queued('retried@mail.example', -45, 2);
+    await queued('newer@mail.example', 0);
+    await queued('given-up@mail.example', -90, MAIL_MAX_ATTEMPTS);
+    expect((await outbox.claimDue(1)).map((m) => m.recipient)).toEqual(['retried@mail.example']);
+    expect((await outbox.claimDue(1)).map((m) => m.recipient)).toEqual(['new@mail.example']);
+    // Taken: their next attempt moved out, so another worker takes the next one.
+    expect((await outbox.claimDue(10)).map((m) => m.recipient)).toEqual(['newer@mail.example']);
+    expect(await outbox.claimDue(10)).toEqual([]);
+  });
+});
