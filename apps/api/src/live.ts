@@ -52,6 +52,17 @@ const HELD_RETRY_MS = 25;
 /** How often the feed is read without a word from the listener (a backstop; 1 s while it is down). */
 const POLL_MS = 10_000;
 const POLL_DOWN_MS = 1_000;
+/**
+ * How long an account's watch lasts (a write to an account nobody watches wakes no process);
+ * renewed every third of it while this process holds streams of the account.
+ */
+const WATCH_SECONDS = 90;
+/**
+ * After an account is first watched, the feed is read again at these delays: a write whose
+ * trigger looked before the watch existed wakes nobody, and may commit after the stream's first
+ * read (the backstop would find it too, later).
+ */
+const SETTLE_READS_MS = [25, 250, 1_000];
 
 const encoder = new TextEncoder();
 const PING = encoder.encode(':\n\n');
@@ -190,6 +201,26 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
   let listening = false;
   let draining = false;
   let lastRead = 0;
+  /** When this process last wrote each account's watch. */
+  const watched = new Map<number, number>();
+  const settling = new Set<ReturnType<typeof setTimeout>>();
+
+  /** Makes sure changes to the account wake the listeners (before a stream of it reads the feed). */
+  async function watch(accountId: number): Promise<void> {
+    const at = watched.get(accountId);
+    if (at !== undefined && Date.now() - at < (WATCH_SECONDS * 1000) / 3) return;
+    await log.watch([accountId], WATCH_SECONDS);
+    watched.set(accountId, Date.now());
+    if (at !== undefined) return;
+    for (const ms of SETTLE_READS_MS) {
+      const timer = setTimeout(() => {
+        settling.delete(timer);
+        read();
+      }, ms);
+      timer.unref();
+      settling.add(timer);
+    }
+  }
 
   /**
    * Each stream by its answer's body, which a server may take it off before reading it. The body
@@ -441,6 +472,23 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
   backstop.unref();
   read();
 
+  // The watches of the accounts this process holds streams of, renewed together.
+  const renewal = setInterval(
+    () => {
+      for (const id of watched.keys()) if (!byAccount.has(id)) watched.delete(id);
+      const accounts = [...byAccount.keys()];
+      log.watch(accounts, WATCH_SECONDS).then(
+        () => {
+          const now = Date.now();
+          for (const id of accounts) watched.set(id, now);
+        },
+        (err: unknown) => logger.warn({ err: (err as Error).message }, 'renewing the live watches failed'),
+      );
+    },
+    (WATCH_SECONDS * 1000) / 3,
+  );
+  renewal.unref();
+
   // Each round also asks the rule again of the known readers not asked for a while (a session
   // can end by its time alone), a bounded number a round, so that streams opened together do not
   // ask all at once. A reader nobody knows can lose nothing.
@@ -488,6 +536,7 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
         const mine = byAccount.get(request.scope.accountId) ?? new Set<Stream>();
         mine.add(stream);
         byAccount.set(request.scope.accountId, mine);
+        await watch(request.scope.accountId);
         stream.write(RETRY);
         await stream.catchUp();
       } catch (err) {
@@ -516,6 +565,8 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
     close() {
       clearInterval(heartbeat);
       clearInterval(backstop);
+      clearInterval(renewal);
+      for (const timer of settling) clearTimeout(timer);
       clearTimeout(heldTimer);
       for (const s of streams) s.close();
     },

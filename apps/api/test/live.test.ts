@@ -385,7 +385,11 @@ describe('on a Node server, each stream written to its connection', () => {
     });
     const log = new PostgresLiveLog(h.db.orm.em.fork());
     // The feed answers only once the browser has gone: the stream is still catching up then.
-    const slow: LiveLog = { now: () => log.now(), read: (...args) => held.then(() => log.read(...args)) };
+    const slow: LiveLog = {
+      now: () => log.now(),
+      read: (...args) => held.then(() => log.read(...args)),
+      watch: (...args) => log.watch(...args),
+    };
     const { services, app } = withOwnHub({ perClient: 5, max: 5 }, slow);
     const node = await onNode(app);
     try {

@@ -126,7 +126,7 @@ describe('the live feed', () => {
     expect((await after(middle)).seen).toEqual(read.seen.slice(5));
   });
 
-  it('tells the listener which accounts changed, after the commit', async () => {
+  it('tells the listener which followed accounts changed, after the commit, and nobody of the others', async () => {
     const heard: string[] = [];
     let connected!: () => void;
     const ready = new Promise<void>((r) => {
@@ -140,12 +140,46 @@ describe('the live feed', () => {
         lost: () => {},
       },
     );
-    try {
-      await ready;
-      await postIn('two', 'ping');
+    const quiet = async (ms: number) => {
+      await new Promise((r) => setTimeout(r, ms));
+      return heard.splice(0);
+    };
+    const told = async () => {
       const deadline = Date.now() + 5_000;
       while (heard.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(heard).toEqual([String(acme)]);
+      return heard.splice(0);
+    };
+    try {
+      await ready;
+      const from = await start();
+      // Nobody follows either account: the events are written, and nobody is woken.
+      await postIn('two', 'unheard');
+      expect(await quiet(300)).toEqual([]);
+      expect((await after(from)).seen).toEqual([['posted', expect.any(Number)]]);
+      await log.watch([acme], 60);
+      await postIn('two', 'ping');
+      expect(await told()).toEqual([String(acme)]);
+      // One statement writing to both accounts names only the one followed.
+      await sql(
+        `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, anonymous, text)
+         select account_id, id, 'text', 0, true, 'both' from conversation where id in (?, ?)`,
+        [conversations.two, conversations.t],
+      );
+      expect(await told()).toEqual([String(acme)]);
+      // A watch that lapsed (its process went away without renewing it) wakes nobody.
+      await sql(`update live_watch set until = now() - interval '1 second' where account_id = ?`, [acme]);
+      await postIn('two', 'lapsed');
+      expect(await quiet(300)).toEqual([]);
+      // A renewal never shortens another process's longer watch.
+      await log.watch([acme, other], 600);
+      await log.watch([acme], 5);
+      const [row] = await sql<{ left: number }>(
+        'select extract(epoch from until - now())::int as left from live_watch where account_id = ?',
+        [acme],
+      );
+      expect(row?.left).toBeGreaterThan(500);
+      await postIn('t', 'other');
+      expect(await told()).toEqual([String(other)]);
     } finally {
       await listener.close();
     }

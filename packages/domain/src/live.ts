@@ -96,4 +96,9 @@ export interface LiveLog {
    * people are left out).
    */
   read(after: Position, scope: LiveScope | null, limit: number): Promise<LiveRead>;
+  /**
+   * Someone follows these accounts live for at least `seconds` more: until then their changes
+   * wake the listening processes (nobody is woken for an account nobody follows).
+   */
+  watch(accountIds: readonly number[], seconds: number): Promise<void>;
 }

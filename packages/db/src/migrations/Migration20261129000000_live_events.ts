@@ -1,6 +1,47 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
+ * What each trigger function writes: the events of its statement's transition table, in order
+ * (Migration20261130100000_live_watch makes the functions again around the same selects).
+ */
+export const LIVE_EVENT_SELECTS = {
+  live_message_posted: `select account_id, conversation_id, 'posted', id, author_id from new_rows order by id`,
+  live_message_changed: `select n.account_id, n.conversation_id, case when n.hidden_at is null then 'shown' else 'hidden' end, n.id, null::int
+          from new_rows n join old_rows o on o.id = n.id
+          where (o.hidden_at is null) <> (n.hidden_at is null) order by n.id`,
+  live_message_deleted: `select account_id, conversation_id, 'deleted', id, null::int from old_rows order by id`,
+  live_member_added: `select account_id, conversation_id, 'member_added', null::int, user_id from new_rows order by conversation_id, user_id`,
+  live_member_removed: `select account_id, conversation_id, 'member_removed', null::int, user_id from old_rows order by conversation_id, user_id`,
+  live_session_ended: `select distinct account_id, null::int, 'signed_out', null::int, user_id from old_rows`,
+  live_team_changed: `select n.account_id, null::int, 'team_changed', null::int, n.id from new_rows n join old_rows o on o.id = n.id
+          where o.team_role is distinct from n.team_role order by n.id`,
+};
+
+/**
+ * One function a change: each reads the statement's transition table and writes its events in id
+ * order, then tells the listeners which accounts they are of (`told` picks them from `written`;
+ * here, all of them).
+ */
+export const liveEventFunction = (
+  name: string,
+  events: string,
+  told = 'select string_agg(distinct account_id::text, \',\') into accounts from written',
+) => `create or replace function "${name}"() returns trigger language plpgsql as $$
+      declare accounts text;
+      begin
+        if current_setting('convo.quiet', true) = 'on' then return null; end if;
+        with written as (
+          insert into live_event (account_id, conversation_id, kind, message_id, user_id)
+          ${events}
+          returning account_id)
+        ${told};
+        if accounts is not null then
+          perform pg_notify('convo_live', case when length(accounts) > 7000 then '*' else accounts end);
+        end if;
+        return null;
+      end $$;`;
+
+/**
  * Live conversations. Every change a reader of a conversation would see (a message posted, hidden,
  * shown again or deleted; a member added or taken out) and every change to who may see it (a
  * session ended, a team role changed) becomes a `live_event` row, written by a trigger in the
@@ -38,67 +79,7 @@ export class Migration20261129000000_live_events extends Migration {
       "one" boolean primary key default true check ("one"),
       "xid" xid8 not null,
       "event_id" bigint not null);`);
-    // One function a change: each reads the statement's transition table and writes its events in
-    // id order, then tells the listeners which accounts they are of.
-    const fn = (name: string, events: string) => `create function "${name}"() returns trigger language plpgsql as $$
-      declare accounts text;
-      begin
-        if current_setting('convo.quiet', true) = 'on' then return null; end if;
-        with written as (
-          insert into live_event (account_id, conversation_id, kind, message_id, user_id)
-          ${events}
-          returning account_id)
-        select string_agg(distinct account_id::text, ',') into accounts from written;
-        if accounts is not null then
-          perform pg_notify('convo_live', case when length(accounts) > 7000 then '*' else accounts end);
-        end if;
-        return null;
-      end $$;`;
-    this.addSql(
-      fn(
-        'live_message_posted',
-        `select account_id, conversation_id, 'posted', id, author_id from new_rows order by id`,
-      ),
-    );
-    this.addSql(
-      fn(
-        'live_message_changed',
-        `select n.account_id, n.conversation_id, case when n.hidden_at is null then 'shown' else 'hidden' end, n.id, null::int
-          from new_rows n join old_rows o on o.id = n.id
-          where (o.hidden_at is null) <> (n.hidden_at is null) order by n.id`,
-      ),
-    );
-    this.addSql(
-      fn(
-        'live_message_deleted',
-        `select account_id, conversation_id, 'deleted', id, null::int from old_rows order by id`,
-      ),
-    );
-    this.addSql(
-      fn(
-        'live_member_added',
-        `select account_id, conversation_id, 'member_added', null::int, user_id from new_rows order by conversation_id, user_id`,
-      ),
-    );
-    this.addSql(
-      fn(
-        'live_member_removed',
-        `select account_id, conversation_id, 'member_removed', null::int, user_id from old_rows order by conversation_id, user_id`,
-      ),
-    );
-    this.addSql(
-      fn(
-        'live_session_ended',
-        `select distinct account_id, null::int, 'signed_out', null::int, user_id from old_rows`,
-      ),
-    );
-    this.addSql(
-      fn(
-        'live_team_changed',
-        `select n.account_id, null::int, 'team_changed', null::int, n.id from new_rows n join old_rows o on o.id = n.id
-          where o.team_role is distinct from n.team_role order by n.id`,
-      ),
-    );
+    for (const [name, events] of Object.entries(LIVE_EVENT_SELECTS)) this.addSql(liveEventFunction(name, events));
     const trigger = (name: string, on: string, table: string, transition: string, fn: string) =>
       `create trigger "${name}" after ${on} on "${table}" referencing ${transition} for each statement execute function "${fn}"();`;
     this.addSql(trigger('message_live_posted', 'insert', 'message', 'new table as new_rows', 'live_message_posted'));

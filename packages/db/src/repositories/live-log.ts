@@ -53,6 +53,14 @@ const NOW: Prepared = {
   text: `select pg_snapshot_xmin(pg_current_snapshot())::text || '.0' as position`,
 };
 
+/** Each account watched until $2 seconds from now at least (another process may hold it longer). */
+const WATCH: Prepared = {
+  name: 'live_watch',
+  text: `insert into live_watch as w (account_id, until)
+    select id, now() + make_interval(secs => $2::int) from unnest($1::int[]) as id
+    on conflict (account_id) do update set until = greatest(w.until, excluded.until)`,
+};
+
 interface EventRow {
   position: string | null;
   kind: string | null;
@@ -108,10 +116,15 @@ export class PostgresLiveLog implements LiveLog {
     }
     return { events, held, stale };
   }
+
+  async watch(accountIds: readonly number[], seconds: number): Promise<void> {
+    if (accountIds.length > 0) await runPrepared(this.em, WATCH, [[...accountIds].sort((a, b) => a - b), seconds]);
+  }
 }
 
-/** Deletes events past their retention, remembering the newest position deleted. */
+/** Deletes events past their retention, remembering the newest position deleted, and watches long over. */
 export async function purgeLiveEvents(em: EntityManager): Promise<void> {
+  await query(em, `delete from live_watch where until < now() - interval '1 hour'`);
   await query(
     em,
     `with gone as (
