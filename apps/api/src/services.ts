@@ -236,7 +236,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     moderation: new MikroModerationStore(em),
     replies: new MikroReplyStore(em),
     intake: {
-      page: (accountId, key) => intake.page(accountId, key),
+      page: (accountId, key, options) => intake.page(accountId, key, options),
       async start(accountId, start) {
         const started = await intake.start(accountId, start);
         // The start's statement queued the visitor's mail: wake the mail worker, as enqueue does.

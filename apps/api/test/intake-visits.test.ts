@@ -298,6 +298,50 @@ describe('refusals change nothing', () => {
   });
 });
 
+describe('a page read earlier by this process', () => {
+  it('is started from as it is now, and not at all once disabled', async () => {
+    const made = await apiCall(h, 'POST', '/intake_pages', auth(TOKEN), {
+      name: 'Later',
+      key: 'later',
+      team: ['sam@front.example'],
+    });
+    expect(made.status).toBe(201);
+    // Another replica: it read the page when the visitor opened it, and remembers it.
+    const replica = secondApp(h, {}, { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } });
+    const v = new Visitor({ ...h, app: replica }, HOST);
+    const fields = (text: string) => ({
+      csrf: v.hidden('csrf'),
+      submit: v.hidden('submit'),
+      name: 'Lea',
+      email: 'lea@v.example',
+      text,
+    });
+    expect((await v.get('/p/later')).status).toBe(200);
+    const team = await apiCall(h, 'PATCH', `/intake_pages/${made.body.id}`, auth(TOKEN), {
+      title: 'Later, changed',
+      team: ['olivia@front.example'],
+    });
+    expect(team.status).toBe(200);
+    const posted = await v.post('/p/later', fields('After the change'));
+    expect(posted.status).toBe(303);
+    const c = await api(slugOf(posted));
+    expect(c.users.map((u: { email: string }) => u.email)).toEqual(['olivia@front.example', 'lea@v.example']);
+
+    await v.get('/p/later');
+    expect((await apiCall(h, 'PATCH', `/intake_pages/${made.body.id}`, auth(TOKEN), { disabled: true })).status).toBe(
+      200,
+    );
+    const before = [await count('conversation'), await count('message'), await count('outgoing_mail')];
+    const refused = await v.post('/p/later', { ...fields('After it was disabled'), email: 'new@v.example' });
+    expect(refused.status).toBe(404);
+    expect([await count('conversation'), await count('message'), await count('outgoing_mail')]).toEqual(before);
+    // Nobody was made for the address either.
+    expect(
+      await h.db.orm.em.fork().getConnection().execute(`select id from account_user where email = 'new@v.example'`),
+    ).toEqual([]);
+  });
+});
+
 describe('a secondary page and its embed', () => {
   it('starts anonymously where the page allows it; the device opens and answers it', async () => {
     const v = new Visitor(h, HOST);

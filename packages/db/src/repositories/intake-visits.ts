@@ -21,6 +21,7 @@ import { fromJson, query, violatesUnique } from './sql.ts';
  */
 
 interface PageRow extends SettingsRow, IntakePageRow {
+  version: string;
   welcome_id: number | null;
   welcome_kind: string | null;
   welcome_seconds: number | null;
@@ -35,9 +36,12 @@ interface PageRow extends SettingsRow, IntakePageRow {
   owner_name: string | null;
 }
 
-const PAGE: Prepared = {
-  name: 'intake_page_public',
-  text: `
+/**
+ * The enabled page of account `account` with key `key` (ignoring case; null: the primary one),
+ * with its version: a digest of the whole row, which a start compares in its own statement.
+ */
+const pageSql = (account: string, key: string) => `
+  select p.*, md5(p::text) as version from (
   select ip.id, ip.key, coalesce(nullif(ip.title, ''), ip.name) as title, ip.welcome_text, ip.allow_anonymous, ip.is_primary,
     w.id as workflow_id, w.name as workflow_name, w.steps as workflow_steps,
     wm.id as welcome_id, wm.message_type as welcome_kind, wm.recorded_duration_seconds as welcome_seconds,
@@ -52,10 +56,14 @@ const PAGE: Prepared = {
   left join account_user u on u.id = a.owner_id
   left join message wm on wm.id = ip.welcome_message_id and wm.account_id = ip.account_id
     and wm.media_key is not null and wm.hidden_at is null
-  where ip.account_id = $1 and ip.disabled_at is null
-    and case when $2::text is null then ip.is_primary else lower(ip.key) = lower($2::text) end
-  limit 1`,
-};
+  where ip.account_id = ${account} and ip.disabled_at is null
+    and case when ${key} is null then ip.is_primary else lower(ip.key) = lower(${key}) end
+  limit 1) p`;
+
+const PAGE: Prepared = { name: 'intake_page_public', text: pageSql('$1', '$2::text') };
+
+/** Pages remembered at most this many (per process); past it the memory starts again. */
+const RECENT_PAGES_MAX = 10_000;
 
 const pageOf = (row: PageRow): PublicIntakePage => ({
   ...intakePageRecord(row),
@@ -74,11 +82,14 @@ const pageOf = (row: PageRow): PublicIntakePage => ({
     owner:
       row.owner_id === null ? null : { id: row.owner_id, email: row.owner_email ?? '', name: row.owner_name ?? '' },
   },
+  version: row.version,
 });
 
 /** The parameters of a start after the conversation row's own (as the entity's builder numbers them). */
 const START_PARAMS = [
   'account',
+  'pageKey',
+  'pageVersion',
   'email',
   'name',
   'text',
@@ -102,7 +113,8 @@ let startSql: string | undefined;
 let startPrepared: Prepared | undefined;
 
 /**
- * One statement: the visitor's person (found by address, or made), the conversation (as the
+ * One statement: the page as it is now (nothing is written unless it is as the start read it), the
+ * visitor's person (found by address, or made), the conversation (as the
  * entity's builder writes it, only when the form token is new and the address is not the team's),
  * its members (the page's team and the visitor), the first message, their webhook events in order,
  * the notifications, the change mark, the workflow's two events (created, then the message), and
@@ -122,19 +134,22 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
     startSql = sql;
     startPrepared = {
       name: 'intake_start',
-      text: `with existing as (
+      text: `with page as (${pageSql(account, `${p('pageKey')}::text`)}),
+        same_page as (select 1 from page where version = ${p('pageVersion')}::text),
+        existing as (
           select id, team_role from account_user where account_id = ${account} and ${email} is not null and lower(email) = lower(${email})
         ),
         made as (
           insert into account_user (account_id, email, name)
-          select ${account}, ${email}, ${p('name')}::text where ${email} is not null and not exists (select 1 from existing)
+          select ${account}, ${email}, ${p('name')}::text
+          where ${email} is not null and not exists (select 1 from existing) and exists (select 1 from same_page)
           on conflict do nothing returning id, team_role
         ),
         author as (select id, team_role from existing union all select id, team_role from made),
         dup as (select conversation_id from message where account_id = ${account} and submit_key = ${p('submitKey')}::varchar),
         c as (
           insert into "conversation" (${parsed[1]}) select ${values}
-          where not exists (select 1 from dup)
+          where exists (select 1 from same_page) and not exists (select 1 from dup)
             and not exists (select 1 from author where team_role is not null)
             and (${email} is null or exists (select 1 from author))
           returning id, slug
@@ -181,7 +196,8 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
         select (select id from added) as message_id, (select id from c) as conversation_id, (select slug from c) as slug,
                (select author_id from added) as author_id,
                (select conversation_id from dup limit 1) as dup_conversation,
-               exists (select 1 from author where team_role is not null) as team_address`,
+               exists (select 1 from author where team_role is not null) as team_address,
+               not exists (select 1 from same_page) as page_changed`,
     };
   }
   // Every start names the same columns, so the statement's text never changes.
@@ -189,6 +205,8 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
   const media = s.message.media;
   const given: Record<StartParam, unknown> = {
     account: accountId,
+    pageKey: s.page.key,
+    pageVersion: s.page.version,
     email: s.visitor?.email ?? null,
     name: s.visitor?.name ?? null,
     text: s.message.text,
@@ -216,21 +234,39 @@ interface StartRow {
   slug: string | null;
   dup_conversation: number | null;
   team_address: boolean;
+  page_changed: boolean;
 }
 
 /** A start's message, by its form token (a form sent twice). */
 const MESSAGE_KEY_INDEX = 'message_account_submit_key';
 
+/** Where a page read is remembered: by account and the key it was asked by (null: the primary page). */
+const recentKey = (accountId: number, key: string | null) => `${accountId}:${key?.toLowerCase() ?? ''}`;
+
 export class MikroIntakeStore implements IntakeStore {
   private readonly em: EntityManager;
+  /**
+   * The pages as this process last read them, so that a start need not read its page first: the
+   * start's statement compares the page's version and writes nothing if it changed.
+   */
+  private readonly recent = new Map<string, PublicIntakePage>();
 
   constructor(em: EntityManager) {
     this.em = em;
   }
 
-  async page(accountId: number, key: string | null): Promise<PublicIntakePage | null> {
+  async page(accountId: number, key: string | null, options?: { recent?: boolean }): Promise<PublicIntakePage | null> {
+    const known = options?.recent ? this.recent.get(recentKey(accountId, key)) : undefined;
+    if (known) return known;
     const [row] = await runPrepared<PageRow>(this.em, PAGE, [accountId, key]);
-    return row ? pageOf(row) : null;
+    if (!row) {
+      this.recent.delete(recentKey(accountId, key));
+      return null;
+    }
+    const page = pageOf(row);
+    if (this.recent.size >= RECENT_PAGES_MAX) this.recent.clear();
+    this.recent.set(recentKey(accountId, key), page);
+    return page;
   }
 
   async start(accountId: number, s: IntakeStart): Promise<IntakeStartResult> {
@@ -250,6 +286,7 @@ export class MikroIntakeStore implements IntakeStore {
       if (!row) throw new Error('the intake start returned no row');
       if (row.team_address) return { kind: 'team_address' };
       if (row.dup_conversation !== null) return this.again(accountId, s);
+      if (row.page_changed) return { kind: 'page_changed' };
       if (row.message_id !== null && row.conversation_id !== null && row.slug !== null) {
         return {
           kind: 'started',

@@ -41,10 +41,17 @@ export interface PublicIntakePage {
   /** The team members who join every conversation started here. */
   teamIds: number[];
   account: Pick<AccountContext, 'titleTemplate' | 'defaults' | 'owner'>;
+  /**
+   * Everything above as it was read (a digest): a start made from a page read earlier writes
+   * nothing if the page is no longer so (`page_changed`), and is made again from the page as it is.
+   */
+  version: string;
 }
 
 /** Everything one start writes, in one statement. */
 export interface IntakeStart {
+  /** The page it is made from, by its key, as read (its version): nothing is written if it changed. */
+  page: { key: string; version: string };
   conversation: NewConversation;
   /** Who the visitor said they are; null for an anonymous start. The address's person is made if new. */
   visitor: { name: string; email: string } | null;
@@ -66,11 +73,16 @@ export type IntakeStartResult =
   /** The address is a team member's: they sign in to start a conversation under it. */
   | { kind: 'team_address' }
   /** The form token is another form's (a reply's): nothing is started. */
-  | { kind: 'form_used' };
+  | { kind: 'form_used' }
+  /** The page is no longer as it was read (changed, disabled, no longer primary): nothing is started. */
+  | { kind: 'page_changed' };
 
 export interface IntakeStore {
-  /** The enabled intake page of the account with `key` (ignoring case), or its primary one (null); else null. */
-  page(accountId: number, key: string | null): Promise<PublicIntakePage | null>;
+  /**
+   * The enabled intake page of the account with `key` (ignoring case), or its primary one (null);
+   * else null. `recent`: as this process last read it, if it did (a start checks it is still so).
+   */
+  page(accountId: number, key: string | null, options?: { recent?: boolean }): Promise<PublicIntakePage | null>;
   /**
    * Writes a start: the person (if new), the conversation, its members, the message, their events
    * and the mail. The same form token again writes nothing and answers the conversation it started.
@@ -86,7 +98,9 @@ export interface IntakeForm {
   media?: StoredMedia | undefined;
 }
 
-export type StartOutcome = { kind: 'refused'; problem: string } | Extract<IntakeStartResult, { kind: 'started' }>;
+export type StartOutcome =
+  | { kind: 'refused'; problem: string }
+  | Extract<IntakeStartResult, { kind: 'started' } | { kind: 'page_changed' }>;
 
 /** How long the mailed link that brings a visitor back works: a week, once. */
 export const COME_BACK_LINK_TTL_SECONDS = 7 * 24 * 3600;
@@ -169,6 +183,7 @@ export async function startConversation(
         : null;
     try {
       const result = await deps.intake.start(account.id, {
+        page: { key: page.key, version: page.version },
         conversation,
         visitor,
         message,

@@ -28,11 +28,12 @@ export interface IntakeAddress {
 export function intakeRoutes({ deps, posting }: SiteKit) {
   const routes = new Hono<SiteEnv>();
 
-  const find = (c: SiteContext, at: IntakeAddress) =>
+  /** `recent`: the page as this process last read it will do (a start checks it is still so). */
+  const find = (c: SiteContext, at: IntakeAddress, recent = false) =>
     // A key of another form is no page (keys are matched ignoring case).
     at.key !== null && !INTAKE_PAGE_KEY_PATTERN.test(at.key.toLowerCase())
       ? null
-      : deps.intake.page(c.env.account.id, at.key);
+      : deps.intake.page(c.env.account.id, at.key, { recent });
 
   const action = (p: PublicIntakePage, at: IntakeAddress) =>
     at.key === null ? '/' : `${at.embed ? '/embeds' : ''}/p/${p.key}`;
@@ -74,8 +75,8 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
 
   /** POST: start the conversation, and land on it. */
   async function start(c: SiteContext, at: IntakeAddress) {
-    const p = await find(c, at);
-    if (!p) return notFound(c);
+    const found = await find(c, at, true);
+    if (!found) return notFound(c);
     const account = c.env.account;
     if (!at.embed && managesMembers(viewerOf(c))) {
       return refused(c, 403, 'Team members do not start conversations on the intake page: visitors do.');
@@ -83,7 +84,7 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
     const key = at.embed ? await deps.notifications.signingKey() : '';
     const read = await posting.readPostWithRecording(
       c,
-      at.embed ? async (token) => embedFormTokenValid(key, account.id, p.id, token) : undefined,
+      at.embed ? async (token) => embedFormTokenValid(key, account.id, found.id, token) : undefined,
     );
     if (read instanceof Response) return read;
     const { fields } = read;
@@ -104,19 +105,28 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
       }
     }
     const recording = read.file ? await measureRecording(deps.media, read.file, field(fields, 'media_kind')) : null;
-    if (recording && !recording.ok) return show(c, p, at, 422, { ...draft, problem: recording.problem });
+    if (recording && !recording.ok) return show(c, found, at, 422, { ...draft, problem: recording.problem });
     const media = recording?.media;
-    const outcome = await startConversation(
-      { intake: deps.intake },
-      account,
-      p,
-      { ...form, media },
-      {
-        // A signed-in visitor needs no link back: their session opens it.
-        link: signedIn ? null : posting.link(account),
-      },
-    );
+    const startOn = (page: PublicIntakePage) =>
+      startConversation(
+        { intake: deps.intake },
+        account,
+        page,
+        { ...form, media },
+        {
+          // A signed-in visitor needs no link back: their session opens it.
+          link: signedIn ? null : posting.link(account),
+        },
+      );
+    let p: PublicIntakePage | null = found;
+    let outcome = await startOn(found);
+    if (outcome.kind === 'page_changed') {
+      // Read earlier and changed since: started from the page as it is now, if it is the same page.
+      p = await find(c, at);
+      outcome = p && p.id === found.id ? await startOn(p) : outcome;
+    }
     if (media && !(outcome.kind === 'started' && outcome.created)) await deps.media.store.remove(media.key);
+    if (!p || outcome.kind === 'page_changed') return notFound(c);
     if (outcome.kind === 'refused') return show(c, p, at, 422, { ...draft, problem: outcome.problem });
     const pass = await passWith(deps, c, await passOf(deps, c), outcome.conversationId, outcome.authorId);
     keepPass(c, pass);
