@@ -1,6 +1,10 @@
 import { Migration } from '@mikro-orm/migrations';
 import { LIVE_EVENT_SELECTS, liveEventFunction } from './Migration20261129000000_live_events.ts';
 
+/** Picks, from a trigger function's `written` events, the accounts watched now (a new trigger's `told`). */
+export const WATCHED_ACCOUNTS = `select string_agg(w.account_id::text, ',') into accounts from live_watch w
+          where w.account_id in (select account_id from written) and w.until > now()`;
+
 /**
  * A write wakes the listening processes only for the accounts someone follows live. `NOTIFY`
  * makes every transaction that sends one take a database-wide lock from just before its commit
@@ -22,10 +26,8 @@ export class Migration20261130100000_live_watch extends Migration {
     this.addSql(`create table "live_watch" (
       "account_id" int primary key,
       "until" timestamptz(6) not null);`);
-    const watched = `select string_agg(w.account_id::text, ',') into accounts from live_watch w
-          where w.account_id in (select account_id from written) and w.until > now()`;
     for (const [name, events] of Object.entries(LIVE_EVENT_SELECTS)) {
-      this.addSql(liveEventFunction(name, events, watched));
+      this.addSql(liveEventFunction(name, events, WATCHED_ACCOUNTS));
     }
   }
 
