@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { pick } from './correctness.ts';
 import { CONNECTIONS, DURATION, log, N, TOKEN } from './options.ts';
@@ -45,12 +45,31 @@ export interface Run {
    * identical runs; what a request costs the server shows where a ratio came from.
    */
   cpuMs: number;
+  /** PostgreSQL's CPU time (every process of it) per request answered. */
+  pgMs: number;
 }
 
 /** A process's CPU time so far in ms (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms). */
 export function cpuTimeMs(pid: number | undefined): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * The CPU time so far of every PostgreSQL process on this machine (the server's backends,
+ * writer, WAL writer …), in ms: what a run cost the database, read before and after it.
+ */
+export function postgresCpuMs(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuTimeMs(Number(pid));
+    } catch {
+      // The process ended while it was being read.
+    }
+  }
+  return total;
 }
 
 export async function drive(
@@ -62,6 +81,7 @@ export async function drive(
   host?: string,
 ): Promise<Run> {
   const cpuBefore = cpuTimeMs(server.child.pid);
+  const pgBefore = postgresCpuMs();
   const result = await autocannon({
     url: server.base,
     connections,
@@ -87,6 +107,7 @@ export async function drive(
     non2xx: result.non2xx + result.errors + result.timeouts,
     notModified: result['3xx'],
     cpuMs: (cpuTimeMs(server.child.pid) - cpuBefore) / Math.max(result.requests.total, 1),
+    pgMs: (postgresCpuMs() - pgBefore) / Math.max(result.requests.total, 1),
   };
 }
 

@@ -46,8 +46,11 @@ export async function intake(product: Server) {
     const rps = { start: (s1.rps + s2.rps) / 2, create: (c1.rps + c2.rps) / 2 };
     lowest = Math.min(lowest, rps.start / rps.create);
     bad += s1.bad + s2.bad;
+    // What each costs the product and PostgreSQL, per request: on two shared cores, where the ratio comes from.
+    const ms = (a: number, b: number) => ((a + b) / 2).toFixed(2);
     rows.push(
       `${String(c).padStart(5)} conns: intake start ${fmt(rps.start)} starts/s (not 303: ${s1.bad + s2.bad}), create_conversation ${fmt(rps.create)} req/s (non-2xx ${c1.non2xx + c2.non2xx}), start/create x${(rps.start / rps.create).toFixed(2)}; peak RSS ${peakRssMb(product)} MB`,
+      `             CPU a request: start ${ms(s1.cpuMs, s2.cpuMs)} ms product + ${ms(s1.pgMs, s2.pgMs)} ms PostgreSQL, create ${ms(c1.cpuMs, c2.cpuMs)} ms + ${ms(c1.pgMs, c2.pgMs)} ms`,
     );
   }
   console.log(`\nconversations started through an intake page's form (product only):\n${rows.join('\n')}`);

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import autocannon from 'autocannon';
-import type { Scenario } from '../load.ts';
+import { cpuTimeMs, postgresCpuMs, type Scenario } from '../load.ts';
 import { DURATION, PAGE_HOST } from '../options.ts';
 import { type Server, start, startOptions } from '../servers.ts';
 
@@ -54,7 +54,9 @@ export async function postForm(
   path: string,
   form: { cookie: string; body: string },
   connections: number,
-): Promise<{ rps: number; bad: number }> {
+): Promise<{ rps: number; bad: number; cpuMs: number; pgMs: number }> {
+  const cpuBefore = cpuTimeMs(server.child.pid);
+  const pgBefore = postgresCpuMs();
   const result = await autocannon({
     url: server.base,
     connections,
@@ -68,5 +70,11 @@ export async function postForm(
     requests: [{ method: 'POST', path, body: form.body }],
   });
   const redirected = result.statusCodeStats?.['303']?.count ?? 0;
-  return { rps: result.requests.average, bad: result.errors + result.timeouts + result.requests.total - redirected };
+  const total = Math.max(result.requests.total, 1);
+  return {
+    rps: result.requests.average,
+    bad: result.errors + result.timeouts + result.requests.total - redirected,
+    cpuMs: (cpuTimeMs(server.child.pid) - cpuBefore) / total,
+    pgMs: (postgresCpuMs() - pgBefore) / total,
+  };
 }
