@@ -55,7 +55,7 @@ export function startMailWorker(queue: MikroMailOutbox, mailing: MailOptions): M
     intervalMs: mailing.intervalMs ?? 5_000,
     onError: mailing.onError,
     async step() {
-      const due = await queue.claimDue(50);
+      const due = await queue.claimDue(10);
       // The batch's sent mails are marked in one statement; a crash before it sends them again
       // (at least once, as the lease promises).
       const sent: number[] = [];
