@@ -1,5 +1,6 @@
 import {
   IDEMPOTENCY_KEY_REUSED,
+  INTAKE_MANAGERS_ONLY,
   INTAKE_PAGE_KEY_TAKEN,
   INTAKE_PAGE_LIMIT_REACHED,
   INTAKE_PAGE_NOT_FOUND,
@@ -48,6 +49,7 @@ const ERROR_EXAMPLES: Record<OwnMessageCode, string> = {
   webhook_limit_reached: WEBHOOK_LIMIT_REACHED,
   workflow_not_found: WORKFLOW_NOT_FOUND,
   workflow_limit_reached: WORKFLOW_LIMIT_REACHED,
+  forbidden: INTAKE_MANAGERS_ONLY,
 };
 
 const hasOwnMessage = (code: ErrorCode): code is OwnMessageCode => code in ERROR_EXAMPLES;

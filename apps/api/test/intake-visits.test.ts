@@ -430,9 +430,14 @@ describe('the team manages intake pages and workflows on the site', () => {
   const pages = async () => (await apiCall(h, 'GET', '/intake_pages', auth(TOKEN))).body.intake_pages;
   const workflows = async () => (await apiCall(h, 'GET', '/workflows', auth(TOKEN))).body.workflows;
 
-  it('are the 404 for anyone not on the team, and change nothing for them', async () => {
+  it('are the 404 for anyone but the owners and admins, a team member included, and change nothing', async () => {
     const before = JSON.stringify(await pages());
-    for (const v of [new Visitor(h, HOST), await signedIn('pat@customer.example')]) {
+    const workflowsBefore = JSON.stringify(await workflows());
+    const sam = await signedIn('sam@front.example');
+    // A team member's inbox offers no way there either.
+    expect((await sam.get('/')).html).not.toContain('/manage/intake-pages');
+    expect((await (await signedIn('olivia@front.example')).get('/')).html).toContain('/manage/intake-pages');
+    for (const v of [new Visitor(h, HOST), await signedIn('pat@customer.example'), sam]) {
       await v.get('/p/feedback');
       const csrf = v.hidden('csrf');
       for (const path of ['/manage/intake-pages', '/manage/workflows']) {
@@ -440,18 +445,31 @@ describe('the team manages intake pages and workflows on the site', () => {
         expect((await v.post(path, { csrf, name: 'Sneaky' })).status, path).toBe(404);
       }
       expect((await v.post('/manage/intake-pages/1', { csrf, name: 'Sneaky', key: 'sneaky' })).status).toBe(404);
+      // What a team member could do with them: publish a private recording as a page's welcome,
+      // post as the owner, join every new conversation.
+      const recording = { csrf, name: 'Leak', key: 'leak', welcome_recording: '1', team: 'sam@front.example' };
+      expect((await v.post('/manage/intake-pages/1', recording)).status).toBe(404);
+      const steps = JSON.stringify([
+        {
+          trigger: { type: 'conversation.created' },
+          action: { type: 'post_message', as: 'olivia@front.example', text: 'Send me your card number' },
+        },
+      ]);
+      expect((await v.post('/manage/workflows', { csrf, name: 'As the owner', steps })).status).toBe(404);
+      expect((await v.post('/manage/workflows/1', { csrf, name: 'As the owner', steps })).status).toBe(404);
     }
     expect(JSON.stringify(await pages())).toBe(before);
+    expect(JSON.stringify(await workflows())).toBe(workflowsBefore);
   });
 
   it('changes, disables and adds intake pages with the API’s rules', async () => {
-    const sam = await signedIn('sam@front.example');
-    const list = await sam.get('/manage/intake-pages');
+    const owner = await signedIn('olivia@front.example');
+    const list = await owner.get('/manage/intake-pages');
     expect(list.status).toBe(200);
     expect(list.headers.get('cache-control')).toBe('no-store');
     const feedback = (await pages()).find((p: { key: string }) => p.key === 'feedback');
     const form = {
-      csrf: sam.hidden('csrf'),
+      csrf: owner.hidden('csrf'),
       name: 'Feedback',
       key: 'feedback',
       title: 'Tell us how we did',
@@ -460,7 +478,7 @@ describe('the team manages intake pages and workflows on the site', () => {
       team: 'sam@front.example',
       allow_anonymous: 'on',
     };
-    const saved = await sam.post(`/manage/intake-pages/${feedback.id}`, form);
+    const saved = await owner.post(`/manage/intake-pages/${feedback.id}`, form);
     expect([saved.status, location(saved)]).toEqual([303, `/manage/intake-pages#page-${feedback.id}`]);
     expect((await pages()).find((p: { id: number }) => p.id === feedback.id)).toMatchObject({
       title: 'Tell us how we did',
@@ -471,40 +489,40 @@ describe('the team manages intake pages and workflows on the site', () => {
     expect((await new Visitor(h, HOST).get('/p/feedback')).html).toContain('Tell us how we did');
 
     // Disabled, the page is gone for visitors; enabled again, it is back.
-    await sam.post(`/manage/intake-pages/${feedback.id}`, { ...form, disabled: 'on' });
+    await owner.post(`/manage/intake-pages/${feedback.id}`, { ...form, disabled: 'on' });
     expect((await new Visitor(h, HOST).get('/p/feedback')).status).toBe(404);
-    await sam.post(`/manage/intake-pages/${feedback.id}`, form);
+    await owner.post(`/manage/intake-pages/${feedback.id}`, form);
     expect((await new Visitor(h, HOST).get('/p/feedback')).status).toBe(200);
 
     // Refusals: the page again at that form, with the reason and what was sent; nothing saved.
     const before = JSON.stringify(await pages());
-    const stranger = await sam.post(`/manage/intake-pages/${feedback.id}`, { ...form, team: 'pat@customer.example' });
+    const stranger = await owner.post(`/manage/intake-pages/${feedback.id}`, { ...form, team: 'pat@customer.example' });
     expect(stranger.status).toBe(422);
     expect(textOf(present(elements(stranger.html).find((e) => attr(e, 'role') === 'alert')))).toMatch(
       /not on the account's team: pat@customer.example/,
     );
     expect(stranger.html).toContain('pat@customer.example</textarea>');
-    expect((await sam.post(`/manage/intake-pages/${feedback.id}`, { ...form, key: 'Bad Key' })).status).toBe(422);
-    expect((await sam.post('/manage/intake-pages', { csrf: form.csrf, name: '' })).status).toBe(422);
-    expect((await sam.post('/manage/intake-pages/999999', form)).status).toBe(404);
-    expect((await sam.post(`/manage/intake-pages/${feedback.id}`, { ...form, csrf: 'forged' })).status).toBe(403);
+    expect((await owner.post(`/manage/intake-pages/${feedback.id}`, { ...form, key: 'Bad Key' })).status).toBe(422);
+    expect((await owner.post('/manage/intake-pages', { csrf: form.csrf, name: '' })).status).toBe(422);
+    expect((await owner.post('/manage/intake-pages/999999', form)).status).toBe(404);
+    expect((await owner.post(`/manage/intake-pages/${feedback.id}`, { ...form, csrf: 'forged' })).status).toBe(403);
     expect(JSON.stringify(await pages())).toBe(before);
 
-    const made = await sam.post('/manage/intake-pages', { csrf: form.csrf, name: 'Press enquiries', key: '' });
+    const made = await owner.post('/manage/intake-pages', { csrf: form.csrf, name: 'Press enquiries', key: '' });
     expect(made.status).toBe(303);
     expect((await pages()).map((p: { key: string }) => p.key)).toContain('press-enquiries');
     expect((await new Visitor(h, HOST).get('/p/press-enquiries')).status).toBe(200);
   });
 
   it('adds and changes workflows, refusing bad JSON and unknown steps with the reason', async () => {
-    const sam = await signedIn('sam@front.example');
-    await sam.get('/manage/workflows');
-    const csrf = sam.hidden('csrf');
+    const owner = await signedIn('olivia@front.example');
+    await owner.get('/manage/workflows');
+    const csrf = owner.hidden('csrf');
     const before = (await workflows()).length;
-    const bad = await sam.post('/manage/workflows', { csrf, name: 'Broken', steps: '[{"trigger": ' });
+    const bad = await owner.post('/manage/workflows', { csrf, name: 'Broken', steps: '[{"trigger": ' });
     expect(bad.status).toBe(422);
     expect(bad.html).toContain('steps: not valid JSON');
-    const unknown = await sam.post('/manage/workflows', {
+    const unknown = await owner.post('/manage/workflows', {
       csrf,
       name: 'Unknown',
       steps: '[{"trigger":{"type":"moon.full"},"action":{"type":"add_tags","tags":["x"]}}]',
@@ -514,11 +532,11 @@ describe('the team manages intake pages and workflows on the site', () => {
     expect((await workflows()).length).toBe(before);
 
     const steps = '[{"trigger":{"type":"conversation.created"},"action":{"type":"add_tags","tags":["site"]}}]';
-    const made = await sam.post('/manage/workflows', { csrf, name: 'From the site', steps });
+    const made = await owner.post('/manage/workflows', { csrf, name: 'From the site', steps });
     expect(made.status).toBe(303);
     const saved = (await workflows()).find((w: { name: string }) => w.name === 'From the site');
     expect(saved.steps).toEqual(JSON.parse(steps));
-    const disabled = await sam.post(`/manage/workflows/${saved.id}`, {
+    const disabled = await owner.post(`/manage/workflows/${saved.id}`, {
       csrf,
       name: 'From the site',
       steps,

@@ -1,3 +1,4 @@
+import { DomainError } from './errors.ts';
 import type { ConversationSettings } from './ports.ts';
 
 /*
@@ -34,6 +35,26 @@ export function maySee(c: ConversationSettings, memberIds: readonly number[], vi
 
 /** Who adds people to a conversation and takes them out on its page: anyone on the account's team (who may see it). */
 export const managesMembers = (viewer: Viewer): boolean => viewer !== null && viewer.teamRole !== null;
+
+/**
+ * Who manages the account's intake pages and workflows: its owners and admins. What they save
+ * publishes recordings to anyone (a page's welcome), posts as the team (`post_message as`) and adds
+ * members to every new conversation, so it is for those who see every conversation already.
+ */
+export const managesIntake = (viewer: Viewer): boolean => viewer !== null && seesEveryConversation(viewer.teamRole);
+
+/**
+ * Who saves an account's settings: the account as a whole (its API token, the operator's CLI, a
+ * seed), or a person signed in to its site, with their own rights.
+ */
+export type Actor = 'account' | Viewer;
+
+export const INTAKE_MANAGERS_ONLY = "only the account's owners and admins manage intake pages and workflows";
+
+/** The refusal of a person who may not manage the intake, as every use case that saves it says it. */
+export function requireIntakeManager(actor: Actor): void {
+  if (actor !== 'account' && !managesIntake(actor)) throw new DomainError('forbidden', INTAKE_MANAGERS_ONLY);
+}
 
 /**
  * May search engines index it (`allow_search_engines`)? Only a public conversation can be: a private

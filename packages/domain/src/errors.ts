@@ -16,7 +16,8 @@ export type DomainErrorCode =
   | 'webhook_limit_reached'
   | 'workflow_not_found'
   | 'workflow_limit_reached'
-  | 'unauthorized';
+  | 'unauthorized'
+  | 'forbidden';
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode;

@@ -2,15 +2,22 @@ import { describe, expect, it } from 'vitest';
 import {
   adoptCopiedSteps,
   asHistory,
+  changeIntakePage,
   changeStep,
+  changeWorkflow,
   copyWorkflow,
+  createIntakePage,
+  createWorkflow,
   FOREIGN_STEP,
+  type IntakePageAdminStore,
   LOADED_STEP,
   nextRepeat,
   pendingTimers,
   planSteps,
   repeatDueAt,
+  requireIntakeManager,
   type WorkflowStep,
+  type WorkflowStore,
   ZWorkflowSteps,
 } from '../src/index.ts';
 
@@ -136,5 +143,29 @@ describe('a copy and its plan', () => {
     expect(history.map((s) => s.state)).toEqual(Array(7).fill('skipped'));
     expect(pendingTimers(history)).toEqual([]);
     expect(planSteps(history, { kind: 'message', messageId: 1, side: 'participant' }, created)).toEqual([]);
+  });
+});
+
+describe('who saves intake pages and workflows', () => {
+  // A store with nothing in it: touching it fails (not a function), so a refusal comes first.
+  const untouchable = {};
+  const account = { id: 1 };
+
+  it('refuses a team member and a participant, and touches nothing', async () => {
+    for (const actor of [{ userId: 2, teamRole: 'member' as const }, { userId: 3, teamRole: null }, null]) {
+      const refusals = [
+        createWorkflow(untouchable as WorkflowStore, account, { name: 'x', steps: [] }, actor),
+        changeWorkflow(untouchable as WorkflowStore, account, 1, { name: 'x' }, actor),
+        createIntakePage(untouchable as IntakePageAdminStore, account, { name: 'x' }, actor),
+        changeIntakePage(untouchable as IntakePageAdminStore, account, 1, { name: 'x' }, actor),
+      ];
+      for (const refusal of refusals) await expect(refusal).rejects.toMatchObject({ code: 'forbidden' });
+    }
+  });
+
+  it('lets owners, admins and the account itself through to the rules', () => {
+    expect(() => requireIntakeManager({ userId: 1, teamRole: 'owner' })).not.toThrow();
+    expect(() => requireIntakeManager({ userId: 1, teamRole: 'admin' })).not.toThrow();
+    expect(() => requireIntakeManager('account')).not.toThrow();
   });
 });

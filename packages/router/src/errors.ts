@@ -23,6 +23,7 @@ export const ERRORS = {
     status: 401,
     message: 'a valid API token is required in the Authorization header',
   },
+  forbidden: { trpc: 'FORBIDDEN', status: 403, message: null },
   malformed_body: { trpc: 'BAD_REQUEST', status: 400, message: 'the request body is not valid JSON or form data' },
   bad_request: { trpc: 'BAD_REQUEST', status: 400, message: 'the request is not valid HTTP' },
   batch_too_large: { trpc: 'BAD_REQUEST', status: 400, message: null },

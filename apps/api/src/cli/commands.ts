@@ -332,11 +332,17 @@ export function registerCommands(program: Command, env: Env): void {
       .action(async (o) => {
         if (o.disable && o.enable) throw new AdminError('give --disable or --enable, not both');
         const changed = await withDatabase(env, async (em) =>
-          changeWorkflow(new MikroWorkflowStore(em), await findAccount(em, o.account), o.id, {
-            name: o.name,
-            steps: o.steps,
-            disabled: o.disable ? true : o.enable ? false : undefined,
-          }),
+          changeWorkflow(
+            new MikroWorkflowStore(em),
+            await findAccount(em, o.account),
+            o.id,
+            {
+              name: o.name,
+              steps: o.steps,
+              disabled: o.disable ? true : o.enable ? false : undefined,
+            },
+            'account',
+          ),
         );
         emit(o.json, changed, `workflow ${changed.id} (${changed.name}) ${changed.disabled ? 'disabled' : 'saved'}`);
       }),
@@ -424,19 +430,25 @@ export function registerCommands(program: Command, env: Env): void {
           throw new AdminError('--anonymous takes yes or no');
         }
         const changed = await withDatabase(env, async (em) =>
-          changeIntakePage(new MikroIntakePageAdminStore(em), await findAccount(em, o.account), o.id, {
-            name: o.name,
-            key: o.key,
-            title: o.title,
-            welcome_text: o.welcome,
-            welcome_recording_message_id:
-              o.welcomeRecording === undefined ? undefined : o.welcomeRecording === 0 ? null : o.welcomeRecording,
-            primary: o.primary === true ? true : undefined,
-            workflow_id: o.workflow === undefined ? undefined : o.workflow === 0 ? null : o.workflow,
-            team: o.team,
-            allow_anonymous: o.anonymous === undefined ? undefined : o.anonymous === 'yes',
-            disabled: o.disable ? true : o.enable ? false : undefined,
-          }),
+          changeIntakePage(
+            new MikroIntakePageAdminStore(em),
+            await findAccount(em, o.account),
+            o.id,
+            {
+              name: o.name,
+              key: o.key,
+              title: o.title,
+              welcome_text: o.welcome,
+              welcome_recording_message_id:
+                o.welcomeRecording === undefined ? undefined : o.welcomeRecording === 0 ? null : o.welcomeRecording,
+              primary: o.primary === true ? true : undefined,
+              workflow_id: o.workflow === undefined ? undefined : o.workflow === 0 ? null : o.workflow,
+              team: o.team,
+              allow_anonymous: o.anonymous === undefined ? undefined : o.anonymous === 'yes',
+              disabled: o.disable ? true : o.enable ? false : undefined,
+            },
+            'account',
+          ),
         );
         emit(o.json, changed, `${pageText(changed)} saved`);
       }),

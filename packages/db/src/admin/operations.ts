@@ -195,6 +195,7 @@ export async function createWorkflow(em: EntityManager, accountId: number, input
         name: v.name('workflow name', input.name),
         steps: input.steps,
       },
+      'account',
     );
     return made;
   } catch (e) {
@@ -257,6 +258,7 @@ export async function createIntakePage(
         team: input.team,
         disabled: input.disabled,
       },
+      'account',
     );
     return { ...made, workflowId: made.workflow_id };
   } catch (e) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type Actor, requireIntakeManager } from '../access.ts';
 import { DomainError } from '../errors.ts';
 import { emailProblem } from '../people.ts';
 import type { AccountContext } from '../ports.ts';
@@ -240,7 +241,9 @@ export async function createIntakePage(
   store: IntakePageAdminStore,
   account: Pick<AccountContext, 'id'>,
   input: IntakePageInput & { name: string },
+  actor: Actor,
 ): Promise<IntakePageView> {
+  requireIntakeManager(actor);
   const draft = await draftOf(store, account.id, input, null);
   // A key made from the name moves aside for a page that has it: `twin`, then `twin-2`, `twin-3`…
   for (let n = 2; ; n++) {
@@ -258,7 +261,9 @@ export async function changeIntakePage(
   account: Pick<AccountContext, 'id'>,
   id: number,
   input: IntakePageInput,
+  actor: Actor,
 ): Promise<IntakePageView> {
+  requireIntakeManager(actor);
   const current = await store.find(account.id, id);
   if (!current) throw new DomainError('intake_page_not_found', INTAKE_PAGE_NOT_FOUND);
   return saved(await store.change(account.id, id, await draftOf(store, account.id, input, current)));

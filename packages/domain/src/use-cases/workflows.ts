@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type Actor, requireIntakeManager } from '../access.ts';
 import { DomainError } from '../errors.ts';
 import type { AccountContext } from '../ports.ts';
 import { ZText } from '../schemas.ts';
@@ -143,7 +144,9 @@ export async function createWorkflow(
   store: WorkflowStore,
   account: Pick<AccountContext, 'id'>,
   input: { name: string; steps: unknown },
+  actor: Actor,
 ): Promise<WorkflowDefinitionView> {
+  requireIntakeManager(actor);
   const steps = parseWorkflowSteps(input.steps);
   await checkReferences(store, account.id, steps);
   const made = await store.create(account.id, { name: input.name.trim(), steps }, MAX_WORKFLOWS);
@@ -156,7 +159,9 @@ export async function changeWorkflow(
   account: Pick<AccountContext, 'id'>,
   id: number,
   input: { name?: string | undefined; steps?: unknown; disabled?: boolean | undefined },
+  actor: Actor,
 ): Promise<WorkflowDefinitionView> {
+  requireIntakeManager(actor);
   const steps = input.steps === undefined ? undefined : parseWorkflowSteps(input.steps);
   if (steps) await checkReferences(store, account.id, steps);
   const changed = await store.change(account.id, id, { name: input.name?.trim(), steps, disabled: input.disabled });

@@ -1,4 +1,4 @@
-import { viewInbox } from '@convo/domain';
+import { managesIntake, viewInbox } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { type SiteEnv, viewerOf } from '../env.ts';
@@ -31,7 +31,9 @@ export function homeRoutes({ deps, posting }: SiteKit, intake: ReturnType<typeof
         search: c.req.query('q'),
       });
       if (!found) return notFound(c);
-      return page(c, 200, inbox(account.name, found), 'Inbox', { headers: { 'cache-control': 'no-store' } });
+      return page(c, 200, inbox(account.name, found, managesIntake(viewer)), 'Inbox', {
+        headers: { 'cache-control': 'no-store' },
+      });
     }
     const primaryPage = await intake.find(c, primary);
     if (primaryPage) return intake.show(c, primaryPage, primary);

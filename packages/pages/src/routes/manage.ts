@@ -7,7 +7,7 @@ import {
   isDomainError,
   listIntakePages,
   listWorkflows,
-  managesMembers,
+  managesIntake,
   parseIntakePageInput,
   parseWorkflowName,
 } from '@convo/domain';
@@ -33,13 +33,14 @@ function stepsOf(fields: Map<string, string[]>): unknown {
 }
 
 /**
- * The team's own pages for the intake (`/manage/intake-pages`, `/manage/workflows`): anyone on the
- * account's team; for anyone else they do not exist (the site's 404). Each form saves through the
+ * The team's own pages for the intake (`/manage/intake-pages`, `/manage/workflows`): the account's
+ * owners and admins (`managesIntake`); for anyone else, a team `member` included, they do not exist
+ * (the site's 404). Each form saves through the
  * API's use cases; a refusal is the page again, at that form, with the reason and what was sent.
  */
 export function manageRoutes({ deps, posting }: SiteKit) {
   const routes = new Hono<SiteEnv>();
-  const onTeam = (c: SiteContext) => managesMembers(viewerOf(c));
+  const manages = (c: SiteContext) => managesIntake(viewerOf(c));
 
   async function intakePages(c: SiteContext, status: PageStatus, problem?: ManageProblem) {
     const account = c.env.account;
@@ -67,7 +68,7 @@ export function manageRoutes({ deps, posting }: SiteKit) {
     list: typeof intakePages,
     act: (fields: Map<string, string[]>) => Promise<string>,
   ) {
-    if (!onTeam(c)) return notFound(c);
+    if (!manages(c)) return notFound(c);
     if (form !== 'new' && !ID.test(form)) return notFound(c);
     const fields = await posting.readPost(c);
     if (fields instanceof Response) return fields;
@@ -75,7 +76,7 @@ export function manageRoutes({ deps, posting }: SiteKit) {
       return c.redirect(await act(fields), 303);
     } catch (e) {
       if (!isDomainError(e)) throw e;
-      if (e.code.endsWith('_not_found')) return notFound(c);
+      if (e.code.endsWith('_not_found') || e.code === 'forbidden') return notFound(c);
       return list(c, 422, { form, message: e.message, fields });
     }
   }
@@ -97,28 +98,33 @@ export function manageRoutes({ deps, posting }: SiteKit) {
     });
   };
 
-  routes.get('/manage/intake-pages', (c) => (onTeam(c) ? intakePages(c, 200) : notFound(c)));
+  routes.get('/manage/intake-pages', (c) => (manages(c) ? intakePages(c, 200) : notFound(c)));
   routes.post('/manage/intake-pages', posting.sameOrigin, (c) =>
     save(c, 'new', intakePages, async (fields) => {
       const key = field(fields, 'key')?.trim();
       const input = parseIntakePageInput({ name: field(fields, 'name') ?? '', ...(key ? { key } : {}) });
-      const made = await createIntakePage(deps.intakePageAdmin, c.env.account, { ...input, name: input.name ?? '' });
+      const made = await createIntakePage(
+        deps.intakePageAdmin,
+        c.env.account,
+        { ...input, name: input.name ?? '' },
+        viewerOf(c),
+      );
       return `/manage/intake-pages#page-${made.id}`;
     }),
   );
   routes.post('/manage/intake-pages/:id', posting.sameOrigin, (c) =>
     save(c, c.req.param('id'), intakePages, async (fields) => {
       const id = Number(c.req.param('id'));
-      await changeIntakePage(deps.intakePageAdmin, c.env.account, id, pageInput(fields));
+      await changeIntakePage(deps.intakePageAdmin, c.env.account, id, pageInput(fields), viewerOf(c));
       return `/manage/intake-pages#page-${id}`;
     }),
   );
 
-  routes.get('/manage/workflows', (c) => (onTeam(c) ? workflows(c, 200) : notFound(c)));
+  routes.get('/manage/workflows', (c) => (manages(c) ? workflows(c, 200) : notFound(c)));
   routes.post('/manage/workflows', posting.sameOrigin, (c) =>
     save(c, 'new', workflows, async (fields) => {
       const name = parseWorkflowName(field(fields, 'name') ?? '');
-      const made = await createWorkflow(deps.workflows, c.env.account, { name, steps: stepsOf(fields) });
+      const made = await createWorkflow(deps.workflows, c.env.account, { name, steps: stepsOf(fields) }, viewerOf(c));
       return `/manage/workflows#workflow-${made.id}`;
     }),
   );
@@ -126,11 +132,17 @@ export function manageRoutes({ deps, posting }: SiteKit) {
     save(c, c.req.param('id'), workflows, async (fields) => {
       const id = Number(c.req.param('id'));
       const name = parseWorkflowName(field(fields, 'name') ?? '');
-      await changeWorkflow(deps.workflows, c.env.account, id, {
-        name,
-        steps: stepsOf(fields),
-        disabled: ticked(fields, 'disabled'),
-      });
+      await changeWorkflow(
+        deps.workflows,
+        c.env.account,
+        id,
+        {
+          name,
+          steps: stepsOf(fields),
+          disabled: ticked(fields, 'disabled'),
+        },
+        viewerOf(c),
+      );
       return `/manage/workflows#workflow-${id}`;
     }),
   );

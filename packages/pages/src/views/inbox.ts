@@ -15,9 +15,9 @@ function inboxHref(page: number, filter: InboxPage['filter']): string {
 }
 
 /** The team's inbox: a filter (title, tag), the conversations latest activity first, and the pages around. */
-export function inbox(account: string, p: InboxPage): Html {
+export function inbox(account: string, p: InboxPage, managesIntake: boolean): Html {
   const filtered = p.filter.search !== '' || p.filter.tag !== '';
-  return html`${manageNav()}<h1>Inbox</h1>
+  return html`${manageNav(managesIntake)}<h1>Inbox</h1>
 <p class="meta">The conversations of ${account}, latest activity first.</p>
 <form method="get" action="/" class="inbox-filter" role="search" aria-label="Filter the conversations">
 <p><label for="inbox-search">Title contains</label><input id="inbox-search" name="q" maxlength="255" value="${p.filter.search}"></p>

@@ -25,8 +25,13 @@ const checked = (p: ManageProblem | undefined, form: string, name: string, saved
 const problemAt = (p: ManageProblem | undefined, form: string): Html | string =>
   p?.form === form ? html`<p class="problem" role="alert">${p.message}</p>` : '';
 
-export const manageNav = (): Html =>
-  html`<nav class="manage-nav" aria-label="The team's pages"><ul><li><a href="/">Inbox</a></li><li><a href="/manage/intake-pages">Intake pages</a></li><li><a href="/manage/workflows">Workflows</a></li></ul></nav>`;
+/** The team's pages; intake pages and workflows only for those who manage them (owners and admins). */
+export const manageNav = (intake = true): Html =>
+  html`<nav class="manage-nav" aria-label="The team's pages"><ul><li><a href="/">Inbox</a></li>${
+    intake
+      ? html`<li><a href="/manage/intake-pages">Intake pages</a></li><li><a href="/manage/workflows">Workflows</a></li>`
+      : ''
+  }</ul></nav>`;
 
 export function intakePagesPage(
   state: { host: string; accountKey: string; csrf: string; problem?: ManageProblem | undefined },

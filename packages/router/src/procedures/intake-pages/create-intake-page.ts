@@ -3,5 +3,5 @@ import { defineOperation } from '../../operation.ts';
 import { createIntakePageSpec } from './create-intake-page.types.ts';
 
 export const createIntakePageOperation = defineOperation(createIntakePageSpec, (procedure) =>
-  procedure.mutation(({ ctx, input }) => createIntakePage(ctx.services.intakePageAdmin, ctx.account, input)),
+  procedure.mutation(({ ctx, input }) => createIntakePage(ctx.services.intakePageAdmin, ctx.account, input, 'account')),
 );
