@@ -497,7 +497,9 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
     let asked = 0;
     for (const s of streams) {
       s.heartbeat(cursor);
-      const due = s.request.userId !== null && now - s.lastCheck > (options.recheckMs ?? 5 * 60_000);
+      const due =
+        (s.request.userId !== null || s.request.passHolder === true) &&
+        now - s.lastCheck > (options.recheckMs ?? 5 * 60_000);
       if (due && asked++ < RECHECKS_A_ROUND) void s.recheck().catch(() => s.close());
     }
   }, options.heartbeatMs ?? 25_000);

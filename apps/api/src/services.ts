@@ -243,6 +243,9 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
         if (started.kind === 'started' && started.created && start.comeBack) for (const l of mailListeners) l();
         return started;
       },
+      keepPassCode: (accountId, codeHash, grant, ttlSeconds) =>
+        intake.keepPassCode(accountId, codeHash, grant, ttlSeconds),
+      takePassCode: (accountId, codeHash) => intake.takePassCode(accountId, codeHash),
     },
     media,
     uploads,

@@ -62,7 +62,8 @@ beforeAll(async () => {
     fetch: () =>
       new Response(
         `<!doctype html><html lang="en"><title>Blog</title><h1>Our blog</h1>
-<iframe title="Feedback" src="${site}/embeds/p/feedback" allow="microphone; camera; display-capture" width="600" height="900"></iframe>`,
+<iframe title="Feedback" src="${site}/embeds/p/feedback" allow="microphone; camera; display-capture" width="600" height="900"></iframe>
+<script>window.told = []; addEventListener('message', (e) => window.told.push(e.data));</script>`,
         { headers: { 'content-type': 'text/html; charset=utf-8' } },
       ),
     port: 0,
@@ -212,8 +213,13 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
     if (!frame) throw new Error('the embed did not load');
     await frame.getByText('How did we do?').waitFor();
     await startWithRecording(frame, { name: 'Fran Frame', email: 'fran@visitor.test', text: 'Lovely blog.' });
-    await frame.waitForURL(/\/embeds\/conversations\/front\/[\w-]+\?pass=/);
+    // It lands with a one-time code, taken at once; the address forgets it.
+    await frame.waitForURL(/\/embeds\/conversations\/front\/[\w-]+(#message-\d+)?$/);
     await frame.getByText('Lovely blog.').waitFor();
+    // The site around it is told the frame's height, and nothing else (no address, no pass).
+    const told: unknown[] = await page.evaluate(() => Reflect.get(window, 'told'));
+    expect(told.length).toBeGreaterThan(0);
+    for (const message of told) expect(Object.keys(message as object).sort()).toEqual(['height', 'type']);
 
     const c = await welcomed(slugIn(frame.url()));
     expect(c).toMatchObject({ via_primary_intake_page: false, public: false });

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSeed } from '@convo/db';
@@ -133,8 +134,8 @@ describe('the primary intake page at /', () => {
     expect(posted.status).toBe(303);
     const slug = slugOf(posted);
     expect(location(posted)).toMatch(new RegExp(`^/c/${slug}#message-\\d+$`));
-    // The pass names the conversation (and whose start it was), signed: the server keeps nothing of it.
-    expect(v.cookies.get('convo_pass')).toMatch(/^\d+-\d+~[\w-]{43}$/);
+    // The pass names the conversation, whose start it was and when, signed.
+    expect(v.cookies.get('convo_pass')).toMatch(/^\d+-\d+-\d{13}~[\w-]{43}$/);
 
     // The API has it as a start through the primary page: private, the page's team and the visitor.
     const c = await api(slug);
@@ -376,33 +377,119 @@ describe('a secondary page and its embed', () => {
     });
     expect(posted.status).toBe(303);
     const landing = location(posted);
-    expect(landing).toMatch(/^\/embeds\/conversations\/front\/[\w-]+\?pass=[\w.~-]+#message-\d+$/);
+    // No address carries a pass: the frame lands with a one-time code.
+    expect(landing).toMatch(/^\/embeds\/conversations\/front\/[\w-]+\?code=[\w-]{43}#message-\d+$/);
+    const slug = slugOf(posted);
     v.cookies.clear();
     const embed = await v.get(landing.replace(/#.*/, ''));
     expect(embed.status).toBe(200);
     expect(embed.html).toContain('From the frame');
-    // Its link out carries the pass to the site, which keeps it as a cookie and drops it from the address.
-    const out = present(elements(embed.html).find((e) => e.tagName === 'a' && /\?pass=/.test(attr(e, 'href') ?? '')));
-    const opened = await v.get(
-      new URL(present(attr(out, 'href'))).pathname + new URL(present(attr(out, 'href'))).search,
+    // The code became the frame's own pass: partitioned by the site around it, sent in frames.
+    expect(embed.headers.get('set-cookie')).toMatch(
+      /^convo_embed_pass=[\w.~-]+; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=None; Partitioned/,
     );
-    expect([opened.status, location(opened)]).toEqual([303, `/c/${slugOf(posted)}`]);
-    expect((await v.get(`/c/${slugOf(posted)}`)).status).toBe(200);
+    expect((await v.get(`/embeds/conversations/front/${slug}`)).status).toBe(200);
+    // Spent: the same address opens nothing for anyone else (a proxy's log, a copied link).
+    expect((await new Visitor(h, HOST).get(landing.replace(/#.*/, ''))).status).toBe(404);
+    // The frame's pass is the frame's: the account's own pages do not read it as theirs.
+    expect(v.cookies.has('convo_pass')).toBe(false);
+
+    // "Reply on …" carries the start to a tab of the site's own in a form's body, not an address.
+    const reply = present(
+      elements(embed.html).find((e) => e.tagName === 'form' && attr(e, 'action') === `/c/${slug}/pass`),
+    );
+    expect(attr(reply, 'target')).toBe('_blank');
+    expect(elements(embed.html).some((e) => e.tagName === 'a' && /[?&](pass|code)=/.test(attr(e, 'href') ?? ''))).toBe(
+      false,
+    );
+    const tab = new Visitor(h, HOST);
+    const handoff = present(
+      /name="csrf" value="([^"]+)"/.exec(embed.html.slice(embed.html.indexOf(`/c/${slug}/pass`)))?.[1],
+    );
+    expect((await tab.post(`/c/${slug}/pass`, { csrf: `${handoff.slice(0, -3)}AAA` })).status).toBe(403);
+    const opened = await tab.post(`/c/${slug}/pass`, { csrf: handoff });
+    expect([opened.status, location(opened)]).toEqual([303, `/c/${slug}#reply`]);
+    expect((await tab.get(`/c/${slug}`)).status).toBe(200);
+    // An old address with `?pass=` opens nothing.
+    const pass = present(tab.cookies.get('convo_pass'));
+    expect((await new Visitor(h, HOST).get(`/c/${slug}?pass=${pass}`)).status).toBe(404);
+    expect((await new Visitor(h, HOST).get(`/embeds/conversations/front/${slug}?pass=${pass}`)).status).toBe(404);
+
     // The form token is the page's own: forged or another page's, it is refused.
     expect(
       (await v.post('/embeds/p/feedback', { csrf: `${token.split('.')[0]}.${'A'.repeat(43)}`, text: 'x' })).status,
     ).toBe(403);
     expect((await v.post('/embeds/p/contact', { csrf: token, text: 'x' })).status).toBe(403);
-    // A pass opens only the conversations it started.
-    const pass = present(/pass=([\w.~-]+)/.exec(landing)?.[1]);
-    expect((await new Visitor(h, HOST).get(`/embeds/conversations/front/${slugOf(posted)}`)).status).toBe(404);
+    // A pass opens only the conversations it started; rewritten to name another, it is no longer ours.
     const first = (await apiCall(h, 'GET', '/conversations/get_conversations', auth(TOKEN))).body.conversations.at(-1);
-    expect((await new Visitor(h, HOST).get(`/embeds/conversations/front/${first.slug}?pass=${pass}`)).status).toBe(404);
-    // A pass rewritten to name another conversation no longer carries our signature.
-    const forged = pass.replace(/^\d+/, String(first.id));
-    expect((await new Visitor(h, HOST).get(`/embeds/conversations/front/${first.slug}?pass=${forged}`)).status).toBe(
+    const other = new Visitor(h, HOST);
+    other.cookies.set('convo_pass', pass);
+    expect((await other.get(`/c/${first.slug}`)).status).toBe(404);
+    other.cookies.set('convo_pass', pass.replace(/^\d+/, String(first.id)));
+    expect((await other.get(`/c/${first.slug}`)).status).toBe(404);
+  });
+
+  it('ends a pass after its 30 days, or when the team ends the starting devices’ access', async () => {
+    const v = new Visitor(h, HOST);
+    const posted = await start(v, '/p/feedback', { text: 'Anonymous, with a recording to come' });
+    const slug = slugOf(posted);
+    expect((await v.get(`/c/${slug}`)).status).toBe(200);
+    const c = await api(slug);
+
+    // A pass whose start is 30 days old, signed by the site itself, opens nothing.
+    const key = await h.services.notifications.signingKey();
+    const [{ id: accountId }] = await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute("select id from account where key = 'front'");
+    const signed = (payload: string) =>
+      `${payload}~${createHmac('sha256', key).update(`pass:${accountId}:${payload}`).digest('base64url')}`;
+    const old = new Visitor(h, HOST);
+    old.cookies.set('convo_pass', signed(`${c.id}-0-${Date.now() - 30 * 24 * 3600 * 1000 - 1000}`));
+    expect((await old.get(`/c/${slug}`)).status).toBe(404);
+    old.cookies.set('convo_pass', signed(`${c.id}-0-${Date.now() - 29 * 24 * 3600 * 1000}`));
+    expect((await old.get(`/c/${slug}`)).status).toBe(200);
+
+    // The team ends every starting device's access from the conversation's members.
+    const sam = await signedIn('sam@front.example');
+    await sam.get(`/c/${slug}`);
+    const ended = await sam.post(`/c/${slug}/members`, { csrf: sam.hidden('csrf'), end_passes: '1' });
+    expect([ended.status, location(ended)]).toEqual([303, `/c/${slug}#manage-members`]);
+    for (const device of [v, old]) {
+      expect((await device.get(`/c/${slug}`)).status).toBe(404);
+      expect((await device.get(`/embeds/conversations/front/${slug}`)).status).toBe(404);
+      expect((await device.get(`/c/${slug}/events`)).status).toBe(404);
+    }
+    // Nobody but the team may end it; the team still reads it.
+    const stranger = new Visitor(h, HOST);
+    await stranger.get('/p/feedback');
+    expect((await stranger.post(`/c/${slug}/members`, { csrf: stranger.hidden('csrf'), end_passes: '1' })).status).toBe(
       404,
     );
+    expect((await sam.get(`/c/${slug}`)).status).toBe(200);
+    // A start after it opens as before.
+    const again = await start(v, '/p/feedback', { text: 'A new one' });
+    expect((await v.get(`/c/${slugOf(again)}`)).status).toBe(200);
+  });
+
+  it('opens the conversation of a form token sent again only on the device that started it', async () => {
+    const v = new Visitor(h, HOST);
+    await v.get('/p/feedback');
+    const fields = { csrf: v.hidden('csrf'), submit: v.hidden('submit'), text: 'Once' };
+    const first = await v.post('/p/feedback', fields);
+    expect(first.status).toBe(303);
+    // The same device sends it again (a double click): the same conversation.
+    const twice = await v.post('/p/feedback', fields);
+    expect([twice.status, location(twice)]).toEqual([303, location(first)]);
+    // Another device with the same form token (copied from a page, a log): refused, nothing opened.
+    const other = new Visitor(h, HOST);
+    await other.get('/p/feedback');
+    const replay = await other.post('/p/feedback', { ...fields, csrf: other.hidden('csrf') });
+    expect(replay.status).toBe(422);
+    expect(replay.html).toContain('This form was already used');
+    expect(other.cookies.has('convo_pass')).toBe(false);
+    expect((await other.get(`/c/${slugOf(first)}`)).status).toBe(404);
+    expect((await api(slugOf(first))).messages).toHaveLength(1);
   });
 
   it('shows the team the page as visitors see it, without a form, and refuses their post', async () => {

@@ -160,6 +160,8 @@ export interface MemberStore {
   ): Promise<MemberChange | null>;
   /** Takes the address's user out of the conversation's members. Null: no such conversation. */
   removeMember(accountId: number, slugKey: string, email: string): Promise<MemberChange | null>;
+  /** Ends the access of every device that started the conversation (their passes issued until now). */
+  endPasses(accountId: number, conversationId: number): Promise<void>;
 }
 
 /** What a change of members found and did. */
@@ -192,6 +194,11 @@ export interface PageMessageRecord extends MessageRecord {
  */
 export type ConversationAccess = Pick<ConversationRecord, 'id' | 'slug' | keyof ConversationSettings> & {
   memberIds: number[];
+  /**
+   * Since when (epoch milliseconds) the passes of the devices that started it open it: the team
+   * ended the older ones' access. Null: every pass within its lifetime.
+   */
+  passesValidAfter: number | null;
 };
 
 /**

@@ -103,6 +103,8 @@ export interface LiveStreamRequest {
   after: string | null;
   /** The person reading (signed in, or whose start this device's pass holds); null: nobody known. */
   userId: number | null;
+  /** A start's pass reads it (no person known): its rule is asked again too, for the team may end it. */
+  passHolder?: boolean;
   /** Asks the page's rule again (a session ended, a member taken out): false ends the stream. */
   stillAllowed(): Promise<boolean>;
   /** A stream of a whole account (the team's inbox): whether this event's conversation may be told of. */

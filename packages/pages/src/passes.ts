@@ -1,23 +1,43 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { slugKey, slugProblem, type Viewer } from '@convo/domain';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { type ConversationAccess, slugKey, slugProblem, type Viewer } from '@convo/domain';
 import { getCookie, setCookie } from 'hono/cookie';
 import { cookieOptions, type SiteContext, type SiteDeps, viewerOf } from './env.ts';
 
 /*
  * A visitor who started a conversation on an intake page is recognised on that device by a pass:
- * a cookie naming the conversations it started (and whose start each was), signed with the
- * site's key, so the server keeps nothing for it and nobody can write one. It opens those
- * conversations and nothing else, and signs nobody in (the mailed link does that). An embed in
- * another site's frame gets no cookie of ours, so its landing carries the pass in its address.
+ * a cookie naming the conversations it started (whose start each was, and when), signed with the
+ * site's key, so nobody can write one. It opens those conversations and nothing else, for
+ * PASS_LIFETIME_SECONDS from the start, and signs nobody in (the mailed link does that). The team
+ * ends every starting device's access to a conversation from its members (`passesValidAfter`).
+ *
+ * Nothing that authorises travels in an address: an embed's start reaches its frame by a one-time
+ * code (taken on the frame's first load, where the pass becomes the frame's own cookie), and its
+ * "Reply on" button carries the start into a tab of the site's own by a form's body, not a link.
  */
 
 export const PASS_COOKIE = 'convo_pass';
-export const PASS_TTL_SECONDS = 90 * 24 * 3600;
+/**
+ * The pass of a frame on another site: `SameSite=None; Secure; Partitioned`, so it is sent only in
+ * frames on the site that framed the start (CHIPS), and never read by the account's own pages.
+ */
+export const EMBED_PASS_COOKIE = 'convo_embed_pass';
+/** How long a pass opens what it started: 30 days from the start. */
+export const PASS_LIFETIME_SECONDS = 30 * 24 * 3600;
+/** How long an embed's one-time code waits for its frame to load. */
+export const PASS_CODE_SECONDS = 600;
+/** How long the "Reply on" button of an embed carries the start to a tab of its own. */
+const HANDOFF_SECONDS = 3600;
 /** The most recent starts a pass remembers (the cookie stays far under a browser's 4 KB). */
 const PASS_GRANTS = 30;
 
-/** Conversation id → the person whose start it was (null: an anonymous start). */
-export type PassGrants = Map<number, number | null>;
+/** One start a pass holds: whose it was (null: an anonymous start) and when (epoch ms). */
+export interface PassGrant {
+  person: number | null;
+  issued: number;
+}
+
+/** Conversation id → the start this device made of it. */
+export type PassGrants = Map<number, PassGrant>;
 
 const encoder = new TextEncoder();
 
@@ -31,15 +51,26 @@ const same = (a: string, b: string) => {
   return x.length === y.length && timingSafeEqual(x, y);
 };
 
-/** A pass's value: `<conversation>-<person or 0>` grants joined by `.`, then `~` and their MAC. */
-const PASS = /^((?:\d{1,10}-\d{1,10})(?:\.\d{1,10}-\d{1,10}){0,49})~([\w-]{43})$/;
+/** A grant's text: `<conversation>-<person or 0>-<issued ms>`. */
+const GRANT = String.raw`\d{1,10}-\d{1,10}-\d{1,13}`;
+const ONE_GRANT = new RegExp(`^${GRANT}$`);
+/** A pass's value: grants joined by `.`, then `~` and their MAC. */
+const PASS = new RegExp(`^(${GRANT}(?:\\.${GRANT}){0,49})~([\\w-]{43})$`);
 
-/** The pass this request carries: in an embed's address (`?pass=`), else the cookie. */
-export const passValue = (c: SiteContext): string | undefined => c.req.query('pass') ?? getCookie(c, PASS_COOKIE);
+/** A handoff: the grant, until when (epoch seconds), and their MAC. */
+const HANDOFF = new RegExp(`^(${GRANT})\\.(\\d{1,12})\\.([\\w-]{43})$`);
 
-/** What this device's pass holds (the cookie, or in an embed `?pass=`), when it is one we signed. */
-export const passOf = (deps: SiteDeps, c: SiteContext): Promise<PassGrants> =>
-  readPass(deps, c.env.account.id, passValue(c));
+const grantText = (conversation: number, g: PassGrant) => `${conversation}-${g.person ?? 0}-${g.issued}`;
+
+function parseGrant(text: string): [number, PassGrant] | null {
+  if (!ONE_GRANT.test(text)) return null;
+  const [conversation, person, issued] = text.split('-').map(Number);
+  return conversation && issued ? [conversation, { person: person ? person : null, issued }] : null;
+}
+
+/** A start's grant, issued when it started (epoch ms). */
+export const newGrant = (conversationId: number, personId: number | null, issued: number): string =>
+  grantText(conversationId, { person: personId, issued });
 
 /** What a pass's value holds, when it is one we signed for this account; else nothing. */
 async function readPass(deps: SiteDeps, accountId: number, given: string | undefined): Promise<PassGrants> {
@@ -48,58 +79,83 @@ async function readPass(deps: SiteDeps, accountId: number, given: string | undef
   if (!parsed?.[1] || !parsed[2]) return grants;
   const key = await deps.notifications.signingKey();
   if (!same(mac(key, `pass:${accountId}`, parsed[1]), parsed[2])) return grants;
-  for (const grant of parsed[1].split('.')) {
-    const [conversation, person] = grant.split('-').map(Number);
-    if (conversation) grants.set(conversation, person ? person : null);
+  for (const text of parsed[1].split('.')) {
+    const grant = parseGrant(text);
+    if (grant) grants.set(...grant);
   }
   return grants;
 }
 
-/** The pass with one more start (the newest last, the oldest let go past PASS_GRANTS), as a value. */
-export async function passWith(
-  deps: SiteDeps,
-  c: SiteContext,
-  grants: PassGrants,
-  conversationId: number,
-  personId: number | null,
-): Promise<string> {
-  grants.delete(conversationId);
-  grants.set(conversationId, personId);
-  return signPass(deps, c, grants);
+/** `grants` with one more start (the newest last, the oldest let go past PASS_GRANTS). */
+export function withGrant(grants: PassGrants, text: string): PassGrants {
+  const grant = parseGrant(text);
+  if (!grant) return grants;
+  const next = new Map(grants);
+  next.delete(grant[0]);
+  next.set(...grant);
+  return next;
 }
 
-async function signPass(deps: SiteDeps, c: SiteContext, grants: PassGrants): Promise<string> {
-  const kept = [...grants].slice(-PASS_GRANTS).map(([conversation, person]) => `${conversation}-${person ?? 0}`);
-  const payload = kept.join('.');
+async function signPass(deps: SiteDeps, accountId: number, grants: PassGrants): Promise<string> {
+  const payload = [...grants]
+    .slice(-PASS_GRANTS)
+    .map(([conversation, g]) => grantText(conversation, g))
+    .join('.');
   const key = await deps.notifications.signingKey();
-  return `${payload}~${mac(key, `pass:${c.env.account.id}`, payload)}`;
+  return `${payload}~${mac(key, `pass:${accountId}`, payload)}`;
 }
 
-/** Keeps the pass on this device (its 90 days start again with each conversation it starts). */
-export const keepPass = (c: SiteContext, pass: string) =>
-  setCookie(c, PASS_COOKIE, pass, { ...cookieOptions(c.env.account), maxAge: PASS_TTL_SECONDS });
+/** What this device's passes hold: the site's own cookie and, in a frame, the embed's. */
+export async function passOf(deps: SiteDeps, c: SiteContext): Promise<PassGrants> {
+  const accountId = c.env.account.id;
+  const own = await readPass(deps, accountId, getCookie(c, PASS_COOKIE));
+  const framed = await readPass(deps, accountId, getCookie(c, EMBED_PASS_COOKIE));
+  for (const [conversation, g] of framed) if (!own.has(conversation)) own.set(conversation, g);
+  return own;
+}
 
-/** The pass an address carried (an embed's landing, opened in a tab of its own), kept with the cookie's. */
-export async function keepCarriedPass(deps: SiteDeps, c: SiteContext): Promise<void> {
-  const carried = await readPass(deps, c.env.account.id, c.req.query('pass'));
-  if (carried.size === 0) return;
+/** Keeps the site's own pass on this device, with one more start. */
+export async function keepPass(deps: SiteDeps, c: SiteContext, grant: string): Promise<void> {
   const held = await readPass(deps, c.env.account.id, getCookie(c, PASS_COOKIE));
-  for (const [conversation, person] of carried) {
-    held.delete(conversation);
-    held.set(conversation, person);
-  }
-  keepPass(c, await signPass(deps, c, held));
+  const pass = await signPass(deps, c.env.account.id, withGrant(held, grant));
+  setCookie(c, PASS_COOKIE, pass, { ...cookieOptions(c.env.account), maxAge: PASS_LIFETIME_SECONDS });
 }
+
+/** Keeps a frame's pass (partitioned by the site around it), with one more start. */
+export async function keepEmbedPass(deps: SiteDeps, c: SiteContext, grant: string): Promise<void> {
+  const held = await readPass(deps, c.env.account.id, getCookie(c, EMBED_PASS_COOKIE));
+  const pass = await signPass(deps, c.env.account.id, withGrant(held, grant));
+  setCookie(c, EMBED_PASS_COOKIE, pass, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'None',
+    secure: true,
+    partitioned: true,
+    maxAge: PASS_LIFETIME_SECONDS,
+  });
+}
+
+/** A one-time code's stored form: its SHA-256 (the code itself is only ever in a frame's first address). */
+export const passCodeHash = (code: string) => createHash('sha256').update(code).digest('hex');
+
+/**
+ * Whether a start still opens its conversation: within its lifetime, and not issued before the
+ * team ended the starting devices' access.
+ */
+export const grantLive = (g: PassGrant, passesValidAfter: number | null, now = Date.now()): boolean =>
+  now - g.issued < PASS_LIFETIME_SECONDS * 1000 && (passesValidAfter === null || g.issued > passesValidAfter);
 
 /**
  * What a pass opens of one conversation: an anonymous start's conversation, or the person whose
  * start it was while they are still a member (the team may take them out); else nothing.
  */
-export function passReader(grants: PassGrants, conversationId: number, memberIds: readonly number[]) {
-  if (!grants.has(conversationId)) return null;
-  const person = grants.get(conversationId) ?? null;
-  if (person === null) return { viewer: null, granted: conversationId };
-  return memberIds.includes(person) ? { viewer: { userId: person, teamRole: null }, granted: null } : null;
+export function passReader(grants: PassGrants, target: ConversationAccess) {
+  const grant = grants.get(target.id);
+  if (!grant || !grantLive(grant, target.passesValidAfter)) return null;
+  if (grant.person === null) return { viewer: null, granted: target.id };
+  return target.memberIds.includes(grant.person)
+    ? { viewer: { userId: grant.person, teamRole: null }, granted: null }
+    : null;
 }
 
 /**
@@ -107,22 +163,40 @@ export function passReader(grants: PassGrants, conversationId: number, memberIds
  * a start of it, the visitor who started it (`viewer`), or for an anonymous start the
  * conversation itself (`granted`, its id).
  */
-export const readerOf = (deps: SiteDeps, c: SiteContext, slug: string) =>
-  readerFrom(deps, c.env.account.id, viewerOf(c), passValue(c), slug);
+export const readerOf = async (deps: SiteDeps, c: SiteContext, slug: string) =>
+  readerFrom(deps, c.env.account.id, viewerOf(c), viewerOf(c) ? new Map() : await passOf(deps, c), slug);
 
-/** The same, from what a request carried: who is signed in (or nobody), and its pass's value. */
+/** The same, from what a request carried: who is signed in (or nobody), and its pass's grants. */
 export async function readerFrom(
   deps: SiteDeps,
   accountId: number,
   viewer: Viewer,
-  pass: string | undefined,
+  grants: PassGrants,
   slug: string,
-): Promise<{ viewer: Viewer; granted: number | null }> {
-  if (viewer || slugProblem(slug)) return { viewer, granted: null };
-  const grants = await readPass(deps, accountId, pass);
-  if (grants.size === 0) return { viewer, granted: null };
+): Promise<{ viewer: Viewer; granted: number | null; grant: string | null }> {
+  const nobody = { viewer, granted: null, grant: null };
+  if (viewer || slugProblem(slug) || grants.size === 0) return nobody;
   const target = await deps.site.conversationAccess(accountId, slugKey(slug));
-  return (target && passReader(grants, target.id, target.memberIds)) ?? { viewer, granted: null };
+  const reader = target && passReader(grants, target);
+  const grant = target && grants.get(target.id);
+  return reader && grant ? { ...reader, grant: grantText(target.id, grant) } : nobody;
+}
+
+/**
+ * The "Reply on" button of an embed's pass: the start it carries to a tab of the site's own, for an
+ * hour, signed; sent in a form's body (never in an address), taken by `POST /c/<slug>/pass`.
+ */
+export function handoffToken(key: string, accountId: number, grant: string, now = Date.now()): string {
+  const until = Math.floor(now / 1000) + HANDOFF_SECONDS;
+  return `${grant}.${until}.${mac(key, 'pass-handoff', `${accountId}.${grant}.${until}`)}`;
+}
+
+/** The grant a handoff carries, when we signed it for this account and it is within its hour. */
+export function handoffGrant(key: string, accountId: number, token: string, now = Date.now()): string | null {
+  const parsed = HANDOFF.exec(token);
+  if (!parsed?.[1] || !parsed[2] || !parsed[3]) return null;
+  if (Number(parsed[2]) < Math.floor(now / 1000)) return null;
+  return same(mac(key, 'pass-handoff', `${accountId}.${parsed[1]}.${parsed[2]}`), parsed[3]) ? parsed[1] : null;
 }
 
 /** How long an embedded intake form's token is good for. */
@@ -145,4 +219,24 @@ export function embedFormTokenValid(key: string, accountId: number, pageId: numb
   const age = Math.floor(now / 1000) - issued;
   if (age < 0 || age > FORM_TOKEN_SECONDS) return false;
   return same(mac(key, 'intake-form', `${accountId}.${pageId}.${issued}`), parsed[2] ?? '');
+}
+
+/**
+ * An intake form's own token (`submit`, which makes the same form sent twice start once), bound to
+ * the form's CSRF token (the device's cookie) or, in an embed, its signed form token: a random
+ * part and its MAC. Sent again from another device, it is not that device's form, and opens
+ * nothing of what it started.
+ */
+export function intakeSubmitKey(key: string, formToken: string): string {
+  const nonce = randomBytes(12).toString('base64url');
+  return `${nonce}${mac(key, 'intake-submit', `${formToken}.${nonce}`).slice(0, 27)}`;
+}
+
+/** Whether a form's `submit` was made for this form token (by this device). */
+export function intakeSubmitKeyIsFor(key: string, formToken: string, submitKey: string): boolean {
+  const nonce = submitKey.slice(0, 16);
+  return (
+    submitKey.length === 43 &&
+    same(mac(key, 'intake-submit', `${formToken}.${nonce}`).slice(0, 27), submitKey.slice(16))
+  );
 }

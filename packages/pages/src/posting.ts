@@ -11,8 +11,11 @@ import * as forms from './views/forms.ts';
 export interface Posting {
   /** A form may only be posted from a page of this site (its Origin, or Sec-Fetch-Site: same-origin). */
   sameOrigin: ReturnType<typeof csrf>;
-  /** The form's fields once the checks passed, or the page that says why not. */
-  readPost(c: SiteContext): Promise<Map<string, string[]> | Response>;
+  /**
+   * The form's fields once the checks passed, or the page that says why not; `formToken` checks a
+   * form's own token (its `csrf` field) where no cookie binds one.
+   */
+  readPost(c: SiteContext, formToken?: FormTokenCheck): Promise<Map<string, string[]> | Response>;
   /**
    * The same for a form that may carry a recording (the file field `media`): its fields and the
    * file kept in the media store, which is removed again if the checks refuse the form.
@@ -55,10 +58,10 @@ export function posting(deps: SiteDeps): Posting {
   return {
     sameOrigin: csrf({ origin: (origin, c: SiteContext) => origin === c.env.account.host }),
     overLimit,
-    async readPost(c) {
+    async readPost(c, formToken) {
       const form = await deps.readForm(c.req.raw);
       if (!form.ok) return refused(c, form.status, form.message);
-      return (await checked(c, form.fields)) ?? form.fields;
+      return (await checked(c, form.fields, formToken)) ?? form.fields;
     },
     async readPostWithRecording(c, formToken) {
       const form = await deps.readForm(c.req.raw, { accountId: c.env.account.id, field: RECORDING_FIELD });

@@ -139,6 +139,8 @@ export const Conversation = defineEntity({
     createdAt: createdAt(),
     /** Its newest message's time, or its creation's: the team's inbox is ordered by it. */
     lastActivityAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+    /** When the team ended the access of the devices that started it: passes issued before open nothing. */
+    passesValidAfter: p.datetime().columnType('timestamptz(6)').nullable(),
   },
   indexes: [
     {
@@ -285,6 +287,19 @@ export const SignInLink = defineEntity({
   },
 });
 
+/** A one-time code carrying an embed's start into its frame: taken once, within ten minutes. */
+export const PassCode = defineEntity({
+  name: 'PassCode',
+  properties: {
+    /** SHA-256 of the code, hex; the code itself is only ever in the frame's first address. */
+    codeHash: p.string().length(64).primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    /** The pass's grant it gives (`<conversation>-<person or 0>-<issued ms>`). */
+    grant: p.string().length(64),
+    expiresAt: p.datetime().columnType('timestamptz(6)').index('pass_code_expires'),
+  },
+});
+
 /** Mail waiting for a worker (any replica's): the body is cleared once sent, since it may hold a link. */
 export const OutgoingMail = defineEntity({
   name: 'OutgoingMail',
@@ -366,4 +381,5 @@ export const entities = [
   SignInLink,
   OutgoingMail,
   VisitorRateLimit,
+  PassCode,
 ];

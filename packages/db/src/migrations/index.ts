@@ -21,6 +21,7 @@ import { Migration20261128000000_intake_welcome } from './Migration2026112800000
 import { Migration20261129000000_live_events } from './Migration20261129000000_live_events.ts';
 import { Migration20261130000000_mail_due_order } from './Migration20261130000000_mail_due_order.ts';
 import { Migration20261130100000_live_watch } from './Migration20261130100000_live_watch.ts';
+import { Migration20261201000000_visitor_passes } from './Migration20261201000000_visitor_passes.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -49,4 +50,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129000000_live_events', class: Migration20261129000000_live_events },
   { name: 'Migration20261130000000_mail_due_order', class: Migration20261130000000_mail_due_order },
   { name: 'Migration20261130100000_live_watch', class: Migration20261130100000_live_watch },
+  { name: 'Migration20261201000000_visitor_passes', class: Migration20261201000000_visitor_passes },
 ];

@@ -91,8 +91,17 @@ async function removeMember(
   return change(row);
 }
 
+/** Ends the access of the devices that started it: passes issued until now open it no more. */
+const END_PASSES: Prepared = {
+  name: 'conversation_end_passes',
+  text: 'update conversation set passes_valid_after = now() where account_id = $1 and id = $2',
+};
+
 /** The domain's MemberStore on MikroORM's connection. */
 export const memberStore = (em: EntityManager): MemberStore => ({
   addMember: (accountId, slugKey, person) => addMember(em, accountId, slugKey, person),
   removeMember: (accountId, slugKey, email) => removeMember(em, accountId, slugKey, email),
+  endPasses: async (accountId, conversationId) => {
+    await runPrepared(em, END_PASSES, [accountId, conversationId]);
+  },
 });

@@ -237,6 +237,20 @@ interface StartRow {
   page_changed: boolean;
 }
 
+/** A one-time code for an embed's frame; the expired ones go with each new one (few: one a start in a frame). */
+const KEEP_PASS_CODE: Prepared = {
+  name: 'pass_code_keep',
+  text: `with old as (delete from pass_code where expires_at < now())
+    insert into pass_code (code_hash, account_id, "grant", expires_at)
+    values ($1, $2, $3, now() + make_interval(secs => $4::int))`,
+};
+
+/** Taken once: the delete that finds it is the only one that returns it. */
+const TAKE_PASS_CODE: Prepared = {
+  name: 'pass_code_take',
+  text: 'delete from pass_code where code_hash = $1 and account_id = $2 and expires_at > now() returning "grant"',
+};
+
 /** A start's message, by its form token (a form sent twice). */
 const MESSAGE_KEY_INDEX = 'message_account_submit_key';
 
@@ -295,10 +309,20 @@ export class MikroIntakeStore implements IntakeStore {
           messageId: Number(row.message_id),
           authorId: row.author_id === null ? null : Number(row.author_id),
           created: true,
+          startedAt: Date.now(),
         };
       }
     }
     throw new Error('the intake start found its visitor neither there nor made');
+  }
+
+  async keepPassCode(accountId: number, codeHash: string, grant: string, ttlSeconds: number): Promise<void> {
+    await runPrepared(this.em, KEEP_PASS_CODE, [codeHash, accountId, grant, ttlSeconds]);
+  }
+
+  async takePassCode(accountId: number, codeHash: string): Promise<string | null> {
+    const [row] = await runPrepared<{ grant: string }>(this.em, TAKE_PASS_CODE, [codeHash, accountId]);
+    return row?.grant ?? null;
   }
 
   /**
@@ -306,9 +330,16 @@ export class MikroIntakeStore implements IntakeStore {
    * it too). A token of anything but a start (a reply's) starts nothing and opens nothing.
    */
   private async again(accountId: number, s: IntakeStart): Promise<IntakeStartResult> {
-    const [row] = await query<{ id: number; conversation_id: number; slug: string; author_id: number | null }>(
+    const [row] = await query<{
+      id: number;
+      conversation_id: number;
+      slug: string;
+      author_id: number | null;
+      started_ms: string;
+    }>(
       this.em,
-      `select m.id, m.conversation_id, c.slug, m.author_id from message m join conversation c on c.id = m.conversation_id
+      `select m.id, m.conversation_id, c.slug, m.author_id, (extract(epoch from m.created_at) * 1000)::bigint::text as started_ms
+       from message m join conversation c on c.id = m.conversation_id
        where m.account_id = ? and m.submit_key = ? and (c.via_primary_intake_page or c.intake_page_id is not null)
          and not exists (select 1 from message e where e.conversation_id = m.conversation_id and e.id < m.id)`,
       [accountId, s.message.submitKey],
@@ -321,6 +352,7 @@ export class MikroIntakeStore implements IntakeStore {
       messageId: row.id,
       authorId: row.author_id,
       created: false,
+      startedAt: Number(row.started_ms),
     };
   }
 }

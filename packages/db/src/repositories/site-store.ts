@@ -63,6 +63,28 @@ const PAGE: Prepared = {
   where c.account_id = $1 and c.id = $2 and (w.start < w.total or w.start = 0)`,
 };
 
+/**
+ * Who may see a conversation `c`: its settings, members, and since when its starting devices'
+ * passes open it (milliseconds; null: every pass not past its lifetime). Mapped by `accessOf`.
+ */
+const PASSES_AFTER_COLUMN = '(extract(epoch from c.passes_valid_after) * 1000)::bigint::text as passes_after_ms';
+const ACCESS_COLUMNS = `c.id, c.slug, ${SETTINGS_COLUMNS}, ${PASSES_AFTER_COLUMN},
+    coalesce((select array_agg(cm.user_id) from conversation_member cm
+              where cm.conversation_id = c.id and cm.account_id = c.account_id), '{}') as member_ids`;
+
+const passesAfter = (row: { passes_after_ms: string | null }) =>
+  row.passes_after_ms === null ? null : Number(row.passes_after_ms);
+
+type AccessRow = SettingsRow & { id: number; slug: string; member_ids: number[]; passes_after_ms: string | null };
+
+const accessOf = (row: AccessRow): ConversationAccess => ({
+  id: row.id,
+  slug: row.slug,
+  ...settingsOf(row),
+  memberIds: row.member_ids.map(Number),
+  passesValidAfter: passesAfter(row),
+});
+
 const MESSAGE_BY_ID: Prepared = {
   name: 'site_message_by_id',
   text: `
@@ -70,7 +92,7 @@ const MESSAGE_BY_ID: Prepared = {
     u.id as author_id, u.name as author_name, u.email as author_email, u.team_role as author_team,
     m.text, m.download_media_url as media, m.media_key is not null as hosted,
     (extract(epoch from m.created_at) * 1000000)::bigint::text as created_us,
-    c.id as conversation_id, c.title, c.slug, ${SETTINGS_COLUMNS},
+    c.id as conversation_id, c.title, c.slug, ${SETTINGS_COLUMNS}, ${PASSES_AFTER_COLUMN},
     coalesce((select array_agg(cm.user_id) from conversation_member cm
               where cm.conversation_id = c.id and cm.account_id = c.account_id), '{}') as member_ids
   from message m
@@ -83,20 +105,15 @@ const MESSAGE_BY_ID: Prepared = {
 const MEDIA_OF: Prepared = {
   name: 'site_media_of',
   text: `
-  select m.media_key, m.media_content_type, m.media_bytes::text as media_bytes,
-    c.id, c.slug, ${SETTINGS_COLUMNS},
-    coalesce((select array_agg(cm.user_id) from conversation_member cm
-              where cm.conversation_id = c.id and cm.account_id = c.account_id), '{}') as member_ids
+  select m.media_key, m.media_content_type, m.media_bytes::text as media_bytes, ${ACCESS_COLUMNS}
   from message m
   join conversation c on c.id = m.conversation_id and c.account_id = m.account_id
   where m.id = $2 and m.account_id = $1 and m.hidden_at is null and m.media_key is not null`,
 };
 
 /** Who may see a conversation (`which` picks it, by $2), and its slug. */
-const accessSql = (which: string) => `select c.id, c.slug, ${SETTINGS_COLUMNS},
-           coalesce((select array_agg(cm.user_id) from conversation_member cm
-                     where cm.conversation_id = c.id and cm.account_id = c.account_id), '{}') as member_ids
-         from conversation c where c.account_id = $1 and ${which}`;
+const accessSql = (which: string) =>
+  `select ${ACCESS_COLUMNS} from conversation c where c.account_id = $1 and ${which}`;
 
 const ACCESS: Prepared = { name: 'site_conversation_access', text: accessSql(`${SLUG_KEY_SQL('c.slug')} = $2`) };
 const ACCESS_BY_ID: Prepared = { name: 'site_conversation_access_by_id', text: accessSql('c.id = $2') };
@@ -198,6 +215,7 @@ export class MikroSiteStore implements SiteStore {
           title: string;
           slug: string;
           member_ids: number[];
+          passes_after_ms: string | null;
         }
     >(this.em, MESSAGE_BY_ID, [accountId, messageId]);
     if (!row) return null;
@@ -208,6 +226,7 @@ export class MikroSiteStore implements SiteStore {
         slug: row.slug,
         ...settingsOf(row),
         memberIds: row.member_ids.map(Number),
+        passesValidAfter: passesAfter(row),
       },
       message: pageMessage(row),
     };
@@ -222,29 +241,19 @@ export class MikroSiteStore implements SiteStore {
   }
 
   private async access(statement: Prepared, accountId: number, which: unknown): Promise<ConversationAccess | null> {
-    const [row] = await runPrepared<SettingsRow & { id: number; slug: string; member_ids: number[] }>(
-      this.em,
-      statement,
-      [accountId, which],
-    );
-    if (!row) return null;
-    return { id: row.id, slug: row.slug, ...settingsOf(row), memberIds: row.member_ids.map(Number) };
+    const [row] = await runPrepared<AccessRow>(this.em, statement, [accountId, which]);
+    return row ? accessOf(row) : null;
   }
 
   async mediaOf(accountId: number, messageId: number): Promise<MessageMedia | null> {
-    const [row] = await runPrepared<
-      SettingsRow & {
-        id: number;
-        slug: string;
-        member_ids: number[];
-        media_key: string;
-        media_content_type: string;
-        media_bytes: string;
-      }
-    >(this.em, MEDIA_OF, [accountId, messageId]);
+    const [row] = await runPrepared<AccessRow & { media_key: string; media_content_type: string; media_bytes: string }>(
+      this.em,
+      MEDIA_OF,
+      [accountId, messageId],
+    );
     if (!row) return null;
     return {
-      conversation: { id: row.id, slug: row.slug, ...settingsOf(row), memberIds: row.member_ids.map(Number) },
+      conversation: accessOf(row),
       key: row.media_key,
       contentType: row.media_content_type,
       bytes: Number(row.media_bytes),

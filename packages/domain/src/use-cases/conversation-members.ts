@@ -132,3 +132,21 @@ export async function changeMembersOnPage(
   if (!managesMembers(viewer)) return { kind: 'forbidden' };
   return request.remove ? removeMember(deps, account, request) : addMember(deps, account, request);
 }
+
+/**
+ * Ends the access of every device that started the conversation on an intake page (their passes
+ * issued until now open it no more), from its page: by someone on the team who may see it. The
+ * person of a named start keeps what their membership and sign-in give them.
+ */
+export async function endStartingPasses(
+  deps: Pick<MemberDeps, 'members'> & { site: SiteStore },
+  account: SiteAccount,
+  viewer: Viewer,
+  slug: string,
+): Promise<{ kind: 'not_found' } | { kind: 'forbidden' } | { kind: 'done'; slug: string }> {
+  const access = slugProblem(slug) ? null : await deps.site.conversationAccess(account.id, slugKey(slug));
+  if (!access || !maySee(access, access.memberIds, viewer)) return { kind: 'not_found' };
+  if (!managesMembers(viewer)) return { kind: 'forbidden' };
+  await deps.members.endPasses(account.id, access.id);
+  return { kind: 'done', slug: access.slug };
+}

@@ -1,5 +1,5 @@
 import { maySee, type Viewer } from '../access.ts';
-import type { Authenticated, MessageMedia, SiteAccount, SiteStore } from '../ports.ts';
+import type { Authenticated, ConversationAccess, MessageMedia, SiteAccount, SiteStore } from '../ports.ts';
 import { tokenFromAuthorization } from '../tokens.ts';
 
 /**
@@ -14,8 +14,11 @@ export async function openRecording(
   reader: {
     viewer: Viewer;
     authorization: string | null | undefined;
-    /** What this device's pass holds of a conversation (the start it made), if it has one. */
-    pass?: ((conversationId: number) => Promise<{ userId: number | null } | null>) | undefined;
+    /**
+     * What this device's pass opens of a conversation (the start it made, while it still may):
+     * the person it reads as, or `granted` for an anonymous start; null: nothing.
+     */
+    pass?: ((c: ConversationAccess) => { viewer: Viewer; granted: number | null } | null) | undefined;
   },
 ): Promise<MessageMedia | null> {
   const found = await deps.site.mediaOf(account.id, messageId);
@@ -23,8 +26,8 @@ export async function openRecording(
   const c = found.conversation;
   if (maySee(c, c.memberIds, reader.viewer)) return found;
   // A visitor's device that started it: an anonymous start's, or its person's while a member.
-  const held = reader.viewer === null && reader.pass ? await reader.pass(c.id) : null;
-  if (held && (held.userId === null || c.memberIds.includes(held.userId))) return found;
+  const held = reader.viewer === null && reader.pass ? reader.pass(c) : null;
+  if (held && (held.granted === c.id || maySee(c, c.memberIds, held.viewer))) return found;
   const token = tokenFromAuthorization(reader.authorization);
   const client = token ? await deps.authenticate(token) : null;
   return client?.account.id === account.id ? found : null;

@@ -69,6 +69,8 @@ export type IntakeStartResult =
       /** The visitor's person; null for an anonymous start. */
       authorId: number | null;
       created: boolean;
+      /** When it was started (epoch milliseconds): now, or the first time for a form sent again. */
+      startedAt: number;
     }
   /** The address is a team member's: they sign in to start a conversation under it. */
   | { kind: 'team_address' }
@@ -88,6 +90,10 @@ export interface IntakeStore {
    * and the mail. The same form token again writes nothing and answers the conversation it started.
    */
   start(accountId: number, start: IntakeStart): Promise<IntakeStartResult>;
+  /** Keeps a one-time code (by its hash) that gives `grant` once, until `ttlSeconds` from now. */
+  keepPassCode(accountId: number, codeHash: string, grant: string, ttlSeconds: number): Promise<void>;
+  /** The grant of a code kept and not expired, taken (it gives nothing again); else null. */
+  takePassCode(accountId: number, codeHash: string): Promise<string | null>;
 }
 
 export interface IntakeForm {
@@ -104,6 +110,9 @@ export type StartOutcome =
 
 /** How long the mailed link that brings a visitor back works: a week, once. */
 export const COME_BACK_LINK_TTL_SECONDS = 7 * 24 * 3600;
+
+/** A form token used already (or another form's), said to whoever sends it again. */
+export const INTAKE_FORM_USED = 'This form was already used. Reload the page to start a conversation.';
 
 /** A slug drawn again when it collides (as create does). */
 const SLUG_ATTEMPTS = 3;
@@ -190,7 +199,7 @@ export async function startConversation(
         comeBack,
       });
       if (result.kind === 'form_used') {
-        return { kind: 'refused', problem: 'This form was already used. Reload the page to start a conversation.' };
+        return { kind: 'refused', problem: INTAKE_FORM_USED };
       }
       if (result.kind === 'team_address') {
         return {

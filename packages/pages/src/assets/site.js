@@ -28,14 +28,22 @@ function showLocalTimes(root) {
 (() => {
   showLocalTimes(document);
 
-  // An embed tells the page around it its height: {type: 'convo:height', height} (see docs/pages.md).
+  // A start's landing in a frame has taken its one-time code: the address forgets it.
+  const address = new URL(location.href);
+  if (address.searchParams.has('code')) {
+    address.searchParams.delete('code');
+    history.replaceState(history.state, '', address.pathname + address.search + address.hash);
+  }
+
+  // An embed tells the page around it its height: {type: 'convo:height', height} (see docs/pages.md),
+  // and nothing else: not its address, which is the frame's own business.
   if (document.body.classList.contains('embed') && window.parent !== window) {
     let last = 0;
     const tell = () => {
       const height = Math.ceil(document.documentElement.scrollHeight);
       if (height === last) return;
       last = height;
-      window.parent.postMessage({ type: 'convo:height', height, url: location.href }, '*');
+      window.parent.postMessage({ type: 'convo:height', height }, '*');
     };
     tell();
     new ResizeObserver(tell).observe(document.documentElement);

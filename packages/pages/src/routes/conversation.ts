@@ -2,6 +2,7 @@ import {
   changeMembersOnPage,
   conversationMail,
   conversationUrl,
+  endStartingPasses,
   isIndexable,
   MODERATION_ACTIONS,
   type ModerationAction,
@@ -17,7 +18,7 @@ import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { field, type SiteContext, type SiteEnv, uploadVisitor, viewerOf } from '../env.ts';
 import { notFound, type PageStatus, page, refused } from '../frame.ts';
-import { keepCarriedPass, readerOf } from '../passes.ts';
+import { handoffGrant, keepPass, readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { conversation, excerpt } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
@@ -95,14 +96,18 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     );
   }
 
-  routes.get('/c/:slug', async (c) => {
-    // The landing of an embed's start, opened in its own tab: the pass in the address becomes this
-    // device's cookie, and the address loses it.
-    if (c.req.query('pass') !== undefined) {
-      if (!c.var.signedIn) await keepCarriedPass(deps, c);
-      return c.redirect(`/c/${c.req.param('slug')}`, 303);
-    }
-    return conversationPage(c, 200, c.req.param('slug'));
+  routes.get('/c/:slug', (c) => conversationPage(c, 200, c.req.param('slug')));
+
+  // An embed's "Reply on" button: the start its frame holds, carried in the form's body (a
+  // handoff signed for an hour, in place of a CSRF token), becomes this device's own pass.
+  routes.post('/c/:slug/pass', posting.sameOrigin, async (c) => {
+    const key = await deps.notifications.signingKey();
+    const account = c.env.account;
+    const fields = await posting.readPost(c, async (token) => handoffGrant(key, account.id, token) !== null);
+    if (fields instanceof Response) return fields;
+    const grant = handoffGrant(key, account.id, field(fields, 'csrf') ?? '');
+    if (grant && !c.var.signedIn) await keepPass(deps, c, grant);
+    return c.redirect(`/c/${c.req.param('slug')}#reply`, 303);
   });
 
   // A reply: text, a recording (the file input `media`, multipart, or a finished upload named by
@@ -174,6 +179,12 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     const fields = await posting.readPost(c);
     if (fields instanceof Response) return fields;
     const slug = c.req.param('slug');
+    if (field(fields, 'end_passes') !== undefined) {
+      const ended = await endStartingPasses(deps, c.env.account, viewerOf(c), slug);
+      if (ended.kind === 'not_found') return notFound(c);
+      if (ended.kind === 'forbidden') return refused(c, 403, "Only the account's team ends a device's access.");
+      return c.redirect(`/c/${ended.slug}#manage-members`, 303);
+    }
     const removing = field(fields, 'remove');
     const request = {
       slug,

@@ -1,9 +1,9 @@
 import { conversationUrl, isIndexable, viewConversation, viewMessage } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import { type SiteEnv, viewerOf } from '../env.ts';
+import { COOKIE_VALUE, type SiteEnv, viewerOf } from '../env.ts';
 import { notFound, page } from '../frame.ts';
-import { readerOf } from '../passes.ts';
+import { handoffToken, keepEmbedPass, passCodeHash, passOf, readerFrom, withGrant } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { conversation, message } from '../views/conversation.ts';
 import { pageParam } from './conversation.ts';
@@ -21,14 +21,28 @@ export function embedRoutes({ deps }: SiteKit) {
     if (c.req.param('key') !== account.key) return notFound(c);
     const pageNumber = pageParam(c);
     if (pageNumber === undefined) return notFound(c);
-    const reader = await readerOf(deps, c, c.req.param('slug'));
-    const found = await viewConversation(deps, account, c.req.param('slug'), reader.viewer, pageNumber, reader.granted);
+    const slug = c.req.param('slug');
+    const viewer = viewerOf(c);
+    let grants = viewer ? new Map() : await passOf(deps, c);
+    // The landing of a start in this frame: its one-time code, taken once, becomes the frame's pass.
+    const code = c.req.query('code');
+    if (code !== undefined && !viewer && COOKIE_VALUE.test(code)) {
+      const grant = await deps.intake.takePassCode(account.id, passCodeHash(code));
+      if (grant) {
+        grants = withGrant(grants, grant);
+        await keepEmbedPass(deps, c, grant);
+      }
+    }
+    const reader = await readerFrom(deps, account.id, viewer, grants, slug);
+    const found = await viewConversation(deps, account, slug, reader.viewer, pageNumber, reader.granted);
     if (!found) return notFound(c);
     const url = conversationUrl(account, found.slug);
-    // The way to answer: the conversation's own page, at its form, outside the frame; a visitor
-    // who started it here takes the pass along (the page keeps it as a cookie of its own).
-    const pass = c.var.signedIn ? null : c.req.query('pass');
-    const reply = html`<p class="embed-reply"><a href="${pass ? `${url}?pass=${pass}` : url}#reply" target="_blank" rel="noopener">Reply on ${account.name}</a></p>`;
+    // The way to answer: the conversation's own page, at its form, outside the frame. A visitor
+    // whose start this frame holds takes it along in the button's form (the page keeps it as a
+    // cookie of its own): a body, never an address.
+    const reply = reader.grant
+      ? html`<form class="embed-reply" method="post" action="/c/${found.slug}/pass" target="_blank"><input type="hidden" name="csrf" value="${handoffToken(await deps.notifications.signingKey(), account.id, reader.grant)}"><button type="submit">Reply on ${account.name}</button></form>`
+      : html`<p class="embed-reply"><a href="${url}#reply" target="_blank" rel="noopener">Reply on ${account.name}</a></p>`;
     return page(
       c,
       200,
@@ -37,11 +51,7 @@ export function embedRoutes({ deps }: SiteKit) {
         accountKey: account.key,
         newTab: true,
         page: pageNumber,
-        live: liveAddresses(
-          `/embeds/conversations/${account.key}/${found.slug}`,
-          deps.live.position(),
-          pass ?? undefined,
-        ),
+        live: liveAddresses(`/embeds/conversations/${account.key}/${found.slug}`, deps.live.position()),
       })}${reply}`,
       found.title,
       {

@@ -20,7 +20,7 @@ import {
   viewerOf,
 } from '../env.ts';
 import { notFound, page } from '../frame.ts';
-import { passValue, readerFrom, readerOf } from '../passes.ts';
+import { passOf, readerFrom, readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { messageItem } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
@@ -40,17 +40,10 @@ import { messageActions } from '../views/moderation.ts';
  * Where a conversation's page or embed is followed from: its stream (from the position the page
  * was rendered at), and each message (`{id}`), with an embed's pass when it has one.
  */
-export const liveAddresses = (base: string, position: string | null, pass?: string) => {
-  const events = new URLSearchParams();
-  if (position) events.set('after', position);
-  const carried = new URLSearchParams();
-  if (pass) {
-    events.set('pass', pass);
-    carried.set('pass', pass);
-  }
-  const query = (q: URLSearchParams) => (q.size > 0 ? `?${q}` : '');
-  return { events: `${base}/events${query(events)}`, messages: `${base}/messages/{id}${query(carried)}` };
-};
+export const liveAddresses = (base: string, position: string | null) => ({
+  events: `${base}/events${position ? `?${new URLSearchParams({ after: position })}` : ''}`,
+  messages: `${base}/messages/{id}`,
+});
 
 /** What a conversation's page is told of each event. */
 function conversationEvent(e: LiveEvent): { event: string; data: Record<string, unknown> } | null {
@@ -129,9 +122,11 @@ export function eventRoutes({ deps }: SiteKit) {
     return stream(c, {
       scope: { accountId: account.id, conversationId: target.id },
       userId,
-      // The hub asks again only of a reader it knows (nobody known has nothing to lose): a
-      // stream of nobody's keeps no rule, for it is one of thousands held for hours.
-      stillAllowed: userId === null ? nobodyToAsk : ruleAgain(c, slug),
+      passHolder: reader.granted !== null,
+      // The hub asks again only of a reader it knows or a start's pass (either may lose the right:
+      // the team takes the person out or ends the pass): a stream of nobody's keeps no rule, for
+      // it is one of thousands held for hours.
+      stillAllowed: userId === null && reader.granted === null ? nobodyToAsk : ruleAgain(c, slug),
       describe: conversationEvent,
     });
   }
@@ -140,11 +135,11 @@ export function eventRoutes({ deps }: SiteKit) {
   function ruleAgain(c: SiteContext, slug: string) {
     const account = c.env.account;
     const now = viewerNow(c);
-    const pass = passValue(c);
+    const grantsOnce = passOf(deps, c);
     return async () => {
       const viewer = await now();
       if (viewer === undefined) return false;
-      const again = await readerFrom(deps, account.id, viewer, pass, slug);
+      const again = await readerFrom(deps, account.id, viewer, viewer ? new Map() : await grantsOnce, slug);
       return (await visibleConversation(deps, account, slug, again.viewer, again.granted)) !== null;
     };
   }

@@ -1,4 +1,5 @@
 import {
+  INTAKE_FORM_USED,
   INTAKE_PAGE_KEY_PATTERN,
   managesMembers,
   measureRecording,
@@ -6,9 +7,19 @@ import {
   startConversation,
 } from '@convo/domain';
 import { Hono } from 'hono';
-import { field, type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
+import { field, type SiteContext, type SiteEnv, secret, viewerOf } from '../env.ts';
 import { notFound, type PageStatus, page, refused } from '../frame.ts';
-import { embedFormToken, embedFormTokenValid, keepPass, passOf, passWith } from '../passes.ts';
+import {
+  embedFormToken,
+  embedFormTokenValid,
+  intakeSubmitKey,
+  intakeSubmitKeyIsFor,
+  keepPass,
+  newGrant,
+  PASS_CODE_SECONDS,
+  passCodeHash,
+  passOf,
+} from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { type IntakeDraft, intakePage } from '../views/intake.ts';
 
@@ -46,13 +57,14 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
     draft?: IntakeDraft,
   ) {
     const account = c.env.account;
-    const token = at.embed ? embedFormToken(await deps.notifications.signingKey(), account.id, p.id) : c.var.csrf;
+    const key = await deps.notifications.signingKey();
+    const token = at.embed ? embedFormToken(key, account.id, p.id) : c.var.csrf;
     const content = intakePage(p, {
       accountName: account.name,
       accountKey: account.key,
       action: action(p, at),
       token,
-      submitKey: crypto.randomUUID(),
+      submitKey: intakeSubmitKey(key, token),
       signedIn: at.embed ? null : (c.var.signedIn?.user ?? null),
       team: !at.embed && managesMembers(viewerOf(c)),
       draft,
@@ -128,13 +140,29 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
     if (media && !(outcome.kind === 'started' && outcome.created)) await deps.media.store.remove(media.key);
     if (!p || outcome.kind === 'page_changed') return notFound(c);
     if (outcome.kind === 'refused') return show(c, p, at, 422, { ...draft, problem: outcome.problem });
-    const pass = await passWith(deps, c, await passOf(deps, c), outcome.conversationId, outcome.authorId);
-    keepPass(c, pass);
-    const target = at.embed
-      ? `/embeds/conversations/${account.key}/${outcome.slug}?pass=${pass}`
-      : `/c/${outcome.slug}`;
-    // POST/redirect/GET: reloading the conversation it lands on never starts another.
-    return c.redirect(`${target}#message-${outcome.messageId}`, 303);
+    // The same form again opens its conversation only where it was started: the device whose form
+    // it is (its token is bound to the device's), whose pass holds it, or the person signed in
+    // whose start it was. A form token copied elsewhere opens nothing.
+    const mine =
+      outcome.created ||
+      (signedIn !== null && signedIn.id === outcome.authorId) ||
+      intakeSubmitKeyIsFor(await deps.notifications.signingKey(), field(fields, 'csrf') ?? '', form.submitKey ?? '') ||
+      (await passOf(deps, c)).has(outcome.conversationId);
+    if (!mine) return show(c, p, at, 422, { ...draft, problem: INTAKE_FORM_USED });
+    const landing = (target: string) => c.redirect(`${target}#message-${outcome.messageId}`, 303);
+    // Issued at the start (a form sent again gets no newer pass than the start's: the team's end
+    // of the starting devices' access holds).
+    const grant = newGrant(outcome.conversationId, outcome.authorId, outcome.startedAt);
+    if (!at.embed) {
+      if (!signedIn) await keepPass(deps, c, grant);
+      // POST/redirect/GET: reloading the conversation it lands on never starts another.
+      return landing(`/c/${outcome.slug}`);
+    }
+    // The frame's first load takes the code and keeps the pass as the frame's own cookie: the
+    // address never carries anything that opens the conversation a second time.
+    const code = secret();
+    await deps.intake.keepPassCode(account.id, passCodeHash(code), grant, PASS_CODE_SECONDS);
+    return landing(`/embeds/conversations/${account.key}/${outcome.slug}?code=${code}`);
   }
 
   routes.get('/p/:key', (c) => open(c, { key: c.req.param('key'), embed: false }));

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import parseRange from 'range-parser';
 import { type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
 import { notFound } from '../frame.ts';
-import { passOf } from '../passes.ts';
+import { passOf, passReader } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 
 /**
@@ -76,8 +76,7 @@ export function mediaRoutes({ deps }: SiteKit) {
     const found = await openRecording(deps, account, Number(id), {
       viewer,
       authorization: c.req.header('authorization'),
-      pass: async (conversationId) =>
-        grants?.has(conversationId) ? { userId: grants.get(conversationId) ?? null } : null,
+      pass: (conversation) => (grants ? passReader(grants, conversation) : null),
     });
     if (!found) return notFound(c);
     // Anyone's copy may be kept for a while; a private one's only by the reader's own browser,

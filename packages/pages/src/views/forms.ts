@@ -96,6 +96,11 @@ ${csrfField(state.csrf)}
 <p><label for="member-name">Their name (if they are new here)</label><input id="member-name" name="name" autocomplete="off" maxlength="255" value="${d.name ?? ''}"></p>
 <p><button type="submit">Add and tell them by e-mail</button></p>
 </form>
+<form method="post" action="${action}" class="end-passes">
+${csrfField(state.csrf)}<input type="hidden" name="end_passes" value="1">
+<p>A visitor who started this conversation on an intake page reads it on that device without signing in, for 30 days.</p>
+<p><button type="submit" class="secondary">End the access of the devices that started it</button></p>
+</form>
 </section>`;
 }
 
