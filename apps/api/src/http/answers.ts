@@ -40,12 +40,12 @@ export function finishHeaders(req: Request, res: Response, request: RequestState
   if (idempotentReplay) headers.set('idempotent-replayed', 'true');
   if (lookupMatch) headers.set('conversation-matched', lookupMatch);
   if (res.status === 503 && !headers.has('retry-after')) headers.set('retry-after', '1');
-  // After a body that did not arrive whole, or a refusal that left it unread (a declared length
-  // over the limit, no token), what is left on the connection cannot be trusted: the client is
-  // told to close it, rather than have the socket reset under its next request. A body cut off
-  // at the limit was being read: the Node adapter drains the rest and the connection holds.
+  // After a body that did not arrive whole, a refusal that left it unread (a declared length over
+  // the limit, no token), or one cut off at the limit (chunked: what is left of it is still on
+  // the way, on every route that limits bodies), what is left on the connection cannot be trusted:
+  // the client is told to close it, rather than have the socket reset under its next request.
   const unread = res.status >= 400 && hasBody(req) && !req.bodyUsed;
-  if (draining || res.status === 408 || unread) headers.set('connection', 'close');
+  if (draining || res.status === 408 || res.status === 413 || unread) headers.set('connection', 'close');
 }
 
 /** The route's answer, or `late()` when it takes longer than `ms`. */
