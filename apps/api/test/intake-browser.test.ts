@@ -217,7 +217,7 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
     await frame.waitForURL(/\/embeds\/conversations\/front\/[\w-]+(#message-\d+)?$/);
     await frame.getByText('Lovely blog.').waitFor();
     // The site around it is told the frame's height, and nothing else (no address, no pass).
-    const told: unknown[] = await page.evaluate(() => Reflect.get(window, 'told'));
+    const told: unknown[] = await page.evaluate(() => Reflect.get(globalThis, 'told'));
     expect(told.length).toBeGreaterThan(0);
     for (const message of told) expect(Object.keys(message as object).sort()).toEqual(['height', 'type']);
 

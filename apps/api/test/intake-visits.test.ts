@@ -137,7 +137,8 @@ describe('the primary intake page at /', () => {
     // The pass names the conversation, whose start it was and when, signed.
     expect(v.cookies.get('convo_pass')).toMatch(/^\d+-\d+-\d{13}~[\w-]{43}$/);
 
-    // The API has it as a start through the primary page: private, the page's team and the visitor.
+    // The API has it as a start through the primary page: private, with the page's team. The
+    // address is nobody's word yet: the message is anonymous, and the visitor no member.
     const c = await api(slug);
     expect(c).toMatchObject({
       via_primary_intake_page: true,
@@ -147,32 +148,76 @@ describe('the primary intake page at /', () => {
       public: false,
       workflow: { name: 'Welcome' },
     });
-    expect(c.users.map((u: { email: string }) => u.email)).toEqual(['sam@front.example', 'Vera@Visitor.example']);
+    expect(c.users.map((u: { email: string }) => u.email)).toEqual(['sam@front.example']);
     expect(c.messages).toHaveLength(1);
-    expect(c.messages[0]).toMatchObject({
-      text: 'My order never came.',
-      author: { anonymous: false, name: 'Vera Visitor', email: 'Vera@Visitor.example' },
-    });
+    expect(c.messages[0]).toMatchObject({ text: 'My order never came.', author: { anonymous: true } });
 
-    // This device opens it, and replies as Vera; another device does not see it at all.
+    // This device opens it, the message under the name given and marked as not confirmed; another
+    // device does not see it at all.
     const page = await v.get(`/c/${slug}`);
     expect(page.status).toBe(200);
     expect(page.html).toContain('My order never came.');
-    expect(page.html).toContain('Posting as Vera Visitor.');
+    expect(page.html).toContain('Vera Visitor (not confirmed)');
+    expect(page.html).not.toContain('Posting as Vera Visitor.');
     expect(page.headers.get('cache-control')).toBe('no-store');
-    const replied = await v.reply(slug, { text: 'Order 1234' });
-    expect(replied.status).toBe(303);
-    expect((await api(slug)).messages.at(-1).author.name).toBe('Vera Visitor');
     expect((await new Visitor(h, HOST).get(`/c/${slug}`)).status).toBe(404);
 
-    // The mailed link signs Vera in on any device, and opens the conversation.
-    // (The mail's domain arrives in lower case.)
+    // The mail quotes nothing the visitor wrote or chose; its link confirms the address on any
+    // device: the message is Vera's, she is a member, and signed in. (Its domain arrives in lower case.)
     const mail = await mailbox.next('Vera@visitor.example');
     expect(mail.text).toContain(`${HOST}/c/${slug}`);
+    expect(mail.text).not.toContain('My order never came');
+    expect(mail.text).not.toContain('Vera Visitor');
     const elsewhere = new Visitor(h, HOST);
+    expect((await elsewhere.get(new URL(signInLink(mail)).pathname)).html).toContain('Confirm your conversation');
     const confirmed = await elsewhere.confirm(signInLink(mail));
-    expect([confirmed.status, location(confirmed)]).toEqual([303, `/c/${slug}`]);
+    expect([confirmed.status, location(confirmed)]).toEqual([303, `/c/${slug}#message-${c.messages[0].id}`]);
     expect((await elsewhere.get(`/c/${slug}`)).status).toBe(200);
+    const after = await api(slug);
+    expect(after.users.map((u: { email: string }) => u.email)).toEqual(['sam@front.example', 'Vera@Visitor.example']);
+    expect(after.messages[0].author).toMatchObject({ anonymous: false, name: 'Vera Visitor' });
+    expect((await elsewhere.get(`/c/${slug}`)).html).toContain('Posting as Vera Visitor.');
+    const replied = await elsewhere.reply(slug, { text: 'Order 1234' });
+    expect(replied.status).toBe(303);
+    expect((await api(slug)).messages.at(-1).author.name).toBe('Vera Visitor');
+  });
+
+  it('never posts as an existing person on an address typed into the form', async () => {
+    // A stranger types Pat's address (a participant of the account) and Pat's name.
+    const stranger = new Visitor(h, HOST);
+    const posted = await start(stranger, '/', {
+      name: 'Pat Customer',
+      email: 'pat@customer.example',
+      text: 'Please send my refund to this new account.',
+    });
+    // Answered as any start is: the same landing as for an address nobody has.
+    expect(posted.status).toBe(303);
+    const slug = slugOf(posted);
+    expect(location(posted)).toMatch(new RegExp(`^/c/${slug}#message-\\d+$`));
+    const c = await api(slug);
+    expect(c.messages[0].author).toEqual({ anonymous: true });
+    expect(c.users.map((u: { email: string }) => u.email)).not.toContain('pat@customer.example');
+    // The team sees it is not Pat's word; the stranger's device reads it but acts as nobody.
+    const sam = await signedIn('sam@front.example');
+    expect((await sam.get(`/c/${slug}`)).html).toContain('Pat Customer (not confirmed)');
+    expect((await sam.reply(slug, { text: 'Hello Pat, which account?' })).status).toBe(303);
+    const seen = await stranger.get(`/c/${slug}`);
+    expect(seen.status).toBe(200);
+    expect(seen.html).not.toContain('Posting as Pat Customer');
+    // A reply from that device under Pat's name waits for Pat's own confirmation, as any named reply.
+    const reply = await stranger.reply(slug, {
+      text: 'The account is 999',
+      name: 'Pat Customer',
+      email: 'pat@customer.example',
+    });
+    expect(reply.html).toContain('Check your e-mail');
+    expect((await api(slug)).messages.map((m: { text: string }) => m.text)).not.toContain('The account is 999');
+    // Only Pat, confirming the mailed link, puts Pat's name on it.
+    const mail = await mailbox.next('pat@customer.example');
+    expect(mail.text).not.toContain('refund');
+    const pat = new Visitor(h, HOST);
+    expect((await pat.confirm(signInLink(mail))).status).toBe(303);
+    expect((await api(slug)).messages[0].author).toMatchObject({ anonymous: false, email: 'pat@customer.example' });
   });
 
   it('fires conversation_created, then message_created, and runs the page workflow', async () => {
@@ -326,7 +371,7 @@ describe('a page read earlier by this process', () => {
     const posted = await v.post('/p/later', fields('After the change'));
     expect(posted.status).toBe(303);
     const c = await api(slugOf(posted));
-    expect(c.users.map((u: { email: string }) => u.email)).toEqual(['olivia@front.example', 'lea@v.example']);
+    expect(c.users.map((u: { email: string }) => u.email)).toEqual(['olivia@front.example']);
 
     await v.get('/p/later');
     expect((await apiCall(h, 'PATCH', `/intake_pages/${made.body.id}`, auth(TOKEN), { disabled: true })).status).toBe(

@@ -186,6 +186,8 @@ export interface PageMessageRecord extends MessageRecord {
   createdAt: EpochMicros;
   /** The author's place on the account's team; null for a participant or an anonymous message. */
   authorTeamRole: TeamRole | null;
+  /** An unconfirmed start's name (the message is anonymous until its address is confirmed); else null. */
+  claimedName: string | null;
 }
 
 /**
@@ -301,6 +303,8 @@ export interface SignInLinkRecord {
   name: string | null;
   returnPath: string;
   pending: PendingReply | null;
+  /** An unconfirmed start's message, which confirming the link puts the address's person's name on. */
+  claim?: number | null;
 }
 
 /**
@@ -337,6 +341,11 @@ export interface ReplyStore {
     conversationId: number,
     reply: { authorId: number | null; text: string; submitKey: string | null; media?: StoredMedia | undefined },
   ): Promise<{ id: number; created: boolean }>;
+  /**
+   * Puts `authorId` on an unconfirmed start's message (its name given under the address they
+   * confirmed) and makes them a member of its conversation; null when it is no longer unconfirmed.
+   */
+  claim(accountId: number, messageId: number, authorId: number): Promise<{ id: number } | null>;
 }
 
 /** Mail is queued in the database and sent by a worker, so a request never waits for SMTP. */

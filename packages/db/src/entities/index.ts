@@ -210,6 +210,8 @@ export const Message = defineEntity({
     /** Null exactly when the author posted anonymously (the check below holds that). */
     author: () => p.manyToOne(User).nullable(),
     anonymous: p.boolean().default(false),
+    /** A start's name while the address given is unconfirmed (no author yet: anonymous); null once confirmed. */
+    claimedName: p.string().length(255).nullable(),
     text: p.text().default(''),
     downloadMediaUrl: p.text().nullable(),
     /** A recording this server keeps: its key in the media store, probed type and size. */
@@ -281,6 +283,8 @@ export const SignInLink = defineEntity({
     tokenHash: p.string().length(64).unique('sign_in_link_token_hash_unique'),
     returnPath: p.string().length(300),
     pendingReply: p.json<{ conversationId: number; text: string; submitKey: string | null }>().nullable(),
+    /** The unconfirmed start whose message it puts the address's person's name on, when confirmed. */
+    claimMessageId: p.integer().nullable(),
     createdAt: createdAt(),
     expiresAt: p.datetime().columnType('timestamptz(6)').index('sign_in_link_expires'),
     usedAt: p.datetime().columnType('timestamptz(6)').nullable(),

@@ -70,9 +70,10 @@ export const conversationColumns = () => `
 
 /**
  * What a page shows of a message beyond the API's fields: its time in epoch microseconds, as text
- * (JSON numbers would lose precision), and its author's place on the account's team.
+ * (JSON numbers would lose precision), its author's place on the account's team, and the name an
+ * unconfirmed start was given.
  */
-const PAGE_MESSAGE_EXTRAS = `, 'created_us', (extract(epoch from m.created_at) * 1000000)::bigint::text, 'author_team', u.team_role`;
+const PAGE_MESSAGE_EXTRAS = `, 'created_us', (extract(epoch from m.created_at) * 1000000)::bigint::text, 'author_team', u.team_role, 'claimed_name', m.claimed_name`;
 
 const COLUMNS = conversationColumns();
 

@@ -106,6 +106,7 @@ const START_PARAMS = [
   'returnPath',
   'subject',
   'body',
+  'confirmed',
 ] as const;
 type StartParam = (typeof START_PARAMS)[number];
 
@@ -114,11 +115,14 @@ let startPrepared: Prepared | undefined;
 
 /**
  * One statement: the page as it is now (nothing is written unless it is as the start read it), the
- * visitor's person (found by address, or made), the conversation (as the
- * entity's builder writes it, only when the form token is new and the address is not the team's),
- * its members (the page's team and the visitor), the first message, their webhook events in order,
- * the notifications, the change mark, the workflow's two events (created, then the message), and
- * the sign-in link with its mail. The last select says what happened.
+ * visitor's person (a signed-in visitor's; an address typed into the form is looked up only to
+ * refuse the team's), the conversation (as the entity's builder writes it, only when the form
+ * token is new and the address is not the team's), its members (the page's team, and a signed-in
+ * visitor), the first message (by the signed-in visitor; else anonymous, under the name given
+ * while the address is unconfirmed), their webhook events in order, the notifications, the change
+ * mark, the workflow's two events (created, then the message), and the sign-in link with its mail
+ * (which puts the address's person's name on the message once confirmed). The last select says
+ * what happened.
  */
 function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
   const { sql, params } = conversationRow(em, accountId, s.conversation);
@@ -139,25 +143,21 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
         existing as (
           select id, team_role from account_user where account_id = ${account} and ${email} is not null and lower(email) = lower(${email})
         ),
-        made as (
-          insert into account_user (account_id, email, name)
-          select ${account}, ${email}, ${p('name')}::text
-          where ${email} is not null and not exists (select 1 from existing) and exists (select 1 from same_page)
-          on conflict do nothing returning id, team_role
-        ),
-        author as (select id, team_role from existing union all select id, team_role from made),
+        author as (select id, team_role from existing where ${p('confirmed')}::boolean),
         dup as (select conversation_id from message where account_id = ${account} and submit_key = ${p('submitKey')}::varchar),
         c as (
           insert into "conversation" (${parsed[1]}) select ${values}
           where exists (select 1 from same_page) and not exists (select 1 from dup)
-            and not exists (select 1 from author where team_role is not null)
-            and (${email} is null or exists (select 1 from author))
+            and not exists (select 1 from existing where team_role is not null)
+            and (${email} is null or not ${p('confirmed')}::boolean or exists (select 1 from author))
           returning id, slug
         ),
         added as (
-          insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous, text,
-                               submit_key, media_key, media_content_type, media_bytes)
-          select ${account}, c.id, ${p('kind')}::varchar, ${p('seconds')}::int, (select id from author), ${email} is null,
+          insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
+                               claimed_name, text, submit_key, media_key, media_content_type, media_bytes)
+          select ${account}, c.id, ${p('kind')}::varchar, ${p('seconds')}::int, (select id from author),
+                 not exists (select 1 from author),
+                 case when ${email} is not null and not ${p('confirmed')}::boolean then ${p('name')}::text end,
                  ${p('text')}::text, ${p('submitKey')}::varchar, ${p('mediaKey')}::varchar, ${p('contentType')}::varchar, ${p('bytes')}::bigint
           from c
           returning id, conversation_id, author_id
@@ -184,8 +184,9 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
           order by e.n
         ),
         link as (
-          insert into sign_in_link (account_id, email, name, token_hash, return_path, expires_at)
+          insert into sign_in_link (account_id, email, name, token_hash, return_path, claim_message_id, expires_at)
           select ${account}, ${email}, ${p('name')}::text, ${p('link')}::varchar, ${p('returnPath')}::varchar,
+                 case when ${p('confirmed')}::boolean then null else added.id end,
                  now() + make_interval(secs => ${p('linkSeconds')}::int)
           from added where ${p('link')}::varchar is not null
         ),
@@ -196,7 +197,7 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
         select (select id from added) as message_id, (select id from c) as conversation_id, (select slug from c) as slug,
                (select author_id from added) as author_id,
                (select conversation_id from dup limit 1) as dup_conversation,
-               exists (select 1 from author where team_role is not null) as team_address,
+               exists (select 1 from existing where team_role is not null) as team_address,
                not exists (select 1 from same_page) as page_changed`,
     };
   }
@@ -223,6 +224,7 @@ function startStatement(em: EntityManager, accountId: number, s: IntakeStart) {
     returnPath: s.comeBack?.returnPath ?? null,
     subject: s.comeBack?.mail.subject.slice(0, 255) ?? null,
     body: s.comeBack?.mail.text ?? null,
+    confirmed: s.visitor?.confirmed ?? false,
   };
   return { statement: startPrepared, params: [...params, ...START_PARAMS.map((name) => given[name])] };
 }
@@ -285,35 +287,32 @@ export class MikroIntakeStore implements IntakeStore {
 
   async start(accountId: number, s: IntakeStart): Promise<IntakeStartResult> {
     const { statement, params } = startStatement(this.em, accountId, s);
-    // Twice at most: a person made by another start between this one's look and its insert is
-    // seen by the second run (a statement sees only what was committed when it began).
-    for (let attempt = 1; attempt <= 2; attempt++) {
-      let row: StartRow | undefined;
-      try {
-        [row] = await runPrepared<StartRow>(this.em, statement, params);
-      } catch (e) {
-        if (isSlugTaken(e)) throw new SlugTakenError();
-        // The same form sent twice at once: the other one started it.
-        if (violatesUnique(e, MESSAGE_KEY_INDEX) && s.message.submitKey) return this.again(accountId, s);
-        throw e;
-      }
-      if (!row) throw new Error('the intake start returned no row');
-      if (row.team_address) return { kind: 'team_address' };
-      if (row.dup_conversation !== null) return this.again(accountId, s);
-      if (row.page_changed) return { kind: 'page_changed' };
-      if (row.message_id !== null && row.conversation_id !== null && row.slug !== null) {
-        return {
-          kind: 'started',
-          conversationId: Number(row.conversation_id),
-          slug: row.slug,
-          messageId: Number(row.message_id),
-          authorId: row.author_id === null ? null : Number(row.author_id),
-          created: true,
-          startedAt: Date.now(),
-        };
-      }
+    let row: StartRow | undefined;
+    try {
+      [row] = await runPrepared<StartRow>(this.em, statement, params);
+    } catch (e) {
+      if (isSlugTaken(e)) throw new SlugTakenError();
+      // The same form sent twice at once: the other one started it.
+      if (violatesUnique(e, MESSAGE_KEY_INDEX) && s.message.submitKey) return this.again(accountId, s);
+      throw e;
     }
-    throw new Error('the intake start found its visitor neither there nor made');
+    if (!row) throw new Error('the intake start returned no row');
+    if (row.team_address) return { kind: 'team_address' };
+    if (row.dup_conversation !== null) return this.again(accountId, s);
+    if (row.page_changed) return { kind: 'page_changed' };
+    if (row.message_id === null || row.conversation_id === null || row.slug === null) {
+      // Only a signed-in visitor's start needs their person, whose session found them.
+      throw new Error('the intake start found no person for the signed-in visitor');
+    }
+    return {
+      kind: 'started',
+      conversationId: Number(row.conversation_id),
+      slug: row.slug,
+      messageId: Number(row.message_id),
+      authorId: row.author_id === null ? null : Number(row.author_id),
+      created: true,
+      startedAt: Date.now(),
+    };
   }
 
   async keepPassCode(accountId: number, codeHash: string, grant: string, ttlSeconds: number): Promise<void> {

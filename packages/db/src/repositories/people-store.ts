@@ -39,6 +39,7 @@ interface LinkRow {
   name: string | null;
   return_path: string;
   pending_reply: unknown;
+  claim_message_id: number | null;
 }
 
 const linkRecord = (row: LinkRow): SignInLinkRecord => ({
@@ -49,6 +50,7 @@ const linkRecord = (row: LinkRow): SignInLinkRecord => ({
     row.pending_reply === null
       ? null
       : ((typeof row.pending_reply === 'string' ? JSON.parse(row.pending_reply) : row.pending_reply) as PendingReply),
+  claim: row.claim_message_id,
 });
 
 export class MikroPeopleStore implements PeopleStore {
@@ -97,7 +99,7 @@ export class MikroPeopleStore implements PeopleStore {
   async peekSignInLink(accountId: number, token: string) {
     const [row] = await query<LinkRow & { user_id: number | null; user_name: string | null; user_email: string }>(
       this.em,
-      `select l.email, l.name, l.return_path, l.pending_reply, u.id as user_id, u.name as user_name, u.email as user_email
+      `select l.email, l.name, l.return_path, l.pending_reply, l.claim_message_id, u.id as user_id, u.name as user_name, u.email as user_email
        from sign_in_link l left join account_user u on u.account_id = l.account_id and lower(u.email) = lower(l.email)
        where l.account_id = ? and l.token_hash = ? and l.used_at is null and l.expires_at > now()`,
       [accountId, sha256(token)],
@@ -113,7 +115,7 @@ export class MikroPeopleStore implements PeopleStore {
       this.em,
       `update sign_in_link set used_at = now()
        where account_id = ? and token_hash = ? and used_at is null and expires_at > now()
-       returning email, name, return_path, pending_reply`,
+       returning email, name, return_path, pending_reply, claim_message_id`,
       [accountId, sha256(token)],
     );
     return row ? linkRecord(row) : null;

@@ -54,6 +54,27 @@ const INSERT: Prepared = {
   select id, false from message where account_id = $1 and submit_key = $5::varchar and not exists (select 1 from added)`,
 };
 
+/**
+ * An unconfirmed start's message gets its author (the address's person, who confirmed), who joins
+ * the conversation's members; the change mark moves with it. $1 account, $2 message, $3 person.
+ */
+const CLAIM: Prepared = {
+  name: 'reply_claim',
+  text: `
+  with claimed as (
+    update message set author_id = $3, anonymous = false, claimed_name = null
+    where account_id = $1 and id = $2 and author_id is null and claimed_name is not null
+    returning id, conversation_id
+  ),
+  joined as (
+    insert into conversation_member (conversation_id, user_id, account_id)
+    select conversation_id, $3::int, $1::int from claimed
+    on conflict do nothing
+  ),
+  ${markChangeSql({ source: 'claimed', account: '$1::int' })}
+  select id from claimed`,
+};
+
 export class MikroReplyStore implements ReplyStore {
   private readonly em: EntityManager;
 
@@ -81,5 +102,10 @@ export class MikroReplyStore implements ReplyStore {
     ]);
     if (!row) throw new Error(`conversation ${conversationId} of account ${accountId} is gone`);
     return { id: Number(row.id), created: row.created };
+  }
+
+  async claim(accountId: number, messageId: number, authorId: number): Promise<{ id: number } | null> {
+    const [row] = await runPrepared<{ id: number }>(this.em, CLAIM, [accountId, messageId, authorId]);
+    return row ? { id: Number(row.id) } : null;
   }
 }

@@ -89,7 +89,7 @@ const MESSAGE_BY_ID: Prepared = {
   name: 'site_message_by_id',
   text: `
   select m.id, m.message_type as type, m.recorded_duration_seconds as duration, m.anonymous,
-    u.id as author_id, u.name as author_name, u.email as author_email, u.team_role as author_team,
+    u.id as author_id, u.name as author_name, u.email as author_email, u.team_role as author_team, m.claimed_name,
     m.text, m.download_media_url as media, m.media_key is not null as hosted,
     (extract(epoch from m.created_at) * 1000000)::bigint::text as created_us,
     c.id as conversation_id, c.title, c.slug, ${SETTINGS_COLUMNS}, ${PASSES_AFTER_COLUMN},
@@ -137,12 +137,13 @@ const INDEXABLE_COUNT: Prepared = {
 
 const CHANGE_MARK: Prepared = { name: 'site_change_mark', text: `select ${changeMarkSql('$1')} as mark` };
 
-type PageMessageRow = MessageRow & { created_us: string; author_team: string | null };
+type PageMessageRow = MessageRow & { created_us: string; author_team: string | null; claimed_name: string | null };
 
 const pageMessage = (m: PageMessageRow): PageMessageRecord => ({
   ...message(m),
   createdAt: BigInt(m.created_us),
   authorTeamRole: !m.anonymous && isTeamRole(m.author_team) ? m.author_team : null,
+  claimedName: m.claimed_name ?? null,
 });
 
 /** Hosts remembered at most this many; past it the cache starts again (hosts are few, requests many). */

@@ -11,7 +11,8 @@ export type ConfirmOutcome =
 /**
  * Confirms a sign-in link (a POST from the page it opens, never a GET): a session for the
  * address's user, made then if the address is nobody's (with the name given with the reply, or on
- * the page), and the reply that waited for it posted. The link is spent once.
+ * the page), and the reply that waited for it posted, or the start it confirms put under their
+ * name. The link is spent once.
  */
 export async function completeSignIn(
   deps: Pick<PeopleDeps, 'people' | 'replies'>,
@@ -37,6 +38,9 @@ export async function completeSignIn(
   if (!user) return { kind: 'unusable' };
   await deps.people.createSession(account.id, user.id, session.token, session.ttlSeconds);
   const back = returnPath(used.returnPath);
+  // A start under this address: its message is theirs now, and its conversation.
+  const claimed = used.claim ? await deps.replies.claim(account.id, used.claim, user.id) : null;
+  if (claimed) return { kind: 'signed_in', redirect: `${back}#message-${claimed.id}` };
   if (!used.pending) return { kind: 'signed_in', redirect: back };
   const { id } = await deps.replies.insert(account.id, used.pending.conversationId, {
     authorId: user.id,

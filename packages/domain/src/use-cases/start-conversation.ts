@@ -53,8 +53,13 @@ export interface IntakeStart {
   /** The page it is made from, by its key, as read (its version): nothing is written if it changed. */
   page: { key: string; version: string };
   conversation: NewConversation;
-  /** Who the visitor said they are; null for an anonymous start. The address's person is made if new. */
-  visitor: { name: string; email: string } | null;
+  /**
+   * Who the visitor is; null for an anonymous start. `confirmed`: signed in as the address's
+   * person, who posts it. Else the message is posted under the name, unconfirmed (no author, no
+   * member), until the link mailed to the address is confirmed; nobody is made or found for it
+   * but to refuse the team's address.
+   */
+  visitor: { name: string; email: string; confirmed: boolean } | null;
   message: { text: string; submitKey: string | null; media?: StoredMedia | undefined };
   /** The sign-in link mailed to the visitor, and the mail: only with an address. */
   comeBack: { token: string; ttlSeconds: number; returnPath: string; mail: OutgoingMail } | null;
@@ -117,24 +122,28 @@ export const INTAKE_FORM_USED = 'This form was already used. Reload the page to 
 /** A slug drawn again when it collides (as create does). */
 const SLUG_ATTEMPTS = 3;
 
-/** The mail a visitor gets when they start a conversation: where it is, and a link that signs them in. */
+/**
+ * The mail a visitor gets when they start a conversation under an address: where it is, and a
+ * link that confirms the address (signs them in and puts their name on the message). It goes to
+ * an address nobody has confirmed, so it carries nothing the visitor wrote or chose (not their
+ * words, not the name they gave): only the account's own words and the conversation's address.
+ */
 export function comeBackMail(
   account: SiteAccount,
   started: { title: string; slug: string; email: string; signInUrl: string },
 ): OutgoingMail {
   return {
     to: started.email,
-    subject: `Your conversation with ${account.name}`,
+    subject: `Confirm your conversation with ${account.name}`,
     text: [
-      `You started a conversation with ${account.name}: "${started.title}".`,
+      `A conversation with ${account.name} was started with this address: "${started.title}".`,
       '',
-      `On the device you started it on, it opens at ${conversationUrl(account, started.slug)}`,
-      '',
-      `From any device, this link signs you in as ${started.email} and opens it (it works once, for 7 days):`,
+      `If it was you, this link confirms it: it signs you in as ${started.email}, puts your name on your message and opens the conversation (it works once, for 7 days):`,
       started.signInUrl,
       '',
-      'We write to you here when someone answers.',
-      'If you did not start this conversation, ignore this e-mail: nobody is signed in.',
+      `Until then your message shows as not confirmed, and we write to you about answers once you have confirmed. On the device you started it on, it opens at ${conversationUrl(account, started.slug)}`,
+      '',
+      'If you did not start this conversation, ignore this e-mail: nothing is shown under your address, and nobody is signed in.',
       '',
     ].join('\n'),
   };
@@ -155,12 +164,15 @@ export async function startConversation(
   account: SiteAccount,
   page: PublicIntakePage,
   form: IntakeForm,
+  /** `link`: how to mail the visitor a link back; null when they are signed in (the form's name and address are theirs). */
   device: { link: LinkOptions | null },
 ): Promise<StartOutcome> {
   const textProblem = form.media && form.text.trim() === '' ? null : replyProblem(form.text, 'message');
   if (textProblem) return { kind: 'refused', problem: textProblem };
-  const visitor = visitorOf(page, form);
-  if (typeof visitor === 'string') return { kind: 'refused', problem: visitor };
+  const given = visitorOf(page, form);
+  if (typeof given === 'string') return { kind: 'refused', problem: given };
+  // An address typed into a form is nobody's word: the message waits under the name, unconfirmed.
+  const visitor = given && { ...given, confirmed: device.link === null };
   const owner: UserRecord | null = page.account.owner;
   const conversation = draftConversation(
     page.account,

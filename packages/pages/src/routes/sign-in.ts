@@ -55,7 +55,7 @@ export function signInRoutes({ deps, posting }: SiteKit) {
       c,
       status,
       forms.confirmSignIn({ csrf: c.var.csrf, action: c.req.path, link: opened, problem }),
-      opened.pending ? 'Confirm your reply' : 'Sign in',
+      opened.pending ? 'Confirm your reply' : opened.claim ? 'Confirm your conversation' : 'Sign in',
       { form: true, headers: { 'cache-control': 'no-store' } },
     );
   const unusable = (c: SiteContext) =>

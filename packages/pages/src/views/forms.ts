@@ -150,8 +150,15 @@ export function confirmSignIn(shown: {
   const reply = link.pending
     ? html`<p>Your reply, to be posted on <a href="${link.returnPath}">${link.returnPath}</a>:</p>
 <blockquote class="pending">${link.pending.text}</blockquote>`
-    : '';
-  return html`<h1>${link.pending ? 'Confirm your reply' : 'Sign in'}</h1>
+    : link.claim
+      ? html`<p>Confirming puts your name on the message that started <a href="${link.returnPath}">this conversation</a> and makes you one of its members.</p>`
+      : '';
+  const [heading, button] = link.pending
+    ? ['Confirm your reply', 'Post my reply and sign in']
+    : link.claim
+      ? ['Confirm your conversation', 'Confirm and sign in']
+      : ['Sign in', 'Sign in'];
+  return html`<h1>${heading}</h1>
 ${shown.problem ? html`<p class="problem" role="alert">${shown.problem}</p>` : ''}
 ${who}${reply}
 <form method="post" action="${shown.action}">
@@ -161,7 +168,7 @@ ${
     ? ''
     : html`<p><label for="confirm-name">Your name</label><input id="confirm-name" name="name" autocomplete="name" maxlength="255" required value="${link.name ?? ''}"></p>`
 }
-<p><button type="submit">${link.pending ? 'Post my reply and sign in' : 'Sign in'}</button></p>
+<p><button type="submit">${button}</button></p>
 </form>
 <p class="note">Did not ask for this? Close this page: nothing is posted and nobody is signed in.</p>`;
 }
