@@ -183,13 +183,11 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
     expect(c).toMatchObject({ via_primary_intake_page: true, intake_page_id: null, public: false });
     expect(c.workflow.name).toBe('Welcome');
     expect(c.workflow.steps?.[0]?.state).toBe('done');
-    expect(c.users.map((u) => u.email)).toEqual(['sam@front.test', 'vera@visitor.test']);
+    // Under the name she gave, not confirmed until she opens the mailed link.
+    expect(c.users.map((u) => u.email)).toEqual(['sam@front.test']);
+    await expect(page.getByText('Vera Visitor (not confirmed)').count()).resolves.toBe(1);
     const [first, second] = c.messages;
-    expect(first).toMatchObject({
-      message_type: 'audio',
-      text: 'My parcel is lost.',
-      author: { name: 'Vera Visitor' },
-    });
+    expect(first).toMatchObject({ message_type: 'audio', text: 'My parcel is lost.', author: { anonymous: true } });
     expect(first?.recorded_duration_seconds).toBeGreaterThanOrEqual(2);
     expect(first?.recorded_duration_seconds).toBeLessThanOrEqual(4);
     expect(second).toMatchObject({ text: WELCOME, author: { name: 'Sam Support' } });
@@ -197,6 +195,7 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
     // Sam, named by the page, is told of Vera's message by mail; Vera got her link back.
     const told = await mailbox.next('sam@front.test');
     expect(told.text).toMatch(/> \(an audio recording\)\r?\n> My parcel is lost\./);
+    expect(told.text).toContain('Vera Visitor (not confirmed)');
     expect((await mailbox.next('vera@visitor.test')).text).toContain(`${site}/c/${c.slug}`);
 
     // The device knows her: the page opens again later, the welcome shown.

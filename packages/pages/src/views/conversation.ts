@@ -44,11 +44,7 @@ export function linkified(text: string): Html {
 
 /** Who wrote it: an unconfirmed start's name says so (it is nobody's word until the address is confirmed). */
 const authorName = (m: PageMessageRecord): string =>
-  m.author.anonymous
-    ? m.claimedName
-      ? `${m.claimedName} (not confirmed)`
-      : ANONYMOUS
-    : m.author.name || ANONYMOUS;
+  m.author.anonymous ? (m.claimedName ? `${m.claimedName} (not confirmed)` : ANONYMOUS) : m.author.name || ANONYMOUS;
 
 /** When something happened: as the API says it, and as machines read it. */
 export const time = (micros: bigint): Html =>
