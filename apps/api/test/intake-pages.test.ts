@@ -73,6 +73,7 @@ describe('intake pages over the API', () => {
     [{ name: 'Again', key: 'contact-us-please' }, 409, 'intake_page_key_taken', /already used/],
     [{ name: 'Stranger', team: ['pat@acme.example'] }, 422, 'invalid_input', /not on the account's team: pat/],
     [{ name: 'Foreign flow', workflow_id: 999_999 }, 422, 'invalid_input', /no workflow 999999/],
+    [{ name: 'Past the column', workflow_id: 2 ** 31 }, 422, 'invalid_input', /workflow_id/],
     [{ name: '' }, 422, 'invalid_input', /name/],
   ])('refuses %j, making nothing', async (body, status, code, message) => {
     const before = (await pages('GET', '')).body.intake_pages.length;

@@ -133,6 +133,11 @@ describe('saving a workflow', () => {
       [{ ...step, action: { type: 'post_message', as: 'sam@flow.example', recording_message_id: 1 } }],
       /has no recording kept here/,
     ],
+    [
+      'a recording id past the column (2^31)',
+      [{ ...step, action: { type: 'post_message', as: 'sam@flow.example', recording_message_id: 2 ** 31 } }],
+      /recording_message_id/,
+    ],
   ])('refuses %s with a clear 422, saving nothing', async (_, steps, message) => {
     const before = (await api('GET', '/workflows')).body.workflows.length;
     const r = await api('POST', '/workflows', { name: 'Refused', steps });

@@ -78,7 +78,7 @@ export const ZWorkflowAction = z
       type: z.literal('post_message'),
       as: ZEmail.meta({ description: 'The team member the message is posted as, by e-mail address.' }),
       text: ZText('text').pipe(z.string().max(10_000)).optional(),
-      recording_message_id: z.number().int().min(1).optional().meta({
+      recording_message_id: z.number().int().min(1).max(2_147_483_647).optional().meta({
         description: 'A message of this account whose recording (kept by this server) is posted again.',
       }),
     }),
