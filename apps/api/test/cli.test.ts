@@ -202,7 +202,9 @@ describe('operator CLI', { timeout: 120_000 }, () => {
       '--workflow',
       String(wf.id),
     );
-    expect(page).toMatchObject({ primary: true, workflowId: wf.id });
+    // The API's shape, and only it (no second spelling of a member).
+    expect(page).toMatchObject({ primary: true, workflow_id: wf.id });
+    expect(page).not.toHaveProperty('workflowId');
     // One primary page: making another primary makes the last not.
     const second = await json('intake-page', 'create', '--account', 'acme', '--name', 'Also main', '--primary');
     expect(second).toMatchObject({ key: 'also-main', primary: true });

@@ -260,7 +260,7 @@ export async function createIntakePage(
       },
       'account',
     );
-    return { ...made, workflowId: made.workflow_id };
+    return made;
   } catch (e) {
     if (isDomainError(e)) throw new AdminError(e.message);
     throw e;
