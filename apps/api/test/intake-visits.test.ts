@@ -715,6 +715,8 @@ describe('a welcome recording above the form', () => {
     const media = await new Visitor(h, HOST).get('/media/front/welcome/contact');
     expect([media.status, media.headers.get('content-type')]).toEqual([200, 'audio/webm']);
     expect(media.headers.get('content-security-policy')).toContain('sandbox');
+    // As public as the page: another site's player may play it.
+    expect(media.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
     for (const path of ['/media/front/welcome/feedback', '/media/front/welcome/nope', '/media/other/welcome/contact']) {
       expect((await new Visitor(h, HOST).get(path)).status, path).toBe(404);
     }

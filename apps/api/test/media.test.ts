@@ -294,6 +294,8 @@ describe('serving a recording', () => {
     expect(res.headers.get('etag')).toMatch(/^"[^W]/);
     expect(res.headers.get('content-disposition')).toMatch(/^inline/);
     expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+    // A public recording plays on any site (an API client's own page), as download_media_url.
+    expect(res.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
   });
 
   it('answers a Range with 206 and just those bytes; an unsatisfiable one with 416', async () => {
@@ -345,6 +347,7 @@ describe('serving a recording', () => {
     const owner = await h.app.fetch(new Request(`${HOST}/media/rec/${privateId}`, { headers: auth(TOKEN) }));
     expect(owner.status).toBe(200);
     expect(owner.headers.get('cache-control')).toBe('private, no-cache');
+    expect(owner.headers.get('cross-origin-resource-policy')).toBe('same-origin');
   });
 
   it("answers 404 under another account's key or host, and for a message without a recording", async () => {

@@ -55,7 +55,9 @@ export const embedHeaders = policy(['*']);
 export const mediaHeaders = secureHeaders({
   contentSecurityPolicy: { defaultSrc: ["'none'"], sandbox: [] },
   xFrameOptions: 'DENY',
+  // Same-origin unless the route said otherwise: a public recording may be played by any site.
   crossOriginResourcePolicy: 'same-origin',
+  overwrite: false,
   referrerPolicy: 'same-origin',
   strictTransportSecurity: false,
 });

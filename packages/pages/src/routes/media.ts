@@ -19,7 +19,10 @@ export function mediaRoutes({ deps }: SiteKit) {
    * (`206`, `If-Range`), a strong ETag (a recording never changes: its key is new for every
    * upload), and `?download=1` to save it; from object storage, a short link to it instead.
    */
-  async function serve(c: SiteContext, found: MessageMedia, name: string, cache: string) {
+  async function serve(c: SiteContext, found: MessageMedia, name: string, anyoneFor: number | null) {
+    // Anyone's copy may be kept for `anyoneFor` seconds; a private one's only by the reader's own
+    // browser, which asks again (If-None-Match) before using it.
+    const cache = anyoneFor !== null ? `public, max-age=${anyoneFor}` : 'private, no-cache';
     const download = c.req.query('download') === '1';
     const extension = MEDIA_EXTENSIONS[found.contentType] ?? 'bin';
     const disposition = `${download ? 'attachment' : 'inline'}; filename="${name}.${extension}"`;
@@ -33,6 +36,9 @@ export function mediaRoutes({ deps }: SiteKit) {
 
     const size = found.bytes;
     const etag = `"${found.key.replace('/', '-')}"`;
+    // A recording anyone may see plays on any site (an API client's own page, another's player);
+    // a private one only on the account's own pages.
+    c.header('cross-origin-resource-policy', anyoneFor !== null ? 'cross-origin' : 'same-origin');
     c.header('content-type', found.contentType);
     c.header('accept-ranges', 'bytes');
     c.header('etag', etag);
@@ -79,14 +85,7 @@ export function mediaRoutes({ deps }: SiteKit) {
       pass: (conversation) => (grants ? passReader(grants, conversation) : null),
     });
     if (!found) return notFound(c);
-    // Anyone's copy may be kept for a while; a private one's only by the reader's own browser,
-    // which asks again (If-None-Match) before using it.
-    return serve(
-      c,
-      found,
-      `message-${id}`,
-      found.conversation.anyoneCanPost ? 'public, max-age=3600' : 'private, no-cache',
-    );
+    return serve(c, found, `message-${id}`, found.conversation.anyoneCanPost ? 3600 : null);
   });
 
   // An intake page's welcome recording: public, as the page that shows it.
@@ -97,7 +96,7 @@ export function mediaRoutes({ deps }: SiteKit) {
       return notFound(c);
     const welcome = (await deps.intake.page(account.id, key))?.welcomeRecording;
     const found = welcome ? await deps.site.mediaOf(account.id, welcome.messageId) : null;
-    return found ? serve(c, found, `welcome-${key}`, 'public, max-age=300') : notFound(c);
+    return found ? serve(c, found, `welcome-${key}`, 300) : notFound(c);
   });
 
   return routes;
