@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSeed, MikroMediaReferences } from '@convo/db';
@@ -468,6 +468,20 @@ describe('the probe', () => {
   });
 });
 
+describe('recordings on disk', () => {
+  it('are readable by the server’s user only: files 0600 in folders 0700, uploads too', async () => {
+    const [row] = await h.db.orm.em.fork().getConnection().execute(`select id from account where key = 'rec'`);
+    const key = `${row.id}/${'0d'.repeat(16)}`;
+    await h.services.media.store.put(key, [new Uint8Array([1, 2, 3])], LIMITS.maxBytes);
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    expect(mode(join(mediaDir, key))).toBe(0o600);
+    expect(mode(join(mediaDir, String(row.id)))).toBe(0o700);
+    expect(mode(mediaDir)).toBe(0o700);
+    expect(mode(join(mediaDir, 'uploads'))).toBe(0o700);
+    await h.services.media.store.remove(key);
+  });
+});
+
 describe('recordings nothing wants', () => {
   it('are removed once a day old: a lost upload, and a reply whose link expired; kept while wanted', async () => {
     const [row] = await h.db.orm.em.fork().getConnection().execute(`select id from account where key = 'rec'`);
@@ -482,7 +496,12 @@ describe('recordings nothing wants', () => {
     const old = new Date(Date.now() - 48 * 3600_000);
     for (const file of before) utimesSync(file, old, old);
     const references = new MikroMediaReferences(h.db.orm.em.fork());
-    expect(await sweepRecordings({ store: h.services.media.store, references })).toBe(1);
+    // A recording a crash cut off while it was written: its `.part`, a day old, goes too.
+    const cut = join(mediaDir, `${row.id}/${'0e'.repeat(16)}.part`);
+    writeFileSync(cut, new Uint8Array(10));
+    utimesSync(cut, old, old);
+    expect(await sweepRecordings({ store: h.services.media.store, references })).toBe(2);
+    expect(existsSync(cut)).toBe(false);
     expect(files()).toEqual(before.filter((f) => !f.endsWith(orphan.split('/')[1] ?? '')));
     // The link expires unconfirmed: its recording goes at the next sweep; the messages' stay.
     await h.db.orm.em

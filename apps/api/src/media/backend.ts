@@ -1,10 +1,11 @@
+import { chmodSync, mkdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { MediaStore } from '@convo/domain';
 import { UPLOAD_ID } from '@convo/pages';
 import { FileStore } from '@tus/file-store';
 import { S3Store } from '@tus/s3-store';
-import { DiskMediaStore } from './disk-store.ts';
+import { DIR_MODE, DiskMediaStore } from './disk-store.ts';
 import { S3MediaStore, type S3Options } from './s3-store.ts';
 import type { UploadBackend } from './uploads.ts';
 
@@ -18,9 +19,21 @@ export interface MediaBackend {
 export const configuredBackend = (media: { dir: string; s3: S3Options | undefined }): MediaBackend =>
   media.s3 ? s3Media(media.s3) : diskMedia(media.dir);
 
-/** Everything in one directory (MEDIA_DIR): recordings under `<account>/`, uploads under `uploads/`. */
+/**
+ * Everything in one directory (MEDIA_DIR): recordings under `<account>/`, uploads under `uploads/`,
+ * both folders for the server's user alone (0700, made so or narrowed at start: the tus file
+ * store writes its files with the process's default mode, unreachable inside them).
+ */
 export function diskMedia(dir: string): MediaBackend {
   const directory = join(resolve(dir), 'uploads');
+  for (const folder of [resolve(dir), directory]) {
+    try {
+      mkdirSync(folder, { recursive: true, mode: DIR_MODE });
+      chmodSync(folder, DIR_MODE);
+    } catch {
+      // Not writable (yet): a recording is then refused with a 503 that says so, as before.
+    }
+  }
   return {
     store: new DiskMediaStore(dir),
     uploads: {

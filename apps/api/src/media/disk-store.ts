@@ -10,10 +10,18 @@ import { unavailableOr } from './unavailable.ts';
  * Recordings in a directory (MEDIA_DIR): one file per key, written beside its final name and
  * renamed into place when every byte arrived, so a reader never sees half a file. A full disk or
  * an unwritable directory is MediaUnavailable (a 503 that says so), never a half-kept recording.
+ * Readable by the server's own user only, as an export is: files 0600 in folders 0700.
  */
 
 /** What a key may look like: the server's own `<account id>/<hex>`; anything else is refused. */
 const KEY = /^\d{1,10}\/[0-9a-f]{32}$/;
+
+/** A recording being written (`<key>.part`); one a crash cut off stays behind until the sweep lists it. */
+const PART = /^\d{1,10}\/[0-9a-f]{32}\.part$/;
+
+/** Files and folders of recordings: for the server's user alone. */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
 
 /**
  * Bytes read from a file at a time when it is served. Each chunk crosses from a Node stream to a
@@ -29,8 +37,9 @@ export class DiskMediaStore implements MediaStore {
     this.root = resolve(root);
   }
 
-  private path(key: string): string {
-    if (!KEY.test(key)) throw new Error(`not a media key: ${key}`);
+  /** A key's file; `partial`: a cut-off `<key>.part` too (the sweep removes those). */
+  private path(key: string, partial = false): string {
+    if (!KEY.test(key) && !(partial && PART.test(key))) throw new Error(`not a media key: ${key}`);
     return join(this.root, key);
   }
 
@@ -43,8 +52,8 @@ export class DiskMediaStore implements MediaStore {
     const part = `${path}.part`;
     const counted = countedBytes(body, maxBytes);
     try {
-      await mkdir(dirname(path), { recursive: true });
-      await pipeline(Readable.from(counted.chunks), createWriteStream(part, { flags: 'wx' }));
+      await mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
+      await pipeline(Readable.from(counted.chunks), createWriteStream(part, { flags: 'wx', mode: FILE_MODE }));
       await rename(part, path);
       return { bytes: counted.bytes() };
     } catch (err) {
@@ -113,7 +122,8 @@ export class DiskMediaStore implements MediaStore {
       const names = await readdir(join(this.root, account)).catch(() => []);
       for (const name of names) {
         const key = `${account}/${name}`;
-        if (!KEY.test(key)) continue;
+        // A `.part` a day old is a recording a crash cut off: nothing refers to it, so it goes too.
+        if (!KEY.test(key) && !PART.test(key)) continue;
         const written = await stat(join(this.root, key)).then(
           (s) => s.mtime,
           () => null,
@@ -124,7 +134,7 @@ export class DiskMediaStore implements MediaStore {
   }
 
   async remove(key: string): Promise<void> {
-    await unlink(this.path(key)).catch((err: unknown) => {
+    await unlink(this.path(key, true)).catch((err: unknown) => {
       if (!isCode(err, 'ENOENT')) throw unavailableOr(err);
     });
   }
