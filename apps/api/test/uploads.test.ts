@@ -239,6 +239,16 @@ describe('resumable uploads (tus 1.0)', () => {
     expect((await recorder.request(location, 'DELETE')).status).toBe(204);
     expect(await recorder.offset(location)).toBeNull();
   });
+
+  it('tells a client what it takes (OPTIONS: the core protocol’s discovery), at /uploads and /uploads/', async () => {
+    for (const path of ['/uploads', '/uploads/']) {
+      const res = await h.app.fetch(new Request(`${HOST}${path}`, { method: 'OPTIONS' }));
+      expect(res.status, path).toBe(204);
+      expect(res.headers.get('tus-version')).toBe('1.0.0');
+      expect(res.headers.get('tus-extension')).toMatch(/creation/);
+      expect(res.headers.get('tus-max-size')).toBe(String(LIMITS.maxBytes));
+    }
+  });
 });
 
 describe('refusing an upload', () => {

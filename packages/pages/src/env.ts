@@ -55,7 +55,7 @@ export interface UploadRefusal {
 }
 
 /**
- * Resumable uploads of recordings (tus 1.0 at `/uploads/`): each belongs to the visitor who made it
+ * Resumable uploads of recordings (tus 1.0 at `/uploads`): each belongs to the visitor who made it
  * and to one conversation they may reply to; an upload of anyone else is answered as missing.
  */
 export interface Uploads {

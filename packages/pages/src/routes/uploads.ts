@@ -22,6 +22,16 @@ export function uploadRoutes({ deps, posting }: SiteKit) {
     return null;
   }
 
+  // The tus 1.0 core protocol's discovery: which version, extensions and size the server takes
+  // (Tus-Version, Tus-Extension, Tus-Max-Size), for anyone; it reaches no upload.
+  const discovery = (c: SiteContext) =>
+    deps.uploads.handle(c.req.raw, uploadVisitor(c.env.account.id, c.var.csrf), async () => ({
+      status: 400,
+      message: 'Uploads are made at /uploads.',
+    }));
+  routes.options('/uploads', discovery);
+  routes.options('/uploads/', discovery);
+
   routes.post('/uploads', async (c) => {
     const refused = refusal(c);
     if (refused) return refused;
