@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSeed } from '@convo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../src/app.ts';
 import { diskMedia } from '../src/media/backend.ts';
-import { auth, call, type Harness, openHarness } from './support/harness.ts';
+import { auth, call, type Harness, MAX_BODY_BYTES, openHarness } from './support/harness.ts';
 import { Visitor } from './support/site.ts';
 
 /*
@@ -72,6 +73,9 @@ class Recorder {
   readonly visitor: Visitor;
   private readonly origin: string;
 
+  /** The server its tus requests go to (its page is opened on the harness's). */
+  app: App = h.app;
+
   constructor(origin = HOST) {
     this.origin = origin;
     this.visitor = new Visitor(h, origin);
@@ -93,7 +97,7 @@ class Recorder {
     body?: Blob | ReadableStream<Uint8Array>,
   ) {
     const cookie = [...this.visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    return h.app.fetch(
+    return this.app.fetch(
       new Request(`${this.origin}${path}`, {
         method,
         headers: { 'tus-resumable': '1.0.0', origin: this.origin, ...(cookie ? { cookie } : {}), ...headers },
@@ -252,6 +256,21 @@ describe('resumable uploads (tus 1.0)', () => {
 });
 
 describe('refusing an upload', () => {
+  it('answers 503 with Retry-After, not a 500, while the database cannot answer', async () => {
+    // The same services, but the conversation's access cannot be read: a lock held past the
+    // statement timeout (as a migration's would), as PostgreSQL reports it.
+    const down = Object.create(h.services.site);
+    down.conversationAccess = () =>
+      Promise.reject(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
+    const app = createApp({ ...h.services, site: down }, { maxBodyBytes: MAX_BODY_BYTES });
+    const recorder = await new Recorder().open();
+    recorder.app = app;
+    const created = await recorder.create(VIDEO.byteLength);
+    expect(created.status).toBe(503);
+    expect(created.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await created.text()).toMatch(/try again/);
+  });
+
   it('refuses a creation from another site, without the cookie, or with a stale page token (403)', async () => {
     const before = uploadFiles();
     const recorder = await new Recorder().open();

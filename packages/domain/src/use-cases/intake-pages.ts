@@ -55,7 +55,13 @@ export const intakePageFields = {
   primary: z.boolean().meta({
     description: 'The account’s primary intake page (at most one: making a page primary makes the other not).',
   }),
-  workflow_id: z.number().int().min(1).max(2_147_483_647).nullable().meta({ description: 'The workflow it applies; null for none.' }),
+  workflow_id: z
+    .number()
+    .int()
+    .min(1)
+    .max(2_147_483_647)
+    .nullable()
+    .meta({ description: 'The workflow it applies; null for none.' }),
   allow_anonymous: z.boolean().meta({
     description: 'Visitors may start a conversation without giving a name and an e-mail address.',
   }),

@@ -38,14 +38,25 @@ export function uploadRoutes({ deps, posting }: SiteKit) {
     const limited = await posting.overLimit(c, `ip:${c.env.visit.clientIp}`, deps.rates.perIpPerMinute, 60);
     if (limited) return limited;
     const account = c.env.account;
-    return deps.uploads.handle(c.req.raw, uploadVisitor(account.id, c.var.csrf), async (metadata) => {
+    const answer = await deps.uploads.handle(c.req.raw, uploadVisitor(account.id, c.var.csrf), async (metadata) => {
       if (metadata.csrf !== c.var.csrf) {
         return { status: 403, message: 'This page has expired: reload it and record again.' };
       }
-      const reader = await readerOf(deps, c, metadata.conversation ?? '');
-      const conversation = await replyTarget(deps, account, metadata.conversation ?? '', reader.viewer, reader.granted);
-      return conversation?.id ?? { status: 404, message: 'There is no such conversation to reply to.' };
+      try {
+        const reader = await readerOf(deps, c, metadata.conversation ?? '');
+        const slug = metadata.conversation ?? '';
+        const conversation = await replyTarget(deps, account, slug, reader.viewer, reader.granted);
+        return conversation?.id ?? { status: 404, message: 'There is no such conversation to reply to.' };
+      } catch (err) {
+        // The database cannot answer just now: a 503 the recorder retries, as the pages answer.
+        if (!deps.isUnavailable(err)) throw err;
+        return { status: 503, message: 'Recordings cannot be taken just now: try again in a moment.' };
+      }
     });
+    if (answer.status !== 503 || answer.headers.has('retry-after')) return answer;
+    const headers = new Headers(answer.headers);
+    headers.set('retry-after', '1');
+    return new Response(answer.body, { status: answer.status, headers });
   });
 
   /** HEAD (the offset to resume from), PATCH (more bytes), DELETE (given up) on one upload. */
