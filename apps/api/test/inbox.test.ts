@@ -82,6 +82,25 @@ function firstLink(node: Element): string | undefined {
 }
 
 describe('the inbox at /', () => {
+  it('refuses a NUL or bytes that are not UTF-8 in the address or a form with a 400, never a 500', async () => {
+    const olivia = await signedIn('olivia@desk.example');
+    const stranger = new Visitor(h, HOST);
+    for (const path of ['/?q=a%00b', '/?tag=%00', '/?page=%00', '/?q=%ED%A0%80', '/?q=%FF', '/sign-in?return=%00']) {
+      for (const v of [olivia, stranger]) {
+        const res = await v.get(path);
+        expect(res.status, path).toBe(400);
+        expect(res.html, path).toContain('no text here may hold');
+      }
+    }
+    // Forms anyone can send: sign-in (an address with a NUL), a reply's name.
+    await stranger.get('/sign-in');
+    const signIn = await stranger.post('/sign-in', { csrf: stranger.hidden('csrf'), email: 'a\u0000@desk.example' });
+    expect(signIn.status).toBe(400);
+    expect(signIn.html).toContain('NUL');
+    // The inbox still answers.
+    expect((await olivia.get('/?q=Question')).status).toBe(200);
+  });
+
   it('is a landing page for anyone not on the team', async () => {
     for (const v of [new Visitor(h, HOST), await signedIn('paul@else.example')]) {
       const page = await v.get('/');

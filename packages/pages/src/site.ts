@@ -66,6 +66,15 @@ export function createSite(deps: SiteDeps): Site {
     }),
   );
   app.use(readLimit(deps));
+  // An address whose query holds a NUL (`?q=%00`) or bytes that are not UTF-8: no text of ours
+  // may hold either, whichever route reads it (the inbox's search, a tag, a return path).
+  app.use(async (c, next) => {
+    const query = c.req.url.slice(c.req.url.indexOf('?') + 1 || c.req.url.length);
+    if (query !== '' && !queryIsText(query)) {
+      return refused(c, 400, 'This address holds a character no text here may hold.');
+    }
+    return next();
+  });
   app.use(session(deps));
 
   const intake = intakeRoutes(kit);
@@ -102,3 +111,15 @@ export function createSite(deps: SiteDeps): Site {
 
 /** The path as the request log keeps it: a sign-in link's token is a secret, never written down. */
 export const loggedPath = (path: string): string => (path.startsWith('/sign-in/') ? '/sign-in/[token]' : path);
+
+/** A query that decodes to UTF-8 text without a NUL. */
+function queryIsText(query: string): boolean {
+  for (const part of query.split(/[&=]/)) {
+    try {
+      if (decodeURIComponent(part.replaceAll('+', ' ')).includes('\u0000')) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}

@@ -32,6 +32,7 @@ export async function readSiteForm(req: Request, limits: BodyLimits, upload?: Si
     if (replaced && !text.includes('\uFFFD') && !/%EF%BF%BD/i.test(text)) {
       return { ok: false, status: 400, message: 'The form is not valid UTF-8 text.' };
     }
+    if (holdsNul(fields)) return { ok: false, status: 400, message: NUL_REFUSED };
     return { ok: true, fields };
   } catch (e) {
     if (!(e instanceof HttpError) || e.code === 'client_closed') throw e;
@@ -161,9 +162,15 @@ async function readMultipart(req: Request, limits: BodyLimits, upload: SiteUploa
     return problem;
   }
   const notText = [...fields.values()].some((values) => values.some((v) => v.includes('\uFFFD')));
-  if (notText) {
+  if (notText || holdsNul(fields)) {
     if (received) await upload.store.remove(received.key).catch(() => undefined);
-    return refusal(400, 'The form is not valid UTF-8 text.');
+    return refusal(400, notText ? 'The form is not valid UTF-8 text.' : NUL_REFUSED);
   }
   return received ? { ok: true, fields, file: received } : { ok: true, fields };
 }
+
+/** A NUL character in any field (or its name): no text of ours may hold one (PostgreSQL's text cannot). */
+const holdsNul = (fields: Map<string, string[]>): boolean =>
+  [...fields].some(([name, values]) => name.includes('\u0000') || values.some((v) => v.includes('\u0000')));
+
+const NUL_REFUSED = 'The form holds a NUL character, which no text here may hold.';
