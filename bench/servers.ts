@@ -42,6 +42,7 @@ export async function start(
       // The reply scenario posts from one address as fast as it can.
       FORM_LIMIT_PER_IP: '0',
       FORM_LIMIT_PER_EMAIL: '0',
+      MAIL_LIMIT_PER_ACCOUNT: '0',
       // Page reads are not what the bench measures: no per-address limit.
       PAGE_LIMIT_PER_IP: '0',
       // The live section holds 2,000 streams open from this one address.

@@ -33,6 +33,7 @@ const baseEnv = (databaseUrl: string, extra: Record<string, string> = {}) => ({
   RATE_LIMIT: '0',
   FORM_LIMIT_PER_IP: '0',
   FORM_LIMIT_PER_EMAIL: '0',
+  MAIL_LIMIT_PER_ACCOUNT: '0',
   PAGE_LIMIT_PER_IP: '0',
   ...extra,
 });

@@ -1,5 +1,5 @@
 import { DEFAULT_MEDIA_LIMITS, DEFAULT_NOTIFY_BATCH_MINUTES, type MediaLimits } from '@convo/domain';
-import { DEFAULT_SITE_LIMITS } from '@convo/pages';
+import { DEFAULT_SITE_LIMITS, type SiteLimits } from '@convo/pages';
 import { z } from 'zod';
 import { DEFAULT_LIVE, type LiveOptions } from './live.ts';
 import type { S3Options } from './media/s3-store.ts';
@@ -99,6 +99,13 @@ const ZEnv = z.object({
   FORM_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.perIpPerMinute),
   /** Replies and sign-in links per e-mail address per 15 minutes; 0: no limit. */
   FORM_LIMIT_PER_EMAIL: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.perEmailPer15Minutes),
+  /** Mail to addresses nobody has confirmed (sign-in links, reply and start confirmations) per account per hour; 0: no limit. */
+  MAIL_LIMIT_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .default(DEFAULT_SITE_LIMITS.unconfirmedMailPerAccountPerHour),
   /** Page reads (GET, HEAD; assets aside) per client address per minute on the sites, shared by replicas; 0: no limit. */
   PAGE_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.readsPerIpPerMinute),
   /** robots.txt and sitemaps kept in memory by their account's change mark, in MiB. */
@@ -173,7 +180,7 @@ export type Config = {
   mail: { smtpUrl: string | undefined; from: string };
   /** How long a notification mail waits for more messages. */
   notifyBatchSeconds: number;
-  formLimits: { perIpPerMinute: number; perEmailPer15Minutes: number; readsPerIpPerMinute: number };
+  formLimits: SiteLimits;
   siteFilesBytes: number;
   /** Where recordings are kept: MEDIA_DIR, or the S3 bucket when MEDIA_S3_BUCKET is set. */
   media: { dir: string; limits: MediaLimits; s3: S3Options | undefined };
@@ -225,6 +232,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     formLimits: {
       perIpPerMinute: e.FORM_LIMIT_PER_IP,
       perEmailPer15Minutes: e.FORM_LIMIT_PER_EMAIL,
+      unconfirmedMailPerAccountPerHour: e.MAIL_LIMIT_PER_ACCOUNT,
       readsPerIpPerMinute: e.PAGE_LIMIT_PER_IP,
     },
     siteFilesBytes: Math.round(e.SITE_FILES_MB * MIB),

@@ -150,7 +150,9 @@ describe('replying', () => {
     expect(posted.status).toBe(200);
     expect(posted.html).toContain('Check your e-mail');
     const mail = await mailbox.next('rita@else.example');
-    expect(mail.text).toContain('> Registered reply');
+    // Nobody has confirmed the address: the mail quotes nothing the visitor wrote; the link's page shows it.
+    expect(mail.text).not.toContain('Registered reply');
+    expect((await new Visitor(h, HOST).get(new URL(signInLink(mail)).pathname)).html).toContain('Registered reply');
     const confirmed = await v.confirm(signInLink(mail));
     expect(confirmed.status).toBe(303);
     expect(location(confirmed)).toMatch(/^\/c\/open-named#message-\d+$/);
@@ -177,8 +179,8 @@ describe('replying', () => {
     expect((await api('open-named')).messages).toHaveLength(before);
     // Mailed to the address as it was typed; its owner is found by it, ignoring case.
     const mail = await mailbox.next('OLIVIA@talk.example');
-    // The mail shows the text it would post, so its owner sees what they are asked to confirm.
-    expect(mail.text).toContain('> Posted after sign-in');
+    // The mail quotes nothing a stranger wrote; the page its link opens shows the text it would post.
+    expect(mail.text).not.toContain('Posted after sign-in');
     const opened = await v.confirm(signInLink(mail));
     expect(opened.status).toBe(303);
     expect(location(opened)).toMatch(/^\/c\/open-named#message-\d+$/);
@@ -512,8 +514,10 @@ describe('form safety', () => {
   });
 
   it('rate-limits posts per client address and sign-ins per e-mail, with Retry-After', async () => {
-    const site = async (perIpPerMinute: number, perEmailPer15Minutes: number) => {
-      const limited = await openHarness({ app: { formLimits: { perIpPerMinute, perEmailPer15Minutes } } });
+    const site = async (perIpPerMinute: number, perEmailPer15Minutes: number, unconfirmedMailPerAccountPerHour = 0) => {
+      const limited = await openHarness({
+        app: { formLimits: { perIpPerMinute, perEmailPer15Minutes, unconfirmedMailPerAccountPerHour } },
+      });
       await loadSeed(limited.db.orm.em.fork(), {
         accounts: [
           {
@@ -557,6 +561,31 @@ describe('form safety', () => {
       expect(asked).toEqual([200, 200, 429]);
     } finally {
       await byEmail.close();
+    }
+    // Per account: mail to addresses nobody has confirmed (sign-in links, named replies) has a
+    // budget an hour, whatever the addresses and whoever asks.
+    const byAccount = await site(0, 0, 3);
+    try {
+      const asked: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const someone = new Visitor(byAccount, 'https://few.example.com');
+        await someone.get('/sign-in');
+        asked.push(
+          (await someone.post('/sign-in', { csrf: someone.hidden('csrf'), email: `n${i}@else.example` })).status,
+        );
+      }
+      const replier = new Visitor(byAccount, 'https://few.example.com');
+      const reply = await replier.reply('x', { text: 'Hello', name: 'N', email: 'n9@else.example' });
+      asked.push(reply.status);
+      expect(asked).toEqual([200, 200, 200, 429]);
+      expect(reply.headers.get('retry-after')).toMatch(/^\d+$/);
+      const [queued] = await byAccount.db.orm.em
+        .fork()
+        .getConnection()
+        .execute('select count(*)::int as n from outgoing_mail');
+      expect(queued.n).toBe(3);
+    } finally {
+      await byAccount.close();
     }
   });
 

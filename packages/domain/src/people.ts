@@ -73,17 +73,12 @@ export interface LinkOptions {
   newToken(): string;
 }
 
-/** The reply as the mail quotes it: each line behind "> ". */
-const quoted = (text: string) =>
-  text
-    .split('\n')
-    .map((line) => `> ${line}`)
-    .join('\n');
-
 /**
  * A link mailed to an address: the same statements and the same mail whoever owns the address
- * (the link says whose it is only to the person who opens it). The mail shows the reply it would
- * post, so nobody confirms a text they did not write.
+ * (the link says whose it is only to the person who opens it). Nobody has confirmed the address,
+ * so the mail carries nothing a visitor wrote or chose (a stranger's words and links would go out
+ * under the account's name): the page the link opens shows the reply it would post, before it is
+ * confirmed, so nobody confirms a text they did not write.
  */
 export async function sendSignInLink(
   deps: Pick<PeopleDeps, 'people' | 'outbox'>,
@@ -97,14 +92,9 @@ export async function sendSignInLink(
   const url = link.signInUrl(token);
   const lines = made.pending
     ? [
-        `Someone asked to post this reply on ${account.name} (${made.returnPath}) with this e-mail address:`,
+        `Someone asked to post a reply on ${account.name} with this e-mail address.`,
         '',
-        quoted(made.pending.text),
-        ...(made.pending.media
-          ? [`and a ${made.pending.media.kind} recording of ${made.pending.media.seconds} s`]
-          : []),
-        '',
-        'If it was you, open this link and confirm: the reply is posted under your name and you are signed in.',
+        'If it was you, open this link: it shows the reply, and confirming posts it under your name and signs you in.',
         '',
         url,
       ]

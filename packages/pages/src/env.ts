@@ -85,12 +85,15 @@ export interface SiteLimits {
   readsPerIpPerMinute: number;
   /** Sign-in links and replies per e-mail address per 15 minutes; 0: no limit. */
   perEmailPer15Minutes: number;
+  /** Mail to addresses nobody has confirmed (sign-in links, confirmations) per account per hour; 0: no limit. */
+  unconfirmedMailPerAccountPerHour: number;
 }
 
 /** The limits a site has unless the operator sets others (`FORM_LIMIT_PER_IP`, `FORM_LIMIT_PER_EMAIL`, `PAGE_LIMIT_PER_IP`). */
 export const DEFAULT_SITE_LIMITS: SiteLimits = {
   perIpPerMinute: 30,
   perEmailPer15Minutes: 5,
+  unconfirmedMailPerAccountPerHour: 500,
   readsPerIpPerMinute: 1_200,
 };
 

@@ -26,6 +26,12 @@ export interface Posting {
   ): Promise<{ fields: Map<string, string[]>; file?: ReceivedFile } | Response>;
   /** The 429 page when `key` (an address, an e-mail) has used its `limit` in the window; else null. */
   overLimit(c: SiteContext, key: string, limit: number, windowSeconds: number): Promise<Response | null>;
+  /**
+   * The 429 page when a mail to an address nobody has confirmed (a sign-in link, a named reply's or
+   * start's confirmation) would pass that address's limit (`FORM_LIMIT_PER_EMAIL` in 15 minutes)
+   * or the account's budget of such mail (`MAIL_LIMIT_PER_ACCOUNT` an hour); else null.
+   */
+  mailLimit(c: SiteContext, email: string): Promise<Response | null>;
   /** How the account's sign-in links are made. */
   link(account: SiteAccount): LinkOptions;
 }
@@ -58,6 +64,13 @@ export function posting(deps: SiteDeps): Posting {
   return {
     sameOrigin: csrf({ origin: (origin, c: SiteContext) => origin === c.env.account.host }),
     overLimit,
+    async mailLimit(c, email) {
+      const address = `email:${email.trim().toLowerCase()}`;
+      return (
+        (await overLimit(c, address, deps.rates.perEmailPer15Minutes, 900)) ??
+        (await overLimit(c, 'unconfirmed-mail', deps.rates.unconfirmedMailPerAccountPerHour, 3600))
+      );
+    },
     async readPost(c, formToken) {
       const form = await deps.readForm(c.req.raw);
       if (!form.ok) return refused(c, form.status, form.message);

@@ -15,9 +15,10 @@ export const METRICS_TOKEN = 'metrics-token-for-tests';
 
 /**
  * Tests read pages far faster than people do, and count statements: the per-address read limit
- * (which claims its quota in blocks, a statement now and then) is off unless a test turns it on.
+ * (which claims its quota in blocks, a statement now and then) is off unless a test turns it on;
+ * so is the account's hourly budget of mail to unconfirmed addresses, which suites pass by far.
  */
-const UNLIMITED_READS = { readsPerIpPerMinute: 0 };
+const UNLIMITED_BY_DEFAULT = { readsPerIpPerMinute: 0, unconfirmedMailPerAccountPerHour: 0 };
 
 export interface Harness {
   db: TestDatabase;
@@ -50,7 +51,7 @@ export async function openHarness(o: HarnessOptions = {}): Promise<Harness> {
     requestTimeoutMs: o.requestTimeoutMs,
     metricsToken: METRICS_TOKEN,
     ...o.app,
-    formLimits: { ...UNLIMITED_READS, ...o.app?.formLimits },
+    formLimits: { ...UNLIMITED_BY_DEFAULT, ...o.app?.formLimits },
   });
   return { db, app, services, statements, close: () => db.close() };
 }
@@ -66,7 +67,7 @@ export function secondApp(h: Harness, services: Partial<ServiceOptions> = {}, ap
     {
       maxBodyBytes: MAX_BODY_BYTES,
       ...app,
-      formLimits: { ...UNLIMITED_READS, ...app.formLimits },
+      formLimits: { ...UNLIMITED_BY_DEFAULT, ...app.formLimits },
     },
   );
 }

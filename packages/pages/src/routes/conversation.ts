@@ -127,7 +127,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     const refuse = (problem: string) => conversationPage(c, 422, slug, { reply: { ...form, problem } });
     const email = form.email?.trim().toLowerCase();
     if (email && !c.var.signedIn) {
-      const limited = await posting.overLimit(c, `email:${email}`, deps.rates.perEmailPer15Minutes, 900);
+      const limited = await posting.mailLimit(c, email);
       if (limited) {
         if (read.file) await deps.media.store.remove(read.file.key);
         return limited;

@@ -110,7 +110,7 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
     const draft = { text: form.text, name: form.name, email: form.email };
     const email = form.email?.trim().toLowerCase();
     if (email && !signedIn) {
-      const limited = await posting.overLimit(c, `email:${email}`, deps.rates.perEmailPer15Minutes, 900);
+      const limited = await posting.mailLimit(c, email);
       if (limited) {
         if (read.file) await deps.media.store.remove(read.file.key);
         return limited;

@@ -30,12 +30,7 @@ export function signInRoutes({ deps, posting }: SiteKit) {
     if (fields instanceof Response) return fields;
     const email = field(fields, 'email') ?? '';
     const back = returnPath(field(fields, 'return'));
-    const limited = await posting.overLimit(
-      c,
-      `email:${email.trim().toLowerCase()}`,
-      deps.rates.perEmailPer15Minutes,
-      900,
-    );
+    const limited = await posting.mailLimit(c, email);
     if (limited) return limited;
     const refused = await requestSignIn(deps, c.env.account, email, back, posting.link(c.env.account));
     if (refused) {
