@@ -92,7 +92,9 @@ export async function sendSignInLink(
   const url = link.signInUrl(token);
   const lines = made.pending
     ? [
-        `Someone asked to post a reply on ${account.name} with this e-mail address.`,
+        `Someone asked to post a reply${
+          made.pending.media ? ` with a ${made.pending.media.kind} recording of ${made.pending.media.seconds} s` : ''
+        } on ${account.name} with this e-mail address.`,
         '',
         'If it was you, open this link: it shows the reply, and confirming posts it under your name and signs you in.',
         '',
