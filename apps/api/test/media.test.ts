@@ -15,7 +15,7 @@ import { sweepRecordings } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskMedia } from '../src/media/backend.ts';
 import { DiskMediaStore } from '../src/media/disk-store.ts';
-import { MediabunnyProbe } from '../src/media/probe.ts';
+import { MediabunnyProbe, PROBE_READ_MAX_BYTES } from '../src/media/probe.ts';
 import { auth, call, type Harness, openHarness } from './support/harness.ts';
 import { signInLink } from './support/mailbox.ts';
 import { mailTo, openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
@@ -451,6 +451,55 @@ describe('recordings of people who sign in', () => {
 });
 
 describe('the probe', () => {
+  it('refuses a file whose metadata asks for more than 16 MB at once, reading none of it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
+    try {
+      const store = new DiskMediaStore(dir);
+      // A real M4A whose last box (moov) is made to hold a 20 MB 'free' box: the demuxer reads a
+      // moov whole, so it asks for 20 MB in one read.
+      const m4a = new Uint8Array(readFileSync(join(FIXTURES, 'audio-3s.m4a')));
+      const view = new DataView(m4a.buffer, m4a.byteOffset);
+      let at = 0;
+      let moov = -1;
+      while (at < m4a.byteLength) {
+        if (new TextDecoder().decode(m4a.subarray(at + 4, at + 8)) === 'moov') moov = at;
+        at += view.getUint32(at);
+      }
+      expect(moov).toBeGreaterThan(0);
+      const padding = 20 * 1024 * 1024;
+      view.setUint32(moov, view.getUint32(moov) + padding + 8);
+      const free = new Uint8Array(8);
+      new DataView(free.buffer).setUint32(0, padding + 8);
+      free.set(new TextEncoder().encode('free'), 4);
+      const key = `1/${'ab'.repeat(16)}`;
+      const chunk = new Uint8Array(1024 * 1024);
+      await store.put(key, [m4a, free, ...Array.from({ length: 20 }, () => chunk)], 64 * 1024 * 1024);
+      const size = m4a.byteLength + 8 + padding;
+      // What the probe reads from the store, counted as it streams.
+      let read = 0;
+      const counting = Object.create(store);
+      counting.read = (k: string, start: number, end: number) =>
+        store.read(k, start, end).pipeThrough(
+          new TransformStream<Uint8Array, Uint8Array>({
+            transform(c, controller) {
+              read += c.byteLength;
+              controller.enqueue(c);
+            },
+          }),
+        );
+      const outcome = await new MediabunnyProbe().probe(counting, key, size);
+      expect(outcome).toEqual({ ok: false, problem: expect.stringMatching(/metadata is over 16 MB/) });
+      expect(read).toBeLessThan(PROBE_READ_MAX_BYTES);
+      // The plain file still measures.
+      const plainKey = `1/${'cd'.repeat(16)}`;
+      const plain = new Uint8Array(readFileSync(join(FIXTURES, 'audio-3s.m4a')));
+      await store.put(plainKey, [plain], LIMITS.maxBytes);
+      expect(await new MediabunnyProbe().probe(store, plainKey, plain.byteLength)).toMatchObject({ ok: true });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('measures in a thread of its own, bounded in time: past the bound it refuses, and the next probe still works', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
     try {

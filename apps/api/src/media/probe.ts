@@ -15,6 +15,18 @@ const WORKER = new URL('./probe-worker.ts', import.meta.url);
 /** The worker's heap: the demuxer's 4 MB cache and its bookkeeping fit many times over. */
 const HEAP_MB = 64;
 
+/**
+ * The most one read of the probe may ask for: a recording's metadata (an MP4's `moov`, a WebM's
+ * cues) is read whole, and a real one is far smaller. A file whose metadata asks for more is
+ * refused before a byte of it is read (a crafted 200 MB `moov` took a replica's memory to 1 GB).
+ */
+export const PROBE_READ_MAX_BYTES = 16 * 1024 * 1024;
+
+/** Bytes one probe may hold read and not yet taken by its thread (its reads in flight), at once. */
+export const PROBE_BUFFER_BYTES = 2 * PROBE_READ_MAX_BYTES;
+
+const TOO_LARGE = `That file's metadata is over ${PROBE_READ_MAX_BYTES / 1024 / 1024} MB: it is not a recording this site can play.`;
+
 const refusal = (problem: string): ProbeOutcome => ({ ok: false, problem });
 
 type FromWorker =
@@ -27,6 +39,8 @@ interface Job {
   key: string;
   size: number;
   resolve: (outcome: ProbeOutcome) => void;
+  /** Bytes read for it and not yet handed to its thread. */
+  held?: number;
 }
 
 export class MediabunnyProbe implements MediaProbe {
@@ -90,11 +104,21 @@ export class MediabunnyProbe implements MediaProbe {
       const job = this.#current;
       if (!job || m.job !== job.id) return;
       if (m.kind === 'done') return this.#end(m.outcome);
+      const length = m.end - m.start;
+      const held = job.held ?? 0;
+      // Asked for more than any recording's metadata needs, or more than its budget at once: the
+      // file is refused and its thread (with whatever it built) replaced.
+      if (length < 0 || length > PROBE_READ_MAX_BYTES || held + length > PROBE_BUFFER_BYTES) {
+        return this.#end(refusal(TOO_LARGE), true);
+      }
+      job.held = held + length;
       try {
-        const bytes = new Uint8Array(await new Response(job.store.read(job.key, m.start, m.end - 1)).arrayBuffer());
-        worker.postMessage({ kind: 'bytes', id: m.id, bytes }, [bytes.buffer]);
+        const bytes = await readRange(job.store.read(job.key, m.start, m.end - 1), length);
+        if (this.#current === job) worker.postMessage({ kind: 'bytes', id: m.id, bytes }, [bytes.buffer]);
       } catch (err) {
-        worker.postMessage({ kind: 'bytes', id: m.id, error: (err as Error).message });
+        if (this.#current === job) worker.postMessage({ kind: 'bytes', id: m.id, error: (err as Error).message });
+      } finally {
+        job.held = (job.held ?? length) - length;
       }
     });
     // A thread that dies (out of its heap, say) refuses what it was measuring; the next gets a new one.
@@ -107,4 +131,26 @@ export class MediabunnyProbe implements MediaProbe {
     this.#worker = worker;
     return worker;
   }
+}
+
+/**
+ * A range's bytes, read chunk by chunk into one buffer of the length asked (never more: a store
+ * that gives more is cut off there), so nothing grows past what the probe budgeted.
+ */
+async function readRange(stream: ReadableStream<Uint8Array>, length: number): Promise<Uint8Array<ArrayBuffer>> {
+  const bytes = new Uint8Array(length);
+  const reader = stream.getReader();
+  let at = 0;
+  try {
+    while (at < length) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const take = Math.min(value.byteLength, length - at);
+      bytes.set(take === value.byteLength ? value : value.subarray(0, take), at);
+      at += take;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return at === length ? bytes : bytes.slice(0, at);
 }
