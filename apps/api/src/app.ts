@@ -8,7 +8,7 @@ import { faviconResponse } from './favicon.ts';
 import { errorAnswer, finishHeaders, TRPC_PREFIX, withTimeout } from './http/answers.ts';
 import { HttpError, mediaType } from './http/body.ts';
 import type { Peer } from './http/peer.ts';
-import { trustedProxies } from './http/proxy.ts';
+import { clientKey, trustedProxies } from './http/proxy.ts';
 import { readSiteForm } from './http/site-form.ts';
 import type { LiveHub } from './live.ts';
 import { metricsEndpoint } from './metrics-endpoint.ts';
@@ -35,6 +35,8 @@ export interface AppOptions {
    * them appended. 0 (the default): the headers are ignored.
    */
   proxyHops?: number;
+  /** How many leading bits of an IPv6 address the per-address limits count as one client (`CLIENT_IPV6_PREFIX`, 64). */
+  ipv6Prefix?: number;
   /** The bearer token /metrics asks for (`METRICS_TOKEN`); unset, /metrics is not served. */
   metricsToken?: string | undefined;
   /** Rate limits of the sites' forms and page reads (`FORM_LIMIT_PER_IP`, `FORM_LIMIT_PER_EMAIL`, `PAGE_LIMIT_PER_IP`). */
@@ -182,7 +184,7 @@ export function createApp(services: Services, options: AppOptions): App {
     }
     if (account) {
       request.forResponse.accountId = account.id;
-      const visit: SiteVisit = { clientIp: proxies.clientIp(req, peer) };
+      const visit: SiteVisit = { clientIp: clientKey(proxies.clientIp(req, peer), options.ipv6Prefix) };
       try {
         return await site.fetch(req, account, visit);
       } finally {

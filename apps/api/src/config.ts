@@ -1,6 +1,7 @@
 import { DEFAULT_MEDIA_LIMITS, DEFAULT_NOTIFY_BATCH_MINUTES, type MediaLimits } from '@convo/domain';
 import { DEFAULT_SITE_LIMITS, type SiteLimits } from '@convo/pages';
 import { z } from 'zod';
+import { DEFAULT_IPV6_PREFIX } from './http/proxy.ts';
 import { DEFAULT_LIVE, type LiveOptions } from './live.ts';
 import type { S3Options } from './media/s3-store.ts';
 
@@ -79,6 +80,8 @@ const ZEnv = z.object({
     })
     .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : v))
     .default(0),
+  /** How many leading bits of an IPv6 address the per-address limits count as one client (a /64 by default). */
+  CLIENT_IPV6_PREFIX: z.coerce.number().int().min(16).max(128).default(DEFAULT_IPV6_PREFIX),
   /** The bearer token /metrics asks for; unset, /metrics is not served. */
   METRICS_TOKEN: z
     .string()
@@ -144,6 +147,8 @@ const ZEnv = z.object({
   LIVE_STREAMS_PER_CLIENT: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LIVE.perClient),
   /** Live streams one process holds at most; past it a new one is answered 503 (another replica takes it). */
   LIVE_STREAMS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_LIVE.max),
+  /** Live streams of one account's site one process holds at most, whatever their addresses. */
+  LIVE_STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_LIVE.perAccount ?? 5_000),
   /** Pages of conversations kept in memory by their account's change mark, in MiB (0: none). */
   PAGE_CACHE_MB: z.coerce.number().min(0).max(4096).default(DEFAULT_PAGE_CACHE_MB),
   /** Check every answer against its operation's output schema (default: unless NODE_ENV=production). */
@@ -176,6 +181,8 @@ export type Config = {
   publicUrl: string | undefined;
   /** How many proxies stand in front (`TRUST_PROXY`); 0: none is believed. */
   proxyHops: number;
+  /** `CLIENT_IPV6_PREFIX`: an IPv6 client is counted by its address's first this many bits. */
+  ipv6Prefix: number;
   metricsToken: string | undefined;
   mail: { smtpUrl: string | undefined; from: string };
   /** How long a notification mail waits for more messages. */
@@ -226,6 +233,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBatch: e.TRPC_MAX_BATCH,
     publicUrl: e.PUBLIC_URL,
     proxyHops: e.TRUST_PROXY,
+    ipv6Prefix: e.CLIENT_IPV6_PREFIX,
     metricsToken: e.METRICS_TOKEN,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     notifyBatchSeconds: e.NOTIFY_BATCH_MINUTES * 60,
@@ -269,6 +277,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetentionDays: e.WEBHOOK_RETENTION_DAYS,
     pageCacheBytes: Math.round(e.PAGE_CACHE_MB * MIB),
     queueVacuumMs: e.QUEUE_VACUUM_SECONDS * 1000,
-    live: { perClient: e.LIVE_STREAMS_PER_CLIENT, max: e.LIVE_STREAMS_MAX },
+    live: { perClient: e.LIVE_STREAMS_PER_CLIENT, max: e.LIVE_STREAMS_MAX, perAccount: e.LIVE_STREAMS_PER_ACCOUNT },
   };
 }

@@ -26,6 +26,11 @@ export interface LiveOptions {
   perClient: number;
   /** Streams this process holds at most (past it: 503, so a balancer tries another replica). */
   max: number;
+  /**
+   * Streams of one account's site this process holds at most, whatever the addresses they come
+   * from (past it: 503), so no account's visitors take a process whole; unset: `max`.
+   */
+  perAccount?: number;
   /** How often an idle stream is sent something, so proxies and the browser know it is alive. */
   heartbeatMs?: number;
   /** How often a stream's reader is asked the page's rule again, whatever happened. */
@@ -34,8 +39,8 @@ export interface LiveOptions {
   retryMs?: number;
 }
 
-/** Live streams a process holds unless configured otherwise (LIVE_STREAMS_PER_CLIENT, LIVE_STREAMS_MAX). */
-export const DEFAULT_LIVE: LiveOptions = { perClient: 20, max: 10_000 };
+/** Live streams a process holds unless configured otherwise (LIVE_STREAMS_PER_CLIENT, LIVE_STREAMS_MAX, LIVE_STREAMS_PER_ACCOUNT). */
+export const DEFAULT_LIVE: LiveOptions = { perClient: 20, max: 10_000, perAccount: 5_000 };
 
 /** Streams whose reader is asked again in one heartbeat round, at most. */
 const RECHECKS_A_ROUND = 100;
@@ -521,6 +526,14 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
           refused: 503,
           retryAfterSeconds: Math.ceil(retryMs / 1000),
           reason: 'This server holds all the live streams it can.',
+        };
+      }
+      const ofAccount = byAccount.get(request.scope.accountId)?.size ?? 0;
+      if (ofAccount >= (options.perAccount ?? options.max)) {
+        return {
+          refused: 503,
+          retryAfterSeconds: Math.ceil(retryMs / 1000),
+          reason: 'This site has all the live streams it may hold here.',
         };
       }
       const held = perClient.get(request.clientIp) ?? 0;

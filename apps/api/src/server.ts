@@ -67,6 +67,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     maxBatch: config.maxBatch,
     publicUrl: config.publicUrl,
     proxyHops: config.proxyHops,
+    ipv6Prefix: config.ipv6Prefix,
     metricsToken: config.metricsToken,
     formLimits: config.formLimits,
     siteFilesBytes: config.siteFilesBytes,

@@ -304,6 +304,28 @@ describe('limits and shutdown', () => {
     }
   });
 
+  it('caps one account’s streams whatever their addresses, and counts an IPv6 client by its /64', async () => {
+    const { services, app } = withOwnHub({ perClient: 2, max: 100, perAccount: 4 });
+    const open = (ip: string) => app.fetch(new Request(`${HOST}/c/open/events`), { clientIp: ip });
+    try {
+      // Two addresses of one /64 are one client: its third stream is refused.
+      expect((await open('2001:db8:5:6::1')).status).toBe(200);
+      expect((await open('2001:db8:5:6::2')).status).toBe(200);
+      const third = await open('2001:db8:5:6:ffff::3');
+      expect(third.status).toBe(429);
+      await third.text();
+      // Other clients fill the account's share; past it, a 503 whoever asks.
+      expect((await open('2001:db8:5:7::1')).status).toBe(200);
+      expect((await open('198.51.100.1')).status).toBe(200);
+      const full = await open('198.51.100.2');
+      expect(full.status).toBe(503);
+      expect(full.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(await full.text()).toContain('This site has all the live streams it may hold here.');
+    } finally {
+      services.live.close();
+    }
+  });
+
   it('tells every stream to come back in a moment when the server stops, and takes no new one', async () => {
     const { services, app } = withOwnHub({ perClient: 5, max: 5, retryMs: 750 });
     const res = await app.fetch(new Request(`${HOST}/c/open/events`));

@@ -638,6 +638,11 @@ describe('form safety', () => {
     expect(await statuses(1, (i) => `198.51.100.${i}, 203.0.113.7`)).toEqual(limitedAfterThree);
     // ... and each real client, as the proxy wrote it, has a quota of its own.
     expect(await statuses(1, (i) => `198.51.100.9, 203.0.113.${i}`)).toEqual([303, 303, 303, 303, 303]);
+    // An IPv6 client owns its whole /64: addresses in one count as one client; other /64s do not.
+    expect(await statuses(1, (i) => `2001:db8:7:9::${i + 1}`)).toEqual(limitedAfterThree);
+    expect(await statuses(1, (i) => `2001:db8:7:${i + 1}::1`)).toEqual([303, 303, 303, 303, 303]);
+    // An IPv4 address written as IPv6 is that IPv4 client.
+    expect(await statuses(1, (i) => (i % 2 ? '203.0.113.7' : '::ffff:203.0.113.7'))).toEqual(limitedAfterThree);
     // Behind two (a CDN, then nginx): the second entry from the right is the client.
     expect(await statuses(2, (i) => `198.51.100.${i}, 203.0.113.7, 192.0.2.1`)).toEqual(limitedAfterThree);
     expect(await statuses(2, (i) => `198.51.100.9, 203.0.113.${i}, 192.0.2.1`)).toEqual([303, 303, 303, 303, 303]);

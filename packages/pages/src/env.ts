@@ -170,7 +170,10 @@ export interface SiteDeps {
 
 /** One request to an account's site, as the server hands it over and learns back what answered. */
 export interface SiteVisit {
-  /** The client's address (or 'unknown'), for the per-address limits. */
+  /**
+   * The client as the per-address limits count it (or 'unknown'): its IPv4 address, or its IPv6
+   * address's network (`CLIENT_IPV6_PREFIX` bits, a /64 unless the operator says otherwise).
+   */
   clientIp: string;
   /** Set when answered: the route that answered, as /metrics counts it (`site:/c/:slug`, or `site:other`). */
   label?: string;

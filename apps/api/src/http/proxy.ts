@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import type { Peer } from './peer.ts';
 
 /** What an address written by a proxy looks like (IPv4, IPv6); anything else is not believed. */
@@ -42,4 +43,20 @@ export function trustedProxies(hops: number, publicUrl: string | undefined): Tru
       return peer?.clientIp ?? 'unknown';
     },
   };
+}
+
+/** How many leading bits of an IPv6 address name one client (a home or a host gets a /64). */
+export const DEFAULT_IPV6_PREFIX = 64;
+
+/**
+ * A client as the per-address limits count it: an IPv4 address as it is (also one written as
+ * IPv6, `::ffff:a.b.c.d`); an IPv6 address by its first `v6Prefix` bits, its network (one
+ * client owns a whole /64, 2^64 addresses); anything else as it was given.
+ */
+export function clientKey(address: string, v6Prefix = DEFAULT_IPV6_PREFIX): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  if (v6Prefix >= 128) return parsed.toNormalizedString();
+  return `${ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toString()}/${v6Prefix}`).toString()}/${v6Prefix}`;
 }
