@@ -109,6 +109,15 @@ const ZEnv = z.object({
     .min(0)
     .max(1_000_000)
     .default(DEFAULT_SITE_LIMITS.unconfirmedMailPerAccountPerHour),
+  /** Recordings sent to one client at once (a player holds one or two; a load test from one address, dozens); 0: no limit. */
+  MEDIA_DOWNLOADS_PER_CLIENT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(DEFAULT_SITE_LIMITS.downloadsPerClient),
+  /** Recordings one process sends at once; 0: no limit. */
+  MEDIA_DOWNLOADS_MAX: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.downloadsMax),
   /** Page reads (GET, HEAD; assets aside) per client address per minute on the sites, shared by replicas; 0: no limit. */
   PAGE_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.readsPerIpPerMinute),
   /** robots.txt and sitemaps kept in memory by their account's change mark, in MiB. */
@@ -148,7 +157,12 @@ const ZEnv = z.object({
   /** Live streams one process holds at most; past it a new one is answered 503 (another replica takes it). */
   LIVE_STREAMS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_LIVE.max),
   /** Live streams of one account's site one process holds at most, whatever their addresses. */
-  LIVE_STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_LIVE.perAccount ?? 5_000),
+  LIVE_STREAMS_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(DEFAULT_LIVE.perAccount ?? 5_000),
   /** Pages of conversations kept in memory by their account's change mark, in MiB (0: none). */
   PAGE_CACHE_MB: z.coerce.number().min(0).max(4096).default(DEFAULT_PAGE_CACHE_MB),
   /** Check every answer against its operation's output schema (default: unless NODE_ENV=production). */
@@ -241,6 +255,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perIpPerMinute: e.FORM_LIMIT_PER_IP,
       perEmailPer15Minutes: e.FORM_LIMIT_PER_EMAIL,
       unconfirmedMailPerAccountPerHour: e.MAIL_LIMIT_PER_ACCOUNT,
+      downloadsPerClient: e.MEDIA_DOWNLOADS_PER_CLIENT,
+      downloadsMax: e.MEDIA_DOWNLOADS_MAX,
       readsPerIpPerMinute: e.PAGE_LIMIT_PER_IP,
     },
     siteFilesBytes: Math.round(e.SITE_FILES_MB * MIB),

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskMedia } from '../src/media/backend.ts';
 import { DiskMediaStore } from '../src/media/disk-store.ts';
 import { MediabunnyProbe, PROBE_READ_MAX_BYTES } from '../src/media/probe.ts';
-import { auth, call, type Harness, openHarness } from './support/harness.ts';
+import { auth, call, type Harness, openHarness, secondApp } from './support/harness.ts';
 import { signInLink } from './support/mailbox.ts';
 import { mailTo, openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
 import { attr, elements, fingerprint, open, type Upload, Visitor } from './support/site.ts';
@@ -305,6 +305,38 @@ describe('serving a recording', () => {
     expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
     // A public recording plays on any site (an API client's own page), as download_media_url.
     expect(res.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+  });
+
+  it('sends a client this many recordings at once (MEDIA_DOWNLOADS_PER_CLIENT); past it a 429 page', async () => {
+    const app = secondApp(
+      h,
+      { media: { backend: diskMedia(mediaDir), limits: LIMITS } },
+      { formLimits: { downloadsPerClient: 2, downloadsMax: 100 } },
+    );
+    const get = (ip: string) => app.fetch(new Request(`${HOST}/media/rec/${publicId}`), { clientIp: ip });
+    // Two slow readers (nothing read yet) hold this client's share; a third waits its turn.
+    const slow = [await get('198.51.100.7'), await get('198.51.100.7')];
+    const third = await get('198.51.100.7');
+    expect(third.status).toBe(429);
+    expect(third.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(third.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(third.headers.get('content-disposition')).toBeNull();
+    expect(await third.text()).toContain('Too many');
+    // Another client is served; a reader that finishes or goes away gives its place back.
+    const other = await get('198.51.100.8');
+    expect(other.status).toBe(200);
+    expect(new Uint8Array(await other.arrayBuffer())).toEqual(bytes);
+    expect(new Uint8Array(await (slow[0] as Response).arrayBuffer())).toEqual(bytes);
+    await slow[1]?.body?.cancel();
+    for (const next of [await get('198.51.100.7'), await get('198.51.100.7')]) {
+      expect(next.status).toBe(200);
+      await next.body?.cancel();
+    }
+    // A HEAD sends no bytes and takes no place.
+    const head = await app.fetch(new Request(`${HOST}/media/rec/${publicId}`, { method: 'HEAD' }), {
+      clientIp: '198.51.100.7',
+    });
+    expect(head.status).toBe(200);
   });
 
   it('answers a Range with 206 and just those bytes; an unsatisfiable one with 416', async () => {

@@ -87,6 +87,10 @@ export interface SiteLimits {
   perEmailPer15Minutes: number;
   /** Mail to addresses nobody has confirmed (sign-in links, confirmations) per account per hour; 0: no limit. */
   unconfirmedMailPerAccountPerHour: number;
+  /** Recordings sent to one client at once; 0: no limit. */
+  downloadsPerClient: number;
+  /** Recordings this process sends at once; 0: no limit. */
+  downloadsMax: number;
 }
 
 /** The limits a site has unless the operator sets others (`FORM_LIMIT_PER_IP`, `FORM_LIMIT_PER_EMAIL`, `PAGE_LIMIT_PER_IP`). */
@@ -94,6 +98,8 @@ export const DEFAULT_SITE_LIMITS: SiteLimits = {
   perIpPerMinute: 30,
   perEmailPer15Minutes: 5,
   unconfirmedMailPerAccountPerHour: 500,
+  downloadsPerClient: 64,
+  downloadsMax: 1_000,
   readsPerIpPerMinute: 1_200,
 };
 

@@ -16,9 +16,15 @@ export const METRICS_TOKEN = 'metrics-token-for-tests';
 /**
  * Tests read pages far faster than people do, and count statements: the per-address read limit
  * (which claims its quota in blocks, a statement now and then) is off unless a test turns it on;
- * so is the account's hourly budget of mail to unconfirmed addresses, which suites pass by far.
+ * so are the account's hourly budget of mail to unconfirmed addresses, which suites pass by far,
+ * and the cap on recordings sent at once (tests leave many answers unread).
  */
-const UNLIMITED_BY_DEFAULT = { readsPerIpPerMinute: 0, unconfirmedMailPerAccountPerHour: 0 };
+const UNLIMITED_BY_DEFAULT = {
+  readsPerIpPerMinute: 0,
+  unconfirmedMailPerAccountPerHour: 0,
+  downloadsPerClient: 0,
+  downloadsMax: 0,
+};
 
 export interface Harness {
   db: TestDatabase;

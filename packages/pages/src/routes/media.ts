@@ -2,9 +2,25 @@ import { INTAKE_PAGE_KEY_PATTERN, MEDIA_EXTENSIONS, type MessageMedia, openRecor
 import { Hono } from 'hono';
 import parseRange from 'range-parser';
 import { type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
-import { notFound } from '../frame.ts';
+import { notFound, page } from '../frame.ts';
 import { passOf, passReader } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
+import * as forms from '../views/forms.ts';
+
+/** What serve() says of a recording before its bytes: taken back when they are refused. */
+const RECORDING_HEADERS = [
+  'content-type',
+  'accept-ranges',
+  'etag',
+  'content-disposition',
+  'cache-control',
+  'content-length',
+  'content-range',
+  'cross-origin-resource-policy',
+];
+
+/** When a client at its share of recordings at once may ask again. */
+const DOWNLOAD_RETRY_SECONDS = 5;
 
 /**
  * A message's recording (`download_media_url`), never as a page: whoever may not see the message
@@ -13,6 +29,7 @@ import type { SiteKit } from '../posting.ts';
  */
 export function mediaRoutes({ deps }: SiteKit) {
   const routes = new Hono<SiteEnv>();
+  const downloads = new Downloads(deps.rates.downloadsPerClient, deps.rates.downloadsMax);
 
   /**
    * A kept recording's bytes as the probe typed them, with byte ranges for players that seek
@@ -66,11 +83,24 @@ export function mediaRoutes({ deps }: SiteKit) {
       c.header('content-range', `bytes ${start}-${end}/${size}`);
       c.header('content-length', String(end - start + 1));
       if (c.req.method === 'HEAD') return c.body(null, 206);
-      return c.body(store.read(found.key, start, end), 206);
+      return bytes(c, found.key, start, end, 206);
     }
     c.header('content-length', String(size));
     if (size === 0 || c.req.method === 'HEAD') return c.body(null, 200);
-    return c.body(store.read(found.key, 0, size - 1), 200);
+    return bytes(c, found.key, 0, size - 1, 200);
+  }
+
+  /** The bytes, within the client's and the process's share of answers streaming at once. */
+  function bytes(c: SiteContext, key: string, start: number, end: number, status: 200 | 206) {
+    const release = downloads.take(c.env.visit.clientIp);
+    if (!release) {
+      // The page that says so, without what was said of the recording.
+      for (const name of RECORDING_HEADERS) c.header(name, undefined);
+      return page(c, 429, forms.tooMany(DOWNLOAD_RETRY_SECONDS), 'Too many recordings at once', {
+        headers: { 'retry-after': String(DOWNLOAD_RETRY_SECONDS) },
+      });
+    }
+    return c.body(releasedAtEnd(deps.media.store.read(key, start, end), release), status);
   }
 
   routes.get('/media/:accountKey/:messageId', async (c) => {
@@ -100,4 +130,64 @@ export function mediaRoutes({ deps }: SiteKit) {
   });
 
   return routes;
+}
+
+/**
+ * Recordings being sent at once (`MEDIA_DOWNLOADS_PER_CLIENT` per client, `MEDIA_DOWNLOADS_MAX`
+ * per process): each holds up to two chunks of its file in memory while its reader is slow, so
+ * 1,000 slow readers from one address are refused, not 500 MB held.
+ */
+class Downloads {
+  readonly #perClient: number;
+  readonly #max: number;
+  readonly #held = new Map<string, number>();
+  #total = 0;
+
+  constructor(perClient: number, max: number) {
+    this.#perClient = perClient;
+    this.#max = max;
+  }
+
+  /** A place for one answer to `client`, and how to give it back (once); null when none is free. */
+  take(client: string): (() => void) | null {
+    const held = this.#held.get(client) ?? 0;
+    if ((this.#perClient > 0 && held >= this.#perClient) || (this.#max > 0 && this.#total >= this.#max)) return null;
+    this.#held.set(client, held + 1);
+    this.#total += 1;
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.#total -= 1;
+      const left = (this.#held.get(client) ?? 1) - 1;
+      if (left > 0) this.#held.set(client, left);
+      else this.#held.delete(client);
+    };
+  }
+}
+
+/** `body`, calling `release` once it ends, fails or its reader goes away. */
+function releasedAtEnd(body: ReadableStream<Uint8Array>, release: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            release();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (err) {
+          release();
+          controller.error(err);
+        }
+      },
+      cancel(reason) {
+        release();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
