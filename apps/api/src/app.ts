@@ -221,11 +221,14 @@ export function createApp(services: Services, options: AppOptions): App {
       const url = new URL(req.url);
       const path = url.pathname;
       // A recording being sent takes as long as its bytes keep coming (the form reader stops one
-      // that stalls); everything else is answered within the request timeout.
+      // that stalls), and a site's form that names a finished upload as long as its probe (which
+      // has a bound of its own); everything else is answered within the request timeout, a
+      // page's request with a page.
       const answering = route(req, url, request, peer);
-      const res = await (carriesRecording(req)
+      const onSite = !path.startsWith(REST_PREFIX) && !path.startsWith(TRPC_PREFIX);
+      const res = await (carriesRecording(req) || (onSite && isFormPost(req))
         ? answering
-        : withTimeout(answering, timeoutMs, () => errorAnswer(path, 'timeout'))
+        : withTimeout(answering, timeoutMs, () => (onSite ? site.unavailable(req) : errorAnswer(path, 'timeout')))
       ).catch((err: unknown) => failureAnswer(req, path, err, request));
       finishHeaders(req, res, request, draining);
       // A client that went away gets no answer, and is no fault of ours: 499, as nginx counts it.
@@ -255,6 +258,9 @@ export function createApp(services: Services, options: AppOptions): App {
  * A request that may carry a recording: a multipart POST (only the reply form takes one), or a
  * tus PATCH of an upload's bytes.
  */
+/** A form a page posts (a reply, an intake start: either may name a finished upload). */
+const isFormPost = (req: Request) => req.method === 'POST' && mediaType(req) === 'application/x-www-form-urlencoded';
+
 const carriesRecording = (req: Request) =>
   (req.method === 'POST' && mediaType(req) === 'multipart/form-data') ||
   (req.method === 'PATCH' && mediaType(req) === 'application/offset+octet-stream');

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSeed } from '@convo/db';
+import type { MediaProbe } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/app.ts';
 import { diskMedia } from '../src/media/backend.ts';
@@ -242,6 +243,38 @@ describe('resumable uploads (tus 1.0)', () => {
     expect((await recorder.request(location, 'GET')).status).toBe(405);
     expect((await recorder.request(location, 'DELETE')).status).toBe(204);
     expect(await recorder.offset(location)).toBeNull();
+  });
+
+  it('waits for a named upload’s probe past the request timeout, and answers the same form again with its message', async () => {
+    // The probe takes longer than the request timeout (busy with other recordings).
+    const probe = h.services.media.probe;
+    const slowProbe: MediaProbe = {
+      probe: async (store, key, size) => {
+        await new Promise((r) => setTimeout(r, 600));
+        return probe.probe(store, key, size);
+      },
+    };
+    const app = createApp(
+      { ...h.services, media: { ...h.services.media, probe: slowProbe } },
+      { maxBodyBytes: MAX_BODY_BYTES, requestTimeoutMs: 200 },
+    );
+    const recorder = await new Recorder().open();
+    const location = await recorder.upload(VIDEO);
+    const slow = new Visitor({ ...h, app }, HOST);
+    for (const [name, value] of recorder.visitor.cookies) slow.cookies.set(name, value);
+    const fields = {
+      csrf: recorder.csrf,
+      submit: recorder.visitor.hidden('submit'),
+      upload: location.split('/').pop() ?? '',
+      text: 'Measured slowly',
+    };
+    const first = await slow.post('/c/open', fields);
+    expect(first.status).toBe(303);
+    expect(first.headers.get('location')).toMatch(/^\/c\/open#message-\d+$/);
+    // The browser sends the form again (its answer was lost): the message it made, not "record again".
+    const again = await slow.post('/c/open', fields);
+    expect([again.status, again.headers.get('location')]).toEqual([303, first.headers.get('location')]);
+    expect((await messagesOf('open')).filter((m) => m.text === 'Measured slowly')).toHaveLength(1);
   });
 
   it('tells a client what it takes (OPTIONS: the core protocol’s discovery), at /uploads and /uploads/', async () => {

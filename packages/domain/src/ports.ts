@@ -346,6 +346,8 @@ export interface ReplyStore {
    * confirmed) and makes them a member of its conversation; null when it is no longer unconfirmed.
    */
   claim(accountId: number, messageId: number, authorId: number): Promise<{ id: number } | null>;
+  /** The message a form token posted in the conversation, if it did. */
+  posted(accountId: number, conversationId: number, submitKey: string): Promise<{ id: number } | null>;
 }
 
 /** Mail is queued in the database and sent by a worker, so a request never waits for SMTP. */

@@ -49,7 +49,11 @@ export function finishHeaders(req: Request, res: Response, request: RequestState
 }
 
 /** The route's answer, or `late()` when it takes longer than `ms`. */
-export function withTimeout(work: Promise<Response>, ms: number, late: () => Response): Promise<Response> {
+export function withTimeout(
+  work: Promise<Response>,
+  ms: number,
+  late: () => Response | Promise<Response>,
+): Promise<Response> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<Response>((resolve) => {
     timer = setTimeout(() => resolve(late()), ms);

@@ -75,6 +75,12 @@ const CLAIM: Prepared = {
   select id from claimed`,
 };
 
+/** A form token's message in a conversation ($1 account, $2 conversation, $3 form token). */
+const POSTED: Prepared = {
+  name: 'reply_posted',
+  text: 'select id from message where account_id = $1 and submit_key = $3 and conversation_id = $2',
+};
+
 export class MikroReplyStore implements ReplyStore {
   private readonly em: EntityManager;
 
@@ -102,6 +108,11 @@ export class MikroReplyStore implements ReplyStore {
     ]);
     if (!row) throw new Error(`conversation ${conversationId} of account ${accountId} is gone`);
     return { id: Number(row.id), created: row.created };
+  }
+
+  async posted(accountId: number, conversationId: number, submitKey: string): Promise<{ id: number } | null> {
+    const [row] = await runPrepared<{ id: number }>(this.em, POSTED, [accountId, conversationId, submitKey]);
+    return row ? { id: Number(row.id) } : null;
   }
 
   async claim(accountId: number, messageId: number, authorId: number): Promise<{ id: number } | null> {

@@ -142,6 +142,10 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       const taken = await deps.uploads.take(uploadId, uploadVisitor(account.id, c.var.csrf), target.id);
       if ('message' in taken) {
         if (taken.status === 503) return refused(c, 503, taken.message);
+        // The same form again (a browser's retry after a lost answer): its upload became the
+        // message this form token posted, which is the answer.
+        const posted = form.submitKey ? await deps.replies.posted(account.id, target.id, form.submitKey) : null;
+        if (posted) return c.redirect(`/c/${target.slug}#message-${posted.id}`, 303);
         return refuse(taken.message);
       }
       file = taken;
