@@ -100,6 +100,7 @@ export function createApp(services: Services, options: AppOptions): App {
           maxBytes: services.media.limits.maxBytes,
           newKey: () => newMediaKey(upload.accountId),
           field: upload.field,
+          admit: upload.admit,
         },
       ),
     media: services.media,
@@ -231,6 +232,9 @@ export function createApp(services: Services, options: AppOptions): App {
         : withTimeout(answering, timeoutMs, () => (onSite ? site.unavailable(req) : errorAnswer(path, 'timeout')))
       ).catch((err: unknown) => failureAnswer(req, path, err, request));
       finishHeaders(req, res, request, draining);
+      // A recording refused while it was arriving (its form's token, a limit): the rest of its
+      // body is still on the connection, which cannot be trusted with another request.
+      if (res.status >= 400 && carriesRecording(req)) res.headers.set('connection', 'close');
       // A client that went away gets no answer, and is no fault of ours: 499, as nginx counts it.
       const status = req.signal.aborted ? ERRORS.client_closed.status : res.status;
       const seconds = (performance.now() - started) / 1000;

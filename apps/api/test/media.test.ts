@@ -256,6 +256,75 @@ describe('refusing what is not a recording', () => {
     expect(keptFiles().length).toBe(kept);
   });
 
+  it('refuses a form without its token before its recording: not a byte of it is kept', async () => {
+    const backend = diskMedia(mediaDir);
+    let puts = 0;
+    const store = Object.create(backend.store);
+    store.put = (...args: Parameters<typeof backend.store.put>) => {
+      puts += 1;
+      return backend.store.put(...args);
+    };
+    const app = secondApp(h, { media: { backend: { ...backend, store }, limits: LIMITS } });
+    const visitor = new Visitor({ ...h, app }, HOST);
+    await visitor.get('/c/open');
+    const submit = visitor.hidden('submit');
+    for (const token of [{ submit }, { submit, csrf: 'forged' }] as Record<string, string>[]) {
+      const refused = await visitor.postMultipart('/c/open', token, fixture('audio-3s.ogg', 'audio/ogg'));
+      expect(refused.status).toBe(403);
+      // The rest of the body is still on its way: the connection is not kept.
+      expect(refused.headers.get('connection')).toBe('close');
+    }
+    expect(puts).toBe(0);
+    // With its token (which the form sends before the file), the same form keeps it.
+    await visitor.get('/c/open');
+    const posted = await visitor.postMultipart(
+      '/c/open',
+      { csrf: visitor.hidden('csrf'), submit: visitor.hidden('submit') },
+      fixture('audio-3s.ogg', 'audio/ogg'),
+    );
+    expect(posted.status).toBe(303);
+    expect(puts).toBe(1);
+  });
+
+  it('reads four recordings at once from one client; a fifth is a 429 before a byte is read', async () => {
+    const visitor = new Visitor(h, HOST);
+    await visitor.get('/c/open');
+    const cookie = [...visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    // Bodies that arrive slowly: each opened and kept open until the test lets them end.
+    const ends: (() => void)[] = [];
+    const slowPost = (ip: string) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(
+            new TextEncoder().encode('--x\r\nContent-Disposition: form-data; name="text"\r\n\r\nhi\r\n'),
+          );
+          ends.push(() => {
+            controller.enqueue(new TextEncoder().encode('--x--\r\n'));
+            controller.close();
+          });
+        },
+      });
+      return h.app.fetch(
+        new Request(`${HOST}/c/open`, {
+          method: 'POST',
+          headers: { cookie, origin: HOST, 'content-type': 'multipart/form-data; boundary=x' },
+          body,
+          duplex: 'half',
+        }),
+        { clientIp: ip },
+      );
+    };
+    const held = [1, 2, 3, 4].map(() => slowPost('203.0.113.50'));
+    await new Promise((r) => setTimeout(r, 100));
+    const fifth = await slowPost('203.0.113.50');
+    expect(fifth.status).toBe(429);
+    expect(fifth.headers.get('retry-after')).toMatch(/^\d+$/);
+    // Another client is not held up by this one.
+    const other = slowPost('203.0.113.51');
+    for (const end of ends) end();
+    for (const res of [...(await Promise.all(held)), await other]) expect(res.status).toBe(403);
+  });
+
   it('answers a private conversation the visitor may not see as missing, keeping nothing', async () => {
     const kept = keptFiles().length;
     const visitor = new Visitor(h, HOST);

@@ -40,7 +40,7 @@ export interface ReceivedFile {
  */
 export type FormResult =
   | { ok: true; fields: Map<string, string[]>; file?: ReceivedFile }
-  | { ok: false; status: 400 | 408 | 413 | 415 | 503; message: string };
+  | { ok: false; status: 400 | 403 | 408 | 413 | 415 | 503; message: string };
 
 /** Whose a resumable upload is: a visitor of an account, as a hash of their cookie (never the cookie). */
 export interface UploadVisitor {
@@ -159,7 +159,15 @@ export interface SiteDeps {
    * multipart/form-data, its one recording (the file in `field`) streamed into the media store
    * under a new key of the account.
    */
-  readForm(req: Request, upload?: { accountId: number; field: string }): Promise<FormResult>;
+  readForm(
+    req: Request,
+    upload?: {
+      accountId: number;
+      field: string;
+      /** Asked with the fields before the file, before a byte of it is kept; false refuses the form. */
+      admit?: (fields: Map<string, string[]>) => Promise<boolean>;
+    },
+  ): Promise<FormResult>;
   /** Where recordings are kept, how they are measured, and their limits. */
   media: MediaDeps;
   uploads: Uploads;

@@ -36,7 +36,15 @@ export interface Posting {
   link(account: SiteAccount): LinkOptions;
 }
 
+/**
+ * Forms with a recording one client may be sending at once (each may be up to MEDIA_MAX_BYTES
+ * on its way to the disk); past it, 429 before a byte is read.
+ */
+export const RECORDING_BODIES_PER_CLIENT = 4;
+
 export function posting(deps: SiteDeps): Posting {
+  /** Forms with a recording being read now, per client. */
+  const recordingBodies = new Map<string, number>();
   async function overLimit(c: SiteContext, key: string, limit: number, windowSeconds: number) {
     if (limit <= 0) return null;
     const taken = await deps.limits.take(`${c.env.account.id}:${key}`, limit, windowSeconds);
@@ -77,11 +85,38 @@ export function posting(deps: SiteDeps): Posting {
       return (await checked(c, form.fields, formToken)) ?? form.fields;
     },
     async readPostWithRecording(c, formToken) {
-      const form = await deps.readForm(c.req.raw, { accountId: c.env.account.id, field: RECORDING_FIELD });
-      if (!form.ok) return refused(c, form.status, form.message);
-      const refusal = await checked(c, form.fields, formToken);
-      if (refusal && form.file) await deps.media.store.remove(form.file.key);
-      return refusal ?? form;
+      // A client sends this many recordings at once, each a body of up to MEDIA_MAX_BYTES.
+      const client = c.env.visit.clientIp;
+      const sending = recordingBodies.get(client) ?? 0;
+      if (sending >= RECORDING_BODIES_PER_CLIENT) {
+        return page(c, 429, forms.tooMany(5), 'Too many attempts', { headers: { 'retry-after': '5' } });
+      }
+      recordingBodies.set(client, sending + 1);
+      try {
+        // The token and the limit are checked with the fields before the file, before its bytes
+        // are kept (undefined: no file came, and they are checked once the form is read).
+        let verdict: Response | null | undefined;
+        const form = await deps.readForm(c.req.raw, {
+          accountId: c.env.account.id,
+          field: RECORDING_FIELD,
+          admit: async (fields) => {
+            verdict = await checked(c, fields, formToken);
+            return verdict === null;
+          },
+        });
+        if (verdict) {
+          if (form.ok && form.file) await deps.media.store.remove(form.file.key);
+          return verdict;
+        }
+        if (!form.ok) return refused(c, form.status, form.message);
+        const refusal = verdict === undefined ? await checked(c, form.fields, formToken) : null;
+        if (refusal && form.file) await deps.media.store.remove(form.file.key);
+        return refusal ?? form;
+      } finally {
+        const left = (recordingBodies.get(client) ?? 1) - 1;
+        if (left > 0) recordingBodies.set(client, left);
+        else recordingBodies.delete(client);
+      }
     },
     link: (account) => ({
       signInUrl: (token) => `${account.host}/sign-in/${token}`,

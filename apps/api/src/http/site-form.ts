@@ -49,6 +49,11 @@ export interface SiteUpload {
   maxBytes: number;
   newKey: () => string;
   field: string;
+  /**
+   * Asked with the fields that came before the file, before a byte of it is kept: false refuses
+   * the form there (the caller knows why), so a form without its token never fills the disk.
+   */
+  admit?: ((fields: Map<string, string[]>) => Promise<boolean>) | undefined;
 }
 
 type Refusal = Extract<FormResult, { ok: false }>;
@@ -113,14 +118,30 @@ async function readMultipart(req: Request, limits: BodyLimits, upload: SiteUploa
     }
     const key = upload.newKey();
     receiving = stream;
-    file = upload.store.put(key, stream, upload.maxBytes).then(
-      ({ bytes }) => (bytes === 0 ? upload.store.remove(key).then(() => null) : { key, bytes }),
-      (err: unknown) => {
-        stream.resume();
-        if (err instanceof MediaTooLarge) fail(refusal(413, err.message));
-        else if (err instanceof MediaUnavailable)
-          fail(refusal(503, 'Recordings cannot be kept right now. Try again in a moment.'));
-        else fail(refusal(400, 'The recording did not arrive whole.'));
+    // Ended with an error when the form is refused, perhaps before anything reads it: no crash.
+    stream.on('error', () => undefined);
+    const keep = () =>
+      upload.store.put(key, stream, upload.maxBytes).then(
+        ({ bytes }) => (bytes === 0 ? upload.store.remove(key).then(() => null) : { key, bytes }),
+        (err: unknown) => {
+          stream.resume();
+          if (err instanceof MediaTooLarge) fail(refusal(413, err.message));
+          else if (err instanceof MediaUnavailable)
+            fail(refusal(503, 'Recordings cannot be kept right now. Try again in a moment.'));
+          else fail(refusal(400, 'The recording did not arrive whole.'));
+          return null;
+        },
+      );
+    // The fields before the file (the form's token comes first) are checked before its bytes are kept.
+    stream.pause();
+    const admitted = upload.admit ? upload.admit(new Map(fields)) : Promise.resolve(true);
+    file = admitted.then(
+      (ok) => {
+        if (!ok) fail(refusal(403, 'The form was refused before its recording.'));
+        return ok && !problem ? keep() : null;
+      },
+      () => {
+        fail(refusal(503, 'Recordings cannot be kept right now. Try again in a moment.'));
         return null;
       },
     );

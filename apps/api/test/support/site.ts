@@ -213,11 +213,18 @@ export class Visitor {
     const body = new FormData();
     for (const [name, value] of Object.entries(fields)) body.append(name, value);
     if (file) body.append('media', new Blob([file.bytes], { type: file.type }), file.name);
+    // Encoded first, as a browser has the bytes it sends (a FormData body streamed in process
+    // trips over a server that stops reading it, as one refused before its file does).
+    const encoded = new Response(body);
     const res = await this.h.app.fetch(
       new Request(`${this.origin}${path}`, {
         method: 'POST',
-        headers: { ...this.cookieHeader(), origin: this.origin },
-        body,
+        headers: {
+          ...this.cookieHeader(),
+          origin: this.origin,
+          'content-type': encoded.headers.get('content-type') ?? 'multipart/form-data',
+        },
+        body: await encoded.arrayBuffer(),
       }),
     );
     this.remember(res);
