@@ -625,6 +625,47 @@ describe('the probe', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('takes senders in turn and answers busy past its queue, so one sender’s files wait behind their own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
+    try {
+      const store = new DiskMediaStore(dir);
+      const bytes = readFileSync(join(FIXTURES, 'video-3s.webm'));
+      const keys = Array.from({ length: 7 }, (_, i) => `1/${String(i).padStart(32, '0')}`);
+      for (const key of keys) await store.put(key, [bytes], LIMITS.maxBytes);
+      // The heavy sender's files are slow to read (as a file built to keep the probe busy is).
+      const slow = Object.create(store);
+      slow.read = (key: string, start: number, end: number) =>
+        new ReadableStream<Uint8Array>({
+          async start(controller) {
+            if (Number(key.slice(-1)) < 5) {
+              await new Promise((r) => setTimeout(r, 150));
+            }
+            controller.enqueue(new Uint8Array(await new Response(store.read(key, start, end)).arrayBuffer()));
+            controller.close();
+          },
+        });
+      const probe = new MediabunnyProbe();
+      const done: string[] = [];
+      const measure = (key: string, sender: string) =>
+        probe.probe(slow, key, bytes.byteLength, sender).then((o) => {
+          done.push(`${sender}:${key.slice(-1)}`);
+          return o;
+        });
+      const heavy = [0, 1, 2, 3, 4].map((i) => measure(keys[i] ?? '', 'heavy'));
+      // One being measured and four waiting: its next is answered busy at once, measured not.
+      expect(await probe.probe(slow, keys[5] ?? '', bytes.byteLength, 'heavy')).toMatchObject({
+        ok: false,
+        busy: true,
+      });
+      const light = measure(keys[6] ?? '', 'light');
+      for (const outcome of [...(await Promise.all(heavy)), await light]) expect(outcome.ok).toBe(true);
+      // The light sender came after all five of the heavy one's, and was measured second.
+      expect(done.indexOf('light:6')).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('recordings on disk', () => {

@@ -35,7 +35,8 @@ export interface ProbedMedia {
   seconds: number;
 }
 
-export type ProbeOutcome = { ok: true; media: ProbedMedia } | { ok: false; problem: string };
+/** `busy`: not measured, for the server measures too many others now; send it again later. */
+export type ProbeOutcome = { ok: true; media: ProbedMedia } | { ok: false; problem: string; busy?: true };
 
 /** A recording kept in the media store, measured, ready to become a message. */
 export interface StoredMedia {
@@ -196,7 +197,8 @@ export async function sweepRecordings(
 
 /** Measures what a store keeps under a key: container, tracks, duration. */
 export interface MediaProbe {
-  probe(store: MediaStore, key: string, size: number): Promise<ProbeOutcome>;
+  /** `sender`: whose the recording is (a client address), so one sender's files wait behind each other, not others'. */
+  probe(store: MediaStore, key: string, size: number, sender?: string): Promise<ProbeOutcome>;
 }
 
 /** Everything the site needs to take and serve recordings. */

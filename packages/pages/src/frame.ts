@@ -101,6 +101,10 @@ export const notFound = (c: SiteContext) => page(c, 404, errors.notFound(), 'Pag
 export const refused = (c: SiteContext, status: PageStatus, why: string) =>
   page(c, status, forms.formRefused(why), 'Refused');
 
+/** The server is too busy to take this now: a 503 page that says why, with when to try again. */
+export const busy = (c: SiteContext, why: string) =>
+  page(c, 503, forms.formRefused(why), 'Try again in a moment', { headers: { 'retry-after': '5' } });
+
 /** The retry page, for when the database cannot even say which account's host this is. */
 export async function unavailablePage(req: Request): Promise<Response> {
   const body = await document(

@@ -3,8 +3,11 @@ import type { MediaProbe, MediaStore, ProbeOutcome } from '@convo/domain';
 
 /*
  * Measures recordings (measure.ts) off the request's event loop: in one worker thread, bounded in
- * memory (its heap) and in time (a probe past `timeoutMs` is refused and the thread replaced), one
- * recording at a time, in the order they arrived. The thread asks this one for the byte ranges it
+ * memory (its heap), in time (a probe past `timeoutMs` is refused and the thread replaced) and in
+ * bytes read, one recording at a time. Waiting recordings queue per sender (a client address;
+ * else the account, from the key), served in turn, so one sender's slow files delay their own
+ * next one, not everyone's; past PROBE_QUEUE_MAX waiting, a recording is answered busy (503)
+ * at once. The thread asks this one for the byte ranges it
  * needs, read from the store. Mediabunny is written in TypeScript: nothing to download or ship
  * beside `npm install`, the same on Node and Deno. A probe that fails in any way refuses the
  * recording; it never takes the server down.
@@ -27,6 +30,22 @@ export const PROBE_BUFFER_BYTES = 2 * PROBE_READ_MAX_BYTES;
 
 const TOO_LARGE = `That file's metadata is over ${PROBE_READ_MAX_BYTES / 1024 / 1024} MB: it is not a recording this site can play.`;
 
+/** Recordings waiting to be measured, at most; past it one is answered busy, not queued. */
+export const PROBE_QUEUE_MAX = 32;
+
+/** Recordings one sender may have waiting at once; past it theirs is answered busy. */
+export const PROBE_QUEUE_PER_SENDER = 4;
+
+/**
+ * Bytes one probe may read in all, beyond twice the file's size: a demuxer that reads a file over
+ * and over (a file built to make it seek back and forth) is refused.
+ */
+const PROBE_EXTRA_BYTES = 16 * 1024 * 1024;
+
+const REREAD = 'That file could not be measured: reading it took far more than its size.';
+
+const BUSY = 'The server is measuring many recordings just now: send yours again in a moment.';
+
 const refusal = (problem: string): ProbeOutcome => ({ ok: false, problem });
 
 type FromWorker =
@@ -39,14 +58,21 @@ interface Job {
   key: string;
   size: number;
   resolve: (outcome: ProbeOutcome) => void;
+  /** Who sent it: its waiting turn is theirs. */
+  sender: string;
   /** Bytes read for it and not yet handed to its thread. */
   held?: number;
+  /** Bytes read for it in all. */
+  read?: number;
 }
 
 export class MediabunnyProbe implements MediaProbe {
   readonly timeoutMs: number;
   #worker: Worker | null = null;
-  #queue: Job[] = [];
+  /** Waiting jobs by sender, in the order senders take turns (a Map keeps insertion order). */
+  #queues = new Map<string, Job[]>();
+  #waiting = 0;
+  #lastSender: string | null = null;
   #current: (Job & { timer: ReturnType<typeof setTimeout>; worker: Worker }) | null = null;
   #jobs = 0;
 
@@ -54,17 +80,42 @@ export class MediabunnyProbe implements MediaProbe {
     this.timeoutMs = timeoutMs;
   }
 
-  probe(store: MediaStore, key: string, size: number): Promise<ProbeOutcome> {
+  probe(store: MediaStore, key: string, size: number, sender?: string): Promise<ProbeOutcome> {
     if (size === 0) return Promise.resolve(refusal('That recording is empty.'));
+    // Without a sender, the account the key names (`<account>/<hex>`) takes turns as one.
+    const who = sender ?? `account:${key.split('/')[0]}`;
+    const theirs = this.#queues.get(who) ?? [];
+    if (this.#waiting >= PROBE_QUEUE_MAX || theirs.length >= PROBE_QUEUE_PER_SENDER) {
+      return Promise.resolve({ ok: false, problem: BUSY, busy: true });
+    }
     return new Promise((resolve) => {
-      this.#queue.push({ id: this.#jobs++, store, key, size, resolve });
+      theirs.push({ id: this.#jobs++, store, key, size, resolve, sender: who });
+      this.#queues.set(who, theirs);
+      this.#waiting += 1;
       this.#next();
     });
   }
 
+  /**
+   * The next sender's first job, another sender's than the last one served when there is one;
+   * that sender goes to the end of the turns.
+   */
+  #take(): Job | undefined {
+    const senders = [...this.#queues.keys()];
+    const who = senders.find((s) => s !== this.#lastSender) ?? senders[0];
+    const jobs = who === undefined ? undefined : this.#queues.get(who);
+    const job = jobs?.shift();
+    if (who === undefined || !jobs || !job) return undefined;
+    this.#queues.delete(who);
+    if (jobs.length > 0) this.#queues.set(who, jobs);
+    this.#waiting -= 1;
+    this.#lastSender = who;
+    return job;
+  }
+
   #next() {
     if (this.#current) return;
-    const job = this.#queue.shift();
+    const job = this.#take();
     if (!job) {
       // Nothing to measure: the thread does not keep the process alive.
       this.#worker?.unref();
@@ -111,6 +162,9 @@ export class MediabunnyProbe implements MediaProbe {
       if (length < 0 || length > PROBE_READ_MAX_BYTES || held + length > PROBE_BUFFER_BYTES) {
         return this.#end(refusal(TOO_LARGE), true);
       }
+      // A file read over and over: more than twice itself and a margin in all.
+      job.read = (job.read ?? 0) + length;
+      if (job.read > 2 * job.size + PROBE_EXTRA_BYTES) return this.#end(refusal(REREAD), true);
       job.held = held + length;
       try {
         const bytes = await readRange(job.store.read(job.key, m.start, m.end - 1), length);

@@ -1,6 +1,6 @@
 import { isMediaKind, type MediaDeps, mediaVerdict, type StoredMedia } from '../media.ts';
 
-export type RecordingOutcome = { ok: true; media: StoredMedia } | { ok: false; problem: string };
+export type RecordingOutcome = { ok: true; media: StoredMedia } | { ok: false; problem: string; busy?: true };
 
 /**
  * A recording that arrived (kept under `key`, `bytes` long) made ready to post: probed by the
@@ -11,8 +11,9 @@ export async function measureRecording(
   deps: MediaDeps,
   received: { key: string; bytes: number },
   asked: string | undefined,
+  sender?: string,
 ): Promise<RecordingOutcome> {
-  const probed = await deps.probe.probe(deps.store, received.key, received.bytes);
+  const probed = await deps.probe.probe(deps.store, received.key, received.bytes, sender);
   if (!probed.ok) {
     await deps.store.remove(received.key);
     return probed;

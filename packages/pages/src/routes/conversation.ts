@@ -17,7 +17,7 @@ import {
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { field, type SiteContext, type SiteEnv, uploadVisitor, viewerOf } from '../env.ts';
-import { notFound, type PageStatus, page, refused } from '../frame.ts';
+import { busy, notFound, type PageStatus, page, refused } from '../frame.ts';
 import { handoffGrant, keepPass, readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { conversation, excerpt } from '../views/conversation.ts';
@@ -150,8 +150,10 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       }
       file = taken;
     }
-    const recording = file ? await measureRecording(deps.media, file, field(fields, 'media_kind')) : null;
-    if (recording && !recording.ok) return refuse(recording.problem);
+    const recording = file
+      ? await measureRecording(deps.media, file, field(fields, 'media_kind'), c.env.visit.clientIp)
+      : null;
+    if (recording && !recording.ok) return recording.busy ? busy(c, recording.problem) : refuse(recording.problem);
     const media = recording?.media;
     const outcome = await postReply(
       deps,

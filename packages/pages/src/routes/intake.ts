@@ -8,7 +8,7 @@ import {
 } from '@convo/domain';
 import { Hono } from 'hono';
 import { field, type SiteContext, type SiteEnv, secret, viewerOf } from '../env.ts';
-import { notFound, type PageStatus, page, refused } from '../frame.ts';
+import { busy, notFound, type PageStatus, page, refused } from '../frame.ts';
 import {
   embedFormToken,
   embedFormTokenValid,
@@ -116,7 +116,10 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
         return limited;
       }
     }
-    const recording = read.file ? await measureRecording(deps.media, read.file, field(fields, 'media_kind')) : null;
+    const recording = read.file
+      ? await measureRecording(deps.media, read.file, field(fields, 'media_kind'), c.env.visit.clientIp)
+      : null;
+    if (recording?.ok === false && recording.busy) return busy(c, recording.problem);
     if (recording && !recording.ok) return show(c, found, at, 422, { ...draft, problem: recording.problem });
     const media = recording?.media;
     const startOn = (page: PublicIntakePage) =>
