@@ -473,13 +473,42 @@ describe('serving a recording', () => {
 
   it('plays the recording on the page and in the embed', async () => {
     const page = await new Visitor(h, HOST).get('/c/open');
-    const video = elements(page.html).find((e) => e.tagName === 'video' && attr(e, 'src') === `/media/rec/${publicId}`);
+    // With its conversation's slug: the key an unlisted conversation's recordings need.
+    const video = elements(page.html).find(
+      (e) => e.tagName === 'video' && attr(e, 'src') === `/media/rec/${publicId}?c=open`,
+    );
     expect(video && attr(video, 'controls')).toBeDefined();
     expect(video && attr(video, 'preload')).toBe('metadata');
     expect(page.html).toContain('Video, 0:03');
     expect(page.headers.get('content-security-policy')).toContain("media-src 'self'");
     const embed = await open(h, `${HOST}/embeds/messages/rec/${publicId}`);
-    expect(embed.html).toContain(`src="/media/rec/${publicId}"`);
+    expect(embed.html).toContain(`src="/media/rec/${publicId}?c=open"`);
+  });
+
+  it('gives an unlisted public conversation’s recording by its number only with its slug', async () => {
+    // `open` is public; unlisted (no search engines), its message numbers reach nothing without its slug.
+    await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update conversation set allow_search_engines = false where slug = 'open'`);
+    try {
+      const counted = await open(h, `${HOST}/media/rec/${publicId}`);
+      const missing = await open(h, `${HOST}/media/rec/999999`);
+      expect(fingerprint({ ...counted, path: '' })).toEqual(fingerprint({ ...missing, path: '' }));
+      expect((await open(h, `${HOST}/embeds/messages/rec/${publicId}`)).status).toBe(404);
+      // With it (as its pages link it), anyone; the account's token, always.
+      expect((await h.app.fetch(new Request(`${HOST}/media/rec/${publicId}?c=OPEN`))).status).toBe(200);
+      expect((await open(h, `${HOST}/embeds/messages/rec/${publicId}?c=open`)).status).toBe(200);
+      expect((await h.app.fetch(new Request(`${HOST}/media/rec/${publicId}`, { headers: auth(TOKEN) }))).status).toBe(
+        200,
+      );
+      expect((await open(h, `${HOST}/media/rec/${publicId}?c=elsewhere`)).status).toBe(404);
+    } finally {
+      await h.db.orm.em
+        .fork()
+        .getConnection()
+        .execute(`update conversation set allow_search_engines = true where slug = 'open'`);
+    }
   });
 });
 
@@ -547,7 +576,7 @@ describe('recordings of people who sign in', () => {
     const mail = await mailTo(site.mailbox, 'nina@elsewhere.example', /video recording of 3 s/);
     await visitor.confirm(signInLink(mail), { name: 'Nina New' });
     const page = await visitor.get('/c/named');
-    expect(page.html).toMatch(/<video[^>]+src="\/media\/prec\/\d+"/);
+    expect(page.html).toMatch(/<video[^>]+src="\/media\/prec\/\d+\?c=named"/);
   });
 });
 

@@ -160,8 +160,21 @@ describe('who may see it, and what search engines are told', () => {
   it.each(FLAGS)('$slug: anyone_can_post $anyone, allow_search_engines $search', async (f) => {
     const c = api.get(f.slug);
     const m = c.messages[0];
-    const urls = [c.conversation_url, c.conversation_embed_url, m.embed_message_url];
+    // A message's number can be counted: an unlisted public conversation's is reached by it only
+    // with the conversation's slug, the one key to it.
+    const unlisted = f.anyone && !f.search;
+    const urls = [
+      c.conversation_url,
+      c.conversation_embed_url,
+      unlisted ? `${m.embed_message_url}?c=${f.slug}` : m.embed_message_url,
+    ];
     expect(c.conversation_embed_url).toBe(`${ACME}/embeds/conversations/acme/${f.slug}`);
+    if (unlisted) {
+      const counted = await open(h, m.embed_message_url);
+      const missing = await open(h, `${ACME}/embeds/messages/acme/999999&show_author=true`);
+      expect(fingerprint(counted)).toEqual(fingerprint(missing));
+      expect(counted.html).not.toContain(c.title);
+    }
     const pages = await Promise.all(urls.map((u: string) => open(h, u)));
     if (!f.anyone) {
       // Private: the same answer as a conversation that does not exist, on all three addresses.

@@ -57,6 +57,24 @@ export function requireIntakeManager(actor: Actor): void {
 }
 
 /**
+ * Who may reach a message of `c` by its number alone (`/embeds/messages/<key>/<id>`,
+ * `/media/<key>/<id>`: numbers anyone can count), beyond the privacy rule (maySee): a listed
+ * conversation's (one search engines may index) anyone; an unlisted public one's only a request
+ * that carries its slug (`slugGiven`: the only key to it) or a reader who is more than anyone with
+ * its address (a member, the team's owners and admins); a private one's as its page.
+ */
+export function reachableByNumber(
+  c: ConversationSettings,
+  memberIds: readonly number[],
+  viewer: Viewer,
+  slugGiven: boolean,
+): boolean {
+  if (!maySee(c, memberIds, viewer)) return false;
+  if (isIndexable(c) || slugGiven || !c.anyoneCanPost) return true;
+  return viewer !== null && (seesEveryConversation(viewer.teamRole) || memberIds.includes(viewer.userId));
+}
+
+/**
  * May search engines index it (`allow_search_engines`)? Only a public conversation can be: a private
  * one never is, whatever its flag says.
  */

@@ -1,6 +1,7 @@
-import { maySee, type Viewer } from '../access.ts';
+import { maySee, reachableByNumber, type Viewer } from '../access.ts';
 import type { Authenticated, ConversationAccess, MessageMedia, SiteAccount, SiteStore } from '../ports.ts';
 import { tokenFromAuthorization } from '../tokens.ts';
+import { slugGiven } from './view-message.ts';
 
 /**
  * A message's recording, for whoever may see the message: anyone for a public conversation's; a
@@ -14,6 +15,8 @@ export async function openRecording(
   reader: {
     viewer: Viewer;
     authorization: string | null | undefined;
+    /** The conversation's slug the request carried (`?c=`), if any: the key to an unlisted one. */
+    slug?: string | null | undefined;
     /**
      * What this device's pass opens of a conversation (the start it made, while it still may):
      * the person it reads as, or `granted` for an anonymous start; null: nothing.
@@ -24,7 +27,7 @@ export async function openRecording(
   const found = await deps.site.mediaOf(account.id, messageId);
   if (!found) return null;
   const c = found.conversation;
-  if (maySee(c, c.memberIds, reader.viewer)) return found;
+  if (reachableByNumber(c, c.memberIds, reader.viewer, slugGiven(c, reader.slug))) return found;
   // A visitor's device that started it: an anonymous start's, or its person's while a member.
   const held = reader.viewer === null && reader.pass ? reader.pass(c) : null;
   if (held && (held.granted === c.id || maySee(c, c.memberIds, held.viewer))) return found;

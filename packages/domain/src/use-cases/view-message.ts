@@ -1,12 +1,15 @@
-import { maySee, type Viewer } from '../access.ts';
+import { maySee, reachableByNumber, type Viewer } from '../access.ts';
 import type { MessagePageRecord, SiteAccount, SiteStore } from '../ports.ts';
+import { slugKey } from '../slug.ts';
 
 /** Message ids are PostgreSQL serials: positive and below 2^31. */
 const MAX_MESSAGE_ID = 2_147_483_647;
 
 /**
  * One message of the account's site, or null when there is none this viewer may see (`granted`:
- * the conversation an anonymous visitor's device started, as on its page).
+ * the conversation an anonymous visitor's device started, as on its page). Its number can be
+ * counted, so `slug` is the conversation's slug the request carried (null: none): an unlisted
+ * public conversation's message is reached by number only with it (reachableByNumber).
  */
 export async function viewMessage(
   deps: { site: SiteStore },
@@ -14,13 +17,18 @@ export async function viewMessage(
   messageId: number,
   viewer: Viewer = null,
   granted: number | null = null,
+  slug: string | null = null,
 ): Promise<MessagePageRecord | null> {
   if (!Number.isSafeInteger(messageId) || messageId < 1 || messageId > MAX_MESSAGE_ID) return null;
   const found = await deps.site.messageById(account.id, messageId);
   if (!found) return null;
   const c = found.conversation;
-  return maySee(c, c.memberIds, viewer) || c.id === granted ? found : null;
+  return c.id === granted || reachableByNumber(c, c.memberIds, viewer, slugGiven(c, slug)) ? found : null;
 }
+
+/** Whether a request carried this conversation's slug (compared as slugs are, ignoring case). */
+export const slugGiven = (c: { slug: string }, slug: string | null | undefined): boolean =>
+  slug !== null && slug !== undefined && slug.length <= 100 && slugKey(slug) === slugKey(c.slug);
 
 /**
  * Whether this viewer may see the conversation `conversationId` of the account (the team's inbox

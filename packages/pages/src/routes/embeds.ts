@@ -68,7 +68,8 @@ export function embedRoutes({ deps }: SiteKit) {
     const account = c.env.account;
     const parsed = MESSAGE_KEY.exec(c.req.param('message'));
     if (c.req.param('key') !== account.key || !parsed) return notFound(c);
-    const found = await viewMessage(deps, account, Number(parsed[1]), viewerOf(c));
+    // Its number can be counted: an unlisted conversation's message needs its slug (`?c=`) too.
+    const found = await viewMessage(deps, account, Number(parsed[1]), viewerOf(c), null, c.req.query('c') ?? null);
     if (!found) return notFound(c);
     const showAuthor = (parsed[2] ?? c.req.query('show_author')) === 'true';
     const target = `${conversationUrl(account, found.conversation.slug)}#message-${found.message.id}`;
@@ -82,6 +83,7 @@ ${message(found.message, {
   anchor: false,
   team: account.name,
   accountKey: account.key,
+  slug: found.conversation.slug,
   newTab: true,
 })}`,
       found.conversation.title,

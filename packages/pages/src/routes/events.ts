@@ -150,11 +150,11 @@ export function eventRoutes({ deps }: SiteKit) {
     const id = c.req.param('id') ?? '';
     if (!MESSAGE_ID.test(id)) return notFound(c);
     const reader = await readerOf(deps, c, slug);
-    const found = await viewMessage(deps, account, Number(id), reader.viewer, reader.granted);
+    const found = await viewMessage(deps, account, Number(id), reader.viewer, reader.granted, slug);
     if (!found || found.conversation.slug.toLowerCase() !== slug.toLowerCase()) return notFound(c);
     const url = conversationUrl(account, found.conversation.slug);
     const viewer = embed ? null : viewerOf(c);
-    const item = messageItem(found.message, url, {
+    const item = messageItem(found.message, url, found.conversation.slug, {
       team: account.name,
       accountKey: account.key,
       newTab: embed,

@@ -112,6 +112,8 @@ export function mediaRoutes({ deps }: SiteKit) {
     const found = await openRecording(deps, account, Number(id), {
       viewer,
       authorization: c.req.header('authorization'),
+      // Its number can be counted: an unlisted conversation's recording needs its slug (`?c=`) too.
+      slug: c.req.query('c'),
       pass: (conversation) => (grants ? passReader(grants, conversation) : null),
     });
     if (!found) return notFound(c);

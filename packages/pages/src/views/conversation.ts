@@ -70,18 +70,19 @@ export const KIND_NAMES: Record<string, string> = {
  * A message's recording: played in place when this server keeps it (a player with its measured
  * length, and a download link that works without the player), else a link to where it is kept.
  */
-function media(m: PageMessageRecord, accountKey: string): Html {
+function media(m: PageMessageRecord, accountKey: string, slug: string): Html {
   const seconds = m.recordedDurationSeconds > 0 ? clock(m.recordedDurationSeconds) : '';
   const name = KIND_NAMES[m.messageType] ?? 'Recording';
   if (m.hostedMedia) {
-    const src = `/media/${accountKey}/${m.id}`;
+    // With its conversation's slug, the key an unlisted conversation's recordings need.
+    const src = `/media/${accountKey}/${m.id}?${new URLSearchParams({ c: slug })}`;
     const label = `${name}${seconds ? `, ${seconds}` : ''}`;
     const player =
       m.messageType === 'audio'
         ? html`<audio controls preload="metadata" src="${src}" aria-label="${label}"></audio>`
         : html`<video controls preload="metadata" playsinline src="${src}" aria-label="${label}"></video>`;
     return html`<figure class="recording recording-${m.messageType}">${player}
-<figcaption>${label} · <a href="${src}?download=1" download>Download</a></figcaption></figure>`;
+<figcaption>${label} · <a href="${src}&amp;download=1" download>Download</a></figcaption></figure>`;
   }
   const url = webUrl(m.downloadMediaUrl);
   if (!url) return html``;
@@ -105,8 +106,9 @@ export function message(
     link: string;
     anchor: boolean;
     team: string;
-    /** The account's key, which the address of its recordings carries. */
+    /** The account's key and the conversation's slug, which the address of its recordings carries. */
     accountKey: string;
+    slug: string;
     newTab?: boolean | undefined;
     /** What the reader may do to it (hide, delete), as buttons under it. */
     actions?: Html | string | undefined;
@@ -116,7 +118,7 @@ export function message(
   return html`<article class="message"${display.anchor ? html` id="message-${m.id}"` : ''}>
 <header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
 ${m.text === '' ? '' : html`<p class="text">${linkified(m.text)}</p>`}
-${media(m, display.accountKey)}${display.actions ?? ''}
+${media(m, display.accountKey, display.slug)}${display.actions ?? ''}
 </article>`;
 }
 
@@ -176,7 +178,7 @@ export interface ConversationDisplay {
 }
 
 /** One message as an item of its conversation's list: on the page, in the embed, or alone (a live update). */
-export function messageItem(m: PageMessageRecord, pageUrl: string, display: ConversationDisplay): Html {
+export function messageItem(m: PageMessageRecord, pageUrl: string, slug: string, display: ConversationDisplay): Html {
   const page = display.page ?? null;
   return html`<li>${message(m, {
     showAuthor: true,
@@ -185,6 +187,7 @@ export function messageItem(m: PageMessageRecord, pageUrl: string, display: Conv
     anchor: true,
     team: display.team,
     accountKey: display.accountKey,
+    slug,
     newTab: display.newTab,
     actions: display.actions?.(m),
   })}</li>`;
@@ -221,7 +224,7 @@ ${
   c.messages.length === 0
     ? html`<p class="empty" id="no-messages">No messages yet.</p>`
     : html`<ol class="messages" aria-labelledby="messages-heading" start="${c.start + 1}">${c.messages.map((m) =>
-        messageItem(m, pageUrl, display),
+        messageItem(m, pageUrl, c.slug, display),
       )}</ol>`
 }
 ${c.messages.length > 0 ? pager(c, base, page, target, 'Earlier and later messages, after the list') : ''}
