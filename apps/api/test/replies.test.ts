@@ -646,7 +646,8 @@ describe('form safety', () => {
     // Behind two (a CDN, then nginx): the second entry from the right is the client.
     expect(await statuses(2, (i) => `198.51.100.${i}, 203.0.113.7, 192.0.2.1`)).toEqual(limitedAfterThree);
     expect(await statuses(2, (i) => `198.51.100.9, 203.0.113.${i}, 192.0.2.1`)).toEqual([303, 303, 303, 303, 303]);
-  });
+    // Nine sites of their own, each a throwaway database: more than the default 30 s on a busy machine.
+  }, 120_000);
 
   it('refuses what is not a form: other content types, invalid UTF-8, repeated fields, huge bodies', async () => {
     const before = await messageCount();
