@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_IPV6_PREFIX } from './http/proxy.ts';
 import { DEFAULT_LIVE, type LiveOptions } from './live.ts';
 import type { S3Options } from './media/s3-store.ts';
+import type { UploadQuotas } from './media/uploads.ts';
 
 /*
  * The only module that reads the environment. Everything is validated once at start; a bad value
@@ -128,6 +129,19 @@ const ZEnv = z.object({
   MEDIA_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_MEDIA_LIMITS.maxSeconds),
   /** The largest recording accepted, in bytes, enforced while the bytes arrive. */
   MEDIA_MAX_BYTES: z.coerce.number().int().min(1024).max(1e12).default(DEFAULT_MEDIA_LIMITS.maxBytes),
+  /** Bytes one visitor's unposted uploads may hold (each counted as its length, or MEDIA_MAX_BYTES until known); unset: 2 × MEDIA_MAX_BYTES. */
+  UPLOADS_MAX_PER_VISITOR_BYTES: z.coerce.number().int().min(1024).max(1e13).optional(),
+  /** The same per account; unset: 20 × MEDIA_MAX_BYTES. */
+  UPLOADS_MAX_PER_ACCOUNT_BYTES: z.coerce.number().int().min(1024).max(1e14).optional(),
+  /** The same for all accounts together; unset: 100 × MEDIA_MAX_BYTES. */
+  UPLOADS_MAX_TOTAL_BYTES: z.coerce.number().int().min(1024).max(1e15).optional(),
+  /** Disk space a new upload must leave free under MEDIA_DIR (else 507). */
+  UPLOADS_DISK_RESERVE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1e15)
+    .default(1024 * 1024 * 1024),
   /** Keep recordings and uploads in this S3-compatible bucket instead of MEDIA_DIR (shared by replicas). */
   MEDIA_S3_BUCKET: z.string().min(3).max(63).optional(),
   /** The S3 API's address (MinIO, Garage, R2 …); unset for AWS S3 itself. */
@@ -204,7 +218,7 @@ export type Config = {
   formLimits: SiteLimits;
   siteFilesBytes: number;
   /** Where recordings are kept: MEDIA_DIR, or the S3 bucket when MEDIA_S3_BUCKET is set. */
-  media: { dir: string; limits: MediaLimits; s3: S3Options | undefined };
+  media: { dir: string; limits: MediaLimits; s3: S3Options | undefined; uploadQuotas: Partial<UploadQuotas> };
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutMs: number; retryScale: number };
   webhookRetentionDays: number;
   checkAnswers: boolean;
@@ -263,6 +277,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     media: {
       dir: e.MEDIA_DIR,
       limits: { maxSeconds: e.MEDIA_MAX_SECONDS, maxBytes: e.MEDIA_MAX_BYTES },
+      uploadQuotas: {
+        ...(e.UPLOADS_MAX_PER_VISITOR_BYTES === undefined ? {} : { perVisitorBytes: e.UPLOADS_MAX_PER_VISITOR_BYTES }),
+        ...(e.UPLOADS_MAX_PER_ACCOUNT_BYTES === undefined ? {} : { perAccountBytes: e.UPLOADS_MAX_PER_ACCOUNT_BYTES }),
+        ...(e.UPLOADS_MAX_TOTAL_BYTES === undefined ? {} : { totalBytes: e.UPLOADS_MAX_TOTAL_BYTES }),
+        diskReserveBytes: e.UPLOADS_DISK_RESERVE_BYTES,
+      },
       s3: e.MEDIA_S3_BUCKET
         ? {
             bucket: e.MEDIA_S3_BUCKET,

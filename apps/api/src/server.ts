@@ -19,7 +19,11 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     checkAnswers: config.checkAnswers,
     pageCacheBytes: config.pageCacheBytes,
     webhookRetentionDays: config.webhookRetentionDays,
-    media: { backend: configuredBackend(config.media), limits: config.media.limits },
+    media: {
+      backend: configuredBackend(config.media),
+      limits: config.media.limits,
+      uploadQuotas: config.media.uploadQuotas,
+    },
     live: config.live,
   });
   const listener = listenForLive(

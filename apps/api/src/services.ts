@@ -61,7 +61,7 @@ import { createLiveHub, DEFAULT_LIVE, type LiveHub, type LiveOptions } from './l
 import type { Logger } from './logger.ts';
 import { diskMedia, type MediaBackend } from './media/backend.ts';
 import { MediabunnyProbe } from './media/probe.ts';
-import { TusUploads } from './media/uploads.ts';
+import { defaultUploadQuotas, TusUploads, type UploadQuotas } from './media/uploads.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { type TargetPolicy, webhookTargets } from './webhooks/target.ts';
 
@@ -148,7 +148,7 @@ export interface ServiceOptions {
   /** Days a done webhook event is kept, with its deliveries and attempts (default 30). */
   webhookRetentionDays?: number;
   /** Where recordings and their uploads are kept (default: the directory .data/media), and their limits. */
-  media?: { backend?: MediaBackend; limits?: MediaLimits };
+  media?: { backend?: MediaBackend; limits?: MediaLimits; uploadQuotas?: Partial<UploadQuotas> };
   /** Live streams per client address and per process (LIVE_STREAMS_PER_CLIENT, LIVE_STREAMS_MAX). */
   live?: LiveOptions;
 }
@@ -181,7 +181,10 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     probe: new MediabunnyProbe(),
     limits: options.media?.limits ?? DEFAULT_MEDIA_LIMITS,
   };
-  const uploads = new TusUploads(mediaBackend.uploads, media.store, media.limits.maxBytes, logger);
+  const uploads = new TusUploads(mediaBackend.uploads, media.store, media.limits.maxBytes, logger, {
+    ...defaultUploadQuotas(media.limits.maxBytes),
+    ...options.media?.uploadQuotas,
+  });
   const mediaReferences = new MikroMediaReferences(em);
   const intake = new MikroIntakeStore(em);
   // Idempotency-Keys past their 24 hours (also deleted on reuse, by the create), ended sessions,

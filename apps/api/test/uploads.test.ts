@@ -5,8 +5,8 @@ import { loadSeed } from '@convo/db';
 import type { MediaProbe } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/app.ts';
-import { diskMedia } from '../src/media/backend.ts';
-import { auth, call, type Harness, MAX_BODY_BYTES, openHarness } from './support/harness.ts';
+import { diskMedia, type MediaBackend } from '../src/media/backend.ts';
+import { auth, call, type Harness, MAX_BODY_BYTES, openHarness, secondApp } from './support/harness.ts';
 import { Visitor } from './support/site.ts';
 
 /*
@@ -25,11 +25,13 @@ const VIDEO = new Uint8Array(readFileSync(join(FIXTURES, 'video-3s.webm')));
 
 let h: Harness;
 let mediaDir: string;
+let backend: MediaBackend;
 
 beforeAll(async () => {
   mediaDir = mkdtempSync(join(tmpdir(), 'convo-uploads-'));
+  backend = diskMedia(mediaDir);
   h = await openHarness({
-    services: { media: { backend: diskMedia(mediaDir), limits: LIMITS } },
+    services: { media: { backend, limits: LIMITS } },
     app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 }, bodyTimeoutMs: 500 },
   });
   await loadSeed(h.db.orm.em.fork(), {
@@ -406,5 +408,50 @@ describe('uploads nothing posted', () => {
     expect(await recorder.offset(unfinished)).toBeNull();
     expect(await recorder.offset(finished)).toBeNull();
     expect(uploadFiles()).toHaveLength(0);
+  });
+
+  it('lets an upload that stopped growing go after two hours; a finished one waits its day', async () => {
+    const recorder = await new Recorder().open();
+    const unfinished = await recorder.created(VIDEO.byteLength);
+    await recorder.patch(unfinished, 0, VIDEO.slice(0, 500));
+    const finished = await recorder.upload(VIDEO);
+    const later = new Date(Date.now() + 2 * 3600_000 + 60_000);
+    expect(await h.services.uploads.sweep(later)).toBe(1);
+    expect(await recorder.offset(unfinished)).toBeNull();
+    expect(await recorder.offset(finished)).toBe(VIDEO.byteLength);
+    await recorder.request(finished, 'DELETE');
+  });
+
+  it('holds unposted uploads to quotas (per visitor, account, in all) and leaves the disk room: else 507', async () => {
+    // Two uploads of the largest recording a visitor may hold at once (2 × MEDIA_MAX_BYTES).
+    const recorder = await new Recorder().open();
+    const held = [await recorder.created(LIMITS.maxBytes), await recorder.created(LIMITS.maxBytes)];
+    const third = await recorder.create(LIMITS.maxBytes);
+    expect(third.status).toBe(507);
+    expect(await third.text()).toMatch(/too much is being uploaded/);
+    // One whose length comes at its end counts as the largest until then.
+    const deferred = await recorder.request('/uploads', 'POST', {
+      'upload-defer-length': '1',
+      'upload-metadata': metadata({ conversation: 'open', csrf: recorder.csrf, filetype: 'video/webm' }),
+    });
+    expect(deferred.status).toBe(507);
+    // Another visitor has a quota of their own; once one is given up, the first has room again.
+    const other = await new Recorder().open();
+    const theirs = await other.created(LIMITS.maxBytes);
+    await recorder.request(held[0] ?? '', 'DELETE');
+    const again = await recorder.created(LIMITS.maxBytes);
+    for (const [who, location] of [
+      [recorder, held[1]],
+      [recorder, again],
+      [other, theirs],
+    ] as const) {
+      await who.request(location ?? '', 'DELETE');
+    }
+    // A disk that cannot keep a recording and the reserve beside it takes none.
+    const full = { ...backend, uploads: { ...backend.uploads, freeBytes: async () => 1024 * 1024 } };
+    const app = secondApp(h, { media: { backend: full, limits: LIMITS } }, { formLimits: { perIpPerMinute: 1000 } });
+    const visitor = await new Recorder().open();
+    visitor.app = app;
+    expect((await visitor.create(1000)).status).toBe(507);
   });
 });

@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, statfs } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { MediaStore } from '@convo/domain';
 import { UPLOAD_ID } from '@convo/pages';
@@ -41,6 +41,10 @@ export function diskMedia(dir: string): MediaBackend {
       async *ids() {
         const names = await readdir(directory).catch(() => []);
         for (const name of names) if (UPLOAD_ID.test(name)) yield name;
+      },
+      async freeBytes() {
+        const disk = await statfs(directory).catch(() => null);
+        return disk ? disk.bavail * disk.bsize : null;
       },
     },
   };

@@ -25,10 +25,37 @@ export interface UploadBackend {
   store: UploadStore;
   /** The ids of every upload kept, finished or not, in no particular order. */
   ids(): AsyncIterable<string>;
+  /** Bytes the disk they are kept on can still take; null where that is not ours to know (a bucket). */
+  freeBytes?(): Promise<number | null>;
 }
 
 /** An upload not made into a message within this time is deleted, finished or not. */
 export const UPLOAD_EXPIRY_HOURS = 24;
+
+/** An upload that stopped growing before its end is deleted this long after it began. */
+export const UPLOAD_UNFINISHED_HOURS = 2;
+
+/**
+ * What unposted uploads may hold, counted as each one's declared length or, for one whose length
+ * comes at its end, the most a recording may be: per visitor, per account, in all; and the disk
+ * space a new upload must leave free.
+ */
+export interface UploadQuotas {
+  perVisitorBytes: number;
+  perAccountBytes: number;
+  totalBytes: number;
+  diskReserveBytes: number;
+}
+
+/** Quotas from the largest recording (MEDIA_MAX_BYTES) unless the operator says otherwise. */
+export const defaultUploadQuotas = (maxBytes: number): UploadQuotas => ({
+  perVisitorBytes: 2 * maxBytes,
+  perAccountBytes: 20 * maxBytes,
+  totalBytes: 100 * maxBytes,
+  diskReserveBytes: 1024 * 1024 * 1024,
+});
+
+const FULL = 'Recordings cannot be taken just now: too much is being uploaded. Try again later.';
 
 interface Visit {
   visitor: UploadVisitor;
@@ -46,10 +73,19 @@ export class TusUploads implements Uploads {
   private readonly media: MediaStore;
   private readonly maxBytes: number;
 
-  constructor(backend: UploadBackend, media: MediaStore, maxBytes: number, logger: Logger) {
+  private readonly quotas: UploadQuotas;
+
+  constructor(
+    backend: UploadBackend,
+    media: MediaStore,
+    maxBytes: number,
+    logger: Logger,
+    quotas: UploadQuotas = defaultUploadQuotas(maxBytes),
+  ) {
     this.backend = backend;
     this.media = media;
     this.maxBytes = maxBytes;
+    this.quotas = quotas;
     const visitOf = (req: Request): Visit => {
       const visit = this.visits.get(req);
       if (!visit) throw ERRORS.FILE_NOT_FOUND;
@@ -66,6 +102,9 @@ export class TusUploads implements Uploads {
         const visit = visitOf(req);
         const admitted = await visit.admit(upload.metadata ?? {});
         if (typeof admitted !== 'number') throw { status_code: admitted.status, body: `${admitted.message}\n` };
+        // Within what unposted uploads may hold, and what the disk can take: else 507.
+        const wants = upload.size ?? this.maxBytes;
+        if (!(await this.room(visit.visitor, wants))) throw { status_code: 507, body: `${FULL}\n` };
         return {
           metadata: {
             account: String(visit.visitor.accountId),
@@ -130,21 +169,47 @@ export class TusUploads implements Uploads {
   }
 
   /**
-   * Deletes the uploads older than UPLOAD_EXPIRY_HOURS, finished or not: one left unfinished, or
-   * finished and never posted. Answers how many.
+   * Deletes the uploads older than UPLOAD_EXPIRY_HOURS, finished or not (finished and never
+   * posted), and those that stopped growing before their end, UPLOAD_UNFINISHED_HOURS after they
+   * began. Answers how many.
    */
   async sweep(now = new Date()): Promise<number> {
     const before = now.getTime() - UPLOAD_EXPIRY_HOURS * 3600_000;
+    const unfinishedBefore = now.getTime() - UPLOAD_UNFINISHED_HOURS * 3600_000;
     let removed = 0;
     for await (const id of this.backend.ids()) {
       const upload = await this.find(id);
       const made = upload?.creation_date ? Date.parse(upload.creation_date) : Number.NaN;
-      if (upload && made < before) {
+      const finished = upload?.size !== undefined && upload.offset === upload.size;
+      if (upload && (made < before || (!finished && made < unfinishedBefore))) {
         await this.backend.store.remove(id);
         removed += 1;
       }
     }
     return removed;
+  }
+
+  /** Whether `visitor` may begin an upload of `wants` bytes: its quotas, and the disk's room. */
+  private async room(visitor: UploadVisitor, wants: number): Promise<boolean> {
+    let mine = 0;
+    let account = 0;
+    let total = 0;
+    for await (const id of this.backend.ids()) {
+      const upload = await this.find(id);
+      if (!upload) continue;
+      const held = upload.size ?? this.maxBytes;
+      total += held;
+      if (upload.metadata?.account === String(visitor.accountId)) {
+        account += held;
+        if (upload.metadata?.owner === visitor.owner) mine += held;
+      }
+    }
+    const q = this.quotas;
+    if (mine + wants > q.perVisitorBytes || account + wants > q.perAccountBytes || total + wants > q.totalBytes) {
+      return false;
+    }
+    const free = (await this.backend.freeBytes?.()) ?? null;
+    return free === null || free - wants >= q.diskReserveBytes;
   }
 
   private async find(id: string): Promise<Upload | null> {
