@@ -40,7 +40,7 @@ export interface Posting {
  * Forms with a recording one client may be sending at once (each may be up to MEDIA_MAX_BYTES
  * on its way to the disk); past it, 429 before a byte is read.
  */
-export const RECORDING_BODIES_PER_CLIENT = 4;
+export const RECORDING_BODIES_PER_CLIENT = 8;
 
 export function posting(deps: SiteDeps): Posting {
   /** Forms with a recording being read now, per client. */
