@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { get as httpGet, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +76,17 @@ export async function media(product: Server) {
     `${UPLOADS} concurrent ${UPLOAD_MB} MB uploads (reply form): ${uploads.seconds.toFixed(1)} s, RSS idle ${uploads.idleMb} MB, peak ${uploads.peakMb} MB (+${uploads.peakMb - uploads.idleMb} MB); answers ${uploads.statuses.join(' ')}`,
   );
 
+  // Hostile recordings (red team round 3): a crafted M4A whose moov holds 200 MB, and posts without
+  // their form's token. What the server holds while they arrive.
+  const crafted = await uploadMany(product, postCrafted, 1);
+  rows.push(
+    `a ${UPLOAD_MB} MB M4A whose moov holds it all (reply form): RSS idle ${crafted.idleMb} MB, peak ${crafted.peakMb} MB (+${crafted.peakMb - crafted.idleMb} MB); answer ${crafted.statuses.join(' ')}`,
+  );
+  const tokenless = await uploadMany(product, (p, path, form) => postUpload(p, path, { ...form, csrf: 'forged' }));
+  rows.push(
+    `${UPLOADS} concurrent ${UPLOAD_MB} MB posts without their form's token: media kept on disk at most ${fmt(tokenless.diskPeakMb)} MB; answers ${tokenless.statuses.join(' ')}`,
+  );
+
   const probe = await probeHour();
   rows.push(
     `probing a one-hour WebM (${probe.mb} MB, no duration or cues): ${probe.ms.toFixed(0)} ms, measured ${probe.seconds.toFixed(1)} s`,
@@ -93,6 +104,16 @@ export async function media(product: Server) {
       run.peakMb - run.idleMb <= 60,
     );
   }
+  aim(
+    `a ${UPLOAD_MB} MB moov M4A: RSS within 60 MB of idle`,
+    `+${crafted.peakMb - crafted.idleMb} MB`,
+    crafted.peakMb - crafted.idleMb <= 60,
+  );
+  aim(
+    `${UPLOADS} tokenless ${UPLOAD_MB} MB posts: < 1 MB kept on disk`,
+    `${fmt(tokenless.diskPeakMb)} MB`,
+    tokenless.diskPeakMb < 1,
+  );
   aim('probing a one-hour WebM < 2 s', `${probe.ms.toFixed(0)} ms`, probe.ms < 2000);
 }
 
@@ -112,6 +133,10 @@ async function plantRecording(mb: number): Promise<{ path: string; urlPath: stri
     const path = join(BENCH_MEDIA_DIR, key);
     mkdirSync(join(BENCH_MEDIA_DIR, String(target.account_id)), { recursive: true });
     writeFileSync(path, randomBytes(mb * MB));
+    // The server keeps recordings for its own user (folders 0700); nginx's workers read the same
+    // file for the comparison, so the bench opens the way to it.
+    for (const folder of [BENCH_MEDIA_DIR, join(BENCH_MEDIA_DIR, String(target.account_id))]) chmodSync(folder, 0o755);
+    chmodSync(path, 0o644);
     const inserted = await db.query<{ id: number }>(
       `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, anonymous, text,
                             media_key, media_content_type, media_bytes)
@@ -218,8 +243,15 @@ async function replyForm(product: Server, path: string) {
 
 type Form = { cookie: string; csrf: string; submit: string };
 
-/** `UPLOADS` uploads of `UPLOAD_MB` MB each at once, made by `send`, RSS sampled every 100 ms. */
-async function uploadMany(product: Server, send: (product: Server, path: string, form: Form) => Promise<number>) {
+/**
+ * `count` uploads of `UPLOAD_MB` MB each at once, made by `send`, RSS and the recordings kept on
+ * disk (BENCH_MEDIA_DIR) sampled every 100 ms.
+ */
+async function uploadMany(
+  product: Server,
+  send: (product: Server, path: string, form: Form) => Promise<number>,
+  count = UPLOADS,
+) {
   const db = new pg.Client({ connectionString: DB });
   await db.connect();
   const slug = (
@@ -241,16 +273,59 @@ async function uploadMany(product: Server, send: (product: Server, path: string,
     );
   await new Promise((r) => setTimeout(r, 1000));
   const idleMb = rss();
+  const diskBefore = diskMb();
   let peakMb = idleMb;
+  let diskPeakMb = 0;
   const sampler = setInterval(() => {
     peakMb = Math.max(peakMb, rss());
+    diskPeakMb = Math.max(diskPeakMb, diskMb() - diskBefore);
   }, 100);
   const started = performance.now();
   const statuses = await Promise.all(
-    Array.from({ length: UPLOADS }, async () => send(product, path, await replyForm(product, path))),
+    Array.from({ length: count }, async () => send(product, path, await replyForm(product, path))),
   );
   clearInterval(sampler);
-  return { idleMb, peakMb, seconds: (performance.now() - started) / 1000, statuses };
+  return { idleMb, peakMb, diskPeakMb, seconds: (performance.now() - started) / 1000, statuses };
+}
+
+/** MB of recordings (and their parts) under BENCH_MEDIA_DIR, uploads aside. */
+function diskMb(): number {
+  let bytes = 0;
+  for (const e of readdirSync(BENCH_MEDIA_DIR, { recursive: true, withFileTypes: true })) {
+    if (!e.isFile() || e.parentPath.includes('uploads')) continue;
+    try {
+      bytes += statSync(join(e.parentPath, e.name)).size;
+    } catch {
+      // Gone between the listing and the look: renamed into place, or removed.
+    }
+  }
+  return bytes / MB;
+}
+
+/** A reply form posted with a real 3 s M4A whose last box, its moov, is made to hold UPLOAD_MB MB. */
+async function postCrafted(product: Server, path: string, form: Form) {
+  const m4a = new Uint8Array(readFileSync(join(ROOT, 'apps/api/test/fixtures/media/audio-3s.m4a')));
+  const view = new DataView(m4a.buffer, m4a.byteOffset);
+  let moov = 0;
+  for (let at = 0; at < m4a.byteLength; at += view.getUint32(at)) {
+    if (Buffer.from(m4a.subarray(at + 4, at + 8)).toString('latin1') === 'moov') moov = at;
+  }
+  const padding = UPLOAD_MB * MB;
+  view.setUint32(moov, view.getUint32(moov) + padding + 8);
+  const free = Buffer.alloc(8);
+  free.writeUInt32BE(padding + 8);
+  free.write('free', 4, 'latin1');
+  const zeros = Buffer.alloc(MB);
+  async function* recording() {
+    yield m4a;
+    yield free;
+    for (let i = 0; i < UPLOAD_MB; i++) yield zeros;
+  }
+  return postUpload(product, path, form, {
+    bytes: m4a.byteLength + 8 + padding,
+    body: recording(),
+    name: 'crafted.m4a',
+  });
 }
 
 /** UPLOAD_MB MB of noise, a megabyte at a time, made as it is sent. */
@@ -308,22 +383,33 @@ async function tusUpload(product: Server, path: string, form: Form) {
   return patched.status;
 }
 
-/** One reply form posted with a recording of UPLOAD_MB MB of noise, streamed as it is made. */
-async function postUpload(product: Server, path: string, form: Form) {
+/** One reply form posted with a recording (UPLOAD_MB MB of noise unless given), streamed as it is made. */
+async function postUpload(
+  product: Server,
+  path: string,
+  form: Form,
+  file: { bytes: number; body: AsyncIterable<Uint8Array>; name: string } = {
+    bytes: UPLOAD_MB * MB,
+    body: noise(),
+    name: 'big.webm',
+  },
+) {
   const boundary = `----bench${randomBytes(8).toString('hex')}`;
   const head = Buffer.from(
     [
       `--${boundary}\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n${form.csrf}\r\n`,
       `--${boundary}\r\nContent-Disposition: form-data; name="submit"\r\n\r\n${form.submit}\r\n`,
-      `--${boundary}\r\nContent-Disposition: form-data; name="media"; filename="big.webm"\r\nContent-Type: video/webm\r\n\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="media"; filename="${file.name}"\r\nContent-Type: video/webm\r\n\r\n`,
     ].join(''),
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   async function* body() {
     yield head;
-    yield* noise();
+    yield* file.body;
     yield tail;
   }
+  // A form refused before its file closes the connection while the rest is on its way: a reset
+  // is that refusal, seen from here (0).
   const answer = await send(
     product,
     path,
@@ -331,10 +417,10 @@ async function postUpload(product: Server, path: string, form: Form) {
     {
       cookie: form.cookie,
       'content-type': `multipart/form-data; boundary=${boundary}`,
-      'content-length': String(head.byteLength + UPLOAD_MB * MB + tail.byteLength),
+      'content-length': String(head.byteLength + file.bytes + tail.byteLength),
     },
     body(),
-  );
+  ).catch(() => ({ status: 0 }));
   return answer.status;
 }
 

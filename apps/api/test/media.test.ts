@@ -15,7 +15,7 @@ import { sweepRecordings } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskMedia } from '../src/media/backend.ts';
 import { DiskMediaStore } from '../src/media/disk-store.ts';
-import { MediabunnyProbe, PROBE_READ_MAX_BYTES } from '../src/media/probe.ts';
+import { MediabunnyProbe, PROBE_QUEUE_PER_SENDER, PROBE_READ_MAX_BYTES } from '../src/media/probe.ts';
 import { auth, call, type Harness, openHarness, secondApp } from './support/harness.ts';
 import { signInLink } from './support/mailbox.ts';
 import { mailTo, openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
@@ -660,16 +660,17 @@ describe('the probe', () => {
     try {
       const store = new DiskMediaStore(dir);
       const bytes = readFileSync(join(FIXTURES, 'video-3s.webm'));
-      const keys = Array.from({ length: 7 }, (_, i) => `1/${String(i).padStart(32, '0')}`);
+      // One sender's files: one measured and PROBE_QUEUE_PER_SENDER waiting; then one too many,
+      // and another sender's.
+      const heavyCount = 1 + PROBE_QUEUE_PER_SENDER;
+      const keys = Array.from({ length: heavyCount + 2 }, (_, i) => `1/${String(i).padStart(32, '0')}`);
       for (const key of keys) await store.put(key, [bytes], LIMITS.maxBytes);
       // The heavy sender's files are slow to read (as a file built to keep the probe busy is).
       const slow = Object.create(store);
       slow.read = (key: string, start: number, end: number) =>
         new ReadableStream<Uint8Array>({
           async start(controller) {
-            if (Number(key.slice(-1)) < 5) {
-              await new Promise((r) => setTimeout(r, 150));
-            }
+            if (keys.indexOf(key) < heavyCount) await new Promise((r) => setTimeout(r, 100));
             controller.enqueue(new Uint8Array(await new Response(store.read(key, start, end)).arrayBuffer()));
             controller.close();
           },
@@ -678,19 +679,19 @@ describe('the probe', () => {
       const done: string[] = [];
       const measure = (key: string, sender: string) =>
         probe.probe(slow, key, bytes.byteLength, sender).then((o) => {
-          done.push(`${sender}:${key.slice(-1)}`);
+          done.push(sender);
           return o;
         });
-      const heavy = [0, 1, 2, 3, 4].map((i) => measure(keys[i] ?? '', 'heavy'));
-      // One being measured and four waiting: its next is answered busy at once, measured not.
-      expect(await probe.probe(slow, keys[5] ?? '', bytes.byteLength, 'heavy')).toMatchObject({
+      const heavy = keys.slice(0, heavyCount).map((key) => measure(key, 'heavy'));
+      // One being measured and its share waiting: its next is answered busy at once, measured not.
+      expect(await probe.probe(slow, keys[heavyCount] ?? '', bytes.byteLength, 'heavy')).toMatchObject({
         ok: false,
         busy: true,
       });
-      const light = measure(keys[6] ?? '', 'light');
+      const light = measure(keys[heavyCount + 1] ?? '', 'light');
       for (const outcome of [...(await Promise.all(heavy)), await light]) expect(outcome.ok).toBe(true);
-      // The light sender came after all five of the heavy one's, and was measured second.
-      expect(done.indexOf('light:6')).toBe(1);
+      // The light sender came after all of the heavy one's, and was measured second.
+      expect(done[1]).toBe('light');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

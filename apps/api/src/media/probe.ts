@@ -34,7 +34,7 @@ const TOO_LARGE = `That file's metadata is over ${PROBE_READ_MAX_BYTES / 1024 / 
 export const PROBE_QUEUE_MAX = 32;
 
 /** Recordings one sender may have waiting at once; past it theirs is answered busy. */
-export const PROBE_QUEUE_PER_SENDER = 4;
+export const PROBE_QUEUE_PER_SENDER = 8;
 
 /**
  * Bytes one probe may read in all, beyond twice the file's size: a demuxer that reads a file over
