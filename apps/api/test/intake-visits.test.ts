@@ -91,6 +91,14 @@ const location = (p: { headers: Headers }) => p.headers.get('location') ?? '';
 const slugOf = (p: { headers: Headers }) => present(/\/c(?:onversations\/front)?\/([\w-]+)/.exec(location(p))?.[1]);
 
 /** Opens the intake page at `path` and posts its form with `fields` (the page's own tokens added). */
+/** A start that landed on its conversation (303 to `/c/<slug>#message-<id>`): its slug. */
+function landed(posted: { status: number; headers: Headers }): string {
+  expect(posted.status).toBe(303);
+  const slug = slugOf(posted);
+  expect(location(posted)).toMatch(new RegExp(`^/c/${slug}#message-\\d+$`));
+  return slug;
+}
+
 async function start(v: Visitor, path: string, fields: Record<string, string>) {
   await v.get(path);
   return v.post(path, { csrf: v.hidden('csrf'), submit: v.hidden('submit'), ...fields });
@@ -131,9 +139,7 @@ describe('the primary intake page at /', () => {
       email: 'Vera@Visitor.example',
       text: '  My order never came.  ',
     });
-    expect(posted.status).toBe(303);
-    const slug = slugOf(posted);
-    expect(location(posted)).toMatch(new RegExp(`^/c/${slug}#message-\\d+$`));
+    const slug = landed(posted);
     // The pass names the conversation, whose start it was and when, signed.
     expect(v.cookies.get('convo_pass')).toMatch(/^\d+-\d+-\d{13}~[\w-]{43}$/);
 
@@ -191,9 +197,7 @@ describe('the primary intake page at /', () => {
       text: 'Please send my refund to this new account.',
     });
     // Answered as any start is: the same landing as for an address nobody has.
-    expect(posted.status).toBe(303);
-    const slug = slugOf(posted);
-    expect(location(posted)).toMatch(new RegExp(`^/c/${slug}#message-\\d+$`));
+    const slug = landed(posted);
     const c = await api(slug);
     expect(c.messages[0].author).toEqual({ anonymous: true });
     expect(c.users.map((u: { email: string }) => u.email)).not.toContain('pat@customer.example');
