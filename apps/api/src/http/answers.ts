@@ -1,5 +1,6 @@
 import { ERRORS, type ErrorCode, errorBody, type RequestState, trpcErrorShape } from '@convo/router';
 import { json } from '../rest/handler.ts';
+import { bodyWasCut } from './body.ts';
 
 /*
  * What every answer of the API's host gets on its way out, whichever route made it: the error in
@@ -43,9 +44,11 @@ export function finishHeaders(req: Request, res: Response, request: RequestState
   // After a body that did not arrive whole, a refusal that left it unread (a declared length over
   // the limit, no token), or one cut off at the limit (chunked: what is left of it is still on
   // the way, on every route that limits bodies), what is left on the connection cannot be trusted:
-  // the client is told to close it, rather than have the socket reset under its next request.
+  // the client is told to close it, rather than have the socket reset under its next request. A
+  // body read whole and then refused (too many form fields) leaves the connection as it was.
   const unread = res.status >= 400 && hasBody(req) && !req.bodyUsed;
-  if (draining || res.status === 408 || res.status === 413 || unread) headers.set('connection', 'close');
+  const cutOff = bodyWasCut(req) || (res.status === 413 && !req.headers.has('content-length'));
+  if (draining || res.status === 408 || cutOff || unread) headers.set('connection', 'close');
 }
 
 /** The route's answer, or `late()` when it takes longer than `ms`. */

@@ -35,6 +35,12 @@ function declaredLength(req: Request): number | null {
   return Number(header);
 }
 
+/** Requests whose body was cut off at the limit with more of it still on its way. */
+const cut = new WeakSet<Request>();
+
+/** Whether `req`'s body was cut off at the limit: what is left of it is still on the connection. */
+export const bodyWasCut = (req: Request): boolean => cut.has(req);
+
 async function readAll(req: Request, limit: number, declared: number | null): Promise<Uint8Array> {
   // A declared length within the limit is read whole (the Node adapter's fast path); the runtime
   // never hands over more than the declared length.
@@ -48,6 +54,7 @@ async function readAll(req: Request, limit: number, declared: number | null): Pr
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
+      cut.add(req);
       void reader.cancel().catch(() => undefined);
       throw tooLarge(limit);
     }
