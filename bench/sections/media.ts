@@ -427,7 +427,8 @@ async function postUpload(
 /**
  * A one-hour WebM as MediaRecorder writes one (appended as it records: no duration, no cues),
  * made from the 3 s fixture's packets repeated with shifted timestamps, then probed as the server
- * probes an upload.
+ * probes an upload when MEDIA_MAX_SECONDS lets an hour through (under the default 10 minutes the
+ * probe would stop at the tenth minute).
  */
 async function probeHour(): Promise<{ ms: number; mb: number; seconds: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'convo-bench-probe-'));
@@ -439,7 +440,7 @@ async function probeHour(): Promise<{ ms: number; mb: number; seconds: number }>
     const size = statSync(path).size;
     const store = new DiskMediaStore(dir);
     const started = performance.now();
-    const probed = await new MediabunnyProbe(60_000).probe(store, key, size);
+    const probed = await new MediabunnyProbe({ timeoutMs: 60_000, maxSeconds: 7200 }).probe(store, key, size);
     const ms = performance.now() - started;
     if (!probed.ok) throw new Error(`the one-hour WebM was refused: ${probed.problem}`);
     return { ms, mb: Math.round(size / MB), seconds: probed.media.seconds };

@@ -129,6 +129,8 @@ const ZEnv = z.object({
   MEDIA_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_MEDIA_LIMITS.maxSeconds),
   /** The largest recording accepted, in bytes, enforced while the bytes arrive. */
   MEDIA_MAX_BYTES: z.coerce.number().int().min(1024).max(1e12).default(DEFAULT_MEDIA_LIMITS.maxBytes),
+  /** Threads measuring recordings at once; unset: one per core. */
+  PROBE_THREADS: z.coerce.number().int().min(1).max(64).optional(),
   /** Bytes one visitor's unposted uploads may hold (each counted as its length, or MEDIA_MAX_BYTES until known); unset: 2 × MEDIA_MAX_BYTES. */
   UPLOADS_MAX_PER_VISITOR_BYTES: z.coerce.number().int().min(1024).max(1e13).optional(),
   /** The same per account; unset: 20 × MEDIA_MAX_BYTES. */
@@ -218,7 +220,13 @@ export type Config = {
   formLimits: SiteLimits;
   siteFilesBytes: number;
   /** Where recordings are kept: MEDIA_DIR, or the S3 bucket when MEDIA_S3_BUCKET is set. */
-  media: { dir: string; limits: MediaLimits; s3: S3Options | undefined; uploadQuotas: Partial<UploadQuotas> };
+  media: {
+    dir: string;
+    limits: MediaLimits;
+    s3: S3Options | undefined;
+    uploadQuotas: Partial<UploadQuotas>;
+    probeThreads: number | undefined;
+  };
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutMs: number; retryScale: number };
   webhookRetentionDays: number;
   checkAnswers: boolean;
@@ -277,6 +285,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     media: {
       dir: e.MEDIA_DIR,
       limits: { maxSeconds: e.MEDIA_MAX_SECONDS, maxBytes: e.MEDIA_MAX_BYTES },
+      probeThreads: e.PROBE_THREADS,
       uploadQuotas: {
         ...(e.UPLOADS_MAX_PER_VISITOR_BYTES === undefined ? {} : { perVisitorBytes: e.UPLOADS_MAX_PER_VISITOR_BYTES }),
         ...(e.UPLOADS_MAX_PER_ACCOUNT_BYTES === undefined ? {} : { perAccountBytes: e.UPLOADS_MAX_PER_ACCOUNT_BYTES }),

@@ -23,6 +23,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
       backend: configuredBackend(config.media),
       limits: config.media.limits,
       uploadQuotas: config.media.uploadQuotas,
+      probeThreads: config.media.probeThreads,
     },
     live: config.live,
   });

@@ -148,7 +148,13 @@ export interface ServiceOptions {
   /** Days a done webhook event is kept, with its deliveries and attempts (default 30). */
   webhookRetentionDays?: number;
   /** Where recordings and their uploads are kept (default: the directory .data/media), and their limits. */
-  media?: { backend?: MediaBackend; limits?: MediaLimits; uploadQuotas?: Partial<UploadQuotas> };
+  media?: {
+    backend?: MediaBackend;
+    limits?: MediaLimits;
+    uploadQuotas?: Partial<UploadQuotas>;
+    /** Threads measuring recordings at once (PROBE_THREADS); unset: one per core. */
+    probeThreads?: number;
+  };
   /** Live streams per client address and per process (LIVE_STREAMS_PER_CLIENT, LIVE_STREAMS_MAX). */
   live?: LiveOptions;
 }
@@ -176,10 +182,11 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   const mailQueue = new MikroMailOutbox(em);
   const webhookStore = new MikroWebhookStore(em);
   const mediaBackend = options.media?.backend ?? diskMedia(DEFAULT_MEDIA_DIR);
+  const limits = options.media?.limits ?? DEFAULT_MEDIA_LIMITS;
   const media: MediaDeps = {
     store: mediaBackend.store,
-    probe: new MediabunnyProbe(),
-    limits: options.media?.limits ?? DEFAULT_MEDIA_LIMITS,
+    probe: new MediabunnyProbe({ threads: options.media?.probeThreads, maxSeconds: limits.maxSeconds }),
+    limits,
   };
   const uploads = new TusUploads(mediaBackend.uploads, media.store, media.limits.maxBytes, logger, {
     ...defaultUploadQuotas(media.limits.maxBytes),

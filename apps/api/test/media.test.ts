@@ -11,7 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSeed, MikroMediaReferences } from '@convo/db';
-import { sweepRecordings } from '@convo/domain';
+import { mediaVerdict, sweepRecordings } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskMedia } from '../src/media/backend.ts';
 import { DiskMediaStore } from '../src/media/disk-store.ts';
@@ -221,7 +221,7 @@ describe('refusing what is not a recording', () => {
       const visitor = new Visitor(short, HOST);
       const page = await visitor.replyWithRecording('open', {}, fixture('audio-2s.wav', 'audio/wav'));
       expect(page.status).toBe(422);
-      expect(page.html).toContain('A recording is at most 1 seconds long.');
+      expect(page.html).toContain('A recording is at most 1 second long.');
       expect(keptFiles().length).toBe(kept);
     } finally {
       await short.close();
@@ -637,7 +637,7 @@ describe('the probe', () => {
       const key = `1/${'ef'.repeat(16)}`;
       const bytes = readFileSync(join(FIXTURES, 'video-3s.webm'));
       await store.put(key, [bytes], LIMITS.maxBytes);
-      const hurried = new MediabunnyProbe(1);
+      const hurried = new MediabunnyProbe({ timeoutMs: 1 });
       expect(await hurried.probe(store, key, bytes.byteLength)).toEqual({
         ok: false,
         problem: 'That recording could not be measured in time.',
@@ -675,7 +675,7 @@ describe('the probe', () => {
             controller.close();
           },
         });
-      const probe = new MediabunnyProbe();
+      const probe = new MediabunnyProbe({ threads: 1 });
       const done: string[] = [];
       const measure = (key: string, sender: string) =>
         probe.probe(slow, key, bytes.byteLength, sender).then((o) => {
@@ -692,6 +692,86 @@ describe('the probe', () => {
       for (const outcome of [...(await Promise.all(heavy)), await light]) expect(outcome.ok).toBe(true);
       // The light sender came after all of the heavy one's, and was measured second.
       expect(done[1]).toBe('light');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('measures on several threads, one sender on all but one: another’s recording is not kept waiting', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
+    try {
+      const store = new DiskMediaStore(dir);
+      const bytes = readFileSync(join(FIXTURES, 'video-3s.webm'));
+      const keys = Array.from({ length: 4 }, (_, i) => `1/${String(i).padStart(32, '0')}`);
+      for (const key of keys) await store.put(key, [bytes], LIMITS.maxBytes);
+      // The heavy sender's three files are slow to read; the light sender's one is not. The
+      // heavy reads under way at once are counted.
+      let reading = 0;
+      let mostReading = 0;
+      const slow = Object.create(store);
+      slow.read = (key: string, start: number, end: number) =>
+        new ReadableStream<Uint8Array>({
+          async start(controller) {
+            if (key !== keys[3]) {
+              reading += 1;
+              mostReading = Math.max(mostReading, reading);
+              await new Promise((r) => setTimeout(r, 400));
+              reading -= 1;
+            }
+            controller.enqueue(new Uint8Array(await new Response(store.read(key, start, end)).arrayBuffer()));
+            controller.close();
+          },
+        });
+      const probe = new MediabunnyProbe({ threads: 3 });
+      const done: string[] = [];
+      const measure = (key: string, sender: string) =>
+        probe.probe(slow, key, bytes.byteLength, sender).then((o) => {
+          done.push(sender);
+          return o;
+        });
+      const heavy = keys.slice(0, 3).map((key) => measure(key, 'heavy'));
+      const light = measure(keys[3] ?? '', 'light');
+      for (const outcome of [...(await Promise.all(heavy)), await light]) expect(outcome.ok).toBe(true);
+      // The heavy sender was measured on two threads at once, never three; the third thread
+      // measured the light one's at once, first.
+      expect(mostReading).toBe(2);
+      expect(done[0]).toBe('light');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('scans no frame past the longest recording accepted: a file of tiny frames stops there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
+    try {
+      const store = new DiskMediaStore(dir);
+      // 10 MB of one 72-byte MP3 frame (MPEG 2.5 layer III, 8 kHz, 8 kb/s, mono, 72 ms) repeated:
+      // 145,000 frames, nearly 3 hours, that a demuxer must walk one by one to time.
+      const frame = new Uint8Array(72);
+      frame.set([0xff, 0xe3, 0x18, 0xc0]);
+      const frames = Math.floor((10 * 1024 * 1024) / 72);
+      const key = `1/${'ab'.repeat(16)}`;
+      await store.put(
+        key,
+        Array.from({ length: frames }, () => frame),
+        16 * 1024 * 1024,
+      );
+      let read = 0;
+      const counting = Object.create(store);
+      counting.read = (k: string, start: number, end: number) => {
+        read += end + 1 - start;
+        return store.read(k, start, end);
+      };
+      const outcome = await new MediabunnyProbe({ maxSeconds: 600 }).probe(counting, key, frames * 72);
+      // Measured as far as it needs: past 10 minutes, which the site refuses as too long.
+      if (!outcome.ok) throw new Error(outcome.problem);
+      expect(outcome.media.seconds).toBeGreaterThan(600.5);
+      expect(mediaVerdict(outcome.media, 'audio', { maxSeconds: 600, maxBytes: 1e9 })).toEqual({
+        ok: false,
+        problem: 'A recording is at most 10 minutes long.',
+      });
+      // About 8,300 frames (600 KB) read, not the 10 MB.
+      expect(read).toBeLessThan(2 * 1024 * 1024);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

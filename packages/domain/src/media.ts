@@ -93,7 +93,9 @@ export function mediaVerdict(
 
 /** A limit in seconds as a person reads it: "10 minutes", "90 seconds". */
 export const durationLimitText = (seconds: number): string =>
-  seconds % 60 === 0 ? `${seconds / 60} minute${seconds === 60 ? '' : 's'}` : `${seconds} seconds`;
+  seconds % 60 === 0
+    ? `${seconds / 60} minute${seconds === 60 ? '' : 's'}`
+    : `${seconds} second${seconds === 1 ? '' : 's'}`;
 
 /** The bytes of a recording could not be kept: more than the limit arrived. */
 export class MediaTooLarge extends Error {

@@ -25,7 +25,7 @@ import { MediabunnyProbe } from '../media/probe.ts';
 /** The media store and probe of the configuration (MEDIA_DIR or the S3 bucket, the limits). */
 export const configuredMedia = (config: Config): MediaDeps => ({
   store: configuredBackend(config.media).store,
-  probe: new MediabunnyProbe(),
+  probe: new MediabunnyProbe({ threads: config.media.probeThreads, maxSeconds: config.media.limits.maxSeconds }),
   limits: config.media.limits,
 });
 

@@ -2,12 +2,12 @@ import { parentPort } from 'node:worker_threads';
 import { measure } from './measure.ts';
 
 /*
- * The probe's thread (probe.ts keeps one): it demuxes one recording at a time, asking the main
+ * A thread of the probe's pool (probe.ts): it demuxes one recording at a time, asking the main
  * thread for each range of bytes it needs, so the store stays where it is, and posts each outcome.
  */
 
 type FromMain =
-  | { kind: 'probe'; job: number; size: number }
+  | { kind: 'probe'; job: number; size: number; maxSeconds: number }
   | { kind: 'bytes'; id: number; bytes?: Uint8Array; error?: string };
 
 const port = parentPort;
@@ -24,7 +24,7 @@ port.on('message', (m: FromMain) => {
         pending.set(id, { resolve, reject });
         port.postMessage({ kind: 'read', job: m.job, id, start, end });
       });
-    void measure(m.size, read).then((outcome) => port.postMessage({ kind: 'done', job: m.job, outcome }));
+    void measure(m.size, read, m.maxSeconds).then((outcome) => port.postMessage({ kind: 'done', job: m.job, outcome }));
     return;
   }
   const waiting = pending.get(m.id);

@@ -1,16 +1,19 @@
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { MediaProbe, MediaStore, ProbeOutcome } from '@convo/domain';
+import { DEFAULT_MEDIA_LIMITS, type MediaProbe, type MediaStore, type ProbeOutcome } from '@convo/domain';
 
 /*
- * Measures recordings (measure.ts) off the request's event loop: in one worker thread, bounded in
- * memory (its heap), in time (a probe past `timeoutMs` is refused and the thread replaced) and in
- * bytes read, one recording at a time. Waiting recordings queue per sender (a client address;
- * else the account, from the key), served in turn, so one sender's slow files delay their own
- * next one, not everyone's; past PROBE_QUEUE_MAX waiting, a recording is answered busy (503)
- * at once. The thread asks this one for the byte ranges it
- * needs, read from the store. Mediabunny is written in TypeScript: nothing to download or ship
- * beside `npm install`, the same on Node and Deno. A probe that fails in any way refuses the
- * recording; it never takes the server down.
+ * Measures recordings (measure.ts) off the request's event loop: in a pool of worker threads (one
+ * per core unless PROBE_THREADS says), each bounded in memory (its heap), in time (a probe past
+ * `timeoutMs` is refused and its thread replaced), in bytes read, and in frames scanned (none past
+ * the longest recording accepted: a longer one is refused from what its first minutes show).
+ * Waiting recordings queue per sender (a client address; else the account, from the key), served
+ * in turn, and one sender holds at most all threads but one, so one sender's slow files delay
+ * their own next one, not everyone's; past PROBE_QUEUE_MAX waiting, a recording is answered busy
+ * (503) at once. A thread asks this one for the byte ranges it needs, read from the store.
+ * Mediabunny is written in TypeScript: nothing to download or ship beside `npm install`, the same
+ * on Node and Deno. A probe that fails in any way refuses the recording; it never takes the server
+ * down.
  */
 
 const WORKER = new URL('./probe-worker.ts', import.meta.url);
@@ -66,18 +69,39 @@ interface Job {
   read?: number;
 }
 
+export interface ProbeOptions {
+  /** A probe past this is refused and its thread replaced. */
+  timeoutMs?: number;
+  /** Threads measuring at once (PROBE_THREADS); one per core unless told. */
+  threads?: number;
+  /** The longest recording accepted (MEDIA_MAX_SECONDS): no frame past it is scanned. */
+  maxSeconds?: number;
+}
+
+/** One thread of the pool, and the job it measures. */
+interface Slot {
+  worker: Worker | null;
+  job: (Job & { timer: ReturnType<typeof setTimeout> }) | null;
+}
+
 export class MediabunnyProbe implements MediaProbe {
   readonly timeoutMs: number;
-  #worker: Worker | null = null;
+  readonly threads: number;
+  readonly maxSeconds: number;
+  #slots: Slot[];
   /** Waiting jobs by sender, in the order senders take turns (a Map keeps insertion order). */
   #queues = new Map<string, Job[]>();
   #waiting = 0;
+  /** Jobs being measured, by sender. */
+  #running = new Map<string, number>();
   #lastSender: string | null = null;
-  #current: (Job & { timer: ReturnType<typeof setTimeout>; worker: Worker }) | null = null;
   #jobs = 0;
 
-  constructor(timeoutMs = 10_000) {
-    this.timeoutMs = timeoutMs;
+  constructor(options: ProbeOptions = {}) {
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.threads = Math.max(1, options.threads ?? availableParallelism());
+    this.maxSeconds = options.maxSeconds ?? DEFAULT_MEDIA_LIMITS.maxSeconds;
+    this.#slots = Array.from({ length: this.threads }, () => ({ worker: null, job: null }));
   }
 
   probe(store: MediaStore, key: string, size: number, sender?: string): Promise<ProbeOutcome> {
@@ -97,11 +121,12 @@ export class MediabunnyProbe implements MediaProbe {
   }
 
   /**
-   * The next sender's first job, another sender's than the last one served when there is one;
-   * that sender goes to the end of the turns.
+   * The next sender's first job: a sender that holds fewer than all threads but one, another than
+   * the last one served when there is one; that sender goes to the end of the turns.
    */
   #take(): Job | undefined {
-    const senders = [...this.#queues.keys()];
+    const share = Math.max(1, this.threads - 1);
+    const senders = [...this.#queues.keys()].filter((s) => (this.#running.get(s) ?? 0) < share);
     const who = senders.find((s) => s !== this.#lastSender) ?? senders[0];
     const jobs = who === undefined ? undefined : this.#queues.get(who);
     const job = jobs?.shift();
@@ -113,76 +138,83 @@ export class MediabunnyProbe implements MediaProbe {
     return job;
   }
 
+  /** Gives each free thread a job while there are some; idle threads do not keep the process alive. */
   #next() {
-    if (this.#current) return;
-    const job = this.#take();
-    if (!job) {
-      // Nothing to measure: the thread does not keep the process alive.
-      this.#worker?.unref();
-      return;
+    for (const slot of this.#slots) {
+      if (slot.job) continue;
+      const job = this.#take();
+      if (!job) {
+        slot.worker?.unref();
+        continue;
+      }
+      this.#running.set(job.sender, (this.#running.get(job.sender) ?? 0) + 1);
+      const worker = this.#thread(slot);
+      worker.ref();
+      const timer = setTimeout(
+        () => this.#end(slot, refusal('That recording could not be measured in time.'), true),
+        this.timeoutMs,
+      );
+      slot.job = { ...job, timer };
+      worker.postMessage({ kind: 'probe', job: job.id, size: job.size, maxSeconds: this.maxSeconds });
     }
-    const worker = this.#thread();
-    worker.ref();
-    const timer = setTimeout(
-      () => this.#end(refusal('That recording could not be measured in time.'), true),
-      this.timeoutMs,
-    );
-    this.#current = { ...job, timer, worker };
-    worker.postMessage({ kind: 'probe', job: job.id, size: job.size });
   }
 
-  /** Answers the current probe; `replace`: its thread is stopped (stuck or broken) and made anew. */
-  #end(outcome: ProbeOutcome, replace = false) {
-    const job = this.#current;
+  /** Answers a thread's probe; `replace`: its thread is stopped (stuck or broken) and made anew. */
+  #end(slot: Slot, outcome: ProbeOutcome, replace = false) {
+    const job = slot.job;
     if (!job) return;
     clearTimeout(job.timer);
-    this.#current = null;
+    slot.job = null;
+    const running = (this.#running.get(job.sender) ?? 1) - 1;
+    if (running > 0) this.#running.set(job.sender, running);
+    else this.#running.delete(job.sender);
     if (replace) {
-      const stuck = this.#worker;
-      this.#worker = null;
+      const stuck = slot.worker;
+      slot.worker = null;
       void stuck?.terminate();
     }
     job.resolve(outcome);
     this.#next();
   }
 
-  #thread(): Worker {
-    if (this.#worker) return this.#worker;
+  #thread(slot: Slot): Worker {
+    if (slot.worker) return slot.worker;
     const worker = new Worker(WORKER, {
       resourceLimits: { maxOldGenerationSizeMb: HEAP_MB, maxYoungGenerationSizeMb: 16 },
     });
     worker.on('message', async (m: FromWorker) => {
-      const job = this.#current;
-      if (!job || m.job !== job.id) return;
-      if (m.kind === 'done') return this.#end(m.outcome);
+      const job = slot.job;
+      if (slot.worker !== worker || !job || m.job !== job.id) return;
+      if (m.kind === 'done') return this.#end(slot, m.outcome);
       const length = m.end - m.start;
       const held = job.held ?? 0;
       // Asked for more than any recording's metadata needs, or more than its budget at once: the
       // file is refused and its thread (with whatever it built) replaced.
       if (length < 0 || length > PROBE_READ_MAX_BYTES || held + length > PROBE_BUFFER_BYTES) {
-        return this.#end(refusal(TOO_LARGE), true);
+        return this.#end(slot, refusal(TOO_LARGE), true);
       }
       // A file read over and over: more than twice itself and a margin in all.
       job.read = (job.read ?? 0) + length;
-      if (job.read > 2 * job.size + PROBE_EXTRA_BYTES) return this.#end(refusal(REREAD), true);
+      if (job.read > 2 * job.size + PROBE_EXTRA_BYTES) return this.#end(slot, refusal(REREAD), true);
       job.held = held + length;
       try {
         const bytes = await readRange(job.store.read(job.key, m.start, m.end - 1), length);
-        if (this.#current === job) worker.postMessage({ kind: 'bytes', id: m.id, bytes }, [bytes.buffer]);
+        if (slot.job === job) worker.postMessage({ kind: 'bytes', id: m.id, bytes }, [bytes.buffer]);
       } catch (err) {
-        if (this.#current === job) worker.postMessage({ kind: 'bytes', id: m.id, error: (err as Error).message });
+        if (slot.job === job) worker.postMessage({ kind: 'bytes', id: m.id, error: (err as Error).message });
       } finally {
         job.held = (job.held ?? length) - length;
       }
     });
     // A thread that dies (out of its heap, say) refuses what it was measuring; the next gets a new one.
     const gone = () => {
-      if (this.#worker === worker) this.#worker = null;
-      if (this.#current?.worker === worker) this.#end(refusal('That recording could not be measured.'));
+      if (slot.worker !== worker) return;
+      slot.worker = null;
+      this.#end(slot, refusal('That recording could not be measured.'));
     };
     worker.on('error', gone);
     worker.on('exit', gone);
-    this.#worker = worker;
+    slot.worker = worker;
     return worker;
   }
 }
