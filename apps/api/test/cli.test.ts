@@ -2,17 +2,22 @@ import { execFile } from 'node:child_process';
 import { lstat, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { openOrm } from '@convo/db';
 import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
+import { runCli } from '../src/cli/program.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices } from '../src/services.ts';
 
-/* The CLI as an operator runs it: a separate process on a real database. */
+/*
+ * The CLI as an operator runs it, on a real database: each command line runs as `npm run cli`
+ * runs it (runCli, with streams and an environment of the test's own, opening the database anew);
+ * one test runs it as a process of its own.
+ */
 
-const run = promisify(execFile);
 const CLI = new URL('../src/cli/main.ts', import.meta.url).pathname;
 const SEED = new URL('../../../examples/seed.json', import.meta.url).pathname;
 /** A step naming one of the account's people (added by the test first). */
@@ -26,14 +31,33 @@ let dataDir: string | undefined;
 let mediaDir: string;
 let server: TestDatabase | undefined;
 
+/** A stream that keeps what is written to it as text. */
+const collect = (add: (text: string) => void) =>
+  new Writable({
+    write(chunk, _encoding, done) {
+      add(String(chunk));
+      done();
+    },
+  });
+
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
+  return cliWithInput('', ...args);
+}
+
+async function cliWithInput(input: string, ...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    env,
+    stdin: Readable.from([input]),
+    stdout: collect((t) => {
+      stdout += t;
+    }),
+    stderr: collect((t) => {
+      stderr += t;
+    }),
+  });
+  return { code, stdout, stderr };
 }
 
 const json = async (...args: string[]) => {
@@ -105,9 +129,8 @@ async function recordedMessages(account: string, slug: string): Promise<Recorded
   }
 }
 
-// Each step spawns the CLI (a Node process that loads the app): under CI's load a test of several
-// steps takes longer than the suite's default.
-describe('operator CLI', { timeout: 120_000 }, () => {
+// Each step opens the database anew, as the CLI does.
+describe('operator CLI', { timeout: 60_000 }, () => {
   let token: string;
 
   it('creates an account and prints its first token once', async () => {
@@ -477,7 +500,18 @@ describe('operator CLI', { timeout: 120_000 }, () => {
     try {
       const tried = await cli('import-api', '--from', from, '--account', 'imp', '--rate', '1000');
       expect(tried.stderr).toMatch(/the source refused the token \(401\)/);
-      expect(sent).toEqual(['Bearer cnv_from_the_environment']);
+      // Or from standard input, which wins.
+      const piped = await cliWithInput(
+        'cnv_from_stdin\n',
+        'import-api',
+        '--from',
+        from,
+        '--account',
+        'imp',
+        '--token-stdin',
+      );
+      expect(piped.stderr).toMatch(/the source refused the token \(401\)/);
+      expect(sent).toEqual(['Bearer cnv_from_the_environment', 'Bearer cnv_from_stdin']);
     } finally {
       env = saved;
       await new Promise((r) => source.close(r));
@@ -513,12 +547,12 @@ describe('operator CLI', { timeout: 120_000 }, () => {
     }
     const out = join(await mkdtemp(join(tmpdir(), 'convo-backup-')), 'copy');
     try {
-      // Another live process holds the directory (here: this test's own process).
-      await writeFile(join(dataDir, 'convo.pid'), String(process.pid));
-      const refused = await cli('backup', '--out', out);
-      expect(refused.code).toBe(2);
-      expect(refused.stderr).toMatch(/open in process \d+/);
-      await rm(join(dataDir, 'convo.pid'));
+      // This test's process has the directory open (its commands ran here): a CLI process of its
+      // own is refused.
+      const refused = await promisify(execFile)(process.execPath, [CLI, 'backup', '--out', out], { env }).catch(
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(refused).toMatchObject({ code: 2, stderr: expect.stringMatching(/open in process \d+/) });
 
       const made = await json('backup', '--out', out);
       expect(made.bytes).toBeGreaterThan(1_000_000);
@@ -645,6 +679,22 @@ describe('operator CLI', { timeout: 120_000 }, () => {
     }
   });
 
+  it('runs as a process of its own: its output, and its exit code', async () => {
+    const run = promisify(execFile);
+    // A database of its own: this process holds the embedded one.
+    const own = dataDir ? { ...env, DATA_DIR: await mkdtemp(join(tmpdir(), 'convo-cli-own-')) } : env;
+    try {
+      const version = await run(process.execPath, [CLI, '--version'], { env: own });
+      expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+      const refused = await run(process.execPath, [CLI, 'token', 'list', '--account', 'nobody'], { env: own }).catch(
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(refused).toMatchObject({ code: 1, stderr: 'error: no account with key "nobody"\n' });
+    } finally {
+      if (own.DATA_DIR !== env.DATA_DIR) await rm(own.DATA_DIR ?? '', { recursive: true, force: true });
+    }
+  });
+
   it('documents every command with an example', async () => {
     const commands = [
       ['migrate'],
@@ -675,5 +725,5 @@ describe('operator CLI', { timeout: 120_000 }, () => {
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(/Example:/);
     }
-  }, 120_000);
+  });
 });

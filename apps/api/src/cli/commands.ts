@@ -35,18 +35,18 @@ import { migrateDatabase, openDatabase } from '../services.ts';
 import { webhookTargets } from '../webhooks/target.ts';
 import { registerDataCommands } from './data.ts';
 import { registerDemo } from './demo.ts';
-import { type Env, emit, example, int, jsonArray, withDatabase } from './helpers.ts';
+import { type Cli, emit, example, int, jsonArray, withDatabase } from './helpers.ts';
 import { configuredMedia, importRecordings } from './media-files.ts';
 import { seedProgress } from './progress.ts';
 import { readSeedFile } from './seed-file.ts';
 import { registerWebhookCommands } from './webhooks.ts';
 
-export type { Env } from './helpers.ts';
+export type { Cli, CliIo } from './helpers.ts';
 
-export function registerCommands(program: Command, env: Env): void {
-  registerDemo(program, env);
-  registerWebhookCommands(program, env);
-  registerDataCommands(program, env);
+export function registerCommands(program: Command, cli: Cli): void {
+  registerDemo(program, cli);
+  registerWebhookCommands(program, cli);
+  registerDataCommands(program, cli);
 
   example(
     program
@@ -54,12 +54,17 @@ export function registerCommands(program: Command, env: Env): void {
       .description('apply pending database migrations')
       .option('--json', 'print JSON')
       .action(async (o: { json?: boolean }) => {
-        const { config, logger } = env();
+        const { config, logger } = cli.settings();
         const orm = await openDatabase(config, logger);
         try {
           const pending = await pendingMigrations(orm);
           await migrateDatabase(orm, logger);
-          emit(o.json, { applied: pending }, pending.length ? `applied: ${pending.join(', ')}` : 'nothing to migrate');
+          emit(
+            cli.io,
+            o.json,
+            { applied: pending },
+            pending.length ? `applied: ${pending.join(', ')}` : 'nothing to migrate',
+          );
         } finally {
           await orm.close();
         }
@@ -86,7 +91,7 @@ export function registerCommands(program: Command, env: Env): void {
         if ((o.ownerEmail === undefined) !== (o.ownerName === undefined)) {
           throw new AdminError('give both --owner-email and --owner-name, or neither');
         }
-        const made = await withDatabase(env, (em) =>
+        const made = await withDatabase(cli, (em) =>
           createAccount(em, {
             key: o.key,
             name: o.name,
@@ -100,7 +105,12 @@ export function registerCommands(program: Command, env: Env): void {
             },
           }),
         );
-        emit(o.json, made, `account ${made.key} (id ${made.id}) created\nAPI token (shown once): ${made.token.token}`);
+        emit(
+          cli.io,
+          o.json,
+          made,
+          `account ${made.key} (id ${made.id}) created\nAPI token (shown once): ${made.token.token}`,
+        );
       }),
     'npm run cli -- account create --key acme --name "Acme" --host https://acme.example.com --owner-email o@acme.example --owner-name "Olive"',
   );
@@ -119,10 +129,10 @@ export function registerCommands(program: Command, env: Env): void {
       .option('--json', 'print JSON')
       .action(async (o) => {
         const limit = o.limit === 'default' ? null : o.limit;
-        const set = await withDatabase(env, (em) => setRateLimit(em, o.key, limit));
+        const set = await withDatabase(cli, (em) => setRateLimit(em, o.key, limit));
         const what =
           set.rateLimit === null ? "the server's default" : set.rateLimit === 0 ? 'no limit' : `${set.rateLimit}`;
-        emit(o.json, set, `account ${set.key}: rate limit ${what} per token`);
+        emit(cli.io, o.json, set, `account ${set.key}: rate limit ${what} per token`);
       }),
     'npm run cli -- account rate-limit --key acme --limit 600',
   );
@@ -134,8 +144,8 @@ export function registerCommands(program: Command, env: Env): void {
       .requiredOption('--host <origin>', "the account's own host, e.g. https://talk.acme.example.com")
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const set = await withDatabase(env, (em) => setHost(em, o.key, o.host));
-        emit(o.json, set, `account ${set.key}: host ${set.host}`);
+        const set = await withDatabase(cli, (em) => setHost(em, o.key, o.host));
+        emit(cli.io, o.json, set, `account ${set.key}: host ${set.host}`);
       }),
     'npm run cli -- account set-host --key acme --host https://talk.acme.example.com',
   );
@@ -149,10 +159,15 @@ export function registerCommands(program: Command, env: Env): void {
       .option('--name <name>', 'what the token is for', 'default')
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const issued = await withDatabase(env, async (em) =>
+        const issued = await withDatabase(cli, async (em) =>
           issueToken(em, (await findAccount(em, o.account)).id, o.name),
         );
-        emit(o.json, issued, `token ${issued.id} (${issued.name}) created\nAPI token (shown once): ${issued.token}`);
+        emit(
+          cli.io,
+          o.json,
+          issued,
+          `token ${issued.id} (${issued.name}) created\nAPI token (shown once): ${issued.token}`,
+        );
       }),
     'npm run cli -- token create --account acme --name "zapier"',
   );
@@ -164,10 +179,10 @@ export function registerCommands(program: Command, env: Env): void {
       .requiredOption('--id <id>', 'token id (see token list)', int('--id'))
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const revoked = await withDatabase(env, async (em) =>
+        const revoked = await withDatabase(cli, async (em) =>
           revokeToken(em, (await findAccount(em, o.account)).id, o.id),
         );
-        emit(o.json, revoked, `token ${revoked.id} (${revoked.name}) revoked`);
+        emit(cli.io, o.json, revoked, `token ${revoked.id} (${revoked.name}) revoked`);
       }),
     'npm run cli -- token revoke --account acme --id 3',
   );
@@ -178,12 +193,12 @@ export function registerCommands(program: Command, env: Env): void {
       .requiredOption('--account <key>', 'account key')
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const tokens = await withDatabase(env, async (em) => listTokens(em, (await findAccount(em, o.account)).id));
+        const tokens = await withDatabase(cli, async (em) => listTokens(em, (await findAccount(em, o.account)).id));
         const lines = tokens.map(
           (t) =>
             `${t.id}\t${t.hint}…\t${t.name}\t${t.revokedAt ? 'revoked' : 'active'}\tlast used ${t.lastUsedAt?.toISOString() ?? 'never'}`,
         );
-        emit(o.json, tokens, lines.join('\n') || 'no tokens');
+        emit(cli.io, o.json, tokens, lines.join('\n') || 'no tokens');
       }),
     'npm run cli -- token list --account acme',
   );
@@ -199,10 +214,11 @@ export function registerCommands(program: Command, env: Env): void {
       .addOption(new Option('--team <role>', "their place on the account's team").choices(TEAM_ROLES))
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const added = await withDatabase(env, async (em) =>
+        const added = await withDatabase(cli, async (em) =>
           addUser(em, (await findAccount(em, o.account)).id, { email: o.email, name: o.name, team: o.team }),
         );
         emit(
+          cli.io,
           o.json,
           added,
           `user ${added.id} <${added.email}> added${added.team ? ` to the team as ${added.team}` : ''}`,
@@ -224,8 +240,13 @@ export function registerCommands(program: Command, env: Env): void {
       .option('--json', 'print JSON')
       .action(async (o) => {
         const role = o.role === 'none' ? null : o.role;
-        const set = await withDatabase(env, (em) => setTeamRole(em, o.account, o.email, role));
-        emit(o.json, set, set.team ? `${set.email} is on the team as ${set.team}` : `${set.email} is off the team`);
+        const set = await withDatabase(cli, (em) => setTeamRole(em, o.account, o.email, role));
+        emit(
+          cli.io,
+          o.json,
+          set,
+          set.team ? `${set.email} is on the team as ${set.team}` : `${set.email} is off the team`,
+        );
       }),
     'npm run cli -- user team --account acme --email sam@acme.example --role admin',
   );
@@ -248,7 +269,7 @@ export function registerCommands(program: Command, env: Env): void {
       .option('--name <name>', 'their name, when the address is new to the account')
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const done = await withDatabase(env, async (em) =>
+        const done = await withDatabase(cli, async (em) =>
           memberOutcome(
             await addMember(memberDeps(em), await findAccount(em, o.account), {
               slug: o.slug,
@@ -257,7 +278,12 @@ export function registerCommands(program: Command, env: Env): void {
             }),
           ),
         );
-        emit(o.json, done, done.changed ? `${o.email} added to ${done.slug}` : `${o.email} was already a member`);
+        emit(
+          cli.io,
+          o.json,
+          done,
+          done.changed ? `${o.email} added to ${done.slug}` : `${o.email} was already a member`,
+        );
       }),
     'npm run cli -- member add --account acme --slug billing-question --email sam@example.org --name "Sam"',
   );
@@ -270,12 +296,17 @@ export function registerCommands(program: Command, env: Env): void {
       .requiredOption('--email <email>', "the person's e-mail address")
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const done = await withDatabase(env, async (em) =>
+        const done = await withDatabase(cli, async (em) =>
           memberOutcome(
             await removeMember(memberDeps(em), await findAccount(em, o.account), { slug: o.slug, email: o.email }),
           ),
         );
-        emit(o.json, done, done.changed ? `${o.email} taken out of ${done.slug}` : `${o.email} was not a member`);
+        emit(
+          cli.io,
+          o.json,
+          done,
+          done.changed ? `${o.email} taken out of ${done.slug}` : `${o.email} was not a member`,
+        );
       }),
     'npm run cli -- member remove --account acme --slug billing-question --email sam@example.org',
   );
@@ -291,10 +322,10 @@ export function registerCommands(program: Command, env: Env): void {
       .requiredOption('--steps <json>', stepsHelp, jsonArray)
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const made = await withDatabase(env, async (em) =>
+        const made = await withDatabase(cli, async (em) =>
           createWorkflow(em, (await findAccount(em, o.account)).id, { name: o.name, steps: o.steps }),
         );
-        emit(o.json, made, `workflow ${made.id} (${made.name}) created`);
+        emit(cli.io, o.json, made, `workflow ${made.id} (${made.name}) created`);
       }),
     `npm run cli -- workflow create --account acme --name Welcome --steps '[{"trigger":{"type":"conversation.created"},"action":{"type":"post_message","as":"sam@acme.example","text":"Thanks! We answer within a day."}}]'`,
   );
@@ -305,10 +336,11 @@ export function registerCommands(program: Command, env: Env): void {
       .requiredOption('--account <key>', 'account key')
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const all = await withDatabase(env, async (em) =>
+        const all = await withDatabase(cli, async (em) =>
           listWorkflows(new MikroWorkflowStore(em), await findAccount(em, o.account)),
         );
         emit(
+          cli.io,
           o.json,
           all,
           all.length === 0
@@ -331,7 +363,7 @@ export function registerCommands(program: Command, env: Env): void {
       .option('--json', 'print JSON')
       .action(async (o) => {
         if (o.disable && o.enable) throw new AdminError('give --disable or --enable, not both');
-        const changed = await withDatabase(env, async (em) =>
+        const changed = await withDatabase(cli, async (em) =>
           changeWorkflow(
             new MikroWorkflowStore(em),
             await findAccount(em, o.account),
@@ -344,7 +376,12 @@ export function registerCommands(program: Command, env: Env): void {
             'account',
           ),
         );
-        emit(o.json, changed, `workflow ${changed.id} (${changed.name}) ${changed.disabled ? 'disabled' : 'saved'}`);
+        emit(
+          cli.io,
+          o.json,
+          changed,
+          `workflow ${changed.id} (${changed.name}) ${changed.disabled ? 'disabled' : 'saved'}`,
+        );
       }),
     'npm run cli -- workflow change --account acme --id 1 --disable',
   );
@@ -372,7 +409,7 @@ export function registerCommands(program: Command, env: Env): void {
       .option('--workflow <id>', 'workflow applied to conversations created through it', int('--workflow'))
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const made = await withDatabase(env, async (em) =>
+        const made = await withDatabase(cli, async (em) =>
           createIntakePage(em, (await findAccount(em, o.account)).id, {
             name: o.name,
             key: o.key,
@@ -384,7 +421,7 @@ export function registerCommands(program: Command, env: Env): void {
             workflowId: o.workflow,
           }),
         );
-        emit(o.json, made, `${pageText(made)} created`);
+        emit(cli.io, o.json, made, `${pageText(made)} created`);
       }),
     'npm run cli -- intake-page create --account acme --name "Contact us" --primary --workflow 1 --team sam@acme.example',
   );
@@ -395,10 +432,10 @@ export function registerCommands(program: Command, env: Env): void {
       .requiredOption('--account <key>', 'account key')
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const all = await withDatabase(env, async (em) =>
+        const all = await withDatabase(cli, async (em) =>
           listIntakePages(new MikroIntakePageAdminStore(em), await findAccount(em, o.account)),
         );
-        emit(o.json, all, all.length === 0 ? 'no intake pages' : all.map(pageText).join('\n'));
+        emit(cli.io, o.json, all, all.length === 0 ? 'no intake pages' : all.map(pageText).join('\n'));
       }),
     'npm run cli -- intake-page list --account acme',
   );
@@ -429,7 +466,7 @@ export function registerCommands(program: Command, env: Env): void {
         if (o.anonymous !== undefined && o.anonymous !== 'yes' && o.anonymous !== 'no') {
           throw new AdminError('--anonymous takes yes or no');
         }
-        const changed = await withDatabase(env, async (em) =>
+        const changed = await withDatabase(cli, async (em) =>
           changeIntakePage(
             new MikroIntakePageAdminStore(em),
             await findAccount(em, o.account),
@@ -450,7 +487,7 @@ export function registerCommands(program: Command, env: Env): void {
             'account',
           ),
         );
-        emit(o.json, changed, `${pageText(changed)} saved`);
+        emit(cli.io, o.json, changed, `${pageText(changed)} saved`);
       }),
     'npm run cli -- intake-page change --account acme --id 2 --disable',
   );
@@ -472,16 +509,16 @@ export function registerCommands(program: Command, env: Env): void {
         } catch (e) {
           throw new AdminError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
         }
-        const progress = seedProgress(size, o.json === true);
+        const progress = seedProgress(cli.io.stderr, size, o.json === true);
         const started = performance.now();
-        const media = configuredMedia(env().config);
+        const media = configuredMedia(cli.settings().config);
         // The recordings kept for this load: removed again if it fails, as the database forgets it.
         const kept: string[] = [];
-        const result = await withDatabase(env, (em) =>
+        const result = await withDatabase(cli, (em) =>
           loadSeedAccounts(em, readSeedFile(file, progress.bytes), {
             onProgress: progress.update,
             emitEvents: o.emitEvents === true,
-            webhookTargets: webhookTargets(env().config.webhooks),
+            webhookTargets: webhookTargets(cli.settings().config.webhooks),
             media: importRecordings(media, file, kept),
           }),
         )
@@ -497,6 +534,7 @@ export function registerCommands(program: Command, env: Env): void {
           a.webhooks.map((w) => `  ${a.key}: webhook ${w.id} ${w.url}  signing secret ${w.secret}`),
         );
         emit(
+          cli.io,
           o.json,
           { ...result, seconds },
           `loaded ${c.accounts} accounts, ${c.users} users, ${c.conversations} conversations, ${c.messages} messages, ${c.tags} tags in ${seconds.toFixed(1)}s (${Math.round(c.conversations / Math.max(seconds, 0.001))} conversations/s)\nAPI tokens (shown once):\n${tokens.join('\n')}${hooks.length > 0 ? `\nwebhook endpoints (secrets shown once${o.emitEvents ? '; the loaded data is announced to them' : ''}):\n${hooks.join('\n')}` : ''}`,

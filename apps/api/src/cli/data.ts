@@ -5,9 +5,9 @@ import { Readable } from 'node:stream';
 import { text as readText } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 import { AdminError, type ExportProgress, exportAccounts } from '@convo/db';
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { LOCK_FILE } from '../embedded-lock.ts';
-import { type Env, emit, example, int, withDatabase } from './helpers.ts';
+import { type Cli, emit, example, int, withDatabase } from './helpers.ts';
 import { importFromApi } from './import-api.ts';
 import { configuredMedia, defaultMediaDir, exportRecordings } from './media-files.ts';
 import { exportProgress, importProgress } from './progress.ts';
@@ -29,7 +29,7 @@ async function openNew(path: string): Promise<FileHandle> {
   }
 }
 
-export function registerDataCommands(program: Command, env: Env): void {
+export function registerDataCommands(program: Command, cli: Cli): void {
   example(
     program
       .command('export')
@@ -55,19 +55,21 @@ export function registerDataCommands(program: Command, env: Env): void {
           json?: boolean;
         }) => {
           if ((o.account === undefined) === (o.all !== true)) throw new AdminError('give --account <key> or --all');
-          const progress = exportProgress(o.json === true);
+          const progress = exportProgress(cli.io.stderr, o.json === true);
           const started = performance.now();
           let last: ExportProgress = { account: '', conversations: 0, messages: 0, total: 0 };
           const partial = o.out === undefined ? undefined : `${o.out}.partial`;
           // Opened before the database, so a refused path changes nothing and removes nothing.
           const file = partial === undefined ? undefined : await openNew(partial);
-          await withDatabase(env, async (em) => {
+          await withDatabase(cli, async (em) => {
             const mediaDir = o.mediaDir ?? (o.out === undefined ? undefined : defaultMediaDir(o.out));
             const base = o.out === undefined ? process.cwd() : dirname(resolve(o.out));
             const pieces = exportAccounts(em, o.all ? 'all' : (o.account ?? []), {
               since: o.since,
               media:
-                mediaDir === undefined ? undefined : exportRecordings(configuredMedia(env().config), mediaDir, base),
+                mediaDir === undefined
+                  ? undefined
+                  : exportRecordings(configuredMedia(cli.settings().config), mediaDir, base),
               onProgress: (p) => {
                 last = { ...p };
                 progress.update(p);
@@ -76,7 +78,7 @@ export function registerDataCommands(program: Command, env: Env): void {
             // Made new (O_EXCL: never through a link or file someone placed there) and readable by its
             // owner only: an export holds every e-mail address and every private conversation.
             const out =
-              file === undefined ? process.stdout : createWriteStream(partial ?? '', { fd: file, flush: true });
+              file === undefined ? cli.io.stdout : createWriteStream(partial ?? '', { fd: file, flush: true });
             await pipeline(Readable.from(pieces), out, { end: partial !== undefined }).catch((e: unknown) => {
               // A reader that stopped early (`export … | head`) is not an error of the export.
               if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
@@ -92,8 +94,8 @@ export function registerDataCommands(program: Command, env: Env): void {
           const report = { conversations: last.conversations, messages: last.messages, seconds, out: o.out ?? null };
           const text = `exported ${last.conversations} conversations, ${last.messages} messages in ${seconds.toFixed(1)}s (${Math.round(last.conversations / Math.max(seconds, 0.001))} conversations/s)${o.out ? ` to ${o.out}` : ''}`;
           // With the export on standard output, the report goes to standard error.
-          if (o.out === undefined) process.stderr.write(`${o.json ? JSON.stringify(report) : text}\n`);
-          else emit(o.json, report, text);
+          if (o.out === undefined) cli.io.stderr.write(`${o.json ? JSON.stringify(report) : text}\n`);
+          else emit(cli.io, o.json, report, text);
         },
       ),
     'npm run cli -- export --account acme --out acme.json   (--all for every account; --since 2026-01-01T00:00:00Z for an increment)',
@@ -106,11 +108,9 @@ export function registerDataCommands(program: Command, env: Env): void {
         'read every conversation from a server that speaks API v1 (the original service, or another of these) into a local account; run it again to resume',
       )
       .requiredOption('--from <url>', "the source's base URL, e.g. https://api.example.com")
-      .addOption(
-        new Option(
-          '--token <token>',
-          "an API token of the source's account (visible to `ps`: prefer the variable or --token-stdin)",
-        ).env('IMPORT_API_TOKEN'),
+      .option(
+        '--token <token>',
+        "an API token of the source's account (visible to `ps`: prefer IMPORT_API_TOKEN=… or --token-stdin)",
       )
       .option('--token-stdin', "read the source's API token from standard input")
       .requiredOption('--account <key>', 'the local account (made, with the source host, if missing)')
@@ -120,11 +120,11 @@ export function registerDataCommands(program: Command, env: Env): void {
       .option('--state <file>', 'where the next page is kept between runs (default: .convo-import-<account>.json)')
       .option('--json', 'print the final report as JSON (and no progress)')
       .action(async (o) => {
-        const token = o.tokenStdin ? (await readText(process.stdin)).trim() : o.token;
+        const token = o.tokenStdin ? (await readText(cli.io.stdin)).trim() : (o.token ?? cli.io.env.IMPORT_API_TOKEN);
         if (!token) throw new AdminError('give the source token: IMPORT_API_TOKEN=…, --token-stdin, or --token');
-        const progress = importProgress(o.json === true);
+        const progress = importProgress(cli.io.stderr, o.json === true);
         const started = performance.now();
-        const report = await withDatabase(env, (em) =>
+        const report = await withDatabase(cli, (em) =>
           importFromApi(em, {
             from: o.from,
             token,
@@ -134,12 +134,13 @@ export function registerDataCommands(program: Command, env: Env): void {
             rate: o.rate,
             stateFile: o.state ?? `.convo-import-${o.account}.json`,
             onProgress: progress.update,
-            media: configuredMedia(env().config),
+            media: configuredMedia(cli.settings().config),
           }),
         ).finally(() => progress.stop());
         const seconds = (performance.now() - started) / 1000;
         const refused = report.refused.map((r) => `  ${r.slug}: ${r.reason}`);
         emit(
+          cli.io,
           o.json,
           { ...report, seconds },
           `imported ${report.conversations} conversations, ${report.messages} messages in ${seconds.toFixed(1)}s from ${report.pages} pages (${report.requests} requests); ${report.skipped} already here${refused.length > 0 ? `\nnot imported:\n${refused.join('\n')}` : ''}`,
@@ -157,7 +158,7 @@ export function registerDataCommands(program: Command, env: Env): void {
       .requiredOption('--out <dir>', 'a directory that does not exist yet; DATA_DIR=<dir> starts a server on the copy')
       .option('--json', 'print JSON')
       .action(async (o: { out: string; json?: boolean }) => {
-        const { config } = env();
+        const { config } = cli.settings();
         if (config.database.kind !== 'pglite') {
           throw new AdminError('backup copies the embedded database; for PostgreSQL use pg_dump (README: Backups)');
         }
@@ -172,7 +173,7 @@ export function registerDataCommands(program: Command, env: Env): void {
         const started = performance.now();
         // Opening it takes the directory (refused while the server has it) and replays its log;
         // a checkpoint then writes every change into the data files, and closing leaves them still.
-        await withDatabase(env, async (em) => {
+        await withDatabase(cli, async (em) => {
           await em.getConnection().execute('checkpoint');
         });
         await cp(dataDir, o.out, { recursive: true, filter: (src) => basename(src) !== LOCK_FILE });
@@ -184,6 +185,7 @@ export function registerDataCommands(program: Command, env: Env): void {
         }
         const seconds = (performance.now() - started) / 1000;
         emit(
+          cli.io,
           o.json,
           { out: o.out, from: dataDir, bytes, seconds },
           `backed up ${dataDir} to ${o.out} (${(bytes / 1_048_576).toFixed(1)} MB in ${seconds.toFixed(1)}s); restore: DATA_DIR=${o.out} npm start, or copy it back`,

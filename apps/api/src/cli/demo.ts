@@ -5,7 +5,7 @@ import { createLogger } from '../logger.ts';
 import { serveOnNode } from '../serve-node.ts';
 import { buildApp } from '../server.ts';
 import { migrateDatabase, openDatabase } from '../services.ts';
-import type { Env } from './commands.ts';
+import type { Cli } from './helpers.ts';
 
 const DEMO_SEED = new URL('../../../../examples/seed.json', import.meta.url);
 
@@ -16,7 +16,7 @@ const DEMO_SEED = new URL('../../../../examples/seed.json', import.meta.url);
 const DEMO_DEFAULTS = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' };
 
 /** Starts the server with the demo account from examples/seed.json and prints how to call it. */
-export function registerDemo(program: Command, env: Env): void {
+export function registerDemo(program: Command, cli: Cli): void {
   program
     .command('demo')
     .description(
@@ -24,7 +24,7 @@ export function registerDemo(program: Command, env: Env): void {
     )
     .addHelpText('after', '\nExample:\n  npm run demo\n  PORT=8080 npm run demo\n')
     .action(async () => {
-      const { config, logger } = env(DEMO_DEFAULTS);
+      const { config, logger } = cli.settings(DEMO_DEFAULTS);
       const orm = await openDatabase(config, logger);
       await migrateDatabase(orm, logger);
       const em = orm.em.fork();
@@ -38,7 +38,7 @@ export function registerDemo(program: Command, env: Env): void {
         orm,
         config,
         logger,
-        config.mail.smtpUrl ? logger : createLogger('info', { write: (line: string) => process.stderr.write(line) }),
+        config.mail.smtpUrl ? logger : createLogger('info', { write: (line: string) => cli.io.stderr.write(line) }),
       );
       // The demo account lives at the server's own origin, so every URL the API prints opens here.
       const announce = async (port: number) => {
@@ -52,7 +52,7 @@ export function registerDemo(program: Command, env: Env): void {
       const printHelp = (origin: string, pageUrl: string | null) => {
         const base = `${origin}/api/v1/conversations`;
         const auth = `-H "Authorization: Bearer ${token}"`;
-        process.stdout.write(
+        cli.io.stdout.write(
           [
             `Conversations API listening on ${origin}`,
             `database: ${config.database.kind === 'pglite' ? `embedded PGlite in ${config.database.dataDir}` : 'PostgreSQL'}`,

@@ -1,3 +1,4 @@
+import type { Readable, Writable } from 'node:stream';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Config } from '../config.ts';
@@ -6,8 +7,19 @@ import { migrateDatabase, openDatabase } from '../services.ts';
 
 /* What every command shares: its environment, argument parsers, output and the database. */
 
-/** The configuration and logger of a command; `defaults` are settings the environment may override. */
-export type Env = (defaults?: Record<string, string>) => { config: Config; logger: Logger };
+/** Where a command reads and writes: the process's own streams and environment, or a test's. */
+export interface CliIo {
+  env: Readonly<Record<string, string | undefined>>;
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable & { isTTY?: boolean };
+}
+
+/** What a command is given: its streams, and its settings (`defaults` the environment may override). */
+export interface Cli {
+  io: CliIo;
+  settings(defaults?: Record<string, string>): { config: Config; logger: Logger };
+}
 
 export const int = (what: string) => (value: string) => {
   if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError(`${what} must be a positive whole number`);
@@ -25,13 +37,13 @@ export const jsonArray = (value: string): unknown[] => {
   return parsed;
 };
 
-export function emit(json: boolean | undefined, data: unknown, text: string): void {
-  process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${text}\n`);
+export function emit(io: CliIo, json: boolean | undefined, data: unknown, text: string): void {
+  io.stdout.write(json ? `${JSON.stringify(data)}\n` : `${text}\n`);
 }
 
 /** Opens the configured database (migrating it unless told not to), runs `work`, closes. */
-export async function withDatabase<T>(env: Env, work: (em: EntityManager, orm: MikroORM) => Promise<T>): Promise<T> {
-  const { config, logger } = env();
+export async function withDatabase<T>(cli: Cli, work: (em: EntityManager, orm: MikroORM) => Promise<T>): Promise<T> {
+  const { config, logger } = cli.settings();
   const orm = await openDatabase(config, logger);
   try {
     if (config.migrateOnStart) await migrateDatabase(orm, logger);

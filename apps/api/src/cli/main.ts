@@ -1,39 +1,11 @@
-import { readFile } from 'node:fs/promises';
-import { AdminError } from '@convo/db';
-import { DomainError } from '@convo/domain';
-import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig } from '../config.ts';
-import { createLogger } from '../logger.ts';
-import { registerCommands } from './commands.ts';
+import { runCli } from './program.ts';
 
-/*
- * The operator CLI: the API has no operations for accounts, tokens, users, workflows or intake
- * pages, so they live here. Every command takes --json for scripts.
- */
+/* `npm run cli -- …`: one command line, with this process's streams and environment. */
 
-const program = new Command('convo')
-  .description('Operate a Conversations API: accounts, tokens, users, workflows, intake pages, seeds, the server.')
-  .showHelpAfterError()
-  .exitOverride();
-
-const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-program.version(pkg.version);
-
-registerCommands(program, (defaults = {}) => {
-  const config = loadConfig({ ...defaults, ...process.env });
-  return { config, logger: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2) };
+const code = await runCli(process.argv.slice(2), {
+  env: process.env,
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
 });
-
-try {
-  await program.parseAsync(process.argv);
-} catch (e) {
-  if (e instanceof CommanderError) process.exit(e.exitCode);
-  const json = process.argv.includes('--json');
-  const message =
-    e instanceof AdminError || e instanceof ConfigError || e instanceof DomainError
-      ? e.message
-      : `unexpected error: ${(e as Error).message}`;
-  if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
-  else process.stderr.write(`error: ${message}\n`);
-  process.exit(e instanceof ConfigError ? 2 : 1);
-}
+if (code !== 0) process.exit(code);

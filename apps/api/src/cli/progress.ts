@@ -1,5 +1,8 @@
 import type { ExportProgress, SeedProgress } from '@convo/db';
 import { SingleBar } from 'cli-progress';
+import type { CliIo } from './helpers.ts';
+
+type Stderr = CliIo['stderr'];
 
 /*
  * Progress of a long command (seed, export) on stderr: a bar with counts and rate on a terminal, a
@@ -12,14 +15,14 @@ interface Counts {
 }
 
 /** `total` null: a count with no end known beforehand (no bar, no share). */
-function progress(command: string, total: number | null, quiet: boolean, totalIs = '') {
+function progress(stderr: Stderr, command: string, total: number | null, quiet: boolean, totalIs = '') {
   const started = performance.now();
   let lastLine = started;
   const bar =
-    !quiet && process.stderr.isTTY
+    !quiet && stderr.isTTY
       ? new SingleBar({
           format: `${command} ${total === null ? '' : '|{bar}| {percentage}% '}| {conversations} conversations, {messages} messages | {rate}/s`,
-          stream: process.stderr,
+          stream: stderr,
           hideCursor: true,
         })
       : null;
@@ -33,7 +36,7 @@ function progress(command: string, total: number | null, quiet: boolean, totalIs
       else if (!quiet && now - lastLine >= 5_000) {
         lastLine = now;
         const share = total === null ? '' : `, ${total > 0 ? Math.round((100 * done) / total) : 100}% of ${totalIs}`;
-        process.stderr.write(
+        stderr.write(
           `${command}: ${counts.conversations} conversations, ${counts.messages} messages, ${rate}/s${share}\n`,
         );
       }
@@ -45,8 +48,8 @@ function progress(command: string, total: number | null, quiet: boolean, totalIs
 }
 
 /** Seed progress follows the bytes of the file read so far. */
-export function seedProgress(fileBytes: number, quiet: boolean) {
-  const shown = progress('seed', fileBytes, quiet, 'the file read');
+export function seedProgress(stderr: Stderr, fileBytes: number, quiet: boolean) {
+  const shown = progress(stderr, 'seed', fileBytes, quiet, 'the file read');
   let bytes = 0;
   return {
     bytes(n: number) {
@@ -60,11 +63,11 @@ export function seedProgress(fileBytes: number, quiet: boolean) {
 }
 
 /** Export progress follows the conversations written of those the export holds. */
-export function exportProgress(quiet: boolean) {
+export function exportProgress(stderr: Stderr, quiet: boolean) {
   let shown: ReturnType<typeof progress> | null = null;
   return {
     update(p: ExportProgress) {
-      shown ??= progress('export', p.total, quiet, 'the conversations written');
+      shown ??= progress(stderr, 'export', p.total, quiet, 'the conversations written');
       shown.update(p.conversations, p);
     },
     stop() {
@@ -74,8 +77,8 @@ export function exportProgress(quiet: boolean) {
 }
 
 /** Import progress: conversations loaded so far (the source does not say how many it holds). */
-export function importProgress(quiet: boolean) {
-  const shown = progress('import', null, quiet);
+export function importProgress(stderr: Stderr, quiet: boolean) {
+  const shown = progress(stderr, 'import', null, quiet);
   return {
     update(p: Counts) {
       shown.update(0, p);

@@ -8,16 +8,16 @@ import {
 import type { EntityManager } from '@mikro-orm/core';
 import type { Command } from 'commander';
 import { webhookTargets } from '../webhooks/target.ts';
-import { type Env, emit, example, int, withDatabase } from './helpers.ts';
+import { type Cli, emit, example, int, withDatabase } from './helpers.ts';
 
 /** The same use cases the API's /webhooks operations call, over the CLI's connection. */
-const endpointServices = (em: EntityManager, env: Env): WebhookEndpointServices => ({
+const endpointServices = (em: EntityManager, cli: Cli): WebhookEndpointServices => ({
   webhookEndpoints: new MikroWebhookEndpointStore(em),
-  webhookTargets: webhookTargets(env().config.webhooks),
+  webhookTargets: webhookTargets(cli.settings().config.webhooks),
 });
 
 /** `webhook add | list | remove | deliveries | redeliver`: an account's endpoints, as an operator sees them. */
-export function registerWebhookCommands(program: Command, env: Env): void {
+export function registerWebhookCommands(program: Command, cli: Cli): void {
   const webhook = program.command('webhook').description("manage an account's webhook endpoints");
   example(
     webhook
@@ -33,10 +33,11 @@ export function registerWebhookCommands(program: Command, env: Env): void {
       .option('--json', 'print JSON')
       .action(async (o) => {
         const events = parseEvents(o.events);
-        const made = await withDatabase(env, async (em) =>
-          subscribeWebhook(endpointServices(em, env), await findAccount(em, o.account), { url: o.url, events }),
+        const made = await withDatabase(cli, async (em) =>
+          subscribeWebhook(endpointServices(em, cli), await findAccount(em, o.account), { url: o.url, events }),
         );
         emit(
+          cli.io,
           o.json,
           made,
           `webhook ${made.id}: ${made.url} (${made.events.join(', ')})\nsigning secret (shown once): ${made.secret}`,
@@ -51,10 +52,11 @@ export function registerWebhookCommands(program: Command, env: Env): void {
       .requiredOption('--account <key>', 'account key')
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const list = await withDatabase(env, async (em) =>
-          listWebhookEndpoints(endpointServices(em, env), await findAccount(em, o.account)),
+        const list = await withDatabase(cli, async (em) =>
+          listWebhookEndpoints(endpointServices(em, cli), await findAccount(em, o.account)),
         );
         emit(
+          cli.io,
           o.json,
           list,
           list.length === 0
@@ -77,10 +79,10 @@ export function registerWebhookCommands(program: Command, env: Env): void {
       .requiredOption('--id <id>', 'endpoint id (see webhook list)', int('--id'))
       .option('--json', 'print JSON')
       .action(async (o) => {
-        await withDatabase(env, async (em) =>
-          unsubscribeWebhook(endpointServices(em, env), await findAccount(em, o.account), o.id),
+        await withDatabase(cli, async (em) =>
+          unsubscribeWebhook(endpointServices(em, cli), await findAccount(em, o.account), o.id),
         );
-        emit(o.json, { removed: o.id }, `webhook ${o.id} removed`);
+        emit(cli.io, o.json, { removed: o.id }, `webhook ${o.id} removed`);
       }),
     'npm run cli -- webhook remove --account acme --id 2',
   );
@@ -92,10 +94,11 @@ export function registerWebhookCommands(program: Command, env: Env): void {
       .requiredOption('--id <id>', 'endpoint id', int('--id'))
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const attempts = await withDatabase(env, async (em) =>
+        const attempts = await withDatabase(cli, async (em) =>
           webhookAttempts(em, (await findAccount(em, o.account)).id, o.id),
         );
         emit(
+          cli.io,
           o.json,
           attempts,
           attempts.length === 0
@@ -120,10 +123,15 @@ export function registerWebhookCommands(program: Command, env: Env): void {
       )
       .option('--json', 'print JSON')
       .action(async (o) => {
-        const n = await withDatabase(env, async (em) =>
+        const n = await withDatabase(cli, async (em) =>
           redeliverEvent(em, (await findAccount(em, o.account)).id, o.event),
         );
-        emit(o.json, { event: `evt_${o.event}`, deliveries: n }, `evt_${o.event}: ${n} deliveries queued again`);
+        emit(
+          cli.io,
+          o.json,
+          { event: `evt_${o.event}`, deliveries: n },
+          `evt_${o.event}: ${n} deliveries queued again`,
+        );
       }),
     'npm run cli -- webhook redeliver --account acme --event evt_42',
   );
