@@ -89,15 +89,22 @@ export async function startServer(
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  while (
-    !(await fetch(`${baseUrl}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    ))
-  ) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the server did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
+  // Ready when it answers /readyz (the test's hook timeout bounds the wait); a server that exits
+  // first fails the start at once, and a start that fails leaves no process behind.
+  try {
+    while (
+      !(await fetch(`${baseUrl}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server did not start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } catch (e) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exit;
+    throw e;
   }
   return {
     baseUrl,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from '../../../packages/client/test/support/server.ts';
+import { type RunningServer, startServer } from './support/server-process.ts';
 
 /*
  * The hostile client's shapes that only a real socket can send, against the real server process

@@ -2,8 +2,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningServer, startServer } from '../../../apps/api/test/support/server-process.ts';
 import { createConversationsClient, describeError } from '../src/index.ts';
-import { type RunningServer, startServer } from './support/server.ts';
 
 let server: RunningServer;
 beforeAll(async () => {

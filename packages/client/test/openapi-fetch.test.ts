@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from './support/server.ts';
+import { type RunningServer, startServer } from '../../../apps/api/test/support/server-process.ts';
 import { callAllThree } from './third-party/calls.ts';
 
 let server: RunningServer;
