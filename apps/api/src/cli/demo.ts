@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { findAccount, issueToken, loadSeed, setHost } from '@convo/db';
+import { findAccount, loadSeed, renewToken, setHost } from '@convo/db';
 import type { Command } from 'commander';
 import { createLogger } from '../logger.ts';
 import { serveOnNode } from '../serve-node.ts';
@@ -31,7 +31,7 @@ export function registerDemo(program: Command, cli: Cli): void {
       const existing = await findAccount(em, 'demo').catch(() => null);
       const accountId =
         existing?.id ?? (await loadSeed(em, JSON.parse(await readFile(DEMO_SEED, 'utf8')))).accounts[0]?.id ?? 0;
-      const { token } = await issueToken(em, accountId, 'demo');
+      const { token } = await renewToken(em, accountId, 'demo');
 
       // Without SMTP_URL, mail (sign-in links) is logged at info level: the demo shows those lines.
       const app = buildApp(

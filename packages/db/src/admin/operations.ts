@@ -66,6 +66,17 @@ export async function issueToken(em: EntityManager, accountId: number, name: str
   return { id: row.id, name: row.name, token, hint } satisfies IssuedToken;
 }
 
+/**
+ * A new token named `name` in place of the account's others of that name, which stop working (the
+ * demo's token, new on every start: a token printed by an earlier start is no key any more).
+ */
+export async function renewToken(em: EntityManager, accountId: number, name: string) {
+  return em.transactional(async (tx) => {
+    await tx.nativeUpdate(ApiToken, { account: accountId, name, revokedAt: null }, { revokedAt: new Date() });
+    return issueToken(tx, accountId, name);
+  });
+}
+
 /** An account's host names its site, so no two accounts may share one. */
 async function refuseTakenHost(em: EntityManager, host: string, exceptId?: number): Promise<string> {
   const taken = await em.findOne(Account, { host, ...(exceptId ? { id: { $ne: exceptId } } : {}) });
