@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /*
  * The house rules a reviewer would otherwise have to remember: the code stands on libraries'
  * documented APIs (no internals, no impersonating Proxies, no casts that silence the compiler),
- * and the layers depend downwards only.
+ * and the layers depend downwards only: packages, the domain's areas, and files (no import cycle).
  */
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -45,4 +45,66 @@ describe('the code', () => {
     // The pages read through the domain's ports and use cases, as the API does.
     expect(imports('packages/pages/src').filter((i) => /@mikro-orm|@trpc|@convo\/(db|router)/.test(i))).toEqual([]);
   });
+
+  // The domain by area: each imports its own files and those of areas on a lower rank only, so an
+  // area can be read (and tested) with what lies under it. shared/ and records.ts import no area.
+  const AREA_RANK: Record<string, number> = {
+    shared: 0,
+    'records.ts': 1,
+    media: 2,
+    live: 2,
+    people: 3,
+    conversations: 4,
+    intake: 5,
+    webhooks: 5,
+    notifications: 5,
+    workflows: 6,
+  };
+
+  it('keeps the domain by area: an area imports shared/, records.ts and lower areas only', () => {
+    const area = (file: string) => file.split('/')[0] ?? '';
+    const wrong = sources('packages/domain/src').flatMap((file) => {
+      const inside = file.slice('packages/domain/src/'.length);
+      if (inside === 'index.ts') return [];
+      const from = area(inside);
+      expect(AREA_RANK[from], `${file} is in no area`).toBeDefined();
+      return localImports(file).flatMap((target) => {
+        const to = area(target.slice('packages/domain/src/'.length));
+        return to === from || (AREA_RANK[to] ?? 99) < (AREA_RANK[from] ?? 0) ? [] : [`${file} → ${target}`];
+      });
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it.each([
+    'apps/api/src',
+    'packages/router/src',
+    'packages/domain/src',
+    'packages/db/src',
+    'packages/client/src',
+    'packages/pages/src',
+  ])('%s has no import cycle', (dir) => {
+    const files = sources(dir);
+    const state = new Map<string, 'open' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].join(' → '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of localImports(file)) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of files) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
 });
+
+/** The files of this repository a source file imports by a relative path (types too). */
+function localImports(file: string): string[] {
+  return [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^(?:import|export)[^;]*?from '(\.[^']+\.ts)'/gms)].map(
+    (m) => normalize(join(dirname(file), m[1] ?? '')),
+  );
+}

@@ -1,0 +1,38 @@
+import type { Authenticated, SiteAccount } from '../records.ts';
+import { tokenFromAuthorization } from '../shared/tokens.ts';
+import { maySee, reachableByNumber, type Viewer } from './access.ts';
+import type { ConversationAccess, MessageMedia, SiteStore } from './ports.ts';
+import { slugGiven } from './view-message.ts';
+
+/**
+ * A message's recording, for whoever may see the message: anyone for a public conversation's; a
+ * private one's for those the page's rule lets in (access.ts), the device that started it (its
+ * pass), or a client with the account's own API token. Anyone else, like a message that is missing, hidden or has no recording, gets null.
+ */
+export async function openRecording(
+  deps: { site: SiteStore; authenticate(token: string): Promise<Authenticated | null> },
+  account: SiteAccount,
+  messageId: number,
+  reader: {
+    viewer: Viewer;
+    authorization: string | null | undefined;
+    /** The conversation's slug the request carried (`?c=`), if any: the key to an unlisted one. */
+    slug?: string | null | undefined;
+    /**
+     * What this device's pass opens of a conversation (the start it made, while it still may):
+     * the person it reads as, or `granted` for an anonymous start; null: nothing.
+     */
+    pass?: ((c: ConversationAccess) => { viewer: Viewer; granted: number | null } | null) | undefined;
+  },
+): Promise<MessageMedia | null> {
+  const found = await deps.site.mediaOf(account.id, messageId);
+  if (!found) return null;
+  const c = found.conversation;
+  if (reachableByNumber(c, c.memberIds, reader.viewer, slugGiven(c, reader.slug))) return found;
+  // A visitor's device that started it: an anonymous start's, or its person's while a member.
+  const held = reader.viewer === null && reader.pass ? reader.pass(c) : null;
+  if (held && (held.granted === c.id || maySee(c, c.memberIds, held.viewer))) return found;
+  const token = tokenFromAuthorization(reader.authorization);
+  const client = token ? await deps.authenticate(token) : null;
+  return client?.account.id === account.id ? found : null;
+}

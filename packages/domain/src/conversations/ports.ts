@@ -1,0 +1,202 @@
+import type {
+  ConversationRecord,
+  ConversationSettings,
+  IntakePageRecord,
+  MessageRecord,
+  SiteAccount,
+  TeamRole,
+} from '../records.ts';
+
+/* The ports the conversations area reads and writes through: conversations, members, the site's reads. */
+
+import type { PageWindow } from '../shared/paging.ts';
+
+import type { EpochMicros } from '../shared/time.ts';
+
+import type { WorkflowCopy } from '../shared/workflow-steps.ts';
+
+import type { LookupCriteria } from './lookup.ts';
+
+/** A conversation about to be stored: everything but what the database assigns. */
+export interface NewConversation extends ConversationSettings {
+  /** When it is created: the clock the default title was rendered from. */
+  createdAt: EpochMicros;
+  title: string;
+  slug: string;
+  viaPrimaryIntakePage: boolean;
+  intakePageId: number | null;
+  workflow: WorkflowCopy | null;
+  memberIds: number[];
+}
+
+export interface StoredConversation {
+  id: number;
+}
+
+/**
+ * An Idempotency-Key guarding a create: the request it was first used with (in a canonical form)
+ * and how the create's answer is rendered, so the store can keep that answer beside the key.
+ */
+export interface IdempotencyGuard {
+  key: string;
+  request: string;
+  answer(stored: StoredConversation): unknown;
+}
+
+/** A guarded insert either stores, or finds the key already used: for the same request, or another. */
+export type GuardedInsert =
+  | { kind: 'stored'; stored: StoredConversation }
+  | { kind: 'replay'; answer: unknown }
+  | { kind: 'key_reused' };
+
+/** Conversation storage, always scoped to one account. */
+export interface ConversationStore {
+  findOne(accountId: number, criteria: LookupCriteria): Promise<ConversationRecord | null>;
+  /** One page, newest first, and whether any conversation lies beyond it. */
+  listPage(accountId: number, window: PageWindow): Promise<{ records: ConversationRecord[]; hasMore: boolean }>;
+  /** Throws SlugTakenError when the account already has the slug (ignoring case). */
+  insert(accountId: number, conversation: NewConversation): Promise<StoredConversation>;
+  /**
+   * insert, at most once per key: the key is claimed in the insert's transaction, so a concurrent
+   * request with the same key waits for this one and then finds the key used.
+   */
+  insertOnce(accountId: number, conversation: NewConversation, once: IdempotencyGuard): Promise<GuardedInsert>;
+}
+
+/** A conversation's members, changed by the team or the API (each change moves the change mark when it changes anything). */
+export interface MemberStore {
+  /**
+   * Makes the address's user a member of the conversation with this slug key, first making the
+   * user with `name` when the address is nobody's and a name is given. Null: no such conversation.
+   */
+  addMember(
+    accountId: number,
+    slugKey: string,
+    person: { email: string; name: string | null },
+  ): Promise<MemberChange | null>;
+  /** Takes the address's user out of the conversation's members. Null: no such conversation. */
+  removeMember(accountId: number, slugKey: string, email: string): Promise<MemberChange | null>;
+  /** Ends the access of every device that started the conversation (their passes issued until now). */
+  endPasses(accountId: number, conversationId: number): Promise<void>;
+}
+
+/** What a change of members found and did. */
+export interface MemberChange {
+  conversationId: number;
+  title: string;
+  slug: string;
+  /** The address's user, with their address as stored; null when the address is nobody's (and nobody was made). */
+  person: { id: number; email: string } | null;
+  /** Whether the members changed (and with them the account's change mark). */
+  changed: boolean;
+}
+
+/** A message as a page shows it: with the time it was posted and whether its author is on the team. */
+export interface PageMessageRecord extends MessageRecord {
+  createdAt: EpochMicros;
+  /** The author's place on the account's team; null for a participant or an anonymous message. */
+  authorTeamRole: TeamRole | null;
+  /** An unconfirmed start's name (the message is anonymous until its address is confirmed); else null. */
+  claimedName: string | null;
+}
+
+/**
+ * Who may see a conversation and post to it, and where it lives: what every page and reply reads
+ * of it first, before anything it holds.
+ */
+export type ConversationAccess = Pick<ConversationRecord, 'id' | 'slug' | keyof ConversationSettings> & {
+  memberIds: number[];
+  /**
+   * Since when (epoch milliseconds) the passes of the devices that started it open it: the team
+   * ended the older ones' access. Null: every pass within its lifetime.
+   */
+  passesValidAfter: number | null;
+};
+
+/**
+ * A conversation as one of its pages shows it: the page's messages oldest first, each with its
+ * time, and where they sit among all of its messages.
+ */
+export interface ConversationPageRecord
+  extends Pick<
+    ConversationRecord,
+    'id' | 'title' | 'slug' | 'createdAt' | 'users' | 'tags' | keyof ConversationSettings
+  > {
+  messages: PageMessageRecord[];
+  /** How many messages the conversation has in all. */
+  messageCount: number;
+  /** The position (0-based, oldest first) of the page's first message. */
+  start: number;
+  /** The first message's text (link previews describe the conversation by it), or null. */
+  firstText: string | null;
+  /** Ids of the messages just before the page, oldest first, so their anchors land here too. */
+  earlierIds: number[];
+}
+
+/** Which messages of a conversation a page holds. */
+export interface MessageWindow {
+  /** Position of the first (0-based, oldest first); null: the last `size` messages. */
+  start: number | null;
+  size: number;
+  /** How many ids of the messages before the window to return (earlierIds). */
+  earlierIds: number;
+}
+
+/** One message and what its embed needs of its conversation (who may see it, where it lives). */
+export interface MessagePageRecord {
+  conversation: ConversationAccess & Pick<ConversationRecord, 'title'>;
+  message: PageMessageRecord;
+}
+
+/** A message's kept recording, and who may see the conversation it is in. */
+export interface MessageMedia {
+  conversation: ConversationAccess;
+  key: string;
+  contentType: string;
+  bytes: number;
+}
+
+/** What the account's own site reads; every read but the first is scoped to the account. */
+export interface SiteStore {
+  /** The account whose host is one of `origins`, or null. */
+  accountByHost(origins: readonly string[]): Promise<SiteAccount | null>;
+  /**
+   * Who may see and post to a conversation, and where it lives (no messages): by exact slug,
+   * ignoring case (no fallback to the latest). Read before anything else of it.
+   */
+  conversationAccess(accountId: number, slugKey: string): Promise<ConversationAccess | null>;
+  /** The same, by the conversation's id. */
+  conversationAccessById(accountId: number, conversationId: number): Promise<ConversationAccess | null>;
+  /** The recording this server keeps for a message not hidden, or null. */
+  mediaOf(accountId: number, messageId: number): Promise<MessageMedia | null>;
+  /** A conversation with one window of its messages (found by id, after its access was checked). */
+  conversationPage(
+    accountId: number,
+    conversationId: number,
+    window: MessageWindow,
+  ): Promise<ConversationPageRecord | null>;
+  messageById(accountId: number, messageId: number): Promise<MessagePageRecord | null>;
+  /** Slugs of conversations that may be indexed (public and allowing search engines), newest first unless told. */
+  indexableSlugs(
+    accountId: number,
+    limit: number,
+    order?: { oldestFirst?: boolean; offset?: number },
+  ): Promise<string[]>;
+  /** How many conversations may be indexed. */
+  indexableCount(accountId: number): Promise<number>;
+  /** The account's change mark (see Authenticated.changeMark): files built from its data are kept by it. */
+  changeMark(accountId: number): Promise<string>;
+}
+
+/** Raised by a ConversationStore when the slug's uniqueness constraint refuses an insert. */
+export class SlugTakenError extends Error {
+  constructor() {
+    super('slug already used in this account');
+    this.name = 'SlugTakenError';
+  }
+}
+
+export interface IntakePageStore {
+  findById(accountId: number, id: number): Promise<IntakePageRecord | null>;
+  findPrimary(accountId: number): Promise<IntakePageRecord | null>;
+}

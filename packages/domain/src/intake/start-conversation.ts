@@ -1,0 +1,224 @@
+import { draftConversation } from '../conversations/create-conversation.ts';
+import type { NewConversation } from '../conversations/ports.ts';
+import { SlugTakenError } from '../conversations/ports.ts';
+import { generateSlug } from '../conversations/slug.ts';
+import type { StoredMedia } from '../media/media.ts';
+import { type LinkOptions, replyProblem, replyText } from '../people/people.ts';
+import type { AccountContext, SiteAccount, UserRecord, WorkflowRecord } from '../records.ts';
+import type { OutgoingMail } from '../shared/mail.ts';
+import { emailProblem, nameProblem } from '../shared/person.ts';
+import { clockMicros, type EpochMicros } from '../shared/time.ts';
+import { conversationUrl } from '../shared/urls.ts';
+
+/*
+ * A visitor starts a conversation on an intake page (`/p/<key>`, its embed, or `/` for the primary
+ * one): the same conversation `create_conversation` makes through that page (draftConversation:
+ * the account's title convention, the page's workflow copied, `via_primary_intake_page` /
+ * `intake_page_id`), private (between the visitor and the team), with the page's team and the
+ * visitor as members and the visitor's message first. The visitor is mailed a link that signs them
+ * in from anywhere (`link`; null for a visitor already signed in): an address typed into a form
+ * signs nobody in (the site recognises the device by a pass of its own).
+ */
+
+/** An intake page as its visitors see it, with what starting a conversation on it needs. */
+export interface PublicIntakePage {
+  id: number;
+  key: string;
+  title: string;
+  welcomeText: string;
+  /**
+   * The welcome recording (a message's, kept here and not hidden): which message, its kind and
+   * measured length; null when the page has none.
+   */
+  welcomeRecording: { messageId: number; kind: string; seconds: number } | null;
+  allowAnonymous: boolean;
+  primary: boolean;
+  workflow: WorkflowRecord | null;
+  /** The team members who join every conversation started here. */
+  teamIds: number[];
+  account: Pick<AccountContext, 'titleTemplate' | 'defaults' | 'owner'>;
+  /**
+   * Everything above as it was read (a digest): a start made from a page read earlier writes
+   * nothing if the page is no longer so (`page_changed`), and is made again from the page as it is.
+   */
+  version: string;
+}
+
+/** Everything one start writes, in one statement. */
+export interface IntakeStart {
+  /** The page it is made from, by its key, as read (its version): nothing is written if it changed. */
+  page: { key: string; version: string };
+  conversation: NewConversation;
+  /**
+   * Who the visitor is; null for an anonymous start. `confirmed`: signed in as the address's
+   * person, who posts it. Else the message is posted under the name, unconfirmed (no author, no
+   * member), until the link mailed to the address is confirmed; nobody is made or found for it
+   * but to refuse the team's address.
+   */
+  visitor: { name: string; email: string; confirmed: boolean } | null;
+  message: { text: string; submitKey: string | null; media?: StoredMedia | undefined };
+  /** The sign-in link mailed to the visitor, and the mail: only with an address. */
+  comeBack: { token: string; ttlSeconds: number; returnPath: string; mail: OutgoingMail } | null;
+}
+
+export type IntakeStartResult =
+  | {
+      kind: 'started';
+      conversationId: number;
+      slug: string;
+      messageId: number;
+      /** The visitor's person; null for an anonymous start. */
+      authorId: number | null;
+      created: boolean;
+      /** When it was started (epoch milliseconds): now, or the first time for a form sent again. */
+      startedAt: number;
+    }
+  /** The address is a team member's: they sign in to start a conversation under it. */
+  | { kind: 'team_address' }
+  /** The form token is another form's (a reply's): nothing is started. */
+  | { kind: 'form_used' }
+  /** The page is no longer as it was read (changed, disabled, no longer primary): nothing is started. */
+  | { kind: 'page_changed' };
+
+export interface IntakeStore {
+  /**
+   * The enabled intake page of the account with `key` (ignoring case), or its primary one (null);
+   * else null. `recent`: as this process last read it, if it did (a start checks it is still so).
+   */
+  page(accountId: number, key: string | null, options?: { recent?: boolean }): Promise<PublicIntakePage | null>;
+  /**
+   * Writes a start: the person (if new), the conversation, its members, the message, their events
+   * and the mail. The same form token again writes nothing and answers the conversation it started.
+   */
+  start(accountId: number, start: IntakeStart): Promise<IntakeStartResult>;
+  /** Keeps a one-time code (by its hash) that gives `grant` once, until `ttlSeconds` from now. */
+  keepPassCode(accountId: number, codeHash: string, grant: string, ttlSeconds: number): Promise<void>;
+  /** The grant of a code kept and not expired, taken (it gives nothing again); else null. */
+  takePassCode(accountId: number, codeHash: string): Promise<string | null>;
+}
+
+export interface IntakeForm {
+  text: string;
+  name?: string | undefined;
+  email?: string | undefined;
+  submitKey?: string | undefined;
+  media?: StoredMedia | undefined;
+}
+
+export type StartOutcome =
+  | { kind: 'refused'; problem: string }
+  | Extract<IntakeStartResult, { kind: 'started' } | { kind: 'page_changed' }>;
+
+/** How long the mailed link that brings a visitor back works: a week, once. */
+export const COME_BACK_LINK_TTL_SECONDS = 7 * 24 * 3600;
+
+/** A form token used already (or another form's), said to whoever sends it again. */
+export const INTAKE_FORM_USED = 'This form was already used. Reload the page to start a conversation.';
+
+/** A slug drawn again when it collides (as create does). */
+const SLUG_ATTEMPTS = 3;
+
+/**
+ * The mail a visitor gets when they start a conversation under an address: where it is, and a
+ * link that confirms the address (signs them in and puts their name on the message). It goes to
+ * an address nobody has confirmed, so it carries nothing the visitor wrote or chose (not their
+ * words, not the name they gave): only the account's own words and the conversation's address.
+ */
+export function comeBackMail(
+  account: SiteAccount,
+  started: { title: string; slug: string; email: string; signInUrl: string },
+): OutgoingMail {
+  return {
+    to: started.email,
+    subject: `Confirm your conversation with ${account.name}`,
+    text: [
+      `A conversation with ${account.name} was started with this address: "${started.title}".`,
+      '',
+      `If it was you, this link confirms it: it signs you in as ${started.email}, puts your name on your message and opens the conversation (it works once, for 7 days):`,
+      started.signInUrl,
+      '',
+      `Until then your message shows as not confirmed, and we write to you about answers once you have confirmed. On the device you started it on, it opens at ${conversationUrl(account, started.slug)}`,
+      '',
+      'If you did not start this conversation, ignore this e-mail: nothing is shown under your address, and nobody is signed in.',
+      '',
+    ].join('\n'),
+  };
+}
+
+/** Who the form says the visitor is, or why that will not do; null for an anonymous start. */
+function visitorOf(page: PublicIntakePage, form: IntakeForm): { name: string; email: string } | null | string {
+  const name = (form.name ?? '').trim();
+  const email = (form.email ?? '').trim();
+  if (page.allowAnonymous && name === '' && email === '') return null;
+  const problem = nameProblem(name) ?? emailProblem(email);
+  if (!problem) return { name, email };
+  return page.allowAnonymous ? `${problem} (Leave both out to start anonymously.)` : problem;
+}
+
+export async function startConversation(
+  deps: { intake: IntakeStore; clock?: () => EpochMicros },
+  account: SiteAccount,
+  page: PublicIntakePage,
+  form: IntakeForm,
+  /** `link`: how to mail the visitor a link back; null when they are signed in (the form's name and address are theirs). */
+  device: { link: LinkOptions | null },
+): Promise<StartOutcome> {
+  const textProblem = form.media && form.text.trim() === '' ? null : replyProblem(form.text, 'message');
+  if (textProblem) return { kind: 'refused', problem: textProblem };
+  const given = visitorOf(page, form);
+  if (typeof given === 'string') return { kind: 'refused', problem: given };
+  // An address typed into a form is nobody's word: the message waits under the name, unconfirmed.
+  const visitor = given && { ...given, confirmed: device.link === null };
+  const owner: UserRecord | null = page.account.owner;
+  const conversation = draftConversation(
+    page.account,
+    {
+      anyoneCanPost: false,
+      allowAnonymousMessages: visitor === null,
+      allowSearchEngines: false,
+      memberIds: page.teamIds.length > 0 ? page.teamIds : owner ? [owner.id] : [],
+    },
+    page,
+    (deps.clock ?? clockMicros)(),
+  );
+  const message = {
+    text: form.media && form.text.trim() === '' ? '' : replyText(form.text),
+    submitKey: form.submitKey && /^[\w-]{16,64}$/.test(form.submitKey) ? form.submitKey : null,
+    media: form.media,
+  };
+  for (let attempt = 1; ; attempt++) {
+    const link = device.link;
+    const token = link?.newToken() ?? '';
+    const comeBack =
+      visitor && link
+        ? {
+            token,
+            ttlSeconds: COME_BACK_LINK_TTL_SECONDS,
+            returnPath: `/c/${conversation.slug}`,
+            mail: comeBackMail(account, { ...conversation, email: visitor.email, signInUrl: link.signInUrl(token) }),
+          }
+        : null;
+    try {
+      const result = await deps.intake.start(account.id, {
+        page: { key: page.key, version: page.version },
+        conversation,
+        visitor,
+        message,
+        comeBack,
+      });
+      if (result.kind === 'form_used') {
+        return { kind: 'refused', problem: INTAKE_FORM_USED };
+      }
+      if (result.kind === 'team_address') {
+        return {
+          kind: 'refused',
+          problem: `${visitor?.email} belongs to the team of ${account.name}: sign in to start a conversation under it.`,
+        };
+      }
+      return result;
+    } catch (e) {
+      if (!(e instanceof SlugTakenError) || attempt >= SLUG_ATTEMPTS) throw e;
+      conversation.slug = generateSlug();
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import type { StoredMedia } from '../media/media.ts';
+
+/* The ports of the people area: the people of an account's site, their sessions, links and pending replies. */
+
+import type { TeamRole, UserRecord } from '../records.ts';
+
+/** A reply that waits for its author to confirm the link mailed to the address they gave. */
+export interface PendingReply {
+  conversationId: number;
+  text: string;
+  submitKey: string | null;
+  /** A recording sent with it, kept until the link is opened (or it expires). */
+  media?: StoredMedia | undefined;
+}
+
+/** A person signed in on an account's site. */
+export interface SignedIn {
+  user: UserRecord;
+  /** The user's place on the account's team; null: a participant. */
+  teamRole: TeamRole | null;
+  /** The session's expiry moved (it slides): the cookie should be sent again. */
+  renewed: boolean;
+}
+
+/** A sign-in link as it was made: for an address, with the name a new person gave and a reply that waits. */
+export interface SignInLinkRecord {
+  email: string;
+  /** The name given with a reply, for when the address is nobody's yet. */
+  name: string | null;
+  returnPath: string;
+  pending: PendingReply | null;
+  /** An unconfirmed start's message, which confirming the link puts the address's person's name on. */
+  claim?: number | null;
+}
+
+/**
+ * The people of an account's site: its users as the pages know them, their sessions and one-time
+ * sign-in links. Tokens are given in the clear and stored only hashed. Every method is scoped to
+ * the account.
+ */
+export interface PeopleStore {
+  userByEmail(accountId: number, email: string): Promise<UserRecord | null>;
+  /** Makes a new user of the account; null when the e-mail is already a user's (ignoring case). */
+  register(accountId: number, name: string, email: string): Promise<UserRecord | null>;
+  createSignInLink(accountId: number, token: string, link: SignInLinkRecord & { ttlSeconds: number }): Promise<void>;
+  /** A link that can still be used, and the user its address belongs to (if any), without spending it. */
+  peekSignInLink(accountId: number, token: string): Promise<(SignInLinkRecord & { user: UserRecord | null }) | null>;
+  /** Spends a link: once, and only before it expires; null otherwise. */
+  useSignInLink(accountId: number, token: string): Promise<SignInLinkRecord | null>;
+  createSession(accountId: number, userId: number, token: string, ttlSeconds: number): Promise<void>;
+  /** The session's user, sliding its expiry to ttlSeconds from now at most once a day; null when unknown or expired. */
+  session(accountId: number, token: string, ttlSeconds: number): Promise<SignedIn | null>;
+  endSession(accountId: number, token: string): Promise<void>;
+  /** Ends every session of the user (every device, every replica: sessions live in the database). */
+  endAllSessions(accountId: number, userId: number): Promise<void>;
+}
+
+/** Where replies are written. */
+export interface ReplyStore {
+  /**
+   * Adds a message to the conversation (text, with a recording when `media` is given); with a
+   * submitKey the account already used, nothing is written and that message's id comes back
+   * (`created` false).
+   */
+  insert(
+    accountId: number,
+    conversationId: number,
+    reply: { authorId: number | null; text: string; submitKey: string | null; media?: StoredMedia | undefined },
+  ): Promise<{ id: number; created: boolean }>;
+  /**
+   * Puts `authorId` on an unconfirmed start's message (its name given under the address they
+   * confirmed) and makes them a member of its conversation; null when it is no longer unconfirmed.
+   */
+  claim(accountId: number, messageId: number, authorId: number): Promise<{ id: number } | null>;
+  /** The message a form token posted in the conversation, if it did. */
+  posted(accountId: number, conversationId: number, submitKey: string): Promise<{ id: number } | null>;
+}
+
+/** Counts form submissions per key (a client address, an e-mail) in fixed windows shared by every process. */
+export interface VisitorLimits {
+  take(key: string, limit: number, windowSeconds: number): Promise<{ allowed: boolean; resetSeconds: number }>;
+}

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import type { AccountContext } from '../records.ts';
+import { DomainError } from '../shared/errors.ts';
+import { generateWebhookSecret } from '../shared/tokens.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './events.ts';
+import type { WebhookEndpointRecord, WebhookEndpointStore, WebhookTargets } from './ports.ts';
+
+/*
+ * An account's webhook subscriptions, as its API clients manage them (REST-hook style: an
+ * automation platform subscribes when a user turns a trigger on and deletes the subscription when
+ * it is turned off). Operators do the same from the CLI through these same rules.
+ */
+
+/** How many endpoints one account may have. */
+export const MAX_WEBHOOK_ENDPOINTS = 20;
+
+export const WEBHOOK_NOT_FOUND = 'no webhook endpoint with this id in this account';
+export const WEBHOOK_LIMIT_REACHED = `an account may have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one first`;
+
+export const ZWebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).meta({
+  id: 'WebhookEventType',
+  description:
+    '`conversation_created`: the conversation as get_conversation returns it. `message_created`: the message ' +
+    'as it appears in `messages`, with its conversation’s `id` and `slug`. `message_hidden`: the ids of a message ' +
+    'the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and ' +
+    '`slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the ' +
+    'message it answers (`message_id`, or null).',
+});
+
+export const ZWebhookId = z.number().int().min(1).max(2_147_483_647);
+
+export const ZWebhookEndpoint = z
+  .object({
+    id: ZWebhookId,
+    url: z.string(),
+    events: z.array(ZWebhookEventType),
+    status: z.enum(['active', 'failing', 'disabled']).meta({
+      description:
+        '`failing`: its deliveries have failed since `failing_since` (they are retried for about 40 hours); ' +
+        '`disabled`: failing for 3 days, so nothing more is sent to it. Subscribe again to start over.',
+    }),
+    created_at: z.string().meta({ description: 'ISO 8601, UTC.' }),
+    failing_since: z.string().nullable(),
+    disabled_at: z.string().nullable(),
+    pending_deliveries: z.number().int().meta({ description: 'Deliveries waiting for their next attempt.' }),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+/** A new endpoint: the only time its signing secret is shown. */
+export const ZSubscribedWebhook = ZWebhookEndpoint.extend({
+  secret: z.string().meta({
+    description:
+      'The Standard Webhooks signing secret (`whsec_…`). Shown only in this answer: keep it to verify the ' +
+      '`webhook-signature` header of each delivery.',
+  }),
+}).meta({ id: 'SubscribedWebhook' });
+
+export type WebhookEndpointView = z.infer<typeof ZWebhookEndpoint>;
+export type SubscribedWebhookView = z.infer<typeof ZSubscribedWebhook>;
+
+export interface WebhookEndpointServices {
+  webhookEndpoints: WebhookEndpointStore;
+  webhookTargets: WebhookTargets;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export const webhookEndpointView = (r: WebhookEndpointRecord): WebhookEndpointView => ({
+  id: r.id,
+  url: r.url,
+  events: r.events,
+  status: r.disabledAt ? 'disabled' : r.failingSince ? 'failing' : 'active',
+  created_at: r.createdAt.toISOString(),
+  failing_since: iso(r.failingSince),
+  disabled_at: iso(r.disabledAt),
+  pending_deliveries: r.pending,
+});
+
+/** Subscribes an endpoint to events; its address is checked first (no private targets). */
+export async function subscribeWebhook(
+  services: WebhookEndpointServices,
+  account: Pick<AccountContext, 'id'>,
+  /** `secret`: only an operator's seed file brings its own; otherwise one is made. */
+  input: { url: string; events: readonly WebhookEventType[]; secret?: string },
+): Promise<SubscribedWebhookView> {
+  const events = [...new Set(input.events)];
+  if (events.length === 0) throw new DomainError('invalid_input', 'events: name at least one event');
+  const target = await services.webhookTargets.check(input.url);
+  if (!target.ok) throw new DomainError('webhook_target_refused', target.reason);
+  const secret = input.secret ?? generateWebhookSecret();
+  const stored = await services.webhookEndpoints.add(
+    account.id,
+    { url: target.url, events, secret },
+    MAX_WEBHOOK_ENDPOINTS,
+  );
+  if (!stored) throw new DomainError('webhook_limit_reached', WEBHOOK_LIMIT_REACHED);
+  return { ...webhookEndpointView(stored), secret };
+}
+
+export async function listWebhookEndpoints(
+  services: WebhookEndpointServices,
+  account: Pick<AccountContext, 'id'>,
+): Promise<WebhookEndpointView[]> {
+  return (await services.webhookEndpoints.list(account.id)).map(webhookEndpointView);
+}
+
+/** Unsubscribes; another account's endpoint is answered exactly as one that never existed. */
+export async function unsubscribeWebhook(
+  services: WebhookEndpointServices,
+  account: Pick<AccountContext, 'id'>,
+  id: number,
+): Promise<void> {
+  if (!(await services.webhookEndpoints.remove(account.id, id))) {
+    throw new DomainError('webhook_not_found', WEBHOOK_NOT_FOUND);
+  }
+}
