@@ -1,22 +1,6 @@
-import {
-  IDEMPOTENCY_KEY_REUSED,
-  INTAKE_MANAGERS_ONLY,
-  INTAKE_PAGE_KEY_TAKEN,
-  INTAKE_PAGE_LIMIT_REACHED,
-  INTAKE_PAGE_NOT_FOUND,
-  INTAKE_PAGE_UNUSABLE,
-  NO_CONVERSATIONS,
-  PAGE_SIZE,
-  SLUG_TAKEN,
-  slugProblem,
-  WEBHOOK_LIMIT_REACHED,
-  WEBHOOK_NOT_FOUND,
-  WORKFLOW_LIMIT_REACHED,
-  WORKFLOW_NOT_FOUND,
-} from '@convo/domain';
-import { ERRORS, type ErrorCode, type Operation, openApiRouter } from '@convo/router';
+import { PAGE_SIZE } from '@convo/domain';
+import { ERRORS, type ErrorCode, errorExample, type Operation, openApiRouter } from '@convo/router';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { tooLarge } from './http/body.ts';
 import { REST_PREFIX } from './rest/handler.ts';
 
 /*
@@ -28,41 +12,12 @@ import { REST_PREFIX } from './rest/handler.ts';
 
 type Json = Record<string, any>;
 
-/** The codes whose message is the domain's own or the request's (the table's message is null). */
-type OwnMessageCode = { [K in ErrorCode]: (typeof ERRORS)[K]['message'] extends null ? K : never }[ErrorCode];
-
-/** An example of each such message: the compiler holds this list to the table. */
-const ERROR_EXAMPLES: Record<OwnMessageCode, string> = {
-  conversation_not_found: NO_CONVERSATIONS,
-  invalid_input: `slug: ${slugProblem('has space')}`,
-  intake_page_unusable: INTAKE_PAGE_UNUSABLE,
-  intake_page_not_found: INTAKE_PAGE_NOT_FOUND,
-  intake_page_key_taken: INTAKE_PAGE_KEY_TAKEN,
-  intake_page_limit_reached: INTAKE_PAGE_LIMIT_REACHED,
-  slug_taken: SLUG_TAKEN,
-  idempotency_key_reused: IDEMPOTENCY_KEY_REUSED,
-  body_too_large: tooLarge(64 * 1024).message,
-  batch_too_large: 'a batch may carry at most 10 calls',
-  not_ready: 'database migrations are pending',
-  webhook_not_found: WEBHOOK_NOT_FOUND,
-  webhook_target_refused: 'the endpoint resolves to a non-public address (10.0.0.7)',
-  webhook_limit_reached: WEBHOOK_LIMIT_REACHED,
-  workflow_not_found: WORKFLOW_NOT_FOUND,
-  workflow_limit_reached: WORKFLOW_LIMIT_REACHED,
-  forbidden: INTAKE_MANAGERS_ONLY,
-};
-
-const hasOwnMessage = (code: ErrorCode): code is OwnMessageCode => code in ERROR_EXAMPLES;
-
-const exampleMessage = (code: ErrorCode): string =>
-  hasOwnMessage(code) ? ERROR_EXAMPLES[code] : (ERRORS[code].message ?? code);
-
 const errorResponse = (description: string, codes: ErrorCode[]) => ({
   description,
   content: {
     'application/json': {
       schema: { $ref: '#/components/schemas/Error' },
-      examples: Object.fromEntries(codes.map((code) => [code, { value: { error: exampleMessage(code), code } }])),
+      examples: Object.fromEntries(codes.map((code) => [code, { value: { error: errorExample(code), code } }])),
     },
   },
 });

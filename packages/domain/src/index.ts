@@ -32,6 +32,7 @@ export * from './people/ports.ts';
 export * from './people/request-sign-in.ts';
 export * from './records.ts';
 export * from './shared/errors.ts';
+export * from './shared/limits.ts';
 export * from './shared/mail.ts';
 export * from './shared/paging.ts';
 export * from './shared/person.ts';

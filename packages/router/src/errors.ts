@@ -1,9 +1,18 @@
-import type { DomainErrorCode } from '@convo/domain';
+import { DOMAIN_ERRORS, type DomainErrorCode, domainErrorExample } from '@convo/domain';
 import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 
+/** A transport's own refusal: its status and its public message (null: each case words its own, as the example shows). */
+interface TransportError {
+  trpc: TRPC_ERROR_CODE_KEY;
+  status: number;
+  message: string | null;
+  example?: string;
+}
+
 /**
- * The one table: error code → tRPC code → HTTP status → public message. A null message means the
- * domain's own message is safe and precise enough to show (it never carries internal detail).
+ * The one table: error code → tRPC code → HTTP status → public message. Every domain code is here
+ * (the compiler holds it to DomainErrorCode) with a null message: the error carries the domain's
+ * own (DOMAIN_ERRORS words it, with its example); the transport's codes have theirs here.
  */
 export const ERRORS = {
   conversation_not_found: { trpc: 'NOT_FOUND', status: 404, message: null },
@@ -26,8 +35,13 @@ export const ERRORS = {
   forbidden: { trpc: 'FORBIDDEN', status: 403, message: null },
   malformed_body: { trpc: 'BAD_REQUEST', status: 400, message: 'the request body is not valid JSON or form data' },
   bad_request: { trpc: 'BAD_REQUEST', status: 400, message: 'the request is not valid HTTP' },
-  batch_too_large: { trpc: 'BAD_REQUEST', status: 400, message: null },
-  body_too_large: { trpc: 'PAYLOAD_TOO_LARGE', status: 413, message: null },
+  batch_too_large: { trpc: 'BAD_REQUEST', status: 400, message: null, example: 'a batch may carry at most 10 calls' },
+  body_too_large: {
+    trpc: 'PAYLOAD_TOO_LARGE',
+    status: 413,
+    message: null,
+    example: 'the request body is limited to 65536 bytes',
+  },
   header_too_large: { trpc: 'BAD_REQUEST', status: 431, message: 'the request headers are too large' },
   unsupported_media_type: {
     trpc: 'UNSUPPORTED_MEDIA_TYPE',
@@ -61,12 +75,9 @@ export const ERRORS = {
     message: 'the service is temporarily unavailable; retry shortly',
   },
   timeout: { trpc: 'SERVICE_UNAVAILABLE', status: 503, message: 'the request took too long; retry shortly' },
-  not_ready: { trpc: 'SERVICE_UNAVAILABLE', status: 503, message: null },
+  not_ready: { trpc: 'SERVICE_UNAVAILABLE', status: 503, message: null, example: 'database migrations are pending' },
   internal: { trpc: 'INTERNAL_SERVER_ERROR', status: 500, message: 'internal server error' },
-} as const satisfies Record<
-  DomainErrorCode | string,
-  { trpc: TRPC_ERROR_CODE_KEY; status: number; message: string | null }
->;
+} as const satisfies Record<DomainErrorCode, TransportError & { message: null }> & Record<string, TransportError>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
@@ -112,4 +123,13 @@ export function trpcErrorShape(code: ErrorCode, detail: string, path: string | u
     code: TRPC_ERROR_CODES_BY_KEY[row.trpc],
     data: { code: row.trpc, httpStatus: row.status, path, appCode: code },
   };
+}
+
+const isDomainCode = (code: ErrorCode): code is DomainErrorCode => Object.hasOwn(DOMAIN_ERRORS, code);
+
+/** What a client may read for `code`, for the OpenAPI document's examples: the domain's, or the transport's. */
+export function errorExample(code: ErrorCode): string {
+  if (isDomainCode(code)) return domainErrorExample(code);
+  const row: TransportError = ERRORS[code];
+  return row.message ?? row.example ?? code;
 }

@@ -42,11 +42,9 @@ export const managesIntake = (viewer: Viewer): boolean => viewer !== null && see
  */
 export type Actor = 'account' | Viewer;
 
-export const INTAKE_MANAGERS_ONLY = "only the account's owners and admins manage intake pages and workflows";
-
 /** The refusal of a person who may not manage the intake, as every use case that saves it says it. */
 export function requireIntakeManager(actor: Actor): void {
-  if (actor !== 'account' && !managesIntake(actor)) throw new DomainError('forbidden', INTAKE_MANAGERS_ONLY);
+  if (actor !== 'account' && !managesIntake(actor)) throw new DomainError('forbidden');
 }
 
 /**

@@ -1,10 +1,9 @@
 import type { AccountContext, SiteAccount } from '../records.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DOMAIN_ERRORS, DomainError } from '../shared/errors.ts';
 import type { MailOutbox } from '../shared/mail.ts';
 import { emailProblem, nameProblem } from '../shared/person.ts';
 import { conversationUrl } from '../shared/urls.ts';
 import { managesMembers, maySee, type Viewer } from './access.ts';
-import { NO_CONVERSATIONS } from './get-conversation.ts';
 import type { ConversationStore, MemberChange, MemberStore, SiteStore } from './ports.ts';
 import { slugKey, slugProblem } from './slug.ts';
 import { type ConversationView, conversationView } from './views.ts';
@@ -33,7 +32,7 @@ export type MemberOutcome =
   | { kind: 'refused'; problem: string }
   | { kind: 'done'; change: MemberChange };
 
-const refusedSlug = (slug: string) => (slugProblem(slug) ? NO_CONVERSATIONS : null);
+const refusedSlug = (slug: string) => (slugProblem(slug) ? DOMAIN_ERRORS.conversation_not_found.message : null);
 
 /** The mail a person added to a conversation gets: where it is, and that their address signs them in. */
 const invitation = (account: SiteAccount, change: MemberChange) => ({
@@ -102,7 +101,7 @@ export async function memberAnswer(
       : null;
   // The slug's own conversation, never get_conversation's fallback to the latest one.
   if (!record || outcome.kind !== 'done' || record.id !== outcome.change.conversationId) {
-    throw new DomainError('conversation_not_found', NO_CONVERSATIONS);
+    throw new DomainError('conversation_not_found');
   }
   return conversationView(account, record);
 }

@@ -53,8 +53,6 @@ export interface CreateConversationDeps {
 /** One message whether the page is unknown, another account's, or the wrong kind: nothing leaks. */
 export const INTAKE_PAGE_UNUSABLE = 'intake page not found or not usable for this request';
 export const NO_PRIMARY_INTAKE_PAGE = 'the account has no primary intake page';
-export const SLUG_TAKEN = 'slug is already used by another conversation in this account';
-export const IDEMPOTENCY_KEY_REUSED = 'this Idempotency-Key was already used with a different request';
 
 /** A random slug collides only with astronomically small odds; a few fresh draws settle it. */
 const GENERATED_SLUG_ATTEMPTS = 3;
@@ -165,7 +163,7 @@ export async function createConversation(
         answer,
       });
       if (outcome.kind === 'key_reused') {
-        throw new DomainError('idempotency_key_reused', IDEMPOTENCY_KEY_REUSED);
+        throw new DomainError('idempotency_key_reused');
       }
       return outcome.kind === 'stored'
         ? { view: answer(outcome.stored), replayed: false }
@@ -173,7 +171,7 @@ export async function createConversation(
     } catch (e) {
       if (!(e instanceof SlugTakenError)) throw e;
       if (attempt >= attempts) {
-        throw new DomainError('slug_taken', SLUG_TAKEN);
+        throw new DomainError('slug_taken');
       }
       draft.slug = generateSlug();
     }

@@ -4,8 +4,6 @@ import { type LookupMatch, type LookupRequest, lookupCriteria, lookupMatch, look
 import type { ConversationStore } from './ports.ts';
 import { type ConversationView, conversationView } from './views.ts';
 
-export const NO_CONVERSATIONS = 'No conversations found';
-
 export async function getConversation(
   deps: { conversations: ConversationStore },
   account: AccountContext,
@@ -15,6 +13,6 @@ export async function getConversation(
   if (problem) throw new DomainError('invalid_input', problem);
   const criteria = lookupCriteria(request);
   const record = await deps.conversations.findOne(account.id, criteria);
-  if (!record) throw new DomainError('conversation_not_found', NO_CONVERSATIONS);
+  if (!record) throw new DomainError('conversation_not_found');
   return { view: conversationView(account, record), matched: lookupMatch(criteria, record) };
 }

@@ -1,7 +1,6 @@
 import type { AccountContext } from '../records.ts';
 import { DomainError } from '../shared/errors.ts';
 import { FIRST_PAGE, MAX_PAGE, pageWindow } from '../shared/paging.ts';
-import { NO_CONVERSATIONS } from './get-conversation.ts';
 import type { ConversationStore } from './ports.ts';
 import { type ConversationListView, listedConversationView } from './views.ts';
 
@@ -19,7 +18,7 @@ export async function listConversations(
 ): Promise<{ view: ConversationListView; position: PagePosition }> {
   // No account holds that many conversations: past the last page, without asking the database.
   if (request.page !== undefined && request.page > MAX_PAGE) {
-    throw new DomainError('conversation_not_found', NO_CONVERSATIONS);
+    throw new DomainError('conversation_not_found');
   }
   let window: ReturnType<typeof pageWindow>;
   try {
@@ -29,7 +28,7 @@ export async function listConversations(
   }
   const { records, hasMore } = await deps.conversations.listPage(account.id, window);
   // An empty account and a page past the last one both mean: nothing here.
-  if (records.length === 0) throw new DomainError('conversation_not_found', NO_CONVERSATIONS);
+  if (records.length === 0) throw new DomainError('conversation_not_found');
   const page = request.page ?? FIRST_PAGE;
   return {
     view: { conversations: records.map((r) => listedConversationView(account, r)) },

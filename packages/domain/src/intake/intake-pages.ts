@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type Actor, requireIntakeManager } from '../conversations/access.ts';
 import type { AccountContext } from '../records.ts';
 import { DomainError } from '../shared/errors.ts';
+import { MAX_INTAKE_PAGES } from '../shared/limits.ts';
 import { emailProblem } from '../shared/person.ts';
 import { ZText } from '../shared/text.ts';
 
@@ -13,10 +14,6 @@ import { ZText } from '../shared/text.ts';
  * as a missing one is.
  */
 
-export const INTAKE_PAGE_NOT_FOUND = 'no intake page with this id in this account';
-export const INTAKE_PAGE_KEY_TAKEN = 'key is already used by another intake page of this account';
-export const MAX_INTAKE_PAGES = 100;
-export const INTAKE_PAGE_LIMIT_REACHED = `an account may have at most ${MAX_INTAKE_PAGES} intake pages`;
 export const INTAKE_PAGE_KEY_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,58}[a-z0-9])?$/;
 
 export const ZIntakePageId = z.number().int().min(1).max(2_147_483_647);
@@ -228,11 +225,11 @@ function saved(write: IntakePageWrite): IntakePageView {
     case 'saved':
       return intakePageView(write.page);
     case 'key_taken':
-      throw new DomainError('intake_page_key_taken', INTAKE_PAGE_KEY_TAKEN);
+      throw new DomainError('intake_page_key_taken');
     case 'limit':
-      throw new DomainError('intake_page_limit_reached', INTAKE_PAGE_LIMIT_REACHED);
+      throw new DomainError('intake_page_limit_reached');
     case 'not_found':
-      throw new DomainError('intake_page_not_found', INTAKE_PAGE_NOT_FOUND);
+      throw new DomainError('intake_page_not_found');
   }
 }
 
@@ -271,6 +268,6 @@ export async function changeIntakePage(
 ): Promise<IntakePageView> {
   requireIntakeManager(actor);
   const current = await store.find(account.id, id);
-  if (!current) throw new DomainError('intake_page_not_found', INTAKE_PAGE_NOT_FOUND);
+  if (!current) throw new DomainError('intake_page_not_found');
   return saved(await store.change(account.id, id, await draftOf(store, account.id, input, current)));
 }

@@ -19,9 +19,6 @@ export const MAX_WORKFLOW_DELAY_SECONDS = 365 * DAY;
 export const MAX_WORKFLOW_STEPS = 20;
 export const MAX_WORKFLOW_REPEATS = 100;
 
-/** How many workflows one account may keep. */
-export const MAX_WORKFLOWS = 100;
-
 const MAX_LIST = 20;
 
 const ZDelay = z

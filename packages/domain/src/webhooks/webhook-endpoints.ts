@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AccountContext } from '../records.ts';
 import { DomainError } from '../shared/errors.ts';
+import { MAX_WEBHOOK_ENDPOINTS } from '../shared/limits.ts';
 import { generateWebhookSecret } from '../shared/tokens.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './events.ts';
 import type { WebhookEndpointRecord, WebhookEndpointStore, WebhookTargets } from './ports.ts';
@@ -10,12 +11,6 @@ import type { WebhookEndpointRecord, WebhookEndpointStore, WebhookTargets } from
  * automation platform subscribes when a user turns a trigger on and deletes the subscription when
  * it is turned off). Operators do the same from the CLI through these same rules.
  */
-
-/** How many endpoints one account may have. */
-export const MAX_WEBHOOK_ENDPOINTS = 20;
-
-export const WEBHOOK_NOT_FOUND = 'no webhook endpoint with this id in this account';
-export const WEBHOOK_LIMIT_REACHED = `an account may have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints; delete one first`;
 
 export const ZWebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).meta({
   id: 'WebhookEventType',
@@ -93,7 +88,7 @@ export async function subscribeWebhook(
     { url: target.url, events, secret },
     MAX_WEBHOOK_ENDPOINTS,
   );
-  if (!stored) throw new DomainError('webhook_limit_reached', WEBHOOK_LIMIT_REACHED);
+  if (!stored) throw new DomainError('webhook_limit_reached');
   return { ...webhookEndpointView(stored), secret };
 }
 
@@ -111,6 +106,6 @@ export async function unsubscribeWebhook(
   id: number,
 ): Promise<void> {
   if (!(await services.webhookEndpoints.remove(account.id, id))) {
-    throw new DomainError('webhook_not_found', WEBHOOK_NOT_FOUND);
+    throw new DomainError('webhook_not_found');
   }
 }

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { type Actor, requireIntakeManager } from '../conversations/access.ts';
 import type { AccountContext } from '../records.ts';
 import { DomainError } from '../shared/errors.ts';
+import { MAX_WORKFLOWS } from '../shared/limits.ts';
 import { ZText } from '../shared/text.ts';
-import { MAX_WORKFLOWS, type WorkflowStep, ZWorkflowStep, ZWorkflowSteps } from '../shared/workflow-steps.ts';
+import { type WorkflowStep, ZWorkflowStep, ZWorkflowSteps } from '../shared/workflow-steps.ts';
 import { runnableSteps } from './rules.ts';
 
 /*
@@ -12,9 +13,6 @@ import { runnableSteps } from './rules.ts';
  * schemas of workflows.ts), and what they name (the team members, people and recordings must be
  * the account's own).
  */
-
-export const WORKFLOW_NOT_FOUND = 'no workflow with this id in this account';
-export const WORKFLOW_LIMIT_REACHED = `an account may have at most ${MAX_WORKFLOWS} workflows; disable or change one`;
 
 export const ZWorkflowId = z.number().int().min(1).max(2_147_483_647);
 export const ZWorkflowName = ZText('name').pipe(z.string().trim().min(1).max(255));
@@ -151,7 +149,7 @@ export async function createWorkflow(
   const steps = parseWorkflowSteps(input.steps);
   await checkReferences(store, account.id, steps);
   const made = await store.create(account.id, { name: input.name.trim(), steps }, MAX_WORKFLOWS);
-  if (!made) throw new DomainError('workflow_limit_reached', WORKFLOW_LIMIT_REACHED);
+  if (!made) throw new DomainError('workflow_limit_reached');
   return workflowDefinitionView(made);
 }
 
@@ -166,6 +164,6 @@ export async function changeWorkflow(
   const steps = input.steps === undefined ? undefined : parseWorkflowSteps(input.steps);
   if (steps) await checkReferences(store, account.id, steps);
   const changed = await store.change(account.id, id, { name: input.name?.trim(), steps, disabled: input.disabled });
-  if (!changed) throw new DomainError('workflow_not_found', WORKFLOW_NOT_FOUND);
+  if (!changed) throw new DomainError('workflow_not_found');
   return workflowDefinitionView(changed);
 }

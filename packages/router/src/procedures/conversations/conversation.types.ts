@@ -68,5 +68,5 @@ export const listedConversationExample = {
   },
 };
 
-/** The error a lookup answers when there is nothing to show (its text is the spec's, NO_CONVERSATIONS). */
+/** The error a lookup answers when there is nothing to show (its text is the spec's: DOMAIN_ERRORS.conversation_not_found). */
 export const notFound = (description: string): OperationError => ({ description, codes: ['conversation_not_found'] });

@@ -1,4 +1,4 @@
-import { INTAKE_PAGE_NOT_FOUND, MAX_INTAKE_PAGES } from '@convo/domain';
+import { DOMAIN_ERRORS, MAX_INTAKE_PAGES } from '@convo/domain';
 import type { OperationError } from '../../operation.ts';
 
 /* What the intake page procedures share beside the wire shapes (the domain's). */
@@ -26,6 +26,6 @@ export const intakePageRules =
   `unusable, as a missing one is. An account may have up to ${MAX_INTAKE_PAGES} intake pages.`;
 
 export const intakePageNotFound: OperationError = {
-  description: INTAKE_PAGE_NOT_FOUND,
+  description: DOMAIN_ERRORS.intake_page_not_found.message,
   codes: ['intake_page_not_found'],
 };

@@ -1,4 +1,4 @@
-import { WEBHOOK_NOT_FOUND, ZWebhookId } from '@convo/domain';
+import { DOMAIN_ERRORS, ZWebhookId } from '@convo/domain';
 import { z } from 'zod';
 import type { OperationSpec } from '../../operation.ts';
 
@@ -26,7 +26,7 @@ export const deleteWebhookSpec = {
       'account answers 404, as one that does not exist does.',
     example: { id: 7, deleted: true },
     errors: {
-      '404': { description: WEBHOOK_NOT_FOUND, codes: ['webhook_not_found'] },
+      '404': { description: DOMAIN_ERRORS.webhook_not_found.message, codes: ['webhook_not_found'] },
       '422': { description: 'The id is not a whole number from 1', codes: ['invalid_input'] },
     },
   },

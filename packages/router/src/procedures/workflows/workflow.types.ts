@@ -1,4 +1,4 @@
-import { MAX_WORKFLOWS, WORKFLOW_NOT_FOUND } from '@convo/domain';
+import { DOMAIN_ERRORS, MAX_WORKFLOWS } from '@convo/domain';
 import type { OperationError } from '../../operation.ts';
 
 /* What the workflow procedures share beside the wire shapes (the domain's). */
@@ -29,4 +29,7 @@ export const workflowRules =
   'A conversation created through an intake page gets a copy of its workflow (its `workflow` member, with each ' +
   'step’s state); changing or disabling the workflow later leaves the copies made as they are.';
 
-export const workflowNotFound: OperationError = { description: WORKFLOW_NOT_FOUND, codes: ['workflow_not_found'] };
+export const workflowNotFound: OperationError = {
+  description: DOMAIN_ERRORS.workflow_not_found.message,
+  codes: ['workflow_not_found'],
+};
