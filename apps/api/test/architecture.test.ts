@@ -76,6 +76,33 @@ describe('the code', () => {
     expect(wrong).toEqual([]);
   });
 
+  // apps/api by room: one imports its own files and lower rooms' only. logger.ts is everyone's.
+  const ROOM_RANK: Record<string, number> = {
+    'logger.ts': 0,
+    media: 1,
+    live: 1,
+    workers: 2,
+    http: 3,
+    start: 4,
+    cli: 5,
+    entry: 6,
+  };
+
+  it('keeps apps/api by room: a room imports lower rooms only', () => {
+    const room = (file: string) => file.slice('apps/api/src/'.length).split('/')[0] ?? '';
+    const wrong = sources('apps/api/src').flatMap((file) => {
+      const from = room(file);
+      expect(ROOM_RANK[from], `${file} is in no room`).toBeDefined();
+      return localImports(file)
+        .filter((target) => target.startsWith('apps/api/src/'))
+        .flatMap((target) => {
+          const to = room(target);
+          return to === from || (ROOM_RANK[to] ?? 99) < (ROOM_RANK[from] ?? 0) ? [] : [`${file} → ${target}`];
+        });
+    });
+    expect(wrong).toEqual([]);
+  });
+
   it.each([
     'apps/api/src',
     'packages/router/src',

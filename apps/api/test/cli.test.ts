@@ -7,10 +7,10 @@ import { promisify } from 'node:util';
 import { openOrm } from '@convo/db';
 import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.ts';
 import { runCli } from '../src/cli/program.ts';
+import { createApp } from '../src/http/app.ts';
 import { createLogger } from '../src/logger.ts';
-import { createServices } from '../src/services.ts';
+import { createServices } from '../src/start/services.ts';
 
 /*
  * The CLI as an operator runs it, on a real database: each command line runs as `npm run cli`

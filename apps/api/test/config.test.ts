@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/start/config.ts';
 
 describe('configuration', () => {
   it('reads TRUST_PROXY as a number of proxies: true is one, false none', () => {

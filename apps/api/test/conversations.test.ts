@@ -1,6 +1,6 @@
 import { repeatDueAt } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../src/app.ts';
+import type { App } from '../src/http/app.ts';
 import {
   auth,
   call,

@@ -7,9 +7,9 @@ import { serve } from '@hono/node-server';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
-import { startNotifyWorker } from '../src/notify.ts';
-import type { QueueWorker } from '../src/queue-worker.ts';
-import { startWorkflowWorker } from '../src/workflows.ts';
+import { startNotifyWorker } from '../src/workers/notify.ts';
+import type { QueueWorker } from '../src/workers/queue-worker.ts';
+import { startWorkflowWorker } from '../src/workers/workflows.ts';
 import {
   axeViolations,
   FAKE_MEDIA_DEVICES,

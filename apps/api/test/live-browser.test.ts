@@ -7,7 +7,7 @@ import { type LiveListener, loadSeed } from '@convo/db';
 import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeFetch } from '../src/serve-node.ts';
+import { nodeFetch } from '../src/start/serve-node.ts';
 import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
 import { listen } from './support/events.ts';
 import { type Harness, openHarness } from './support/harness.ts';

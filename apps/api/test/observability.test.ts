@@ -1,8 +1,8 @@
 import { openOrm } from '@convo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.ts';
+import { createApp } from '../src/http/app.ts';
 import { createLogger } from '../src/logger.ts';
-import { createServices } from '../src/services.ts';
+import { createServices } from '../src/start/services.ts';
 import {
   auth,
   BASE,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadSeed } from '@convo/db';
 import type { MediaProbe } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type App, createApp } from '../src/app.ts';
+import { type App, createApp } from '../src/http/app.ts';
 import { diskMedia, type MediaBackend } from '../src/media/backend.ts';
 import { auth, call, type Harness, MAX_BODY_BYTES, openHarness, secondApp } from './support/harness.ts';
 import { Visitor } from './support/site.ts';

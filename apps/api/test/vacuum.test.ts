@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
-import { buildApp } from '../src/server.ts';
+import { loadConfig } from '../src/start/config.ts';
+import { buildApp } from '../src/start/server.ts';
 import { createJson, type Harness, makeAccount, openHarness, type TestAccount } from './support/harness.ts';
 
 /*

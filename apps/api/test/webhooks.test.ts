@@ -13,8 +13,8 @@ import {
   NON_PUBLIC_RANGES,
   TargetRefused,
   webhookTargets,
-} from '../src/webhooks/target.ts';
-import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '../src/webhooks/worker.ts';
+} from '../src/workers/webhook-target.ts';
+import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '../src/workers/webhooks.ts';
 import {
   auth,
   BASE,

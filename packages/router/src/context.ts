@@ -17,7 +17,7 @@ import type { ConversationListCache } from './conversation-list-cache.ts';
 
 /**
  * What the procedures get from the process that serves them: the domain's ports, built once in
- * the composition root (apps/api/src/services.ts), and the few services a transport needs. No ORM
+ * the composition root (apps/api/src/start/services.ts), and the few services a transport needs. No ORM
  * type appears here, so the AppRouter type that clients import carries none.
  */
 export interface ProcedureServices {

@@ -6,7 +6,7 @@ import { authedProcedure, checkAnswer, type Meta, publicProcedure, router } from
 /*
  * What an operation is, in one place: each procedure's .types.ts declares it and its .ts defines
  * it (`defineOperation`); everything else is derived from `appRouter`: the REST route
- * (apps/api/src/rest), the OpenAPI document (apps/api/src/openapi.ts), the metrics label.
+ * (apps/api/src/http/rest), the OpenAPI document (apps/api/src/http/openapi.ts), the metrics label.
  * CONTRIBUTING.md has the recipe.
  */
 

@@ -31,8 +31,8 @@ import {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Command, Option } from 'commander';
-import { migrateDatabase, openDatabase } from '../services.ts';
-import { webhookTargets } from '../webhooks/target.ts';
+import { migrateDatabase, openDatabase } from '../start/services.ts';
+import { webhookTargets } from '../workers/webhook-target.ts';
 import { registerDataCommands } from './data.ts';
 import { registerDemo } from './demo.ts';
 import { type Cli, emit, example, int, jsonArray, withDatabase } from './helpers.ts';

@@ -6,7 +6,7 @@ import { text as readText } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 import { AdminError, type ExportProgress, exportAccounts } from '@convo/db';
 import type { Command } from 'commander';
-import { LOCK_FILE } from '../embedded-lock.ts';
+import { LOCK_FILE } from '../start/embedded-lock.ts';
 import { type Cli, emit, example, int, withDatabase } from './helpers.ts';
 import { importFromApi } from './import-api.ts';
 import { configuredMedia, defaultMediaDir, exportRecordings } from './media-files.ts';

@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { findAccount, loadSeed, renewToken, setHost } from '@convo/db';
 import type { Command } from 'commander';
 import { createLogger } from '../logger.ts';
-import { serveOnNode } from '../serve-node.ts';
-import { buildApp } from '../server.ts';
-import { migrateDatabase, openDatabase } from '../services.ts';
+import { serveOnNode } from '../start/serve-node.ts';
+import { buildApp } from '../start/server.ts';
+import { migrateDatabase, openDatabase } from '../start/services.ts';
 import type { Cli } from './helpers.ts';
 
 const DEMO_SEED = new URL('../../../../examples/seed.json', import.meta.url);

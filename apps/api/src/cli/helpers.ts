@@ -1,9 +1,9 @@
 import type { Readable, Writable } from 'node:stream';
 import type { EntityManager, MikroORM } from '@mikro-orm/core';
 import { type Command, InvalidArgumentError } from 'commander';
-import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { migrateDatabase, openDatabase } from '../services.ts';
+import type { Config } from '../start/config.ts';
+import { migrateDatabase, openDatabase } from '../start/services.ts';
 
 /* What every command shares: its environment, argument parsers, output and the database. */
 

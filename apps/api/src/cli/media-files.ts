@@ -12,9 +12,9 @@ import {
   newMediaKey,
   type StoredMedia,
 } from '@convo/domain';
-import type { Config } from '../config.ts';
 import { configuredBackend } from '../media/backend.ts';
 import { MediabunnyProbe } from '../media/probe.ts';
+import type { Config } from '../start/config.ts';
 
 /*
  * Recordings in and out of the seed format: an export copies each one the server keeps into a

@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { AdminError } from '@convo/db';
 import { DomainError } from '@convo/domain';
 import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig } from '../config.ts';
 import { createLogger } from '../logger.ts';
+import { ConfigError, loadConfig } from '../start/config.ts';
 import { registerCommands } from './commands.ts';
 import type { CliIo } from './helpers.ts';
 

@@ -7,7 +7,7 @@ import {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Command } from 'commander';
-import { webhookTargets } from '../webhooks/target.ts';
+import { webhookTargets } from '../workers/webhook-target.ts';
 import { type Cli, emit, example, int, withDatabase } from './helpers.ts';
 
 /** The same use cases the API's /webhooks operations call, over the CLI's connection. */

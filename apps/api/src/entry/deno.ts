@@ -1,7 +1,7 @@
-import { loadConfig } from '../config.ts';
-import { logCannotListen } from '../listen-error.ts';
 import { createLogger } from '../logger.ts';
-import { buildServer } from '../server.ts';
+import { loadConfig } from '../start/config.ts';
+import { logCannotListen } from '../start/listen-error.ts';
+import { buildServer } from '../start/server.ts';
 
 declare const Deno: {
   serve(

@@ -1,7 +1,7 @@
-import { loadConfig } from '../config.ts';
 import { createLogger } from '../logger.ts';
-import { serveOnNode } from '../serve-node.ts';
-import { buildServer } from '../server.ts';
+import { loadConfig } from '../start/config.ts';
+import { serveOnNode } from '../start/serve-node.ts';
+import { buildServer } from '../start/server.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);

@@ -1,11 +1,14 @@
 import { ERRORS, type ErrorCode, errorBody, type RequestState, trpcErrorShape } from '@convo/router';
-import { json } from '../rest/handler.ts';
 import { bodyWasCut } from './body.ts';
 
 /*
  * What every answer of the API's host gets on its way out, whichever route made it: the error in
  * its transport's shape, and the headers that come from the request's state.
  */
+
+/** A JSON answer. */
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
 export const TRPC_PREFIX = '/trpc/';
 

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount, createIntakePage, createWorkflow, issueToken, revokeToken } from '@convo/db';
 import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
-import { type App, type AppOptions, createApp } from '../../src/app.ts';
+import { type App, type AppOptions, createApp } from '../../src/http/app.ts';
+import type { Services } from '../../src/http/services.ts';
 import { createLogger } from '../../src/logger.ts';
 import { diskMedia } from '../../src/media/backend.ts';
-import { createServices, DEFAULT_SERVICE_OPTIONS, type ServiceOptions, type Services } from '../../src/services.ts';
+import { createServices, DEFAULT_SERVICE_OPTIONS, type ServiceOptions } from '../../src/start/services.ts';
 
 export const BASE = 'http://api.test';
 export const REST = `${BASE}/api/v1/conversations`;

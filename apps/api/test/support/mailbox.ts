@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { MikroMailOutbox } from '@convo/db';
 import { SMTPServer } from 'smtp-server';
 import { createLogger } from '../../src/logger.ts';
-import { startMailWorker } from '../../src/mail.ts';
+import { startMailWorker } from '../../src/workers/mail.ts';
 
 /*
  * A real SMTP server in the test process (smtp-server), so tests receive the mail the server sends

@@ -6,7 +6,7 @@ import { repeatDueAt, ZWorkflowStep, ZWorkflowStepState } from '../shared/workfl
  * A workflow: what happens in a conversation without anyone lifting a finger. It is a list of
  * steps, each a trigger (when) and an action (what), declared once here: the API validates a
  * saved workflow with these schemas and publishes them, the seed format reads them, and the
- * runner (apps/api/src/workflows) decides with the functions below when each step is due.
+ * runner (apps/api/src/workers/workflows.ts) decides with the functions below when each step is due.
  *
  * A conversation created through an intake page gets a copy of the page's workflow, each step
  * with its state (`ZWorkflowStepState`): a later change of the page's workflow leaves the copy as

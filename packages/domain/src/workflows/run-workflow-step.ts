@@ -6,7 +6,7 @@ import type { WebhookEnvelope } from '../webhooks/events.ts';
 import { type MessageSide, NO_REPLY_ANSWERED, NO_REPLY_SUPERSEDED, nextRepeat, planSteps } from './rules.ts';
 
 /*
- * One due step of a conversation's workflow, decided and done. The runner (apps/api/src/workflows)
+ * One due step of a conversation's workflow, decided and done. The runner (apps/api/src/workers/workflows.ts)
  * claims the step's job in a transaction, with the conversation's row locked, and calls this with
  * that transaction's actions: whatever the step writes (a message, tags, members, a queued mail,
  * a webhook event) commits with the job's new state or not at all, so a step runs at most once

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 /*
  * The loop every background queue of this process shares (mail, webhook deliveries): look for due

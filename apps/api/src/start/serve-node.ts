@@ -4,10 +4,10 @@ import { errorBody } from '@convo/router';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { MikroORM } from '@mikro-orm/core';
-import type { App } from './app.ts';
+import type { App } from '../http/app.ts';
+import { ConnectionSink } from '../live/hub.ts';
+import type { Logger } from '../logger.ts';
 import { logCannotListen } from './listen-error.ts';
-import { ConnectionSink } from './live.ts';
-import type { Logger } from './logger.ts';
 
 /** After SIGTERM: requests in flight get this long to finish before their connections are cut. */
 const DRAIN_MS = 8_000;

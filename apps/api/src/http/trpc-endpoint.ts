@@ -1,7 +1,7 @@
 import { appRouter, createContext, type RequestState } from '@convo/router';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
-import { errorAnswer, TRPC_PREFIX } from './http/answers.ts';
-import { type BodyLimits, readBody } from './http/body.ts';
+import { errorAnswer, TRPC_PREFIX } from './answers.ts';
+import { type BodyLimits, readBody } from './body.ts';
 import type { Services } from './services.ts';
 
 /**

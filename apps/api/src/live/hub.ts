@@ -10,7 +10,7 @@ import {
   parsePosition,
 } from '@convo/domain';
 import type { LiveStreamRequest, LiveStreams, OpenedStream } from '@convo/pages';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 /*
  * The live streams of one process (`text/event-stream`, see packages/pages' events routes). One

@@ -4,8 +4,8 @@ import ipaddr from 'ipaddr.js';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 import type { Logger } from '../logger.ts';
-import { type QueueWorker, startQueueWorker } from '../queue-worker.ts';
-import { guardedLookup, isPublicAddress, type TargetPolicy, TargetRefused, targetUrl } from './target.ts';
+import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
+import { guardedLookup, isPublicAddress, type TargetPolicy, TargetRefused, targetUrl } from './webhook-target.ts';
 
 /*
  * Delivers webhook events. Every replica runs one worker; they share the events and deliveries

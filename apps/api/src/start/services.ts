@@ -33,22 +33,17 @@ import {
   RateLimiter,
   type RateLimitPolicy,
 } from '@convo/db';
-import {
-  DEFAULT_MEDIA_LIMITS,
-  type InboxStore,
-  type IntakeStore,
-  type MediaDeps,
-  type MediaLimits,
-  type ModerationStore,
-  type NotificationStore,
-  type PeopleStore,
-  type ReplyStore,
-  type SiteStore,
-  sweepRecordings,
-  type VisitorLimits,
-} from '@convo/domain';
-import { ConversationListCache, type ProcedureServices } from '@convo/router';
+import { DEFAULT_MEDIA_LIMITS, type MediaDeps, type MediaLimits, sweepRecordings } from '@convo/domain';
+import { ConversationListCache } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
+import { createMetrics } from '../http/metrics.ts';
+import type { Services } from '../http/services.ts';
+import { createLiveHub, DEFAULT_LIVE, type LiveOptions } from '../live/hub.ts';
+import type { Logger } from '../logger.ts';
+import { diskMedia, type MediaBackend } from '../media/backend.ts';
+import { MediabunnyProbe } from '../media/probe.ts';
+import { defaultUploadQuotas, TusUploads, type UploadQuotas } from '../media/uploads.ts';
+import { type TargetPolicy, webhookTargets } from '../workers/webhook-target.ts';
 import {
   type Config,
   DEFAULT_MEDIA_DIR,
@@ -57,52 +52,6 @@ import {
   DEFAULT_WEBHOOK_RETENTION_DAYS,
 } from './config.ts';
 import { lockDataDir } from './embedded-lock.ts';
-import { createLiveHub, DEFAULT_LIVE, type LiveHub, type LiveOptions } from './live.ts';
-import type { Logger } from './logger.ts';
-import { diskMedia, type MediaBackend } from './media/backend.ts';
-import { MediabunnyProbe } from './media/probe.ts';
-import { defaultUploadQuotas, TusUploads, type UploadQuotas } from './media/uploads.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
-import { type TargetPolicy, webhookTargets } from './webhooks/target.ts';
-
-/** What the HTTP surface uses: the procedures' services, plus logs, metrics and readiness. */
-export interface Services extends ProcedureServices {
-  /** What the accounts' own sites (conversation pages) read. */
-  site: SiteStore;
-  people: PeopleStore;
-  replies: ReplyStore;
-  /** Intake pages as visitors use them: the page, and starts. */
-  intake: IntakeStore;
-  /** Who is told of new messages, and the pending mails that tell them. */
-  notifications: NotificationStore;
-  /** The team's inbox on the sites. */
-  inbox: InboxStore;
-  /** Hiding and deleting messages on the sites. */
-  moderation: ModerationStore;
-  /** Where recordings are kept and how they are measured. */
-  media: MediaDeps;
-  /** Resumable uploads of recordings (tus), swept with the recordings. */
-  uploads: TusUploads;
-  /** The queue itself, for the worker. */
-  mailQueue: MikroMailOutbox;
-  /** Called after each queued mail, so a worker in this process sends it at once. */
-  onMailQueued(listener: () => void): void;
-  visitorLimits: VisitorLimits;
-  /** Page reads per client address on the sites (blocks of quota claimed in the database). */
-  readLimits: VisitorLimits;
-  /** The webhook deliveries table, for the worker and the metrics. */
-  webhooks: MikroWebhookStore;
-  /** Workflows' events and step jobs, for the worker. */
-  workflowJobs: MikroWorkflowJobs;
-  /** The live streams of this process (the pages' event streams), woken by the listener. */
-  live: LiveHub;
-  logger: Logger;
-  metrics: Metrics;
-  /** Null when the database answers and every migration is applied; else what is wrong. */
-  notReady(): Promise<string | null>;
-  /** True while requests are waiting for a connection of the pool: background work then waits. */
-  databaseBusy(): Promise<boolean>;
-}
 
 /** A token's last use is written at most this often per process: reads stay free of writes. */
 export const TOKEN_TOUCH_INTERVAL_MS = 60_000;

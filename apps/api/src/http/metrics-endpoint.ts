@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { errorAnswer } from './http/answers.ts';
+import { errorAnswer } from './answers.ts';
 import type { Services } from './services.ts';
 
 const sameSecret = (given: string, expected: string): boolean => {

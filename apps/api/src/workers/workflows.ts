@@ -1,5 +1,5 @@
 import { advanceWorkflows, type WorkflowJobStore } from '@convo/domain';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
 
 /*

@@ -1,6 +1,6 @@
 import { autovacuumIsOff, CHURNING_TABLES, vacuumChurningTables } from '@convo/db';
 import type { MikroORM } from '@mikro-orm/core';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 /*
  * On a PostgreSQL server whose autovacuum is off, every replica vacuums the few tables the service

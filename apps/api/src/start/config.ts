@@ -1,10 +1,10 @@
 import { DEFAULT_MEDIA_LIMITS, DEFAULT_NOTIFY_BATCH_MINUTES, type MediaLimits } from '@convo/domain';
 import { DEFAULT_SITE_LIMITS, type SiteLimits } from '@convo/pages';
 import { z } from 'zod';
-import { DEFAULT_IPV6_PREFIX } from './http/proxy.ts';
-import { DEFAULT_LIVE, type LiveOptions } from './live.ts';
-import type { S3Options } from './media/s3-store.ts';
-import type { UploadQuotas } from './media/uploads.ts';
+import { DEFAULT_IPV6_PREFIX } from '../http/proxy.ts';
+import { DEFAULT_LIVE, type LiveOptions } from '../live/hub.ts';
+import type { S3Options } from '../media/s3-store.ts';
+import type { UploadQuotas } from '../media/uploads.ts';
 
 /*
  * The only module that reads the environment. Everything is validated once at start; a bad value

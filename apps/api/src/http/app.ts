@@ -2,22 +2,22 @@ import { databaseUnavailable } from '@convo/db';
 import { newMediaKey, originsForAuthority } from '@convo/domain';
 import { createSite, DEFAULT_SITE_LIMITS, KeptFiles, loggedPath, type SiteLimits, type SiteVisit } from '@convo/pages';
 import { ERRORS, errorBody, operations, type RequestState } from '@convo/router';
-import pkg from '../package.json' with { type: 'json' };
+import pkg from '../../package.json' with { type: 'json' };
+import type { LiveHub } from '../live/hub.ts';
+import { errorAnswer, finishHeaders, json, TRPC_PREFIX, withTimeout } from './answers.ts';
+import { HttpError, mediaType } from './body.ts';
 import { serveDocs } from './docs.ts';
 import { faviconResponse } from './favicon.ts';
-import { errorAnswer, finishHeaders, TRPC_PREFIX, withTimeout } from './http/answers.ts';
-import { HttpError, mediaType } from './http/body.ts';
-import type { Peer } from './http/peer.ts';
-import { clientKey, trustedProxies } from './http/proxy.ts';
-import { readSiteForm } from './http/site-form.ts';
-import type { LiveHub } from './live.ts';
 import { metricsEndpoint } from './metrics-endpoint.ts';
 import { buildOpenApiDocument } from './openapi.ts';
-import { createRestHandler, json, REST_PREFIX } from './rest/handler.ts';
+import type { Peer } from './peer.ts';
+import { clientKey, trustedProxies } from './proxy.ts';
+import { createRestHandler, REST_PREFIX } from './rest/handler.ts';
 import type { Services } from './services.ts';
+import { readSiteForm } from './site-form.ts';
 import { trpcEndpoint } from './trpc-endpoint.ts';
 
-export type { Peer } from './http/peer.ts';
+export type { Peer } from './peer.ts';
 
 export interface AppOptions {
   maxBodyBytes: number;

@@ -1,4 +1,4 @@
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 
 /**
  * A port that cannot be had is the operator's to fix: one fatal line saying which and why, not a

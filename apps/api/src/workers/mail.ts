@@ -1,7 +1,7 @@
 import type { ClaimedMail, MikroMailOutbox } from '@convo/db';
 import { mailHtml } from '@convo/pages';
 import { createTransport } from 'nodemailer';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../logger.ts';
 import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
 
 /*

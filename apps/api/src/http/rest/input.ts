@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type BodyLimits, decodeUtf8, formFields, HttpError, mediaType, readBody } from '../http/body.ts';
+import { type BodyLimits, decodeUtf8, formFields, HttpError, mediaType, readBody } from '../body.ts';
 
 /*
  * REST input as a procedure takes it. Query and form fields are strings; each is turned into what

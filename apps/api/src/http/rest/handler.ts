@@ -14,7 +14,8 @@ import {
   type RequestState,
 } from '@convo/router';
 import { TRPCError } from '@trpc/server';
-import type { BodyLimits } from '../http/body.ts';
+import { json } from '../answers.ts';
+import type { BodyLimits } from '../body.ts';
 import type { Services } from '../services.ts';
 import { bodyInput, queryInput, typed } from './input.ts';
 import { allowed, type Route, restRoutes, takesBody } from './routes.ts';
@@ -28,9 +29,6 @@ import { allowed, type Route, restRoutes, takesBody } from './routes.ts';
  */
 
 export const REST_PREFIX = '/api/v1';
-
-export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
 const restError = (code: ErrorCode, detail = '', headers: Record<string, string> = {}) =>
   json(ERRORS[code].status, errorBody(code, detail), headers);

@@ -1,15 +1,15 @@
 import type { MikroORM } from '@mikro-orm/core';
-import { type App, createApp } from './app.ts';
+import { type App, createApp } from '../http/app.ts';
+import { listenForLive } from '../live/hub.ts';
+import type { Logger } from '../logger.ts';
+import { configuredBackend } from '../media/backend.ts';
+import { startMailWorker } from '../workers/mail.ts';
+import { startNotifyWorker } from '../workers/notify.ts';
+import { startVacuuming } from '../workers/vacuum.ts';
+import { startWebhookWorker } from '../workers/webhooks.ts';
+import { startWorkflowWorker } from '../workers/workflows.ts';
 import type { Config } from './config.ts';
-import { listenForLive } from './live.ts';
-import type { Logger } from './logger.ts';
-import { startMailWorker } from './mail.ts';
-import { configuredBackend } from './media/backend.ts';
-import { startNotifyWorker } from './notify.ts';
 import { createServices, migrateDatabase, openDatabase } from './services.ts';
-import { startVacuuming } from './vacuum.ts';
-import { startWebhookWorker } from './webhooks/worker.ts';
-import { startWorkflowWorker } from './workflows.ts';
 
 /** The app as the configuration describes it, on an open database. */
 export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogger: Logger = logger): App {
