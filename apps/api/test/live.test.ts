@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type ClientRequest, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type LiveListener, loadSeed, PostgresLiveLog } from '@convo/db';
+import { type LiveListener, loadSeed, PgLiveLog } from '@convo/db';
 import type { LiveLog } from '@convo/domain';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -224,7 +224,7 @@ describe('who may follow', () => {
 
   it('ends the stream of a session that ran out by its time, asked again now and then', async () => {
     const live = createLiveHub(
-      new PostgresLiveLog(h.db.orm.em.fork()),
+      new PgLiveLog(h.db.orm.em.fork()),
       { perClient: 5, max: 5, heartbeatMs: 50, recheckMs: 100 },
       createLogger('silent'),
     );
@@ -269,7 +269,7 @@ describe('who may follow', () => {
 });
 
 /** The harness's services with a hub of their own (its limits, its shutdown), and their app. */
-function withOwnHub(options: LiveOptions, log: LiveLog = new PostgresLiveLog(h.db.orm.em.fork())) {
+function withOwnHub(options: LiveOptions, log: LiveLog = new PgLiveLog(h.db.orm.em.fork())) {
   const services = { ...h.services, live: createLiveHub(log, options, createLogger('silent')) };
   return { services, app: createApp(services, { maxBodyBytes: 65_536, formLimits: { readsPerIpPerMinute: 0 } }) };
 }
@@ -405,7 +405,7 @@ describe('on a Node server, each stream written to its connection', () => {
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const log = new PostgresLiveLog(h.db.orm.em.fork());
+    const log = new PgLiveLog(h.db.orm.em.fork());
     // The feed answers only once the browser has gone: the stream is still catching up then.
     const slow: LiveLog = {
       now: () => log.now(),

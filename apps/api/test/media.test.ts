@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadSeed, MikroMediaReferences } from '@convo/db';
+import { loadSeed, PgMediaReferences } from '@convo/db';
 import { mediaVerdict, sweepRecordings } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskMedia } from '../src/media/backend.ts';
@@ -805,7 +805,7 @@ describe('recordings nothing wants', () => {
     // Everything kept is two days old now.
     const old = new Date(Date.now() - 48 * 3600_000);
     for (const file of before) utimesSync(file, old, old);
-    const references = new MikroMediaReferences(h.db.orm.em.fork());
+    const references = new PgMediaReferences(h.db.orm.em.fork());
     // A recording a crash cut off while it was written: its `.part`, a day old, goes too.
     const cut = join(mediaDir, `${row.id}/${'0e'.repeat(16)}.part`);
     writeFileSync(cut, new Uint8Array(10));

@@ -254,8 +254,8 @@ describe('who may see it, and what search engines are told', () => {
 
   it('keeps robots.txt under the size crawlers read, newest conversations first', async () => {
     const em = h.db.orm.em.fork();
-    const { MikroSiteStore } = await import('@convo/db');
-    const site = new MikroSiteStore(em);
+    const { PgSiteStore } = await import('@convo/db');
+    const site = new PgSiteStore(em);
     const account = present(await site.accountByHost([ACME]));
     const { createJson } = await import('./support/harness.ts');
     for (let i = 0; i < 40; i++) await createJson(h, ACME_TOKEN, { title: `Many ${i}`, slug: `many-${i}` });

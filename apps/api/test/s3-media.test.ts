@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { loadSeed, MikroMediaReferences } from '@convo/db';
+import { loadSeed, PgMediaReferences } from '@convo/db';
 import { sweepRecordings } from '@convo/domain';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -185,7 +185,7 @@ describe('recordings in an S3 bucket', () => {
     const orphan = `1/${'ab'.repeat(16)}`;
     await bucket().put(orphan, [new Uint8Array([1, 2, 3])], 1024);
     const kept = await objects();
-    const references = new MikroMediaReferences(h.db.orm.em.fork());
+    const references = new PgMediaReferences(h.db.orm.em.fork());
     expect(await sweepRecordings({ store: bucket(), references })).toBe(0);
     const tomorrow = new Date(Date.now() + 25 * 3600_000);
     expect(await sweepRecordings({ store: bucket(), references }, tomorrow)).toBe(1);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadSeed, MikroWebhookStore, redeliverEvent, webhookAttempts } from '@convo/db';
+import { loadSeed, PgWebhookDeliveryStore, redeliverEvent, webhookAttempts } from '@convo/db';
 import { MAX_WEBHOOK_ENDPOINTS } from '@convo/domain';
 import ipaddr from 'ipaddr.js';
 import { Webhook } from 'standardwebhooks';
@@ -66,7 +66,7 @@ const until = async (what: () => boolean | Promise<boolean>, ms = 10_000) => {
  * retry due at once (the real schedule waits seconds to hours). `o` changes any of that.
  */
 const testWorker = (o: Partial<WebhookWorkerOptions> = {}) =>
-  startWebhookWorker(new MikroWebhookStore(h.db.orm.em.fork()), {
+  startWebhookWorker(new PgWebhookDeliveryStore(h.db.orm.em.fork()), {
     policy: { allowHttp: true, allowPrivate: true },
     logger: createLogger('silent'),
     intervalMs: 25,
@@ -317,7 +317,7 @@ describe('webhooks', () => {
        where d.event_id = e.id and e.account_id = ? and c.title = 'Old and pending'`,
       [c.id],
     );
-    const store = new MikroWebhookStore(h.db.orm.em.fork());
+    const store = new PgWebhookDeliveryStore(h.db.orm.em.fork());
     expect(await store.purgeHistory(30)).toBe(1);
     expect(await events()).toEqual(['Old and pending: 1', 'Recent: 1']);
     const [orphans] = await db.execute(

@@ -1,4 +1,4 @@
-import { createIntakePage, MikroWorkflowJobs, type TSeed } from '@convo/db';
+import { createIntakePage, PgWorkflowJobs, type TSeed } from '@convo/db';
 import { advanceWorkflows, NO_REPLY_ANSWERED, planSteps, WORKFLOW_RETRY_SECONDS } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
@@ -331,11 +331,11 @@ describe('durable work', () => {
       },
     ]);
     // The worker is down; the event waits, then the step's time passes.
-    const store = new MikroWorkflowJobs(h.db.orm.em.fork());
+    const store = new PgWorkflowJobs(h.db.orm.em.fork());
     await store.expandEvents(100, planSteps);
     await fastForward(slug, 0);
     // A new process's worker, on the same database.
-    worker = startWorkflowWorker(new MikroWorkflowJobs(h.db.orm.em.fork()), {
+    worker = startWorkflowWorker(new PgWorkflowJobs(h.db.orm.em.fork()), {
       logger: createLogger('silent'),
       intervalMs: 50,
     });
@@ -357,8 +357,8 @@ describe('durable work', () => {
       ]);
       slugs.push(slug);
     }
-    const replicas = [0, 1].map(() => new MikroWorkflowJobs(h.db.orm.em.fork()));
-    const drain = async (store: MikroWorkflowJobs) => {
+    const replicas = [0, 1].map(() => new PgWorkflowJobs(h.db.orm.em.fork()));
+    const drain = async (store: PgWorkflowJobs) => {
       while (await advanceWorkflows(store, 5)) {
         // Small batches, so the two replicas interleave.
       }

@@ -1,7 +1,7 @@
 import { type LiveEvent, type Position, parsePosition } from '@convo/domain';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenLive, loadSeed, PostgresLiveLog, purgeLiveEvents } from '../src/index.ts';
+import { listenLive, loadSeed, PgLiveLog, purgeLiveEvents } from '../src/index.ts';
 import { query } from '../src/repositories/sql.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
 
@@ -11,7 +11,7 @@ import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
  */
 
 let db: TestDatabase;
-let log: PostgresLiveLog;
+let log: PgLiveLog;
 let acme: number;
 let other: number;
 let users: Record<string, number>;
@@ -23,7 +23,7 @@ const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) 
 const start = async (): Promise<Position> => parsePosition(await log.now()) as Position;
 
 /** Everything readable after `from`, as (kind, message or user) pairs. */
-async function after(from: Position, scope: Parameters<PostgresLiveLog['read']>[1] = null) {
+async function after(from: Position, scope: Parameters<PgLiveLog['read']>[1] = null) {
   const read = await log.read(from, scope, 100);
   return { ...read, seen: read.events.map((e) => [e.kind, e.messageId ?? e.userId]) };
 }
@@ -39,7 +39,7 @@ const postIn = async (conversation: string, text: string, author: number | null 
 
 beforeAll(async () => {
   db = await openTestDatabase();
-  log = new PostgresLiveLog(db.orm.em.fork());
+  log = new PgLiveLog(db.orm.em.fork());
   const seeded = await loadSeed(db.orm.em.fork(), {
     accounts: [
       {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAIL_MAX_ATTEMPTS, MikroMailOutbox } from '../src/index.ts';
+import { MAIL_MAX_ATTEMPTS, PgMailOutbox } from '../src/index.ts';
 import { query } from '../src/repositories/sql.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
 
@@ -9,7 +9,7 @@ import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
  */
 
 let db: TestDatabase;
-let outbox: MikroMailOutbox;
+let outbox: PgMailOutbox;
 let account: number;
 
 const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
@@ -26,7 +26,7 @@ async function queued(to: string, minutes: number, attempts = 0): Promise<void> 
 
 beforeAll(async () => {
   db = await openTestDatabase();
-  outbox = new MikroMailOutbox(db.orm.em.fork());
+  outbox = new PgMailOutbox(db.orm.em.fork());
   const [made] = await sql<{ id: number }>(
     `insert into account (key, name, host) values ('mail', 'Mail', 'https://mail.example') returning id`,
   );

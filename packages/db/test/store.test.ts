@@ -1,6 +1,6 @@
 import { clockMicros, LOADED_STEP, lookupCriteria, pageWindow, SlugTakenError } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conversationStore, loadSeed, MikroIntakePageStore } from '../src/index.ts';
+import { conversationStore, loadSeed, PgIntakePageStore } from '../src/index.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 let db: TestDatabase;
@@ -192,11 +192,11 @@ describe('slug uniqueness', () => {
 
 describe('intake pages', () => {
   it('are found only in their own account', async () => {
-    const pages = new MikroIntakePageStore(db.orm.em.fork());
+    const pages = new PgIntakePageStore(db.orm.em.fork());
     const primary = await pages.findPrimary(acme);
     expect(primary).toMatchObject({ primary: true, workflow: { name: 'Triage' } });
     expect(await pages.findPrimary(other)).toBeNull();
-    const theirs = await new MikroIntakePageStore(db.orm.em.fork()).findById(other, (primary?.id ?? 0) + 2);
+    const theirs = await new PgIntakePageStore(db.orm.em.fork()).findById(other, (primary?.id ?? 0) + 2);
     expect(theirs).toMatchObject({ primary: false });
     expect(await pages.findById(acme, (primary?.id ?? 0) + 2)).toBeNull();
   });

@@ -9,10 +9,10 @@ import {
   issueToken,
   listTokens,
   loadSeedAccounts,
-  MikroIntakePageAdminStore,
-  MikroMailOutbox,
-  MikroWorkflowStore,
   memberStore,
+  PgIntakePageAdminStore,
+  PgMailOutbox,
+  PgWorkflowStore,
   pendingMigrations,
   revokeToken,
   setHost,
@@ -253,7 +253,7 @@ export function registerCommands(program: Command, cli: Cli): void {
 
   const member = program.command('member').description("add people to a conversation's members, or take them out");
   /** The domain's own use cases on this database: the same rules, change marks and invitation mail as the API's. */
-  const memberDeps = (em: EntityManager) => ({ members: memberStore(em), outbox: new MikroMailOutbox(em) });
+  const memberDeps = (em: EntityManager) => ({ members: memberStore(em), outbox: new PgMailOutbox(em) });
   const memberOutcome = (outcome: MemberOutcome) => {
     if (outcome.kind === 'not_found') throw new AdminError('the account has no conversation with that slug');
     if (outcome.kind === 'refused') throw new AdminError(outcome.problem);
@@ -337,7 +337,7 @@ export function registerCommands(program: Command, cli: Cli): void {
       .option('--json', 'print JSON')
       .action(async (o) => {
         const all = await withDatabase(cli, async (em) =>
-          listWorkflows(new MikroWorkflowStore(em), await findAccount(em, o.account)),
+          listWorkflows(new PgWorkflowStore(em), await findAccount(em, o.account)),
         );
         emit(
           cli.io,
@@ -365,7 +365,7 @@ export function registerCommands(program: Command, cli: Cli): void {
         if (o.disable && o.enable) throw new AdminError('give --disable or --enable, not both');
         const changed = await withDatabase(cli, async (em) =>
           changeWorkflow(
-            new MikroWorkflowStore(em),
+            new PgWorkflowStore(em),
             await findAccount(em, o.account),
             o.id,
             {
@@ -433,7 +433,7 @@ export function registerCommands(program: Command, cli: Cli): void {
       .option('--json', 'print JSON')
       .action(async (o) => {
         const all = await withDatabase(cli, async (em) =>
-          listIntakePages(new MikroIntakePageAdminStore(em), await findAccount(em, o.account)),
+          listIntakePages(new PgIntakePageAdminStore(em), await findAccount(em, o.account)),
         );
         emit(cli.io, o.json, all, all.length === 0 ? 'no intake pages' : all.map(pageText).join('\n'));
       }),
@@ -468,7 +468,7 @@ export function registerCommands(program: Command, cli: Cli): void {
         }
         const changed = await withDatabase(cli, async (em) =>
           changeIntakePage(
-            new MikroIntakePageAdminStore(em),
+            new PgIntakePageAdminStore(em),
             await findAccount(em, o.account),
             o.id,
             {

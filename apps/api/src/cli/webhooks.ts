@@ -1,4 +1,4 @@
-import { findAccount, MikroWebhookEndpointStore, parseEvents, redeliverEvent, webhookAttempts } from '@convo/db';
+import { findAccount, PgWebhookEndpointStore, parseEvents, redeliverEvent, webhookAttempts } from '@convo/db';
 import {
   listWebhookEndpoints,
   subscribeWebhook,
@@ -12,7 +12,7 @@ import { type Cli, emit, example, int, withDatabase } from './helpers.ts';
 
 /** The same use cases the API's /webhooks operations call, over the CLI's connection. */
 const endpointServices = (em: EntityManager, cli: Cli): WebhookEndpointServices => ({
-  webhookEndpoints: new MikroWebhookEndpointStore(em),
+  webhookEndpoints: new PgWebhookEndpointStore(em),
   webhookTargets: webhookTargets(cli.settings().config.webhooks),
 });
 

@@ -1,4 +1,4 @@
-import type { MikroMailOutbox, MikroWebhookStore, MikroWorkflowJobs } from '@convo/db';
+import type { PgMailOutbox, PgWebhookDeliveryStore, PgWorkflowJobs } from '@convo/db';
 import type {
   InboxStore,
   IntakeStore,
@@ -37,16 +37,16 @@ export interface Services extends ProcedureServices {
   /** Resumable uploads of recordings (tus), swept with the recordings. */
   uploads: TusUploads;
   /** The queue itself, for the worker. */
-  mailQueue: MikroMailOutbox;
+  mailQueue: PgMailOutbox;
   /** Called after each queued mail, so a worker in this process sends it at once. */
   onMailQueued(listener: () => void): void;
   visitorLimits: VisitorLimits;
   /** Page reads per client address on the sites (blocks of quota claimed in the database). */
   readLimits: VisitorLimits;
   /** The webhook deliveries table, for the worker and the metrics. */
-  webhooks: MikroWebhookStore;
+  webhooks: PgWebhookDeliveryStore;
   /** Workflows' events and step jobs, for the worker. */
-  workflowJobs: MikroWorkflowJobs;
+  workflowJobs: PgWorkflowJobs;
   /** The live streams of this process (the pages' event streams), woken by the listener. */
   live: LiveHub;
   logger: Logger;

@@ -1,30 +1,30 @@
 import { mkdirSync } from 'node:fs';
 import {
-  AccountStore,
   conversationStore,
   databaseUnavailable,
   hashToken,
-  MikroInboxStore,
-  MikroIntakePageAdminStore,
-  MikroIntakePageStore,
-  MikroIntakeStore,
-  MikroMailOutbox,
-  MikroMediaReferences,
-  MikroModerationStore,
-  MikroNotificationStore,
-  MikroPeopleStore,
-  MikroReplyStore,
-  MikroSiteStore,
-  MikroWebhookEndpointStore,
-  MikroWebhookStore,
-  MikroWorkflowJobs,
-  MikroWorkflowStore,
   memberStore,
   migrate,
   openOrm,
-  PostgresLiveLog,
-  PostgresReadLimits,
-  PostgresVisitorLimits,
+  PgAccountStore,
+  PgInboxStore,
+  PgIntakePageAdminStore,
+  PgIntakePageStore,
+  PgIntakeStore,
+  PgLiveLog,
+  PgMailOutbox,
+  PgMediaReferences,
+  PgModerationStore,
+  PgNotificationStore,
+  PgPeopleStore,
+  PgReadLimits,
+  PgReplyStore,
+  PgSiteStore,
+  PgVisitorLimits,
+  PgWebhookDeliveryStore,
+  PgWebhookEndpointStore,
+  PgWorkflowJobs,
+  PgWorkflowStore,
   pendingMigrations,
   poolStats,
   purgeExpiredPeople,
@@ -121,15 +121,15 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   const limiter = new RateLimiter(orm.em, options.rateLimit);
   // Ended windows are forgotten; the timer never keeps the process alive.
   setInterval(() => limiter.sweep(), options.rateLimit.windowSeconds * 1000).unref();
-  const readLimits = new PostgresReadLimits(orm.em);
+  const readLimits = new PgReadLimits(orm.em);
   setInterval(() => readLimits.sweep(), 60_000).unref();
   let migrated = false;
   // The stores are built once: their reads are prepared statements and their writes native
   // inserts or their own transactions, so none keeps an identity map a request could share.
   const em = orm.em.fork();
-  const accounts = new AccountStore(em);
-  const mailQueue = new MikroMailOutbox(em);
-  const webhookStore = new MikroWebhookStore(em);
+  const accounts = new PgAccountStore(em);
+  const mailQueue = new PgMailOutbox(em);
+  const webhookStore = new PgWebhookDeliveryStore(em);
   const mediaBackend = options.media?.backend ?? diskMedia(DEFAULT_MEDIA_DIR);
   const limits = options.media?.limits ?? DEFAULT_MEDIA_LIMITS;
   const media: MediaDeps = {
@@ -141,8 +141,8 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     ...defaultUploadQuotas(media.limits.maxBytes),
     ...options.media?.uploadQuotas,
   });
-  const mediaReferences = new MikroMediaReferences(em);
-  const intake = new MikroIntakeStore(em);
+  const mediaReferences = new PgMediaReferences(em);
+  const intake = new PgIntakeStore(em);
   // Idempotency-Keys past their 24 hours (also deleted on reuse, by the create), ended sessions,
   // webhook events past their retention, recordings nothing wants and uploads past their day are
   // deleted now and then.
@@ -164,7 +164,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     IDEMPOTENCY_PURGE_MS,
   ).unref();
   const mailListeners: (() => void)[] = [];
-  const live = createLiveHub(new PostgresLiveLog(em), options.live ?? DEFAULT_LIVE, logger);
+  const live = createLiveHub(new PgLiveLog(em), options.live ?? DEFAULT_LIVE, logger);
   const metrics = createMetrics(
     () => poolStats(em),
     () => webhookStore.queueStats(),
@@ -178,22 +178,22 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   return {
     conversations: conversationStore(em),
     members: memberStore(em),
-    intakePages: new MikroIntakePageStore(em),
-    intakePageAdmin: new MikroIntakePageAdminStore(em),
-    webhookEndpoints: new MikroWebhookEndpointStore(em),
-    workflows: new MikroWorkflowStore(em),
-    workflowJobs: new MikroWorkflowJobs(em, (err) =>
+    intakePages: new PgIntakePageStore(em),
+    intakePageAdmin: new PgIntakePageAdminStore(em),
+    webhookEndpoints: new PgWebhookEndpointStore(em),
+    workflows: new PgWorkflowStore(em),
+    workflowJobs: new PgWorkflowJobs(em, (err) =>
       logger.error({ err }, 'a workflow step failed; it will be tried again'),
     ),
     conversationLists,
     checkAnswers: options.checkAnswers ?? true,
     webhookTargets: webhookTargets(options.webhookTargets ?? { allowHttp: false, allowPrivate: false }),
-    site: new MikroSiteStore(em, { hostCacheMs: options.hostCacheMs ?? HOST_CACHE_MS }),
-    people: new MikroPeopleStore(em),
-    notifications: new MikroNotificationStore(em),
-    inbox: new MikroInboxStore(em),
-    moderation: new MikroModerationStore(em),
-    replies: new MikroReplyStore(em),
+    site: new PgSiteStore(em, { hostCacheMs: options.hostCacheMs ?? HOST_CACHE_MS }),
+    people: new PgPeopleStore(em),
+    notifications: new PgNotificationStore(em),
+    inbox: new PgInboxStore(em),
+    moderation: new PgModerationStore(em),
+    replies: new PgReplyStore(em),
     intake: {
       page: (accountId, key, options) => intake.page(accountId, key, options),
       async start(accountId, start) {
@@ -217,7 +217,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     },
     mailQueue,
     onMailQueued: (listener) => mailListeners.push(listener),
-    visitorLimits: new PostgresVisitorLimits(em),
+    visitorLimits: new PgVisitorLimits(em),
     readLimits,
     authenticate: (token) => accounts.findByTokenHash(hashToken(token)),
     isUnavailable: databaseUnavailable,

@@ -1,4 +1,4 @@
-import type { ClaimedMail, MikroMailOutbox } from '@convo/db';
+import type { ClaimedMail, PgMailOutbox } from '@convo/db';
 import { mailHtml } from '@convo/pages';
 import { createTransport } from 'nodemailer';
 import type { Logger } from '../logger.ts';
@@ -27,7 +27,7 @@ export interface MailOptions {
   onError?: () => void;
 }
 
-export function startMailWorker(queue: MikroMailOutbox, mailing: MailOptions): MailWorker {
+export function startMailWorker(queue: PgMailOutbox, mailing: MailOptions): MailWorker {
   const transport = mailing.smtpUrl ? createTransport(mailing.smtpUrl) : null;
   const send = async (mail: ClaimedMail) => {
     if (!transport) {

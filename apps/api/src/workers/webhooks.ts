@@ -1,4 +1,4 @@
-import type { AttemptResult, DueDelivery, MikroWebhookStore } from '@convo/db';
+import type { AttemptResult, DueDelivery, PgWebhookDeliveryStore } from '@convo/db';
 import { webhookRetryDelaySeconds } from '@convo/domain';
 import ipaddr from 'ipaddr.js';
 import { Webhook } from 'standardwebhooks';
@@ -49,7 +49,7 @@ const ENDPOINTS = 20;
 /** Deliveries of one endpoint claimed at once (sent one after another, in order). */
 const PER_ENDPOINT = 10;
 
-export function startWebhookWorker(store: MikroWebhookStore, settings: WebhookWorkerOptions): WebhookWorker {
+export function startWebhookWorker(store: PgWebhookDeliveryStore, settings: WebhookWorkerOptions): WebhookWorker {
   const timeoutMs = settings.timeoutMs ?? 10_000;
   const scale = settings.retryScale ?? 1;
   const retryDelay = (attempts: number) => {

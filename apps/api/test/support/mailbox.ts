@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { MikroMailOutbox } from '@convo/db';
+import type { PgMailOutbox } from '@convo/db';
 import { SMTPServer } from 'smtp-server';
 import { createLogger } from '../../src/logger.ts';
 import { startMailWorker } from '../../src/workers/mail.ts';
@@ -83,7 +83,7 @@ export function signInLink(mail: Mail): string {
  */
 export async function deliverMailTo(
   services: {
-    mailQueue: MikroMailOutbox;
+    mailQueue: PgMailOutbox;
     onMailQueued(listener: () => void): void;
   },
   /** How often the worker looks on its own (it is woken by each mail a request queues). */

@@ -10,9 +10,9 @@ import {
 } from '@convo/domain';
 import { type EntityManager, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Account, ApiToken, User } from '../entities/index.ts';
-import { MikroIntakePageAdminStore } from '../repositories/intake-page-admin.ts';
+import { PgIntakePageAdminStore } from '../repositories/intake-page-admin-store.ts';
 import { query } from '../repositories/sql.ts';
-import { MikroWorkflowStore } from '../repositories/workflow-store.ts';
+import { PgWorkflowStore } from '../repositories/workflow-store.ts';
 import { hashToken } from '../tokens.ts';
 import { AdminError } from './errors.ts';
 import * as v from './validate.ts';
@@ -200,7 +200,7 @@ export async function listTokens(em: EntityManager, accountId: number) {
 export async function createWorkflow(em: EntityManager, accountId: number, input: { name: string; steps: unknown }) {
   try {
     const made = await createWorkflowChecked(
-      new MikroWorkflowStore(em),
+      new PgWorkflowStore(em),
       { id: accountId },
       {
         name: v.name('workflow name', input.name),
@@ -256,7 +256,7 @@ export async function createIntakePage(
 ) {
   try {
     const made = await createIntakePageChecked(
-      new MikroIntakePageAdminStore(em),
+      new PgIntakePageAdminStore(em),
       { id: accountId },
       {
         name: v.name('intake page name', input.name),

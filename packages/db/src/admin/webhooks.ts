@@ -6,7 +6,7 @@ import { AdminError } from './errors.ts';
 /*
  * What operators do to an account's webhooks beyond what its API clients can (the CLI): parse an
  * event list, read an endpoint's attempts, send an event again. Subscribing, listing and removing
- * are the domain's use cases over MikroWebhookEndpointStore, for the CLI and the API alike.
+ * are the domain's use cases over PgWebhookEndpointStore, for the CLI and the API alike.
  */
 
 export function parseEvents(list: string): WebhookEventType[] {

@@ -20,7 +20,7 @@ const TAKE: Prepared = {
   returning used, ceil(extract(epoch from window_start - now()) * 1000 + $2::float8 * 1000)::int as reset_ms`,
 };
 
-export class PostgresVisitorLimits implements VisitorLimits {
+export class PgVisitorLimits implements VisitorLimits {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {
@@ -47,7 +47,7 @@ export class PostgresVisitorLimits implements VisitorLimits {
  */
 const CLAIM_READS: Prepared = { name: 'visitor_read_limit_claim', text: blockClaimSql('visitor_rate_limit', ['key']) };
 
-export class PostgresReadLimits {
+export class PgReadLimits {
   private readonly quota: BlockQuota<string, number>;
 
   constructor(em: EntityManager) {

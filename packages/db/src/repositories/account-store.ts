@@ -34,7 +34,7 @@ const BY_TOKEN: Prepared = {
 };
 
 /** Resolves API tokens (by their hash) to the account they act for. */
-export class AccountStore {
+export class PgAccountStore {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

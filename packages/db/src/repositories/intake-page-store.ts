@@ -34,7 +34,7 @@ export function intakePageRecord(row: IntakePageRow): IntakePageRecord {
   };
 }
 
-export class MikroIntakePageStore implements IntakePageStore {
+export class PgIntakePageStore implements IntakePageStore {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

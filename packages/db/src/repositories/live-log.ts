@@ -72,7 +72,7 @@ interface EventRow {
   stale: boolean | null;
 }
 
-export class PostgresLiveLog implements LiveLog {
+export class PgLiveLog implements LiveLog {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

@@ -14,7 +14,7 @@ export interface ClaimedMail {
 /** Attempts before a mail is given up (about four hours of backoff in all). */
 export const MAIL_MAX_ATTEMPTS = 8;
 
-export class MikroMailOutbox implements MailOutbox {
+export class PgMailOutbox implements MailOutbox {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

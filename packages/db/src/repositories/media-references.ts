@@ -6,7 +6,7 @@ import { query } from './sql.ts';
  * The recordings still wanted, among `keys`: a message's (any account's: a key names its own), or
  * a reply's waiting for a mailed link that has not expired. One statement per batch.
  */
-export class MikroMediaReferences implements MediaReferences {
+export class PgMediaReferences implements MediaReferences {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

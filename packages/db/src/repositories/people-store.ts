@@ -53,7 +53,7 @@ const linkRecord = (row: LinkRow): SignInLinkRecord => ({
   claim: row.claim_message_id,
 });
 
-export class MikroPeopleStore implements PeopleStore {
+export class PgPeopleStore implements PeopleStore {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

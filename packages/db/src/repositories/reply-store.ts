@@ -1,7 +1,7 @@
 import type { ReplyStore, StoredMedia } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { markChangeSql } from './change-marks.ts';
-import { notifySql } from './notifications.ts';
+import { notifySql } from './notification-store.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { emitEventSql } from './webhook-outbox.ts';
 import { workflowEventSql } from './workflow-jobs.ts';
@@ -81,7 +81,7 @@ const POSTED: Prepared = {
   text: 'select id from message where account_id = $1 and submit_key = $3 and conversation_id = $2',
 };
 
-export class MikroReplyStore implements ReplyStore {
+export class PgReplyStore implements ReplyStore {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

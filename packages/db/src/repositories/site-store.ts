@@ -149,7 +149,7 @@ const pageMessage = (m: PageMessageRow): PageMessageRecord => ({
 /** Hosts remembered at most this many; past it the cache starts again (hosts are few, requests many). */
 const HOST_CACHE_MAX = 10_000;
 
-export class MikroSiteStore implements SiteStore {
+export class PgSiteStore implements SiteStore {
   private readonly em: EntityManager;
   private readonly hostCacheMs: number;
   private readonly hosts = new Map<string, { account: SiteAccount; until: number }>();

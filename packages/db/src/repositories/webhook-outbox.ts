@@ -7,7 +7,7 @@ import { query } from './sql.ts';
  * as the row it announces, so a create that is acknowledged has its event and one that fails has
  * none. It is written only when the account has an endpoint subscribed to its type, so an account
  * without endpoints writes nothing more than before; and it is the only row written: the workers
- * fan it out into one delivery per subscribed endpoint (MikroWebhookStore.dispatch), off the
+ * fan it out into one delivery per subscribed endpoint (PgWebhookDeliveryStore.dispatch), off the
  * request's path. Measured with pgbench on the create statement, writing the deliveries here too
  * cost a fifth of create's throughput; the event alone costs a few per cent.
  */

@@ -18,8 +18,8 @@ import {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { markChange } from './change-marks.ts';
-import { MikroMailOutbox } from './mail-outbox.ts';
-import { notifySql } from './notifications.ts';
+import { PgMailOutbox } from './mail-outbox.ts';
+import { notifySql } from './notification-store.ts';
 import { fromJson, query } from './sql.ts';
 import { emitEventSql } from './webhook-outbox.ts';
 
@@ -215,7 +215,7 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
         'select email, name from account_user where account_id = ? and team_role is not null and lower(email) in (select lower(x) from jsonb_array_elements_text(?::jsonb) x)',
         [accountId, JSON.stringify(emails)],
       ),
-    enqueueMail: (mail: OutgoingMail) => new MikroMailOutbox(tx).enqueue(accountId, mail),
+    enqueueMail: (mail: OutgoingMail) => new PgMailOutbox(tx).enqueue(accountId, mail),
     async emitEvent(envelope: WebhookEnvelope) {
       await query(
         tx,
@@ -238,7 +238,7 @@ class StepFailedInBatch extends Error {
   }
 }
 
-export class MikroWorkflowJobs implements WorkflowJobStore {
+export class PgWorkflowJobs implements WorkflowJobStore {
   private readonly em: EntityManager;
   /** Told of a step that threw something else than a refusal (a fault to log). */
   private readonly onFault: (err: unknown) => void;

@@ -24,7 +24,7 @@ const record = (r: Row): WorkflowDefinitionRecord => ({
   updatedAt: new Date(r.updated_at),
 });
 
-export class MikroWorkflowStore implements WorkflowStore {
+export class PgWorkflowStore implements WorkflowStore {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

@@ -2,7 +2,7 @@ import { DomainError, type SubscribedWebhookView, subscribeWebhook, type Webhook
 import type { EntityManager } from '@mikro-orm/core';
 import { z } from 'zod';
 import { query } from '../../repositories/sql.ts';
-import { MikroWebhookEndpointStore } from '../../repositories/webhook-endpoints.ts';
+import { PgWebhookEndpointStore } from '../../repositories/webhook-endpoint-store.ts';
 import { AdminError } from '../errors.ts';
 import {
   createAccountWithoutToken,
@@ -160,7 +160,7 @@ async function subscribeSeedWebhooks(
 ): Promise<SubscribedWebhookView[]> {
   if (header.webhooks.length === 0) return [];
   if (!targets) throw new AdminError(`account ${header.key}: webhooks need the server's target policy`);
-  const services = { webhookEndpoints: new MikroWebhookEndpointStore(em), webhookTargets: targets };
+  const services = { webhookEndpoints: new PgWebhookEndpointStore(em), webhookTargets: targets };
   const made: SubscribedWebhookView[] = [];
   for (const w of header.webhooks) {
     try {

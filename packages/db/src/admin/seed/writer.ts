@@ -16,7 +16,7 @@ import {
 import type { EntityManager } from '@mikro-orm/core';
 import { SLUG_UNIQUE_INDEX } from '../../entities/index.ts';
 import { markChange } from '../../repositories/change-marks.ts';
-import { notifySql } from '../../repositories/notifications.ts';
+import { notifySql } from '../../repositories/notification-store.ts';
 import { intArray, query } from '../../repositories/sql.ts';
 import { emitEventSql } from '../../repositories/webhook-outbox.ts';
 import { AdminError } from '../errors.ts';

@@ -42,7 +42,7 @@ function record(r: Row): WebhookEndpointRecord {
   };
 }
 
-export class MikroWebhookEndpointStore implements WebhookEndpointStore {
+export class PgWebhookEndpointStore implements WebhookEndpointStore {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

@@ -45,7 +45,7 @@ const record = (r: Row): IntakePageDefinition => ({
 
 const keyTaken = (e: unknown): boolean => violatesUnique(e, 'intake_page_account_key_unique');
 
-export class MikroIntakePageAdminStore implements IntakePageAdminStore {
+export class PgIntakePageAdminStore implements IntakePageAdminStore {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

@@ -10,7 +10,7 @@ import {
 import type { EntityManager } from '@mikro-orm/core';
 import { conversationColumns, type Row, recordFromRow } from './conversation-reads.ts';
 import { runPrepared } from './prepared.ts';
-import { MikroSiteStore } from './site-store.ts';
+import { PgSiteStore } from './site-store.ts';
 import { intArray, query } from './sql.ts';
 
 /** Events a purge statement deletes at most. */
@@ -75,7 +75,7 @@ interface ClaimedRow {
 }
 
 /** The deliveries table, as the webhook workers of every replica share it. */
-export class MikroWebhookStore {
+export class PgWebhookDeliveryStore {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {
@@ -221,7 +221,7 @@ export class MikroWebhookStore {
         const record = conversations.get(r.account_id)?.get(r.conversation_id);
         if (record) envelope = conversationCreatedPayload(account, record, at);
       } else if (r.type === 'message_created' && r.message_id !== null) {
-        const found = await new MikroSiteStore(this.em).messageById(r.account_id, r.message_id);
+        const found = await new PgSiteStore(this.em).messageById(r.account_id, r.message_id);
         if (found) envelope = messageCreatedPayload(account, found.conversation, found.message, at);
       }
       // The row is gone (deleted or hidden since), or the event tells only ids (message_hidden:

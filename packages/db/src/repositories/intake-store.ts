@@ -11,7 +11,7 @@ import { markChangeSql } from './change-marks.ts';
 import { type SettingsRow, settingsOf } from './conversation-reads.ts';
 import { conversationRow, isSlugTaken } from './conversation-writes.ts';
 import { type IntakePageRow, intakePageRecord } from './intake-page-store.ts';
-import { notifySql } from './notifications.ts';
+import { notifySql } from './notification-store.ts';
 import { type Prepared, runPrepared } from './prepared.ts';
 import { fromJson, query, violatesUnique } from './sql.ts';
 
@@ -259,7 +259,7 @@ const MESSAGE_KEY_INDEX = 'message_account_submit_key';
 /** Where a page read is remembered: by account and the key it was asked by (null: the primary page). */
 const recentKey = (accountId: number, key: string | null) => `${accountId}:${key?.toLowerCase() ?? ''}`;
 
-export class MikroIntakeStore implements IntakeStore {
+export class PgIntakeStore implements IntakeStore {
   private readonly em: EntityManager;
   /**
    * The pages as this process last read them, so that a start need not read its page first: the

@@ -65,7 +65,7 @@ const row = (r: Row): InboxRow => ({
   unread: r.unread,
 });
 
-export class MikroInboxStore implements InboxStore {
+export class PgInboxStore implements InboxStore {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

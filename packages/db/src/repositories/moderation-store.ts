@@ -46,7 +46,7 @@ const DELETE_OWN = `
 
 const count = (rows: { n: number }[]) => rows[0]?.n ?? 0;
 
-export class MikroModerationStore implements ModerationStore {
+export class PgModerationStore implements ModerationStore {
   private readonly em: EntityManager;
 
   constructor(em: EntityManager) {

@@ -6,7 +6,7 @@ import {
   type NotificationStore,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { MikroMailOutbox } from './mail-outbox.ts';
+import { PgMailOutbox } from './mail-outbox.ts';
 import { fromJson, query } from './sql.ts';
 
 /*
@@ -132,7 +132,7 @@ const digest = (r: DigestRow): DueDigest => ({
   })),
 });
 
-export class MikroNotificationStore implements NotificationStore {
+export class PgNotificationStore implements NotificationStore {
   private readonly em: EntityManager;
   private key: string | null = null;
 
@@ -150,7 +150,7 @@ export class MikroNotificationStore implements NotificationStore {
       const taken = await query<object>(tx, TAKE_DUE, [limit]);
       if (taken.length === 0) return 0;
       const rows = await query<DigestRow>(tx, DIGESTS, [JSON.stringify(taken)]);
-      const outbox = new MikroMailOutbox(tx);
+      const outbox = new PgMailOutbox(tx);
       // A mail with nothing left to tell (the messages were the recipient's own, or were removed) is dropped.
       for (const row of rows) if (row.total > 0) await send(digest(row), outbox);
       return taken.length;
