@@ -52,7 +52,13 @@ beforeAll(async () => {
   stopMail = delivery.close;
   const logger = createLogger('silent');
   workers.push(startWorkflowWorker(h.services.workflowJobs, { logger, intervalMs: 100 }));
-  workers.push(startNotifyWorker(h.services.notifications, { batchSeconds: 0, logger, onQueued: delivery.kick }));
+  workers.push(
+    startNotifyWorker(h.services.notifications, h.services.secrets, {
+      batchSeconds: 0,
+      logger,
+      onQueued: delivery.kick,
+    }),
+  );
   server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
   await new Promise((r) => server.once('listening', r));
   const port = (server.address() as AddressInfo).port;

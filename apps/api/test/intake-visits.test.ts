@@ -486,7 +486,7 @@ describe('a secondary page and its embed', () => {
     const c = await api(slug);
 
     // A pass whose start is 30 days old, signed by the site itself, opens nothing.
-    const key = await h.services.notifications.signingKey();
+    const key = await h.services.secrets.signingKey();
     const [{ id: accountId }] = await h.db.orm.em
       .fork()
       .getConnection()

@@ -54,7 +54,7 @@ beforeAll(async () => {
   site = await openPeopleSite(SEED);
   h = site.h;
   mailbox = site.mailbox;
-  notify = startNotifyWorker(h.services.notifications, {
+  notify = startNotifyWorker(h.services.notifications, h.services.secrets, {
     batchSeconds: BATCH_SECONDS,
     logger: createLogger('silent'),
     intervalMs: 100,
@@ -151,7 +151,7 @@ describe('stopping the mail', () => {
 
   it('refuses a forged or altered link', async () => {
     const signedElsewhere = await muteToken('another-key', { accountId: 1, userId: 1, conversationId: 1 });
-    const key = await h.services.notifications.signingKey();
+    const key = await h.services.secrets.signingKey();
     const otherAccount = await muteToken(key, { accountId: 999_999, userId: 1, conversationId: 0 });
     const valid = await muteToken(key, { accountId: 1, userId: 1, conversationId: 1 });
     const altered = valid.replace(/^1\.1\./, '1.2.');

@@ -298,7 +298,7 @@ describe.skipIf(!hasChromium)('conversation pages in Chromium', () => {
     expect(await axe(`${acme}/settings`), 'mail settings, signed out').toEqual([]);
     const { muteToken } = await import('@convo/domain');
     const ids = await ownerIds();
-    const mute = await muteToken(await h.services.notifications.signingKey(), {
+    const mute = await muteToken(await h.services.secrets.signingKey(), {
       accountId: ids.account,
       userId: ids.owner,
       conversationId: thread.id,

@@ -37,7 +37,7 @@ beforeAll(async () => {
   const delivery = await deliverMailTo(h.services);
   mailbox = delivery.mailbox;
   stopMail = delivery.close;
-  notify = startNotifyWorker(h.services.notifications, {
+  notify = startNotifyWorker(h.services.notifications, h.services.secrets, {
     batchSeconds: BATCH_SECONDS,
     logger: createLogger('silent'),
     intervalMs: 100,

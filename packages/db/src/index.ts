@@ -28,6 +28,7 @@ export * from './repositories/moderation-store.ts';
 export * from './repositories/notification-store.ts';
 export * from './repositories/people-store.ts';
 export * from './repositories/reply-store.ts';
+export * from './repositories/site-secrets.ts';
 export * from './repositories/site-store.ts';
 export * from './repositories/webhook-delivery-store.ts';
 export * from './repositories/webhook-endpoint-store.ts';

@@ -4,15 +4,10 @@ export {
   type LiveStreamRequest,
   type LiveStreams,
   type OpenedStream,
-  type ReceivedFile,
   type SiteDeps,
   type SiteLimits,
   type SiteVisit,
-  UPLOAD_ID,
-  type UploadRefusal,
-  type Uploads,
-  type UploadVisitor,
-} from './env.ts';
+} from './deps.ts';
 export { KeptFiles } from './kept-files.ts';
 export { createSite, loggedPath, type Site } from './site.ts';
 export { mailHtml } from './views/mail.ts';

@@ -1,7 +1,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type ConversationAccess, slugKey, slugProblem, type Viewer } from '@convo/domain';
 import { getCookie, setCookie } from 'hono/cookie';
-import { cookieOptions, type SiteContext, type SiteDeps, viewerOf } from './env.ts';
+import { cookieOptions } from './cookies.ts';
+import type { SiteDeps } from './deps.ts';
+import { type SiteContext, viewerOf } from './request.ts';
 
 /*
  * A visitor who started a conversation on an intake page is recognised on that device by a pass:
@@ -77,7 +79,7 @@ async function readPass(deps: SiteDeps, accountId: number, given: string | undef
   const parsed = given === undefined ? null : PASS.exec(given);
   const grants: PassGrants = new Map();
   if (!parsed?.[1] || !parsed[2]) return grants;
-  const key = await deps.notifications.signingKey();
+  const key = await deps.secrets.signingKey();
   if (!same(mac(key, `pass:${accountId}`, parsed[1]), parsed[2])) return grants;
   for (const text of parsed[1].split('.')) {
     const grant = parseGrant(text);
@@ -101,7 +103,7 @@ async function signPass(deps: SiteDeps, accountId: number, grants: PassGrants): 
     .slice(-PASS_GRANTS)
     .map(([conversation, g]) => grantText(conversation, g))
     .join('.');
-  const key = await deps.notifications.signingKey();
+  const key = await deps.secrets.signingKey();
   return `${payload}~${mac(key, `pass:${accountId}`, payload)}`;
 }
 

@@ -1,7 +1,9 @@
-import type { LinkOptions, SiteAccount } from '@convo/domain';
+import type { LinkOptions, ReceivedFile, SiteAccount } from '@convo/domain';
 import { csrf } from 'hono/csrf';
-import { type ReceivedFile, SIGN_IN_LINK_TTL_SECONDS, type SiteContext, type SiteDeps, secret } from './env.ts';
+import { SIGN_IN_LINK_TTL_SECONDS, secret } from './cookies.ts';
+import type { SiteDeps } from './deps.ts';
 import { page, refused } from './frame.ts';
+import type { SiteContext } from './request.ts';
 import * as forms from './views/forms.ts';
 
 /*

@@ -7,12 +7,12 @@ import {
   csrfFor,
   SESSION_COOKIE,
   SESSION_TTL_SECONDS,
-  type SiteDeps,
-  type SiteEnv,
   secret,
   VISITOR_COOKIE,
-} from './env.ts';
+} from './cookies.ts';
+import type { SiteDeps } from './deps.ts';
 import { page } from './frame.ts';
+import type { SiteEnv } from './request.ts';
 import * as forms from './views/forms.ts';
 
 /*

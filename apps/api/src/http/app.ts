@@ -85,6 +85,7 @@ export function createApp(services: Services, options: AppOptions): App {
     workflows: services.workflows,
     members: services.members,
     notifications: services.notifications,
+    secrets: services.secrets,
     inbox: services.inbox,
     moderation: services.moderation,
     outbox: services.outbox,

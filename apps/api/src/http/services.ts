@@ -7,6 +7,7 @@ import type {
   NotificationStore,
   PeopleStore,
   ReplyStore,
+  SiteSecrets,
   SiteStore,
   VisitorLimits,
 } from '@convo/domain';
@@ -26,6 +27,8 @@ export interface Services extends ProcedureServices {
   replies: ReplyStore;
   /** Intake pages as visitors use them: the page, and starts. */
   intake: IntakeStore;
+  /** The site's signing key (mail links, passes, form tokens). */
+  secrets: SiteSecrets;
   /** Who is told of new messages, and the pending mails that tell them. */
   notifications: NotificationStore;
   /** The team's inbox on the sites. */

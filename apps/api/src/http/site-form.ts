@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
+import type { ReceivedFile } from '@convo/domain';
 import { type MediaStore, MediaTooLarge, MediaUnavailable } from '@convo/domain';
-import type { FormResult, ReceivedFile } from '@convo/pages';
+import type { FormResult } from '@convo/pages';
 import { ERRORS } from '@convo/router';
 import busboy from 'busboy';
 import { type BodyLimits, decodeUtf8, formFields, HttpError, MAX_FORM_FIELDS, mediaType, readBody } from './body.ts';

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { readdir, statfs } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { MediaStore } from '@convo/domain';
-import { UPLOAD_ID } from '@convo/pages';
+import { UPLOAD_ID } from '@convo/domain';
 import { FileStore } from '@tus/file-store';
 import { S3Store } from '@tus/s3-store';
 import { DIR_MODE, DiskMediaStore } from './disk-store.ts';

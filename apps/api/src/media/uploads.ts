@@ -1,7 +1,6 @@
 import type { Readable } from 'node:stream';
-import { type MediaStore, MediaTooLarge, MediaUnavailable, newMediaKey } from '@convo/domain';
-import type { ReceivedFile, UploadRefusal, Uploads, UploadVisitor } from '@convo/pages';
-import { UPLOAD_ID } from '@convo/pages';
+import type { ReceivedFile, UploadRefusal, Uploads, UploadVisitor } from '@convo/domain';
+import { type MediaStore, MediaTooLarge, MediaUnavailable, newMediaKey, UPLOAD_ID } from '@convo/domain';
 import { type DataStore, ERRORS, Server, type Upload } from '@tus/server';
 import type { Logger } from '../logger.ts';
 import { storageUnavailable } from './unavailable.ts';

@@ -40,7 +40,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     onError: () => services.metrics.backgroundError('mail'),
   });
   services.onMailQueued(mail.kick);
-  const notify = startNotifyWorker(services.notifications, {
+  const notify = startNotifyWorker(services.notifications, services.secrets, {
     batchSeconds: config.notifyBatchSeconds,
     logger,
     onQueued: mail.kick,

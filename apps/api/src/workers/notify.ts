@@ -1,4 +1,4 @@
-import { type NotificationStore, sendNotifications } from '@convo/domain';
+import { type NotificationStore, type SiteSecrets, sendNotifications } from '@convo/domain';
 import type { Logger } from '../logger.ts';
 import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
 
@@ -20,7 +20,7 @@ export interface NotifyOptions {
   busy?: () => Promise<boolean>;
 }
 
-export function startNotifyWorker(store: NotificationStore, options: NotifyOptions): QueueWorker {
+export function startNotifyWorker(store: NotificationStore, secrets: SiteSecrets, options: NotifyOptions): QueueWorker {
   return startQueueWorker({
     name: 'the notifications',
     logger: options.logger,
@@ -28,7 +28,7 @@ export function startNotifyWorker(store: NotificationStore, options: NotifyOptio
     onError: options.onError,
     busy: options.busy,
     async step() {
-      const did = await sendNotifications(store, { batchSeconds: options.batchSeconds });
+      const did = await sendNotifications(store, secrets, { batchSeconds: options.batchSeconds });
       if (did) options.onQueued?.();
       return did;
     },

@@ -134,7 +134,6 @@ const digest = (r: DigestRow): DueDigest => ({
 
 export class PgNotificationStore implements NotificationStore {
   private readonly em: EntityManager;
-  private key: string | null = null;
 
   constructor(em: EntityManager) {
     this.em = em;
@@ -218,13 +217,5 @@ export class PgNotificationStore implements NotificationStore {
       muted: row?.muted ?? false,
       mutedAll: row?.muted_all ?? false,
     };
-  }
-
-  async signingKey(): Promise<string> {
-    if (this.key) return this.key;
-    const [row] = await query<{ value: string }>(this.em, "select value from site_secret where name = 'mail_links'");
-    if (!row) throw new Error('site_secret mail_links is missing: run the migrations');
-    this.key = row.value;
-    return this.key;
   }
 }

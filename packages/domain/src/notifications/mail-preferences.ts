@@ -2,6 +2,7 @@ import { maySee, type Viewer } from '../conversations/access.ts';
 import type { ConversationAccess, SiteStore } from '../conversations/ports.ts';
 import { slugKey, slugProblem } from '../conversations/slug.ts';
 import type { SiteAccount } from '../records.ts';
+import type { SiteSecrets } from '../shared/secrets.ts';
 import { type MuteTarget, type NotificationStore, readMuteToken } from './notifications.ts';
 
 /*
@@ -11,17 +12,17 @@ import { type MuteTarget, type NotificationStore, readMuteToken } from './notifi
 
 /** What a signed link of this account's mail stops; null when it is not one (forged, altered, another account's). */
 export async function openMuteLink(
-  deps: { notifications: NotificationStore },
+  deps: { notifications: NotificationStore; secrets: SiteSecrets },
   account: SiteAccount,
   token: string,
 ): Promise<MuteTarget | null> {
-  const target = await readMuteToken(await deps.notifications.signingKey(), token);
+  const target = await readMuteToken(await deps.secrets.signingKey(), token);
   return target && target.accountId === account.id ? target : null;
 }
 
 /** Follows the link: no more mail about its conversation, or (conversation 0) about any. */
 export async function muteByLink(
-  deps: { notifications: NotificationStore },
+  deps: { notifications: NotificationStore; secrets: SiteSecrets },
   account: SiteAccount,
   token: string,
 ): Promise<MuteTarget | null> {

@@ -1,5 +1,6 @@
 import type { SiteAccount, TeamRole } from '../records.ts';
 import type { MailOutbox, OutgoingMail } from '../shared/mail.ts';
+import type { SiteSecrets } from '../shared/secrets.ts';
 import { formatNiceTime } from '../shared/time.ts';
 import { conversationUrl, messageUrl } from '../shared/urls.ts';
 
@@ -59,8 +60,6 @@ export interface NotificationStore {
     userId: number,
     conversationId: number,
   ): Promise<{ member: boolean; following: boolean; muted: boolean; mutedAll: boolean }>;
-  /** The secret the links in mails are signed with, the same on every replica. */
-  signingKey(): Promise<string>;
 }
 
 // ---- Signed links ----------------------------------------------------------------------------
@@ -185,12 +184,13 @@ export const mailSettingsUrl = (account: SiteAccount): string => `${account.host
  */
 export async function sendNotifications(
   store: NotificationStore,
+  secrets: SiteSecrets,
   options: { batchSeconds: number; limit?: number },
 ): Promise<boolean> {
   const limit = options.limit ?? 50;
   const fannedOut = await store.fanOut(limit * 4, options.batchSeconds);
   // Read before the mails are taken: inside takeDue's transaction only its outbox may be used.
-  const key = await store.signingKey();
+  const key = await secrets.signingKey();
   const sent = await store.takeDue(limit, async (digest, outbox) => {
     const target = { accountId: digest.account.id, userId: digest.recipient.id };
     const mail = notificationMail(digest, {

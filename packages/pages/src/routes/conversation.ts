@@ -16,10 +16,11 @@ import {
 } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import { field, type SiteContext, type SiteEnv, uploadVisitor, viewerOf } from '../env.ts';
+import { uploadVisitor } from '../cookies.ts';
 import { busy, notFound, type PageStatus, page, refused } from '../frame.ts';
 import { handoffGrant, keepPass, readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
+import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { conversation, excerpt } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
 import { conversationMailChoice } from '../views/mail-choices.ts';
@@ -101,7 +102,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
   // An embed's "Reply on" button: the start its frame holds, carried in the form's body (a
   // handoff signed for an hour, in place of a CSRF token), becomes this device's own pass.
   routes.post('/c/:slug/pass', posting.sameOrigin, async (c) => {
-    const key = await deps.notifications.signingKey();
+    const key = await deps.secrets.signingKey();
     const account = c.env.account;
     const fields = await posting.readPost(c, async (token) => handoffGrant(key, account.id, token) !== null);
     if (fields instanceof Response) return fields;

@@ -1,10 +1,11 @@
 import { conversationUrl, isIndexable, viewConversation, viewMessage } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import { COOKIE_VALUE, type SiteEnv, viewerOf } from '../env.ts';
+import { COOKIE_VALUE } from '../cookies.ts';
 import { notFound, page } from '../frame.ts';
 import { handoffToken, keepEmbedPass, passCodeHash, passOf, readerFrom, withGrant } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
+import { type SiteEnv, viewerOf } from '../request.ts';
 import { conversation, message } from '../views/conversation.ts';
 import { pageParam } from './conversation.ts';
 import { liveAddresses } from './events.ts';
@@ -41,7 +42,7 @@ export function embedRoutes({ deps }: SiteKit) {
     // whose start this frame holds takes it along in the button's form (the page keeps it as a
     // cookie of its own): a body, never an address.
     const reply = reader.grant
-      ? html`<form class="embed-reply" method="post" action="/c/${found.slug}/pass" target="_blank"><input type="hidden" name="csrf" value="${handoffToken(await deps.notifications.signingKey(), account.id, reader.grant)}"><button type="submit">Reply on ${account.name}</button></form>`
+      ? html`<form class="embed-reply" method="post" action="/c/${found.slug}/pass" target="_blank"><input type="hidden" name="csrf" value="${handoffToken(await deps.secrets.signingKey(), account.id, reader.grant)}"><button type="submit">Reply on ${account.name}</button></form>`
       : html`<p class="embed-reply"><a href="${url}#reply" target="_blank" rel="noopener">Reply on ${account.name}</a></p>`;
     return page(
       c,

@@ -11,17 +11,12 @@ import {
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { html } from 'hono/html';
-import {
-  type LiveStreamRequest,
-  SESSION_COOKIE,
-  SESSION_TTL_SECONDS,
-  type SiteContext,
-  type SiteEnv,
-  viewerOf,
-} from '../env.ts';
+import { SESSION_COOKIE, SESSION_TTL_SECONDS } from '../cookies.ts';
+import type { LiveStreamRequest } from '../deps.ts';
 import { notFound, page } from '../frame.ts';
 import { passOf, readerFrom, readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
+import { type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { messageItem } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
 import { messageActions } from '../views/moderation.ts';

@@ -1,9 +1,9 @@
 import { managesIntake, viewInbox } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import { type SiteEnv, viewerOf } from '../env.ts';
 import { notFound, page } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
+import { type SiteEnv, viewerOf } from '../request.ts';
 import { inbox } from '../views/inbox.ts';
 import type { intakeRoutes } from './intake.ts';
 

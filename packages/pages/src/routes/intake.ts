@@ -7,7 +7,7 @@ import {
   startConversation,
 } from '@convo/domain';
 import { Hono } from 'hono';
-import { field, type SiteContext, type SiteEnv, secret, viewerOf } from '../env.ts';
+import { secret } from '../cookies.ts';
 import { busy, notFound, type PageStatus, page, refused } from '../frame.ts';
 import {
   embedFormToken,
@@ -21,6 +21,7 @@ import {
   passOf,
 } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
+import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { type IntakeDraft, intakePage } from '../views/intake.ts';
 
 /** Where an intake page is: `/p/<key>`, its embed, or `/` for the primary one. */
@@ -57,7 +58,7 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
     draft?: IntakeDraft,
   ) {
     const account = c.env.account;
-    const key = await deps.notifications.signingKey();
+    const key = await deps.secrets.signingKey();
     const token = at.embed ? embedFormToken(key, account.id, p.id) : c.var.csrf;
     const content = intakePage(p, {
       accountName: account.name,
@@ -93,7 +94,7 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
     if (!at.embed && managesMembers(viewerOf(c))) {
       return refused(c, 403, 'Team members do not start conversations on the intake page: visitors do.');
     }
-    const key = at.embed ? await deps.notifications.signingKey() : '';
+    const key = at.embed ? await deps.secrets.signingKey() : '';
     const read = await posting.readPostWithRecording(
       c,
       at.embed ? async (token) => embedFormTokenValid(key, account.id, found.id, token) : undefined,
@@ -149,7 +150,7 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
     const mine =
       outcome.created ||
       (signedIn !== null && signedIn.id === outcome.authorId) ||
-      intakeSubmitKeyIsFor(await deps.notifications.signingKey(), field(fields, 'csrf') ?? '', form.submitKey ?? '') ||
+      intakeSubmitKeyIsFor(await deps.secrets.signingKey(), field(fields, 'csrf') ?? '', form.submitKey ?? '') ||
       (await passOf(deps, c)).has(outcome.conversationId);
     if (!mine) return show(c, p, at, 422, { ...draft, problem: INTAKE_FORM_USED });
     const landing = (target: string) => c.redirect(`${target}#message-${outcome.messageId}`, 303);

@@ -8,9 +8,9 @@ import {
   setAccountMail,
 } from '@convo/domain';
 import { Hono } from 'hono';
-import { field, type SiteEnv, viewerOf } from '../env.ts';
 import { notFound, page, refused } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
+import { field, type SiteEnv, viewerOf } from '../request.ts';
 import * as views from '../views/mail-choices.ts';
 
 const isChoice = (value: string | undefined): value is MailChoice => MAIL_CHOICES.some((c) => c === value);

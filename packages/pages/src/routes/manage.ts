@@ -12,9 +12,9 @@ import {
   parseWorkflowName,
 } from '@convo/domain';
 import { Hono } from 'hono';
-import { field, type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
 import { notFound, type PageStatus, page } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
+import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { intakePagesPage, type ManageProblem, workflowsPage } from '../views/manage.ts';
 
 /** An id in a path: digits that fit the column, else the page is missing. */

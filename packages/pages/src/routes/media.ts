@@ -1,10 +1,10 @@
 import { INTAKE_PAGE_KEY_PATTERN, MEDIA_EXTENSIONS, type MessageMedia, openRecording } from '@convo/domain';
 import { Hono } from 'hono';
 import parseRange from 'range-parser';
-import { type SiteContext, type SiteEnv, viewerOf } from '../env.ts';
 import { notFound, page } from '../frame.ts';
 import { passOf, passReader } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
+import { type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import * as forms from '../views/forms.ts';
 
 /** What serve() says of a recording before its bytes: taken back when they are refused. */

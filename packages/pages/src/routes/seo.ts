@@ -1,9 +1,9 @@
 import { conversationUrl, robotsFile, sitemapFiles, sitemapSlugs } from '@convo/domain';
 import { Hono } from 'hono';
 import { ASSETS } from '../assets/index.ts';
-import type { SiteContext, SiteEnv } from '../env.ts';
 import { notFound } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
+import type { SiteContext, SiteEnv } from '../request.ts';
 import { sitemap, sitemapIndex } from '../views/sitemap.ts';
 
 /** What crawlers read (robots.txt, the sitemaps) and the site's own assets. */

@@ -1,18 +1,10 @@
 import { completeSignIn, type OpenedLink, openSignInLink, requestSignIn, returnPath } from '@convo/domain';
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import {
-  COOKIE_VALUE,
-  cookieOptions,
-  field,
-  SESSION_COOKIE,
-  SESSION_TTL_SECONDS,
-  type SiteContext,
-  type SiteEnv,
-  secret,
-} from '../env.ts';
+import { COOKIE_VALUE, cookieOptions, SESSION_COOKIE, SESSION_TTL_SECONDS, secret } from '../cookies.ts';
 import { type PageStatus, page } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
+import { field, type SiteContext, type SiteEnv } from '../request.ts';
 import * as forms from '../views/forms.ts';
 
 /** Sign-in by a mailed link, and sign-out (of this device, or everywhere). */

@@ -1,8 +1,9 @@
-import { replyTarget } from '@convo/domain';
+import { replyTarget, UPLOAD_ID } from '@convo/domain';
 import { Hono } from 'hono';
-import { type SiteContext, type SiteEnv, UPLOAD_ID, uploadVisitor } from '../env.ts';
+import { uploadVisitor } from '../cookies.ts';
 import { readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
+import type { SiteContext, SiteEnv } from '../request.ts';
 
 /**
  * Resumable uploads of recordings (tus 1.0): the reply form's recorder sends its recording here

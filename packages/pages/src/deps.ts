@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type {
   Authenticated,
   InboxStore,
@@ -12,27 +11,20 @@ import type {
   ModerationStore,
   NotificationStore,
   PeopleStore,
+  ReceivedFile,
   ReplyStore,
-  SignedIn,
-  SiteAccount,
+  SiteSecrets,
   SiteStore,
-  Viewer,
+  Uploads,
   VisitorLimits,
   WorkflowStore,
 } from '@convo/domain';
-import type { Context } from 'hono';
 import type { KeptFiles } from './kept-files.ts';
 
 /*
- * What every part of an account's site shares: what the server hands it (SiteDeps, SiteVisit),
- * what each request carries through Hono (SiteEnv), and the site's few secrets and cookies.
+ * What the server hands an account's site: its ports and limits (SiteDeps), and each request's
+ * client (SiteVisit). What a request carries through Hono is request.ts; cookies, cookies.ts.
  */
-
-/** A recording that came with a form, kept in the media store under `key` (not measured yet). */
-export interface ReceivedFile {
-  key: string;
-  bytes: number;
-}
 
 /**
  * A form body as the server read it, or why it could not (too large, not a form, not UTF-8, the
@@ -41,42 +33,6 @@ export interface ReceivedFile {
 export type FormResult =
   | { ok: true; fields: Map<string, string[]>; file?: ReceivedFile }
   | { ok: false; status: 400 | 403 | 408 | 413 | 415 | 503; message: string };
-
-/** Whose a resumable upload is: a visitor of an account, as a hash of their cookie (never the cookie). */
-export interface UploadVisitor {
-  accountId: number;
-  owner: string;
-}
-
-/** Why an upload is refused, in words for a person, with its status. */
-export interface UploadRefusal {
-  status: 400 | 403 | 404 | 413 | 429 | 503;
-  message: string;
-}
-
-/**
- * Resumable uploads of recordings (tus 1.0 at `/uploads`): each belongs to the visitor who made it
- * and to one conversation they may reply to; an upload of anyone else is answered as missing.
- */
-export interface Uploads {
-  /**
-   * Answers a tus request (POST creates, HEAD, PATCH, DELETE) for `visitor`. A creation asks
-   * `admit`, with the metadata the client sent, which conversation the upload is for (its id).
-   */
-  handle(
-    req: Request,
-    visitor: UploadVisitor,
-    admit: (metadata: Record<string, string | null>) => Promise<number | UploadRefusal>,
-  ): Promise<Response>;
-  /**
-   * The finished upload `id` of `visitor` for `conversationId`, kept in the media store under a
-   * new key (not measured yet) and gone from the uploads; or why not.
-   */
-  take(id: string, visitor: UploadVisitor, conversationId: number): Promise<ReceivedFile | UploadRefusal>;
-}
-
-/** What an upload's id looks like (the tus server's own naming). */
-export const UPLOAD_ID = /^[0-9a-f]{32}$/;
 
 export interface SiteLimits {
   /** Form posts (replies, sign-in requests) per client address per minute; 0: no limit. */
@@ -146,6 +102,8 @@ export interface SiteDeps {
   workflows: WorkflowStore;
   members: MemberStore;
   notifications: NotificationStore;
+  /** The site's signing key (mail links, passes, form tokens). */
+  secrets: SiteSecrets;
   inbox: InboxStore;
   moderation: ModerationStore;
   outbox: MailOutbox;
@@ -192,51 +150,3 @@ export interface SiteVisit {
   /** Set when answered: the route that answered, as /metrics counts it (`site:/c/:slug`, or `site:other`). */
   label?: string;
 }
-
-export type SiteEnv = {
-  Bindings: { account: SiteAccount; visit: SiteVisit };
-  Variables: {
-    /** The signed-in person, if any. */
-    signedIn: SignedIn | null;
-    /** The CSRF token every form of this response carries, bound to the session or visitor cookie. */
-    csrf: string;
-    /** A visitor cookie made for this request, set only if the page carries a form; null when there is one. */
-    newVisitor: string | null;
-  };
-};
-
-export type SiteContext = Context<SiteEnv>;
-
-export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
-export const SIGN_IN_LINK_TTL_SECONDS = 15 * 60;
-export const SESSION_COOKIE = 'convo_session';
-export const VISITOR_COOKIE = 'convo_visitor';
-
-/** What a session or visitor cookie holds: 43 base64url characters. */
-export const COOKIE_VALUE = /^[\w-]{43}$/;
-
-/** 32 random bytes, base64url (43 characters): a cookie, session or sign-in secret. */
-export const secret = () => randomBytes(32).toString('base64url');
-
-/** The CSRF token bound to a session or visitor cookie. */
-export const csrfFor = (cookie: string) => createHash('sha256').update(`csrf:${cookie}`).digest('base64url');
-
-/** Whose uploads this visitor's requests reach: bound to the same cookie as their CSRF token. */
-export const uploadVisitor = (accountId: number, csrfToken: string): UploadVisitor => ({
-  accountId,
-  owner: createHash('sha256').update(`upload:${csrfToken}`).digest('base64url'),
-});
-
-/** How every cookie of the site is set: the whole site, never to scripts, same-site, secure on https. */
-export const cookieOptions = (account: SiteAccount) =>
-  ({ path: '/', httpOnly: true, sameSite: 'Lax', secure: account.host.startsWith('https:') }) as const;
-
-/** Who is viewing: the signed-in person, or nobody known (null). */
-export const viewerOf = (c: SiteContext): Viewer =>
-  c.var.signedIn ? { userId: c.var.signedIn.user.id, teamRole: c.var.signedIn.teamRole } : null;
-
-/** A form field given once; a field sent twice is not trusted to mean either value. */
-export const field = (fields: Map<string, string[]>, name: string): string | undefined => {
-  const values = fields.get(name);
-  return values?.length === 1 ? values[0] : undefined;
-};

@@ -1,0 +1,31 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { SiteAccount, UploadVisitor } from '@convo/domain';
+
+/* The site's cookies, the secrets they hold, and what is bound to them (CSRF tokens, uploads). */
+
+export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
+
+export const SIGN_IN_LINK_TTL_SECONDS = 15 * 60;
+
+export const SESSION_COOKIE = 'convo_session';
+
+export const VISITOR_COOKIE = 'convo_visitor';
+
+/** What a session or visitor cookie holds: 43 base64url characters. */
+export const COOKIE_VALUE = /^[\w-]{43}$/;
+
+/** 32 random bytes, base64url (43 characters): a cookie, session or sign-in secret. */
+export const secret = () => randomBytes(32).toString('base64url');
+
+/** The CSRF token bound to a session or visitor cookie. */
+export const csrfFor = (cookie: string) => createHash('sha256').update(`csrf:${cookie}`).digest('base64url');
+
+/** Whose uploads this visitor's requests reach: bound to the same cookie as their CSRF token. */
+export const uploadVisitor = (accountId: number, csrfToken: string): UploadVisitor => ({
+  accountId,
+  owner: createHash('sha256').update(`upload:${csrfToken}`).digest('base64url'),
+});
+
+/** How every cookie of the site is set: the whole site, never to scripts, same-site, secure on https. */
+export const cookieOptions = (account: SiteAccount) =>
+  ({ path: '/', httpOnly: true, sameSite: 'Lax', secure: account.host.startsWith('https:') }) as const;
