@@ -12,6 +12,7 @@ export * from './conversations/open-recording.ts';
 export * from './conversations/ports.ts';
 export * from './conversations/post-reply.ts';
 export * from './conversations/schemas.ts';
+export * from './conversations/send-reply.ts';
 export * from './conversations/slug.ts';
 export * from './conversations/title.ts';
 export * from './conversations/view-conversation.ts';

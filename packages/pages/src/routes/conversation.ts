@@ -8,10 +8,8 @@ import {
   type ModerationAction,
   managesMembers,
   markConversationRead,
-  measureRecording,
   moderateMessage,
-  postReply,
-  replyTarget,
+  sendReply,
   viewConversation,
 } from '@convo/domain';
 import { Hono } from 'hono';
@@ -135,44 +133,29 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       }
     }
     const uploadId = field(fields, 'upload');
-    let file = read.file;
     const reader = await readerOf(deps, c, slug);
-    if (!file && uploadId) {
-      const target = await replyTarget(deps, account, slug, reader.viewer, reader.granted);
-      if (!target) return notFound(c);
-      const taken = await deps.uploads.take(uploadId, uploadVisitor(account.id, c.var.csrf), target.id);
-      if ('message' in taken) {
-        if (taken.status === 503) return refused(c, 503, taken.message);
-        // The same form again (a browser's retry after a lost answer): its upload became the
-        // message this form token posted, which is the answer.
-        const posted = form.submitKey ? await deps.replies.posted(account.id, target.id, form.submitKey) : null;
-        if (posted) return c.redirect(`/c/${target.slug}#message-${posted.id}`, 303);
-        return refuse(taken.message);
-      }
-      file = taken;
-    }
-    const recording = file
-      ? await measureRecording(deps.media, file, field(fields, 'media_kind'), c.env.visit.clientIp)
-      : null;
-    if (recording && !recording.ok) return recording.busy ? busy(c, recording.problem) : refuse(recording.problem);
-    const media = recording?.media;
-    const outcome = await postReply(
+    const outcome = await sendReply(
       deps,
       account,
       slug,
       reader.viewer,
-      { ...form, media },
-      posting.link(account),
-      reader.granted,
+      { ...form, mediaKind: field(fields, 'media_kind') },
+      read.file
+        ? { kind: 'file', file: read.file }
+        : uploadId
+          ? { kind: 'upload', id: uploadId, visitor: uploadVisitor(account.id, c.var.csrf) }
+          : { kind: 'none' },
+      { link: posting.link(account), granted: reader.granted, sender: c.env.visit.clientIp },
     );
-    // The recording stays only with the message it became (or the reply waiting for its link).
-    const kept = (outcome.kind === 'posted' && outcome.created) || outcome.kind === 'check_email';
-    if (media && !kept) await deps.media.store.remove(media.key);
     switch (outcome.kind) {
       case 'not_found':
         return notFound(c);
       case 'refused':
         return refuse(outcome.problem);
+      case 'busy':
+        return busy(c, outcome.problem);
+      case 'unavailable':
+        return refused(c, 503, outcome.problem);
       case 'check_email':
         return page(c, 200, forms.checkEmail({ reply: true }), 'Check your e-mail');
       case 'posted':
