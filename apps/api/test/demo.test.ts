@@ -91,6 +91,40 @@ it.skipIf(!embeddedRun)(
 );
 
 it.skipIf(!embeddedRun)(
+  'prints each mail it would send as a block with its link, and lists it at /_demo/mail',
+  async () => {
+    const origin = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] ?? '';
+    expect(output).toContain(`each mail (sign-in links) is printed here and listed at ${origin}/_demo/mail`);
+    const empty = await fetch(`${origin}/_demo/mail`);
+    expect(empty.status).toBe(200);
+    expect(await empty.text()).toContain('No mail yet');
+    // Ask for a sign-in link, as a person does on the sign-in page.
+    const form = await fetch(`${origin}/sign-in`);
+    const cookie = (form.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+    const asked = await fetch(`${origin}/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, email: 'owner@demo.example.com' }),
+    });
+    expect(asked.status).toBeLessThan(400);
+    const printed = async () => {
+      while (!output.includes('Mail to owner@demo.example.com')) await new Promise((r) => setTimeout(r, 50));
+      return output.slice(output.indexOf('Mail to owner@demo.example.com'));
+    };
+    const block = await printed();
+    expect(block).toContain(`(not sent: no SMTP_URL; also at ${origin}/_demo/mail)`);
+    const link = new RegExp(`^(${origin}/sign-in/\\S+)$`, 'm').exec(block)?.[1];
+    expect(link).toBeDefined();
+    const listed = await (await fetch(`${origin}/_demo/mail`)).text();
+    expect(listed).toContain(`<a href="${link}">`);
+    expect(listed).toContain('To owner@demo.example.com');
+  },
+  60_000,
+);
+
+it.skipIf(!embeddedRun)(
   'lets a webhook be tried on this machine, as it says when it starts',
   async () => {
     expect(output).toContain('Webhooks may go to http:// receivers on this machine here');

@@ -3,8 +3,9 @@ import { operations } from '@convo/router';
 import { serve } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DemoMailbox } from '../src/http/demo-mail.ts';
 import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
-import { BASE, call, type Harness, openHarness } from './support/harness.ts';
+import { BASE, call, type Harness, openHarness, secondApp } from './support/harness.ts';
 
 warnIfNoChromium('docs.test.ts');
 
@@ -106,4 +107,57 @@ describe('the API reference page', () => {
     },
     120_000,
   );
+});
+
+describe("the demo's mail page", () => {
+  const mail = {
+    to: 'owner@demo.example.com',
+    subject: 'Sign in to <Demo>',
+    text: 'Open this link and confirm to sign in to <Demo>:\n\nhttp://127.0.0.1:3000/sign-in/abc_DEF-123\n\nIt works once.',
+    at: new Date('2026-11-27T10:00:00Z'),
+  };
+
+  it('is served by the demo alone, to the machine it runs on, its mail escaped and its links linked', async () => {
+    expect((await h.app.fetch(new Request(`${BASE}/_demo/mail`))).status).toBe(404);
+    const mailbox = new DemoMailbox();
+    mailbox.add(mail);
+    const demo = secondApp(h, {}, { demoMail: mailbox });
+    expect((await demo.fetch(new Request(`${BASE}/_demo/mail`), { clientIp: '192.0.2.7' })).status).toBe(403);
+    const page = await demo.fetch(new Request(`${BASE}/_demo/mail`), { clientIp: '127.0.0.1' });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    const body = await page.text();
+    expect(body).toContain('<h2 id="mail-0">Sign in to &lt;Demo&gt;</h2>');
+    expect(body).toContain(
+      '<a href="http://127.0.0.1:3000/sign-in/abc_DEF-123">http://127.0.0.1:3000/sign-in/abc_DEF-123</a>',
+    );
+    expect(body).not.toContain('<Demo>');
+  });
+
+  it.skipIf(!hasChromium)('reads well at 375 and 1280 px, with no axe violation', async () => {
+    const mailbox = new DemoMailbox();
+    mailbox.add(mail);
+    mailbox.add({ ...mail, subject: 'Confirm your reply on Demo', at: new Date('2026-11-27T10:05:00Z') });
+    const demo = secondApp(h, {}, { demoMail: mailbox });
+    const server = serve({
+      fetch: (req) => demo.fetch(req, { clientIp: '127.0.0.1' }),
+      port: 0,
+      hostname: '127.0.0.1',
+    });
+    await new Promise((r) => server.once('listening', r));
+    const browser = await launchChromium();
+    try {
+      for (const width of [375, 1280]) {
+        const page = await (await browser.newContext({ viewport: { width, height: 800 }, bypassCSP: true })).newPage();
+        await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/_demo/mail`);
+        expect(await page.locator('h2').allTextContents()).toEqual(['Confirm your reply on Demo', 'Sign in to <Demo>']);
+        // Nothing wider than the screen: a long link wraps.
+        expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+        expect(await axeViolations(page)).toEqual([]);
+      }
+    } finally {
+      await browser.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
 });

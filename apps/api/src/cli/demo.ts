@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { findAccount, loadSeed, renewToken, setHost } from '@convo/db';
+import { readFile, rm } from 'node:fs/promises';
+import { AdminError, findAccount, loadSeed, renewToken, setHost } from '@convo/db';
 import type { Command } from 'commander';
-import { createLogger } from '../logger.ts';
+import { DemoMailbox, mailBlock } from '../http/demo-mail.ts';
 import { serveOnNode } from '../start/serve-node.ts';
 import { buildApp } from '../start/server.ts';
 import { migrateDatabase, openDatabase } from '../start/services.ts';
@@ -22,9 +22,22 @@ export function registerDemo(program: Command, cli: Cli): void {
     .description(
       'start the server (embedded database by default) with a demo account; prints a fresh token and curl lines',
     )
-    .addHelpText('after', '\nExample:\n  npm run demo\n  PORT=8080 npm run demo\n')
-    .action(async () => {
+    .option(
+      '--reset',
+      "start again from nothing: the embedded database's directory and the recordings are deleted first",
+    )
+    .addHelpText('after', '\nExample:\n  npm run demo\n  PORT=8080 npm run demo\n  npm run demo -- --reset\n')
+    .action(async (o: { reset?: boolean }) => {
       const { config, logger } = cli.settings(DEMO_DEFAULTS);
+      if (o.reset) {
+        if (config.database.kind !== 'pglite') {
+          throw new AdminError(
+            '--reset deletes the embedded database only; with DATABASE_URL, drop that database yourself',
+          );
+        }
+        await rm(config.database.dataDir, { recursive: true, force: true });
+        if (!config.media.s3) await rm(config.media.dir, { recursive: true, force: true });
+      }
       const orm = await openDatabase(config, logger);
       await migrateDatabase(orm, logger);
       const em = orm.em.fork();
@@ -33,16 +46,18 @@ export function registerDemo(program: Command, cli: Cli): void {
         existing?.id ?? (await loadSeed(em, JSON.parse(await readFile(DEMO_SEED, 'utf8')))).accounts[0]?.id ?? 0;
       const { token } = await renewToken(em, accountId, 'demo');
 
-      // Without SMTP_URL, mail (sign-in links) is logged at info level: the demo shows those lines.
-      const app = buildApp(
-        orm,
-        config,
-        logger,
-        config.mail.smtpUrl ? logger : createLogger('info', { write: (line: string) => cli.io.stderr.write(line) }),
-      );
+      // Without SMTP_URL, each mail (sign-in links) is printed as a block and listed at /_demo/mail.
+      let mailPage = '/_demo/mail';
+      const mailbox = new DemoMailbox();
+      const app = buildApp(orm, config, logger, {
+        demoMail: config.mail.smtpUrl
+          ? undefined
+          : { mailbox, printMail: (mail) => cli.io.stdout.write(mailBlock(mail, mailPage)) },
+      });
       // The demo account lives at the server's own origin, so every URL the API prints opens here.
       const announce = async (port: number) => {
         const origin = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
+        mailPage = `${origin}/_demo/mail`;
         const moved = await setHost(orm.em.fork(), 'demo', origin).catch((err: unknown) => {
           logger.warn({ err: (err as Error).message }, 'the demo account keeps its host');
           return null;
@@ -78,7 +93,7 @@ export function registerDemo(program: Command, cli: Cli): void {
             `  curl -s -X POST ${origin}/api/v1/webhooks ${auth} -H 'content-type: application/json' -d '{"url":"http://127.0.0.1:9000/hook","events":["conversation_created","message_created"]}'`,
             config.mail.smtpUrl
               ? `Sign-in links are mailed through ${new URL(config.mail.smtpUrl).host}.`
-              : 'No SMTP_URL is set: sign-in links are written to this console ("mail not sent … here it is").',
+              : `No SMTP_URL is set: each mail (sign-in links) is printed here and listed at ${origin}/_demo/mail.`,
             '',
             'Stop with Ctrl-C.',
             '',

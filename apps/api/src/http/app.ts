@@ -6,6 +6,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import type { LiveHub } from '../live/hub.ts';
 import { errorAnswer, finishHeaders, json, TRPC_PREFIX, withTimeout } from './answers.ts';
 import { HttpError, mediaType } from './body.ts';
+import type { DemoMailbox } from './demo-mail.ts';
 import { serveDocs } from './docs.ts';
 import { faviconResponse } from './favicon.ts';
 import { metricsEndpoint } from './metrics-endpoint.ts';
@@ -43,6 +44,8 @@ export interface AppOptions {
   formLimits?: Partial<SiteLimits>;
   /** What robots.txt and the sitemaps kept by change mark may take (`SITE_FILES_MB`; default 32 MiB). */
   siteFilesBytes?: number;
+  /** `npm run demo` only: its unsent mail, listed at `/_demo/mail`. */
+  demoMail?: DemoMailbox | undefined;
 }
 
 export interface App {
@@ -162,6 +165,11 @@ export function createApp(services: Services, options: AppOptions): App {
       const named = path.slice(TRPC_PREFIX.length);
       if (procedureNames.has(named)) request.label = `trpc:${named}`;
       return trpc(req, url, request);
+    }
+    if (path === '/_demo/mail' && options.demoMail && req.method === 'GET') {
+      request.label = 'demo_mail';
+      const client = proxies.clientIp(req, peer);
+      return options.demoMail.page(client === '127.0.0.1' || client === '::1' || client === '::ffff:127.0.0.1');
     }
     const endpoint = fixed.get(path);
     const docs = path === `${REST_PREFIX}/docs` || path.startsWith(`${REST_PREFIX}/docs/`);

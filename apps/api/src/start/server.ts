@@ -1,5 +1,7 @@
+import type { UnsentMail } from '@convo/pages';
 import type { MikroORM } from '@mikro-orm/core';
 import { type App, createApp } from '../http/app.ts';
+import type { DemoMailbox } from '../http/demo-mail.ts';
 import { listenForLive } from '../live/hub.ts';
 import type { Logger } from '../logger.ts';
 import { configuredBackend } from '../media/backend.ts';
@@ -11,8 +13,16 @@ import { startWorkflowWorker } from '../workers/workflows.ts';
 import type { Config } from './config.ts';
 import { createServices, migrateDatabase, openDatabase } from './services.ts';
 
+export interface BuildOptions {
+  /** Where the mail worker logs (default: the logger). */
+  mailLogger?: Logger;
+  /** The demo's mailbox: mail without SMTP_URL goes there (and to `printMail`), and `/_demo/mail` lists it. */
+  demoMail?: { mailbox: DemoMailbox; printMail(mail: UnsentMail): void };
+}
+
 /** The app as the configuration describes it, on an open database. */
-export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogger: Logger = logger): App {
+export function buildApp(orm: MikroORM, config: Config, logger: Logger, options: BuildOptions = {}): App {
+  const demo = options.demoMail;
   const services = createServices(orm, logger, {
     rateLimit: config.rateLimit,
     webhookTargets: config.webhooks,
@@ -36,8 +46,17 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
   );
   const mail = startMailWorker(services.mailQueue, {
     ...config.mail,
-    logger: mailLogger,
+    logger: options.mailLogger ?? logger,
     onError: () => services.metrics.backgroundError('mail'),
+    ...(demo
+      ? {
+          unsent: (m) => {
+            const shown = { ...m, at: new Date() };
+            demo.mailbox.add(shown);
+            demo.printMail(shown);
+          },
+        }
+      : {}),
   });
   services.onMailQueued(mail.kick);
   const notify = startNotifyWorker(services.notifications, services.secrets, {
@@ -76,6 +95,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, mailLogg
     metricsToken: config.metricsToken,
     formLimits: config.formLimits,
     siteFilesBytes: config.siteFilesBytes,
+    demoMail: demo?.mailbox,
   });
   return {
     fetch: app.fetch,

@@ -25,11 +25,17 @@ export interface MailOptions {
   intervalMs?: number;
   /** Told when a batch fails: /metrics counts it. */
   onError?: () => void;
+  /** What becomes of a mail without SMTP_URL (default: written to the log at info level). */
+  unsent?: (mail: { to: string; subject: string; text: string }) => void;
 }
 
 export function startMailWorker(queue: PgMailOutbox, mailing: MailOptions): MailWorker {
   const transport = mailing.smtpUrl ? createTransport(mailing.smtpUrl) : null;
   const send = async (mail: ClaimedMail) => {
+    if (!transport && mailing.unsent) {
+      mailing.unsent({ to: mail.recipient, subject: mail.subject, text: mail.body });
+      return;
+    }
     if (!transport) {
       mailing.logger.info(
         { to: mail.recipient, subject: mail.subject, text: mail.body },
