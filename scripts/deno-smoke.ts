@@ -105,7 +105,7 @@ try {
       else controller.enqueue(chunk);
     },
   });
-  const oversized = await fetch(`http://127.0.0.1:${port}/trpc/conversations.create`, {
+  const oversized = await fetch(`http://127.0.0.1:${port}/trpc/conversations.createConversation`, {
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },
     body: endless,
@@ -118,7 +118,7 @@ try {
     refusal,
   );
   const batch = await fetch(
-    `http://127.0.0.1:${port}/trpc/${Array(11).fill('conversations.list').join(',')}?batch=1&input=%7B%7D`,
+    `http://127.0.0.1:${port}/trpc/${Array(11).fill('conversations.getConversations').join(',')}?batch=1&input=%7B%7D`,
     { headers: auth },
   );
   check('a tRPC batch over the cap is 400', batch.status === 400, batch.status);

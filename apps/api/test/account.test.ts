@@ -29,7 +29,7 @@ describe('the token’s account', () => {
   });
 
   it('answers tRPC with the same', async () => {
-    const r = await call(h, new Request(`${BASE}/trpc/account.get?input=%7B%7D`, { headers: auth(acme.token) }));
+    const r = await call(h, new Request(`${BASE}/trpc/account.getAccount?input=%7B%7D`, { headers: auth(acme.token) }));
     expect(r.body.result.data).toEqual(EXPECTED);
   });
 
@@ -58,6 +58,6 @@ describe('the token’s account', () => {
       )
     ).text();
     expect(metrics).toMatch(/http_requests_total\{operation="get_account",method="GET",status="200"\}/);
-    expect(metrics).toMatch(/http_requests_total\{operation="trpc:account.get",method="GET",status="200"\}/);
+    expect(metrics).toMatch(/http_requests_total\{operation="trpc:account.getAccount",method="GET",status="200"\}/);
   });
 });

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
+import { kebabName, operations } from '@convo/router';
 import { describe, expect, it } from 'vitest';
 
 /*
@@ -74,6 +75,26 @@ describe('the code', () => {
       });
     });
     expect(wrong).toEqual([]);
+  });
+
+  it('names each operation once: its procedure, declaration and use case files and function are its name', () => {
+    const domainFiles = sources('packages/domain/src');
+    const missing = operations.flatMap((operation) => {
+      const file = kebabName(operation.name);
+      const area = kebabName(operation.path.split('.')[0] ?? '');
+      const procedure = `packages/router/src/procedures/${area}/${file}`;
+      const useCase = domainFiles.find((f) => f.endsWith(`/${file}.ts`));
+      return [
+        ...[`${procedure}.ts`, `${procedure}.types.ts`].filter((f) => !sources(dirname(f)).includes(f)),
+        ...(useCase &&
+        new RegExp(`^export (async function|function|const) ${operation.name}\\b`, 'm').test(
+          readFileSync(join(ROOT, useCase), 'utf8'),
+        )
+          ? []
+          : [`packages/domain/src/<area>/${file}.ts exporting ${operation.name}`]),
+      ];
+    });
+    expect(missing).toEqual([]);
   });
 
   // apps/api by room: one imports its own files and lower rooms' only. logger.ts is everyone's.

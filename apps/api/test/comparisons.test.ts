@@ -89,7 +89,7 @@ describe('text that is not valid Unicode', () => {
     expect(r.body.error).toMatch(/valid Unicode/);
     const t = await call(
       h,
-      new Request(`${BASE}/trpc/conversations.create`, {
+      new Request(`${BASE}/trpc/conversations.createConversation`, {
         method: 'POST',
         headers: { ...auth(acme.token), 'content-type': 'application/json' },
         body: '{"title":"x\\udc00y"}',
@@ -102,7 +102,7 @@ describe('text that is not valid Unicode', () => {
   it('is refused (422) in a lookup', async () => {
     const t = await call(
       h,
-      new Request(`${BASE}/trpc/conversations.get?input=${encodeURIComponent('{"slug":"a\\ud800"}')}`, {
+      new Request(`${BASE}/trpc/conversations.getConversation?input=${encodeURIComponent('{"slug":"a\\ud800"}')}`, {
         headers: auth(acme.token),
       }),
     );

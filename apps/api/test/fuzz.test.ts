@@ -187,12 +187,12 @@ describe('fuzzing the HTTP handler', () => {
 
   it(`answers tRPC in tRPC's shape, never 5xx: batches, odd names, large and chunked bodies (${Math.ceil(RUNS / 5)} cases)`, async () => {
     const procedure = fc.constantFrom(
-      'conversations.create',
-      'conversations.get',
-      'conversations.list',
-      'webhooks.create',
-      'webhooks.list',
-      'webhooks.delete',
+      'conversations.createConversation',
+      'conversations.getConversation',
+      'conversations.getConversations',
+      'webhooks.createWebhook',
+      'webhooks.listWebhooks',
+      'webhooks.deleteWebhook',
       'conversations.nope',
       'constructor',
       '__proto__',

@@ -155,7 +155,7 @@ describe('against the running server', () => {
   it('refuses a tRPC body whose Content-Length is over the limit before it is sent', async () => {
     const answer = await raw((s) =>
       s.write(
-        'POST /trpc/conversations.create HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
+        'POST /trpc/conversations.createConversation HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
           `authorization: Bearer ${TOKEN}\r\ncontent-length: 400000000\r\n\r\n{`,
       ),
     );
@@ -166,7 +166,7 @@ describe('against the running server', () => {
   it('cuts a chunked tRPC body off at the limit', async () => {
     const answer = await raw((s) => {
       s.write(
-        'POST /trpc/conversations.create HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
+        'POST /trpc/conversations.createConversation HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
           `authorization: Bearer ${TOKEN}\r\ntransfer-encoding: chunked\r\n\r\n`,
       );
       const chunk = 'x'.repeat(16 * 1024);
@@ -184,7 +184,7 @@ describe('against the running server', () => {
     const declared = Array.from({ length: 8 }, () =>
       raw((s) =>
         s.write(
-          'POST /trpc/conversations.create HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
+          'POST /trpc/conversations.createConversation HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
             `authorization: Bearer ${TOKEN}\r\ncontent-length: 400000000\r\n\r\n`,
         ),
       ),
@@ -192,7 +192,8 @@ describe('against the running server', () => {
     const chunk = 'x'.repeat(64 * 1024);
     const chunked = Array.from({ length: 8 }, (_, i) =>
       raw((s) => {
-        const path = i % 2 === 0 ? '/trpc/conversations.create' : '/api/v1/conversations/create_conversation';
+        const path =
+          i % 2 === 0 ? '/trpc/conversations.createConversation' : '/api/v1/conversations/create_conversation';
         s.write(
           `POST ${path} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n` +
             `authorization: Bearer ${TOKEN}\r\ntransfer-encoding: chunked\r\n\r\n`,
@@ -299,14 +300,17 @@ describe('against the running server', () => {
     const agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 30_000 });
     try {
       const batch = () =>
-        request(`${server.baseUrl}/trpc/conversations.list,account.get?batch=1&input=${encodeURIComponent('{}')}`, {
-          dispatcher: agent,
-          headers: { authorization: `Bearer ${TOKEN}` },
-        });
+        request(
+          `${server.baseUrl}/trpc/conversations.getConversations,account.getAccount?batch=1&input=${encodeURIComponent('{}')}`,
+          {
+            dispatcher: agent,
+            headers: { authorization: `Bearer ${TOKEN}` },
+          },
+        );
       const refusals = [
         // A 2 MB create: refused by its declared length, the body never read.
         () =>
-          request(`${server.baseUrl}/trpc/conversations.create`, {
+          request(`${server.baseUrl}/trpc/conversations.createConversation`, {
             dispatcher: agent,
             method: 'POST',
             headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
@@ -314,7 +318,7 @@ describe('against the running server', () => {
           }),
         // The same without a token: refused before the body is read.
         () =>
-          request(`${server.baseUrl}/trpc/conversations.create`, {
+          request(`${server.baseUrl}/trpc/conversations.createConversation`, {
             dispatcher: agent,
             method: 'POST',
             headers: { 'content-type': 'application/json' },
@@ -323,7 +327,7 @@ describe('against the running server', () => {
         // A 2 MB create sent without a length (chunked, as http.request does after write()),
         // cut off at the limit with most of it still on the way.
         () =>
-          request(`${server.baseUrl}/trpc/conversations.create`, {
+          request(`${server.baseUrl}/trpc/conversations.createConversation`, {
             dispatcher: agent,
             method: 'POST',
             headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },

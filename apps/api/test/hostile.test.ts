@@ -123,7 +123,7 @@ describe('tRPC bodies are bounded like every other', () => {
   const trpcCreate = (body: RequestInit['body'], headers: Record<string, string> = {}) =>
     call(
       h,
-      post(`${BASE}/trpc/conversations.create`, body, {
+      post(`${BASE}/trpc/conversations.createConversation`, body, {
         ...auth(acme.token),
         'content-type': 'application/json',
         ...headers,
@@ -159,7 +159,7 @@ describe('tRPC bodies are bounded like every other', () => {
     const body = watchedBody([new TextEncoder().encode('{}')]);
     const r = await call(
       h,
-      post(`${BASE}/trpc/conversations.create`, body.stream, { 'content-type': 'application/json' }),
+      post(`${BASE}/trpc/conversations.createConversation`, body.stream, { 'content-type': 'application/json' }),
     );
     expect(r.status).toBe(401);
     expect(r.body.error.data.appCode).toBe('unauthorized');
@@ -218,7 +218,7 @@ describe('tRPC batches', () => {
     call(
       h,
       new Request(
-        `${BASE}/trpc/${Array.from({ length: n }, () => 'conversations.list').join(',')}?batch=1&input=${encodeURIComponent(
+        `${BASE}/trpc/${Array.from({ length: n }, () => 'conversations.getConversations').join(',')}?batch=1&input=${encodeURIComponent(
           JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [i, {}]))),
         )}`,
         { headers: token ? auth(token) : {} },
@@ -253,7 +253,7 @@ describe('tRPC batches', () => {
   it('counts every call of a batch against the rate limit', async () => {
     const limited = secondApp(h, { rateLimit: { limit: 6, windowSeconds: 3600 } }, { maxBatch: 10 });
     const { token } = await newToken(h, acme.id);
-    const url = `${BASE}/trpc/${Array(4).fill('conversations.list').join(',')}?batch=1&input=${encodeURIComponent('{"0":{},"1":{},"2":{},"3":{}}')}`;
+    const url = `${BASE}/trpc/${Array(4).fill('conversations.getConversations').join(',')}?batch=1&input=${encodeURIComponent('{"0":{},"1":{},"2":{},"3":{}}')}`;
     const first = await limited.fetch(new Request(url, { headers: auth(token) }));
     expect(first.status).toBe(200);
     expect(first.headers.get('ratelimit-remaining')).toBe('2');
@@ -326,7 +326,7 @@ describe('one contract per transport', () => {
   it('a tRPC body that is not JSON does not echo the parser', async () => {
     const r = await call(
       h,
-      post(`${BASE}/trpc/conversations.create`, '{"title": nope', {
+      post(`${BASE}/trpc/conversations.createConversation`, '{"title": nope', {
         ...auth(acme.token),
         'content-type': 'application/json',
       }),
@@ -345,7 +345,7 @@ describe('one contract per transport', () => {
         .getConnection()
         .execute('lock table conversation in access exclusive mode', [], 'all', locker.getTransactionContext());
       const res = await slow.fetch(
-        new Request(`${BASE}/trpc/conversations.get?input=%7B%7D`, { headers: auth(acme.token) }),
+        new Request(`${BASE}/trpc/conversations.getConversation?input=%7B%7D`, { headers: auth(acme.token) }),
       );
       const body = (await res.json()) as { error: { data: { appCode: string; httpStatus: number } } };
       expect(res.status).toBe(503);

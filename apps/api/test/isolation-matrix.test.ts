@@ -132,145 +132,159 @@ const workflowTarget = (l: 'secret' | 'absent') => (l === 'absent' ? 999_999 : a
 const OPERATIONS: Operation[] = [
   {
     name: 'REST get_conversation by slug',
-    of: 'conversations.get',
+    of: 'conversations.getConversation',
     send: (hd, l) => rest(`get_conversation?slug=${l === 'secret' ? SECRET.slug : 'no-such-slug'}`, hd),
   },
   {
     name: 'REST get_conversation by slug, other case',
-    of: 'conversations.get',
+    of: 'conversations.getConversation',
     send: (hd, l) => rest(`get_conversation?slug=${l === 'secret' ? 'ALPHA-PRIVATE' : 'NO-SUCH-SLUG'}`, hd),
   },
   {
     name: 'REST get_conversation by title',
-    of: 'conversations.get',
+    of: 'conversations.getConversation',
     send: (hd, l) =>
       rest(`get_conversation?title=${encodeURIComponent(l === 'secret' ? SECRET.title : 'No such')}`, hd),
   },
-  { name: 'REST get_conversation, latest', of: 'conversations.get', send: (hd) => rest('get_conversation', hd) },
+  {
+    name: 'REST get_conversation, latest',
+    of: 'conversations.getConversation',
+    send: (hd) => rest('get_conversation', hd),
+  },
   {
     name: 'REST get_conversations page 1',
-    of: 'conversations.list',
+    of: 'conversations.getConversations',
     send: (hd) => rest('get_conversations?page=1', hd),
   },
   {
     name: 'REST get_conversations page 2',
-    of: 'conversations.list',
+    of: 'conversations.getConversations',
     send: (hd) => rest('get_conversations?page=2', hd),
   },
   {
     name: 'REST create_conversation through an intake page',
-    of: 'conversations.create',
+    of: 'conversations.createConversation',
     write: true,
     send: (hd, l) => restPost(hd, { slug: unique(), intake_page_id: l === 'secret' ? a.secondaryPageId : 999_999 }),
   },
   {
     name: 'REST create_conversation with a slug the other account uses',
-    of: 'conversations.create',
+    of: 'conversations.createConversation',
     write: true,
     send: (hd) => restPost(hd, { slug: `${unique()}-${SECRET.slug}` }),
   },
   {
     name: 'tRPC conversations.get by slug',
-    of: 'conversations.get',
-    send: (hd, l) => trpcQuery('conversations.get', { slug: l === 'secret' ? SECRET.slug : 'no-such-slug' }, hd),
+    of: 'conversations.getConversation',
+    send: (hd, l) =>
+      trpcQuery('conversations.getConversation', { slug: l === 'secret' ? SECRET.slug : 'no-such-slug' }, hd),
   },
   {
     name: 'tRPC conversations.get by title',
-    of: 'conversations.get',
-    send: (hd, l) => trpcQuery('conversations.get', { title: l === 'secret' ? SECRET.title : 'No such' }, hd),
+    of: 'conversations.getConversation',
+    send: (hd, l) =>
+      trpcQuery('conversations.getConversation', { title: l === 'secret' ? SECRET.title : 'No such' }, hd),
   },
   {
     name: 'tRPC conversations.list page 2',
-    of: 'conversations.list',
-    send: (hd) => trpcQuery('conversations.list', { page: 2 }, hd),
+    of: 'conversations.getConversations',
+    send: (hd) => trpcQuery('conversations.getConversations', { page: 2 }, hd),
   },
   {
     name: 'REST get_account',
-    of: 'account.get',
+    of: 'account.getAccount',
     send: (hd) => call(h, new Request(`${BASE}/api/v1/account`, { headers: hd })),
   },
-  { name: 'tRPC account.get', of: 'account.get', send: (hd) => trpcQuery('account.get', {}, hd) },
-  { name: 'REST list webhooks', of: 'webhooks.list', send: (hd) => restHooks(hd, 'GET') },
+  { name: 'tRPC account.get', of: 'account.getAccount', send: (hd) => trpcQuery('account.getAccount', {}, hd) },
+  { name: 'REST list webhooks', of: 'webhooks.listWebhooks', send: (hd) => restHooks(hd, 'GET') },
   {
     name: 'REST delete a webhook',
-    of: 'webhooks.delete',
+    of: 'webhooks.deleteWebhook',
     write: true,
     send: (hd, l) => restHooks(hd, 'DELETE', `/${hookTarget(hd, l, 'rest')}`),
   },
   {
     name: 'REST create a webhook',
-    of: 'webhooks.create',
+    of: 'webhooks.createWebhook',
     write: true,
     send: (hd) => restHooks(hd, 'POST', '', { url: 'http://127.0.0.1:9/hook', events: ['message_created'] }),
   },
-  { name: 'tRPC webhooks.list', of: 'webhooks.list', send: (hd) => trpcQuery('webhooks.list', {}, hd) },
+  { name: 'tRPC webhooks.list', of: 'webhooks.listWebhooks', send: (hd) => trpcQuery('webhooks.listWebhooks', {}, hd) },
   {
     name: 'tRPC webhooks.delete',
-    of: 'webhooks.delete',
+    of: 'webhooks.deleteWebhook',
     write: true,
-    send: (hd, l) => trpcMutation('webhooks.delete', { id: hookTarget(hd, l, 'trpc') }, hd),
+    send: (hd, l) => trpcMutation('webhooks.deleteWebhook', { id: hookTarget(hd, l, 'trpc') }, hd),
   },
   {
     name: 'tRPC webhooks.create',
-    of: 'webhooks.create',
+    of: 'webhooks.createWebhook',
     write: true,
-    send: (hd) => trpcMutation('webhooks.create', { url: 'http://127.0.0.1:9/hook' }, hd),
+    send: (hd) => trpcMutation('webhooks.createWebhook', { url: 'http://127.0.0.1:9/hook' }, hd),
   },
-  { name: 'REST list workflows', of: 'workflows.list', send: (hd) => restWorkflows(hd, 'GET') },
+  { name: 'REST list workflows', of: 'workflows.listWorkflows', send: (hd) => restWorkflows(hd, 'GET') },
   {
     name: 'REST create a workflow',
-    of: 'workflows.create',
+    of: 'workflows.createWorkflow',
     write: true,
     send: (hd) => restWorkflows(hd, 'POST', '', { name: unique(), steps: [TAG_STEP] }),
   },
   {
     name: 'REST change a workflow',
-    of: 'workflows.change',
+    of: 'workflows.changeWorkflow',
     write: true,
     send: (hd, l) => restWorkflows(hd, 'PATCH', `/${workflowTarget(l)}`, { name: 'renamed', steps: [TAG_STEP] }),
   },
-  { name: 'tRPC workflows.list', of: 'workflows.list', send: (hd) => trpcQuery('workflows.list', {}, hd) },
+  {
+    name: 'tRPC workflows.list',
+    of: 'workflows.listWorkflows',
+    send: (hd) => trpcQuery('workflows.listWorkflows', {}, hd),
+  },
   {
     name: 'tRPC workflows.create',
-    of: 'workflows.create',
+    of: 'workflows.createWorkflow',
     write: true,
-    send: (hd) => trpcMutation('workflows.create', { name: unique(), steps: [TAG_STEP] }, hd),
+    send: (hd) => trpcMutation('workflows.createWorkflow', { name: unique(), steps: [TAG_STEP] }, hd),
   },
   {
     name: 'tRPC workflows.change',
-    of: 'workflows.change',
+    of: 'workflows.changeWorkflow',
     write: true,
-    send: (hd, l) => trpcMutation('workflows.change', { id: workflowTarget(l), disabled: false }, hd),
+    send: (hd, l) => trpcMutation('workflows.changeWorkflow', { id: workflowTarget(l), disabled: false }, hd),
   },
-  { name: 'REST list intake pages', of: 'intakePages.list', send: (hd) => restPages(hd, 'GET') },
+  { name: 'REST list intake pages', of: 'intakePages.listIntakePages', send: (hd) => restPages(hd, 'GET') },
   {
     name: 'REST create an intake page',
-    of: 'intakePages.create',
+    of: 'intakePages.createIntakePage',
     write: true,
     send: (hd) => restPages(hd, 'POST', '', { name: unique() }),
   },
   {
     name: 'REST change an intake page',
-    of: 'intakePages.change',
+    of: 'intakePages.changeIntakePage',
     write: true,
     send: (hd, l) => restPages(hd, 'PATCH', `/${pageTarget(l)}`, { title: 'Changed', welcome_text: 'Hello' }),
   },
-  { name: 'tRPC intakePages.list', of: 'intakePages.list', send: (hd) => trpcQuery('intakePages.list', {}, hd) },
+  {
+    name: 'tRPC intakePages.list',
+    of: 'intakePages.listIntakePages',
+    send: (hd) => trpcQuery('intakePages.listIntakePages', {}, hd),
+  },
   {
     name: 'tRPC intakePages.create',
-    of: 'intakePages.create',
+    of: 'intakePages.createIntakePage',
     write: true,
-    send: (hd) => trpcMutation('intakePages.create', { name: unique() }, hd),
+    send: (hd) => trpcMutation('intakePages.createIntakePage', { name: unique() }, hd),
   },
   {
     name: 'tRPC intakePages.change',
-    of: 'intakePages.change',
+    of: 'intakePages.changeIntakePage',
     write: true,
-    send: (hd, l) => trpcMutation('intakePages.change', { id: pageTarget(l), disabled: false }, hd),
+    send: (hd, l) => trpcMutation('intakePages.changeIntakePage', { id: pageTarget(l), disabled: false }, hd),
   },
   {
     name: 'REST add_conversation_member',
-    of: 'conversations.addMember',
+    of: 'conversations.addConversationMember',
     write: true,
     send: (hd, l) =>
       restPost(
@@ -281,7 +295,7 @@ const OPERATIONS: Operation[] = [
   },
   {
     name: 'REST remove_conversation_member',
-    of: 'conversations.removeMember',
+    of: 'conversations.removeConversationMember',
     write: true,
     send: (hd, l) =>
       restPost(
@@ -291,34 +305,34 @@ const OPERATIONS: Operation[] = [
       ),
   },
   {
-    name: 'tRPC conversations.addMember',
-    of: 'conversations.addMember',
+    name: 'tRPC conversations.addConversationMember',
+    of: 'conversations.addConversationMember',
     write: true,
     send: (hd, l) =>
       trpcMutation(
-        'conversations.addMember',
+        'conversations.addConversationMember',
         { slug: l === 'secret' ? SECRET.slug : 'no-such-slug', email: 'pat@pat.example', name: 'Pat' },
         hd,
       ),
   },
   {
-    name: 'tRPC conversations.removeMember',
-    of: 'conversations.removeMember',
+    name: 'tRPC conversations.removeConversationMember',
+    of: 'conversations.removeConversationMember',
     write: true,
     send: (hd, l) =>
       trpcMutation(
-        'conversations.removeMember',
+        'conversations.removeConversationMember',
         { slug: l === 'secret' ? SECRET.slug : 'no-such-slug', email: 'pat@pat.example' },
         hd,
       ),
   },
   {
     name: 'tRPC conversations.create through an intake page',
-    of: 'conversations.create',
+    of: 'conversations.createConversation',
     write: true,
     send: (hd, l) =>
       trpcMutation(
-        'conversations.create',
+        'conversations.createConversation',
         { slug: unique(), intake_page_id: l === 'secret' ? a.secondaryPageId : 999_999 },
         hd,
       ),
@@ -371,13 +385,13 @@ const isUnauthorized = (r: Call) =>
 
 describe('the matrix', () => {
   it('covers every operation appRouter serves, over REST and over tRPC', () => {
-    for (const { name } of operations) {
+    for (const { path } of operations) {
       for (const transport of ['REST', 'tRPC']) {
-        const covered = OPERATIONS.some((o) => o.of === name && o.name.startsWith(`${transport} `));
-        expect(covered, `${transport} ${name} has no entry in OPERATIONS`).toBe(true);
+        const covered = OPERATIONS.some((o) => o.of === path && o.name.startsWith(`${transport} `));
+        expect(covered, `${transport} ${path} has no entry in OPERATIONS`).toBe(true);
       }
     }
-    expect(OPERATIONS.filter((o) => !operations.some((op) => op.name === o.of))).toEqual([]);
+    expect(OPERATIONS.filter((o) => !operations.some((op) => op.path === o.of))).toEqual([]);
   });
 });
 

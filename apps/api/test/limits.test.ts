@@ -108,7 +108,7 @@ describe('per-token rate limiting', () => {
     const statuses: number[] = [];
     for (let i = 0; i <= LIMIT; i++) {
       const res = await h.app.fetch(
-        new Request('http://api.test/trpc/conversations.list?input=%7B%7D', { headers: auth(token) }),
+        new Request('http://api.test/trpc/conversations.getConversations?input=%7B%7D', { headers: auth(token) }),
       );
       statuses.push(res.status);
       if (i === 0) expect(res.headers.get('ratelimit-remaining')).toBe(String(LIMIT - 1));

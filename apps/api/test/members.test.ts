@@ -133,7 +133,7 @@ describe('the API', () => {
   it('answers the same over tRPC', async () => {
     const r = await call(
       h,
-      new Request(`${BASE}/trpc/conversations.addMember`, {
+      new Request(`${BASE}/trpc/conversations.addConversationMember`, {
         method: 'POST',
         headers: { ...auth(TOKEN), 'content-type': 'application/json' },
         body: JSON.stringify({ slug: 'latest', email: 'tess@new.example', name: 'Tess' }),

@@ -9,11 +9,11 @@ import {
   formatCreatedTime,
   type GuardedInsert,
   getConversation,
+  getConversations,
   type IdempotencyGuard,
   type IntakePageRecord,
   type IntakePageStore,
   type LookupCriteria,
-  listConversations,
   type NewConversation,
   type PageWindow,
   SlugTakenError,
@@ -263,21 +263,21 @@ describe('getConversation', () => {
   });
 });
 
-describe('listConversations', () => {
+describe('getConversations', () => {
   it('pages 50 at a time, newest first, and says where the page stands', async () => {
     const { deps } = setup();
     let t = 0;
     for (let i = 0; i < 51; i++) {
       await createConversation({ ...deps, clock: () => at('2026-01-01T00:00:00Z', ++t) }, acme, { slug: `s${i}` });
     }
-    const first = await listConversations(deps, acme, {});
+    const first = await getConversations(deps, acme, {});
     expect(first.view.conversations).toHaveLength(50);
     expect(first.view.conversations[0]?.slug).toBe('s50');
     expect(first.position).toEqual({ page: 1, hasPrevious: false, hasNext: true });
-    const second = await listConversations(deps, acme, { page: 2 });
+    const second = await getConversations(deps, acme, { page: 2 });
     expect(second.view.conversations.map((c) => c.slug)).toEqual(['s0']);
     expect(second.position).toEqual({ page: 2, hasPrevious: true, hasNext: false });
-    await expect(listConversations(deps, acme, { page: 3 })).rejects.toMatchObject({ code: 'conversation_not_found' });
-    await expect(listConversations(deps, acme, { page: 0 })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(getConversations(deps, acme, { page: 3 })).rejects.toMatchObject({ code: 'conversation_not_found' });
+    await expect(getConversations(deps, acme, { page: 0 })).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });

@@ -1,7 +1,8 @@
-import type { AnyProcedure, inferProcedureOutput } from '@trpc/server';
+import type { AnyProcedure } from '@trpc/server';
 import { z } from 'zod';
+import type { Context } from './context.ts';
 import type { ErrorCode } from './errors.ts';
-import { authedProcedure, checkAnswer, type Meta, publicProcedure, router } from './trpc.ts';
+import { authedProcedure, checkAnswer, createCallerFactory, type Meta, publicProcedure, router } from './trpc.ts';
 
 /*
  * What an operation is, in one place: each procedure's .types.ts declares it and its .ts defines
@@ -37,10 +38,12 @@ export const BODY_ERRORS = {
 } as const satisfies Record<string, OperationError>;
 
 export interface OperationSpec {
-  /** What /metrics counts its REST requests under (tRPC calls: `trpc:<name>`). */
-  label: string;
-  /** trpc-to-openapi's meta (method, path, summary, tags), and the status a success answers with. */
-  meta: Meta & { openapi: NonNullable<Meta['openapi']> };
+  /**
+   * trpc-to-openapi's meta (method, path, summary, tags), and the status a success answers with;
+   * not its operationId, which is the operation's name (router.ts). A new operation's path is the
+   * spec's style: `/<resource>/<verb_noun>` (`/messages/get_messages`).
+   */
+  meta: Meta & { openapi: NonNullable<Meta['openapi']> & { operationId?: never } };
   /**
    * The procedure's input schema, an object: wrapped in `.prefault({})` when every member is
    * optional, so a caller may leave the input out. The REST adapter reads query and form fields by
@@ -77,10 +80,38 @@ export interface OperationSpec {
   };
 }
 
-/** An operation as the transports and the OpenAPI document see it: its declaration and its procedure's path. */
+/** An operation as the transports and the OpenAPI document see it: its declaration, its names, its caller. */
 export interface Operation extends OperationSpec {
-  /** The procedure's path in `appRouter`, e.g. `conversations.get`. */
+  /** The procedure's path in `appRouter`: `<area>.<name>`, e.g. `conversations.getConversations`. */
+  path: string;
+  /** Its one name, e.g. `getConversations`: its OpenAPI operationId. */
   name: string;
+  /** The name as the spec writes it, `get_conversations`: what /metrics counts its REST requests under. */
+  label: string;
+  /**
+   * Calls the procedure through tRPC's documented server-side caller, its middleware (auth, rate
+   * limit, errors) and its input and output schemas included: what REST does for each request.
+   */
+  call(ctx: Context, input: unknown): Promise<unknown>;
+}
+
+/** `getConversations` as the spec writes it: `get_conversations`. */
+export const snakeName = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** `getConversations` as a file is named: `get-conversations`. */
+export const kebabName = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** An operation registered at `<area>.<name>` in appRouter, with the names and caller it derives from there. */
+export function operationOf(area: string, name: string, procedure: AnyProcedure & { spec: OperationSpec }): Operation {
+  const served: AnyProcedure = procedure;
+  const callerOf = createCallerFactory(router({ run: served }));
+  return {
+    ...procedure.spec,
+    path: `${area}.${name}`,
+    name,
+    label: snakeName(name),
+    call: (ctx, input) => callerOf(ctx).run(input),
+  };
 }
 
 /** The members of an operation's input object, seen through `.prefault({})`. */
@@ -89,30 +120,34 @@ export const inputObject = (input: OperationSpec['input']): z.ZodObject =>
 
 /**
  * Where every operation's procedure starts: a token's account, the spec's meta and input, and its
- * answer checked against the output schema where the services ask for it (`checkAnswer`). Not
- * tRPC's `.output()`, which parses every answer into a copy: measured, that took a kept page of
- * conversations from 6.4 – 8.5x the baseline to 2.6x (bench/results/2026-11-24.md).
+ * answer's type, so a resolver that answers anything else does not compile, its error naming the
+ * field. The answer is declared to tRPC by an identity `parse`: nothing is parsed or copied at run
+ * time (tRPC's `.output()` with the zod schema parses every answer into a copy: measured, that took
+ * a kept page of conversations from 6.4 – 8.5x the baseline to 2.6x, bench/results/2026-11-24.md);
+ * the answer is checked against the schema where the services ask for it (`checkAnswer`).
  */
-const startOf = <I extends OperationSpec['input']>(spec: OperationSpec & { input: I }) =>
-  authedProcedure.meta(spec.meta).input(spec.input).use(checkAnswer(spec.output));
+const startOf = <I extends OperationSpec['input'], O extends z.ZodType>(
+  spec: OperationSpec & { input: I; output: O },
+) =>
+  authedProcedure
+    .meta(spec.meta)
+    .input(spec.input)
+    .output({ parse: (answer: z.input<O>) => answer })
+    .use(checkAnswer(spec.output));
 
 /**
  * An operation, declared once: its spec, and a resolver given the procedure the spec starts
  * (`(procedure) => procedure.query(…)` or `.mutation(…)`). What comes back is the tRPC procedure,
  * carrying its spec, for `appRouter`; the REST route, the OpenAPI document and the metrics label
- * are derived from it there (router.ts). It compiles only when what the resolver returns is the
- * declared output.
+ * are derived from it there (router.ts).
  */
 export function defineOperation<
   I extends OperationSpec['input'],
-  S extends OperationSpec & { input: I },
+  O extends z.ZodType,
+  S extends OperationSpec & { input: I; output: O },
   P extends AnyProcedure,
->(
-  spec: S & { input: I },
-  resolve: (procedure: ReturnType<typeof startOf<I>>) => P,
-  ..._answers: inferProcedureOutput<P> extends z.input<S['output']> ? [] : [never]
-): P & { spec: S } {
-  return Object.assign(resolve(startOf<I>(spec)), { spec });
+>(spec: S & { input: I; output: O }, resolve: (procedure: ReturnType<typeof startOf<I, O>>) => P): P & { spec: S } {
+  return Object.assign(resolve(startOf<I, O>(spec)), { spec });
 }
 
 const notServed = (): never => {
@@ -127,10 +162,13 @@ const notServed = (): never => {
 export function openApiRouter(operations: readonly Operation[]) {
   return router(
     Object.fromEntries(
-      operations.map(({ name, meta, input, output }) => {
+      operations.map(({ path, name, meta, input, output }) => {
         const accepted: z.ZodType = input;
-        const declared = publicProcedure.meta(meta).input(accepted).output(output);
-        return [name, meta.openapi.method === 'GET' ? declared.query(notServed) : declared.mutation(notServed)];
+        const declared = publicProcedure
+          .meta({ ...meta, openapi: { ...meta.openapi, operationId: name } })
+          .input(accepted)
+          .output(output);
+        return [path, meta.openapi.method === 'GET' ? declared.query(notServed) : declared.mutation(notServed)];
       }),
     ),
   );

@@ -1,10 +1,10 @@
-import type { Context } from './context.ts';
-import type { Operation } from './operation.ts';
+import { type Operation, operationOf } from './operation.ts';
 import { getAccountOperation } from './procedures/account/get-account.ts';
+import { addConversationMemberOperation } from './procedures/conversations/add-conversation-member.ts';
 import { createConversationOperation } from './procedures/conversations/create-conversation.ts';
 import { getConversationOperation } from './procedures/conversations/get-conversation.ts';
-import { listConversationsOperation } from './procedures/conversations/list-conversations.ts';
-import { addMemberOperation, removeMemberOperation } from './procedures/conversations/members.ts';
+import { getConversationsOperation } from './procedures/conversations/get-conversations.ts';
+import { removeConversationMemberOperation } from './procedures/conversations/remove-conversation-member.ts';
 import { changeIntakePageOperation } from './procedures/intake-pages/change-intake-page.ts';
 import { createIntakePageOperation } from './procedures/intake-pages/create-intake-page.ts';
 import { listIntakePagesOperation } from './procedures/intake-pages/list-intake-pages.ts';
@@ -14,32 +14,37 @@ import { listWebhooksOperation } from './procedures/webhooks/list-webhooks.ts';
 import { changeWorkflowOperation } from './procedures/workflows/change-workflow.ts';
 import { createWorkflowOperation } from './procedures/workflows/create-workflow.ts';
 import { listWorkflowsOperation } from './procedures/workflows/list-workflows.ts';
-import { createCallerFactory, router } from './trpc.ts';
+import { router } from './trpc.ts';
 
-/** Every operation, by its procedure's path: the one place an operation is registered. */
+/**
+ * Every operation, by area and by its one name (`getConversations`): the one place an operation
+ * is registered. Its tRPC path is `<area>.<name>`; its REST and /metrics label (`get_conversations`),
+ * its OpenAPI operationId, its files (`get-conversations.ts`) and its use case (`getConversations`)
+ * are that name too (operationOf derives them; architecture.test.ts holds the files to it).
+ */
 const procedures = {
   conversations: {
-    create: createConversationOperation,
-    get: getConversationOperation,
-    list: listConversationsOperation,
-    addMember: addMemberOperation,
-    removeMember: removeMemberOperation,
+    createConversation: createConversationOperation,
+    getConversation: getConversationOperation,
+    getConversations: getConversationsOperation,
+    addConversationMember: addConversationMemberOperation,
+    removeConversationMember: removeConversationMemberOperation,
   },
-  account: { get: getAccountOperation },
+  account: { getAccount: getAccountOperation },
   webhooks: {
-    create: createWebhookOperation,
-    list: listWebhooksOperation,
-    delete: deleteWebhookOperation,
+    createWebhook: createWebhookOperation,
+    listWebhooks: listWebhooksOperation,
+    deleteWebhook: deleteWebhookOperation,
   },
   workflows: {
-    create: createWorkflowOperation,
-    list: listWorkflowsOperation,
-    change: changeWorkflowOperation,
+    createWorkflow: createWorkflowOperation,
+    listWorkflows: listWorkflowsOperation,
+    changeWorkflow: changeWorkflowOperation,
   },
   intakePages: {
-    create: createIntakePageOperation,
-    list: listIntakePagesOperation,
-    change: changeIntakePageOperation,
+    createIntakePage: createIntakePageOperation,
+    listIntakePages: listIntakePagesOperation,
+    changeIntakePage: changeIntakePageOperation,
   },
 };
 
@@ -48,23 +53,30 @@ export const appRouter = router(procedures);
 
 export type AppRouter = typeof appRouter;
 
-/** Every operation with its declaration and path: the REST routes, the OpenAPI document and metrics come from these. */
+/** Every operation with its declaration, names and caller: the REST routes, the OpenAPI document and metrics come from these. */
 export const operations: readonly Operation[] = Object.entries(procedures).flatMap(([area, group]) =>
-  Object.entries(group).map(([verb, procedure]) => ({ ...procedure.spec, name: `${area}.${verb}` })),
+  Object.entries(group).map(([name, procedure]) => operationOf(area, name, procedure)),
 );
 
-const callerOf = createCallerFactory(appRouter);
-
 /**
- * Calls the operation at `name` through appRouter's own caller (tRPC's server-side call), its
- * middleware (auth, rate limit, errors) and its input and output schemas included: what REST does
- * for each request.
+ * The paths of the first release's procedures, before each was named once (`conversations.list`
+ * is `conversations.getConversations`): the tRPC endpoint still answers them, as the same
+ * procedures, so a client written against them keeps working. Deprecated (docs/api.md).
  */
-export function callOperation(ctx: Context, name: string, input: unknown): Promise<unknown> {
-  let target: unknown = callerOf(ctx);
-  for (const key of name.split('.')) {
-    target = (typeof target === 'object' || typeof target === 'function') && target ? Reflect.get(target, key) : null;
-  }
-  if (typeof target !== 'function') throw new Error(`no operation at ${name}`);
-  return Promise.resolve(target(input));
-}
+export const FORMER_TRPC_PATHS: Readonly<Record<string, string>> = {
+  'conversations.create': 'conversations.createConversation',
+  'conversations.get': 'conversations.getConversation',
+  'conversations.list': 'conversations.getConversations',
+  'conversations.addMember': 'conversations.addConversationMember',
+  'conversations.removeMember': 'conversations.removeConversationMember',
+  'account.get': 'account.getAccount',
+  'webhooks.create': 'webhooks.createWebhook',
+  'webhooks.list': 'webhooks.listWebhooks',
+  'webhooks.delete': 'webhooks.deleteWebhook',
+  'workflows.create': 'workflows.createWorkflow',
+  'workflows.list': 'workflows.listWorkflows',
+  'workflows.change': 'workflows.changeWorkflow',
+  'intakePages.create': 'intakePages.createIntakePage',
+  'intakePages.list': 'intakePages.listIntakePages',
+  'intakePages.change': 'intakePages.changeIntakePage',
+};

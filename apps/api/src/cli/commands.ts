@@ -20,13 +20,13 @@ import {
   setTeamRole,
 } from '@convo/db';
 import {
-  addMember,
+  addConversationMember,
   changeIntakePage,
   changeWorkflow,
   listIntakePages,
   listWorkflows,
   type MemberOutcome,
-  removeMember,
+  removeConversationMember,
   TEAM_ROLES,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
@@ -271,7 +271,7 @@ export function registerCommands(program: Command, cli: Cli): void {
       .action(async (o) => {
         const done = await withDatabase(cli, async (em) =>
           memberOutcome(
-            await addMember(memberDeps(em), await findAccount(em, o.account), {
+            await addConversationMember(memberDeps(em), await findAccount(em, o.account), {
               slug: o.slug,
               email: o.email,
               name: o.name,
@@ -298,7 +298,10 @@ export function registerCommands(program: Command, cli: Cli): void {
       .action(async (o) => {
         const done = await withDatabase(cli, async (em) =>
           memberOutcome(
-            await removeMember(memberDeps(em), await findAccount(em, o.account), { slug: o.slug, email: o.email }),
+            await removeConversationMember(memberDeps(em), await findAccount(em, o.account), {
+              slug: o.slug,
+              email: o.email,
+            }),
           ),
         );
         emit(

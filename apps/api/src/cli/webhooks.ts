@@ -1,10 +1,5 @@
 import { findAccount, PgWebhookEndpointStore, parseEvents, redeliverEvent, webhookAttempts } from '@convo/db';
-import {
-  listWebhookEndpoints,
-  subscribeWebhook,
-  unsubscribeWebhook,
-  type WebhookEndpointServices,
-} from '@convo/domain';
+import { createWebhook, deleteWebhook, listWebhooks, type WebhookEndpointServices } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Command } from 'commander';
 import { webhookTargets } from '../workers/webhook-target.ts';
@@ -34,7 +29,7 @@ export function registerWebhookCommands(program: Command, cli: Cli): void {
       .action(async (o) => {
         const events = parseEvents(o.events);
         const made = await withDatabase(cli, async (em) =>
-          subscribeWebhook(endpointServices(em, cli), await findAccount(em, o.account), { url: o.url, events }),
+          createWebhook(endpointServices(em, cli), await findAccount(em, o.account), { url: o.url, events }),
         );
         emit(
           cli.io,
@@ -53,7 +48,7 @@ export function registerWebhookCommands(program: Command, cli: Cli): void {
       .option('--json', 'print JSON')
       .action(async (o) => {
         const list = await withDatabase(cli, async (em) =>
-          listWebhookEndpoints(endpointServices(em, cli), await findAccount(em, o.account)),
+          listWebhooks(endpointServices(em, cli), await findAccount(em, o.account)),
         );
         emit(
           cli.io,
@@ -80,7 +75,7 @@ export function registerWebhookCommands(program: Command, cli: Cli): void {
       .option('--json', 'print JSON')
       .action(async (o) => {
         await withDatabase(cli, async (em) =>
-          unsubscribeWebhook(endpointServices(em, cli), await findAccount(em, o.account), o.id),
+          deleteWebhook(endpointServices(em, cli), await findAccount(em, o.account), o.id),
         );
         emit(cli.io, o.json, { removed: o.id }, `webhook ${o.id} removed`);
       }),

@@ -1,4 +1,4 @@
-import { appRouter, createContext, type RequestState } from '@convo/router';
+import { appRouter, createContext, FORMER_TRPC_PATHS, type RequestState } from '@convo/router';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { errorAnswer, TRPC_PREFIX } from './answers.ts';
 import { type BodyLimits, readBody } from './body.ts';
@@ -17,10 +17,12 @@ export function trpcEndpoint(services: Services, limits: { maxBatch: number; bod
       return errorAnswer(path, 'batch_too_large', `a batch may carry at most ${limits.maxBatch} calls`);
     }
     const context = createContext(services, req, request);
-    let inner = req;
+    const target = new URL(url);
+    target.pathname = currentPaths(path);
+    let inner = target.pathname === path ? req : new Request(target, req);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const body = (await context.authenticate()) ? await readBody(req, limits.body) : null;
-      inner = new Request(req.url, { method: req.method, headers: req.headers, body, signal: req.signal });
+      inner = new Request(target, { method: req.method, headers: req.headers, body, signal: req.signal });
     }
     return fetchRequestHandler({
       endpoint: '/trpc',
@@ -33,4 +35,10 @@ export function trpcEndpoint(services: Services, limits: { maxBatch: number; bod
       },
     });
   };
+}
+
+/** A call's path with each procedure a former path names (FORMER_TRPC_PATHS) under its current one. */
+export function currentPaths(path: string): string {
+  const named = path.slice(TRPC_PREFIX.length).split(',');
+  return `${TRPC_PREFIX}${named.map((n) => FORMER_TRPC_PATHS[n] ?? n).join(',')}`;
 }

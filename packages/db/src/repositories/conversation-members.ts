@@ -71,7 +71,7 @@ const change = (row: MemberChangeRow | undefined): MemberChange | null =>
       }
     : null;
 
-async function addMember(
+async function addConversationMember(
   em: EntityManager,
   accountId: number,
   slugKey: string,
@@ -81,7 +81,7 @@ async function addMember(
   return change(row);
 }
 
-async function removeMember(
+async function removeConversationMember(
   em: EntityManager,
   accountId: number,
   slugKey: string,
@@ -99,8 +99,8 @@ const END_PASSES: Prepared = {
 
 /** The domain's MemberStore on MikroORM's connection. */
 export const memberStore = (em: EntityManager): MemberStore => ({
-  addMember: (accountId, slugKey, person) => addMember(em, accountId, slugKey, person),
-  removeMember: (accountId, slugKey, email) => removeMember(em, accountId, slugKey, email),
+  addConversationMember: (accountId, slugKey, person) => addConversationMember(em, accountId, slugKey, person),
+  removeConversationMember: (accountId, slugKey, email) => removeConversationMember(em, accountId, slugKey, email),
   endPasses: async (accountId, conversationId) => {
     await runPrepared(em, END_PASSES, [accountId, conversationId]);
   },

@@ -1,11 +1,12 @@
 import type { AccountContext, SiteAccount } from '../records.ts';
 import { DOMAIN_ERRORS, DomainError } from '../shared/errors.ts';
 import type { MailOutbox } from '../shared/mail.ts';
-import { emailProblem, nameProblem } from '../shared/person.ts';
 import { conversationUrl } from '../shared/urls.ts';
 import { managesMembers, maySee, type Viewer } from './access.ts';
 import type { ConversationStore, MemberChange, MemberStore, SiteStore } from './ports.ts';
+
 import { slugKey, slugProblem } from './slug.ts';
+
 import { type ConversationView, conversationView } from './views.ts';
 
 /*
@@ -32,10 +33,10 @@ export type MemberOutcome =
   | { kind: 'refused'; problem: string }
   | { kind: 'done'; change: MemberChange };
 
-const refusedSlug = (slug: string) => (slugProblem(slug) ? DOMAIN_ERRORS.conversation_not_found.message : null);
+export const refusedSlug = (slug: string) => (slugProblem(slug) ? DOMAIN_ERRORS.conversation_not_found.message : null);
 
 /** The mail a person added to a conversation gets: where it is, and that their address signs them in. */
-const invitation = (account: SiteAccount, change: MemberChange) => ({
+export const invitation = (account: SiteAccount, change: MemberChange) => ({
   subject: `You were added to "${change.title}" on ${account.name}`,
   text: [
     `You were added to the conversation "${change.title}" on ${account.name}.`,
@@ -46,44 +47,6 @@ const invitation = (account: SiteAccount, change: MemberChange) => ({
     '',
   ].join('\n'),
 });
-
-export async function addMember(
-  deps: MemberDeps,
-  account: SiteAccount,
-  request: MemberRequest,
-): Promise<MemberOutcome> {
-  if (refusedSlug(request.slug)) return { kind: 'not_found' };
-  const email = request.email.trim();
-  const emailRefusal = emailProblem(email);
-  if (emailRefusal) return { kind: 'refused', problem: emailRefusal };
-  const name = request.name?.trim() || null;
-  if (name !== null) {
-    const nameRefusal = nameProblem(name);
-    if (nameRefusal) return { kind: 'refused', problem: nameRefusal };
-  }
-  const key = slugKey(request.slug);
-  // A second try finds the user a concurrent add of the same new address made.
-  let change = await deps.members.addMember(account.id, key, { email, name });
-  if (change && change.person === null && name !== null)
-    change = await deps.members.addMember(account.id, key, { email, name });
-  if (!change) return { kind: 'not_found' };
-  if (change.person === null) {
-    return { kind: 'refused', problem: `${email} is nobody's on ${account.name} yet: give their name to add them.` };
-  }
-  if (change.changed)
-    await deps.outbox.enqueue(account.id, { to: change.person.email, ...invitation(account, change) });
-  return { kind: 'done', change };
-}
-
-export async function removeMember(
-  deps: Pick<MemberDeps, 'members'>,
-  account: SiteAccount,
-  request: Pick<MemberRequest, 'slug' | 'email'>,
-): Promise<MemberOutcome> {
-  if (refusedSlug(request.slug)) return { kind: 'not_found' };
-  const change = await deps.members.removeMember(account.id, slugKey(request.slug), request.email.trim());
-  return change ? { kind: 'done', change } : { kind: 'not_found' };
-}
 
 /**
  * The API's answer to a change of members: the conversation as get_conversation answers it, read
@@ -107,24 +70,6 @@ export async function memberAnswer(
 }
 
 export type TeamMemberOutcome = MemberOutcome | { kind: 'forbidden' };
-
-/**
- * A change of members from a conversation's page: by someone on the account's team who may see
- * the conversation (anyone else who may see it is refused; to those who may not, it does not exist).
- */
-export async function changeMembersOnPage(
-  deps: MemberDeps & { site: SiteStore },
-  account: SiteAccount,
-  viewer: Viewer,
-  request: MemberRequest & { remove: boolean },
-): Promise<TeamMemberOutcome> {
-  const access = slugProblem(request.slug)
-    ? null
-    : await deps.site.conversationAccess(account.id, slugKey(request.slug));
-  if (!access || !maySee(access, access.memberIds, viewer)) return { kind: 'not_found' };
-  if (!managesMembers(viewer)) return { kind: 'forbidden' };
-  return request.remove ? removeMember(deps, account, request) : addMember(deps, account, request);
-}
 
 /**
  * Ends the access of every device that started the conversation on an intake page (their passes

@@ -69,13 +69,13 @@ export interface MemberStore {
    * Makes the address's user a member of the conversation with this slug key, first making the
    * user with `name` when the address is nobody's and a name is given. Null: no such conversation.
    */
-  addMember(
+  addConversationMember(
     accountId: number,
     slugKey: string,
     person: { email: string; name: string | null },
   ): Promise<MemberChange | null>;
   /** Takes the address's user out of the conversation's members. Null: no such conversation. */
-  removeMember(accountId: number, slugKey: string, email: string): Promise<MemberChange | null>;
+  removeConversationMember(accountId: number, slugKey: string, email: string): Promise<MemberChange | null>;
   /** Ends the access of every device that started the conversation (their passes issued until now). */
   endPasses(accountId: number, conversationId: number): Promise<void>;
 }

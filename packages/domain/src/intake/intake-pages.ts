@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { type Actor, requireIntakeManager } from '../conversations/access.ts';
-import type { AccountContext } from '../records.ts';
+
 import { DomainError } from '../shared/errors.ts';
-import { MAX_INTAKE_PAGES } from '../shared/limits.ts';
+
 import { emailProblem } from '../shared/person.ts';
+
 import { ZText } from '../shared/text.ts';
 
 /*
@@ -17,6 +17,7 @@ import { ZText } from '../shared/text.ts';
 export const INTAKE_PAGE_KEY_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,58}[a-z0-9])?$/;
 
 export const ZIntakePageId = z.number().int().min(1).max(2_147_483_647);
+
 export const ZIntakePageKey = z.string().regex(INTAKE_PAGE_KEY_PATTERN, {
   message: '1 to 60 lower-case letters, digits and hyphens, not starting or ending with a hyphen',
 });
@@ -175,7 +176,7 @@ export interface IntakePageInput {
   disabled?: boolean | undefined;
 }
 
-async function draftOf(
+export async function draftOf(
   store: IntakePageAdminStore,
   accountId: number,
   input: IntakePageInput,
@@ -220,7 +221,7 @@ async function draftOf(
   };
 }
 
-function saved(write: IntakePageWrite): IntakePageView {
+export function saved(write: IntakePageWrite): IntakePageView {
   switch (write.kind) {
     case 'saved':
       return intakePageView(write.page);
@@ -231,43 +232,4 @@ function saved(write: IntakePageWrite): IntakePageView {
     case 'not_found':
       throw new DomainError('intake_page_not_found');
   }
-}
-
-export async function listIntakePages(
-  store: IntakePageAdminStore,
-  account: Pick<AccountContext, 'id'>,
-): Promise<IntakePageView[]> {
-  return (await store.list(account.id)).map(intakePageView);
-}
-
-export async function createIntakePage(
-  store: IntakePageAdminStore,
-  account: Pick<AccountContext, 'id'>,
-  input: IntakePageInput & { name: string },
-  actor: Actor,
-): Promise<IntakePageView> {
-  requireIntakeManager(actor);
-  const draft = await draftOf(store, account.id, input, null);
-  // A key made from the name moves aside for a page that has it: `twin`, then `twin-2`, `twin-3`…
-  for (let n = 2; ; n++) {
-    const write = await store.create(account.id, draft, MAX_INTAKE_PAGES);
-    if (write.kind !== 'key_taken' || input.key !== undefined || n > MAX_INTAKE_PAGES + 1) return saved(write);
-    const base = keyFromName(draft.name)
-      .slice(0, 60 - `-${n}`.length)
-      .replace(/-+$/, '');
-    draft.key = `${base}-${n}`;
-  }
-}
-
-export async function changeIntakePage(
-  store: IntakePageAdminStore,
-  account: Pick<AccountContext, 'id'>,
-  id: number,
-  input: IntakePageInput,
-  actor: Actor,
-): Promise<IntakePageView> {
-  requireIntakeManager(actor);
-  const current = await store.find(account.id, id);
-  if (!current) throw new DomainError('intake_page_not_found');
-  return saved(await store.change(account.id, id, await draftOf(store, account.id, input, current)));
 }

@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import type { AccountContext } from '../records.ts';
-import { DomainError } from '../shared/errors.ts';
-import { MAX_WEBHOOK_ENDPOINTS } from '../shared/limits.ts';
-import { generateWebhookSecret } from '../shared/tokens.ts';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './events.ts';
+
+import { WEBHOOK_EVENT_TYPES } from './events.ts';
+
 import type { WebhookEndpointRecord, WebhookEndpointStore, WebhookTargets } from './ports.ts';
 
 /*
@@ -51,6 +49,7 @@ export const ZSubscribedWebhook = ZWebhookEndpoint.extend({
 }).meta({ id: 'SubscribedWebhook' });
 
 export type WebhookEndpointView = z.infer<typeof ZWebhookEndpoint>;
+
 export type SubscribedWebhookView = z.infer<typeof ZSubscribedWebhook>;
 
 export interface WebhookEndpointServices {
@@ -70,42 +69,3 @@ export const webhookEndpointView = (r: WebhookEndpointRecord): WebhookEndpointVi
   disabled_at: iso(r.disabledAt),
   pending_deliveries: r.pending,
 });
-
-/** Subscribes an endpoint to events; its address is checked first (no private targets). */
-export async function subscribeWebhook(
-  services: WebhookEndpointServices,
-  account: Pick<AccountContext, 'id'>,
-  /** `secret`: only an operator's seed file brings its own; otherwise one is made. */
-  input: { url: string; events: readonly WebhookEventType[]; secret?: string },
-): Promise<SubscribedWebhookView> {
-  const events = [...new Set(input.events)];
-  if (events.length === 0) throw new DomainError('invalid_input', 'events: name at least one event');
-  const target = await services.webhookTargets.check(input.url);
-  if (!target.ok) throw new DomainError('webhook_target_refused', target.reason);
-  const secret = input.secret ?? generateWebhookSecret();
-  const stored = await services.webhookEndpoints.add(
-    account.id,
-    { url: target.url, events, secret },
-    MAX_WEBHOOK_ENDPOINTS,
-  );
-  if (!stored) throw new DomainError('webhook_limit_reached');
-  return { ...webhookEndpointView(stored), secret };
-}
-
-export async function listWebhookEndpoints(
-  services: WebhookEndpointServices,
-  account: Pick<AccountContext, 'id'>,
-): Promise<WebhookEndpointView[]> {
-  return (await services.webhookEndpoints.list(account.id)).map(webhookEndpointView);
-}
-
-/** Unsubscribes; another account's endpoint is answered exactly as one that never existed. */
-export async function unsubscribeWebhook(
-  services: WebhookEndpointServices,
-  account: Pick<AccountContext, 'id'>,
-  id: number,
-): Promise<void> {
-  if (!(await services.webhookEndpoints.remove(account.id, id))) {
-    throw new DomainError('webhook_not_found');
-  }
-}

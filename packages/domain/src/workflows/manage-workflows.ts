@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { type Actor, requireIntakeManager } from '../conversations/access.ts';
-import type { AccountContext } from '../records.ts';
+
 import { DomainError } from '../shared/errors.ts';
-import { MAX_WORKFLOWS } from '../shared/limits.ts';
+
 import { ZText } from '../shared/text.ts';
+
 import { type WorkflowStep, ZWorkflowStep, ZWorkflowSteps } from '../shared/workflow-steps.ts';
+
 import { runnableSteps } from './rules.ts';
 
 /*
@@ -15,6 +16,7 @@ import { runnableSteps } from './rules.ts';
  */
 
 export const ZWorkflowId = z.number().int().min(1).max(2_147_483_647);
+
 export const ZWorkflowName = ZText('name').pipe(z.string().trim().min(1).max(255));
 
 /** A workflow as the team sees it (a conversation sees its own copy: ZWorkflowStepState). */
@@ -82,7 +84,7 @@ export const workflowDefinitionView = (r: WorkflowDefinitionRecord): WorkflowDef
 });
 
 /** Refuses steps that name anyone or anything the account does not have, saying which step. */
-async function checkReferences(store: WorkflowStore, accountId: number, steps: WorkflowStep[]): Promise<void> {
+export async function checkReferences(store: WorkflowStore, accountId: number, steps: WorkflowStep[]): Promise<void> {
   const emails = new Set<string>();
   const messageIds = new Set<number>();
   for (const { action: a } of steps) {
@@ -130,40 +132,4 @@ export function parseWorkflowName(name: string): string {
   const parsed = ZWorkflowName.safeParse(name);
   if (!parsed.success) throw new DomainError('invalid_input', `name: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
-}
-
-export async function listWorkflows(
-  store: WorkflowStore,
-  account: Pick<AccountContext, 'id'>,
-): Promise<WorkflowDefinitionView[]> {
-  return (await store.list(account.id)).map(workflowDefinitionView);
-}
-
-export async function createWorkflow(
-  store: WorkflowStore,
-  account: Pick<AccountContext, 'id'>,
-  input: { name: string; steps: unknown },
-  actor: Actor,
-): Promise<WorkflowDefinitionView> {
-  requireIntakeManager(actor);
-  const steps = parseWorkflowSteps(input.steps);
-  await checkReferences(store, account.id, steps);
-  const made = await store.create(account.id, { name: input.name.trim(), steps }, MAX_WORKFLOWS);
-  if (!made) throw new DomainError('workflow_limit_reached');
-  return workflowDefinitionView(made);
-}
-
-export async function changeWorkflow(
-  store: WorkflowStore,
-  account: Pick<AccountContext, 'id'>,
-  id: number,
-  input: { name?: string | undefined; steps?: unknown; disabled?: boolean | undefined },
-  actor: Actor,
-): Promise<WorkflowDefinitionView> {
-  requireIntakeManager(actor);
-  const steps = input.steps === undefined ? undefined : parseWorkflowSteps(input.steps);
-  if (steps) await checkReferences(store, account.id, steps);
-  const changed = await store.change(account.id, id, { name: input.name?.trim(), steps, disabled: input.disabled });
-  if (!changed) throw new DomainError('workflow_not_found');
-  return workflowDefinitionView(changed);
 }

@@ -4,7 +4,6 @@ import {
   ApiError,
   answerJson,
   type Context,
-  callOperation,
   codeForTrpc,
   createContext,
   ERRORS,
@@ -87,7 +86,7 @@ export function createRestHandler(operations: readonly Operation[], services: Se
   /** The procedure's answer, or its error as a row of the table. */
   async function run(route: Route, context: Context, input: unknown, requestId: string) {
     try {
-      return { ok: true as const, data: await callOperation(context, route.operation.name, input) };
+      return { ok: true as const, data: await route.operation.call(context, input) };
     } catch (e) {
       if (e instanceof ApiError) return { ok: false as const, response: restError(e.appCode, e.message) };
       if (!(e instanceof TRPCError)) throw e;

@@ -1,4 +1,4 @@
-import { DomainError, type SubscribedWebhookView, subscribeWebhook, type WebhookTargets } from '@convo/domain';
+import { createWebhook, DomainError, type SubscribedWebhookView, type WebhookTargets } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { z } from 'zod';
 import { query } from '../../repositories/sql.ts';
@@ -164,7 +164,7 @@ async function subscribeSeedWebhooks(
   const made: SubscribedWebhookView[] = [];
   for (const w of header.webhooks) {
     try {
-      made.push(await subscribeWebhook(services, { id: accountId }, w));
+      made.push(await createWebhook(services, { id: accountId }, w));
     } catch (e) {
       if (e instanceof DomainError) throw new AdminError(`account ${header.key}, webhook ${w.url}: ${e.message}`);
       throw e;

@@ -5,14 +5,12 @@ import type { OperationSpec } from '../../operation.ts';
 export const ZGetAccountInput = z.object({});
 
 export const getAccountSpec = {
-  label: 'get_account',
   input: ZGetAccountInput.prefault({}),
   output: ZAccount,
   meta: {
     openapi: {
       method: 'GET',
       path: '/account',
-      operationId: 'getAccount',
       summary: "The token's account: its key, name, host and the defaults new conversations take",
       tags: ['account'],
       protect: true,

@@ -16,7 +16,6 @@ export const ZCreateConversationInput = z.object({
 export type TCreateConversationInput = z.infer<typeof ZCreateConversationInput>;
 
 export const createConversationSpec = {
-  label: 'create_conversation',
   input: ZCreateConversationInput.prefault({}),
   output: ZCreatedConversation,
   meta: {
@@ -24,7 +23,6 @@ export const createConversationSpec = {
     openapi: {
       method: 'POST',
       path: '/conversations/create_conversation',
-      operationId: 'createConversation',
       summary: 'Create a conversation',
       tags: ['conversations'],
       protect: true,

@@ -9,7 +9,6 @@ export const ZGetConversationInput = z.object({
 });
 
 export const getConversationSpec = {
-  label: 'get_conversation',
   conditional: true,
   input: ZGetConversationInput.prefault({}),
   output: ZConversation,
@@ -17,7 +16,6 @@ export const getConversationSpec = {
     openapi: {
       method: 'GET',
       path: '/conversations/get_conversation',
-      operationId: 'getConversation',
       summary: 'Get one conversation by title or slug, or the most recent one',
       tags: ['conversations'],
       protect: true,

@@ -18,14 +18,12 @@ export const ZChangeIntakePageInput = z.object({
 });
 
 export const changeIntakePageSpec = {
-  label: 'change_intake_page',
   input: ZChangeIntakePageInput,
   output: ZIntakePage,
   meta: {
     openapi: {
       method: 'PATCH',
       path: '/intake_pages/{id}',
-      operationId: 'changeIntakePage',
       summary: 'Change, disable or enable an intake page',
       tags: ['intake pages'],
       protect: true,

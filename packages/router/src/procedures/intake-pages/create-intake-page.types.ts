@@ -19,7 +19,6 @@ export const ZCreateIntakePageInput = z.object({
 });
 
 export const createIntakePageSpec = {
-  label: 'create_intake_page',
   input: ZCreateIntakePageInput,
   output: ZIntakePage,
   meta: {
@@ -27,7 +26,6 @@ export const createIntakePageSpec = {
     openapi: {
       method: 'POST',
       path: '/intake_pages',
-      operationId: 'createIntakePage',
       summary: 'Make an intake page',
       tags: ['intake pages'],
       protect: true,

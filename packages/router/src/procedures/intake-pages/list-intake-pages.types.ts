@@ -10,14 +10,12 @@ export const ZIntakePageList = z
   .meta({ id: 'IntakePageList', description: "The account's intake pages, oldest first, disabled ones included." });
 
 export const listIntakePagesSpec = {
-  label: 'list_intake_pages',
   input: ZListIntakePagesInput.prefault({}),
   output: ZIntakePageList,
   meta: {
     openapi: {
       method: 'GET',
       path: '/intake_pages',
-      operationId: 'listIntakePages',
       summary: "The account's intake pages",
       tags: ['intake pages'],
       protect: true,

@@ -22,7 +22,6 @@ export const ZCreateWebhookInput = z.object({
 });
 
 export const createWebhookSpec = {
-  label: 'create_webhook',
   input: ZCreateWebhookInput,
   output: ZSubscribedWebhook,
   meta: {
@@ -30,7 +29,6 @@ export const createWebhookSpec = {
     openapi: {
       method: 'POST',
       path: '/webhooks',
-      operationId: 'createWebhook',
       summary: 'Subscribe an endpoint to events',
       tags: ['webhooks'],
       protect: true,

@@ -7,14 +7,12 @@ export const ZDeleteWebhookInput = z.object({ id: ZWebhookId });
 export const ZDeletedWebhook = z.object({ id: ZWebhookId, deleted: z.literal(true) }).meta({ id: 'DeletedWebhook' });
 
 export const deleteWebhookSpec = {
-  label: 'delete_webhook',
   input: ZDeleteWebhookInput,
   output: ZDeletedWebhook,
   meta: {
     openapi: {
       method: 'DELETE',
       path: '/webhooks/{id}',
-      operationId: 'deleteWebhook',
       summary: 'Unsubscribe an endpoint',
       tags: ['webhooks'],
       protect: true,

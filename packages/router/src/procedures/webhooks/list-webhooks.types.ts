@@ -10,14 +10,12 @@ export const ZWebhookList = z
   .meta({ id: 'WebhookList', description: "The account's endpoints, oldest first; secrets are never listed." });
 
 export const listWebhooksSpec = {
-  label: 'list_webhooks',
   input: ZListWebhooksInput.prefault({}),
   output: ZWebhookList,
   meta: {
     openapi: {
       method: 'GET',
       path: '/webhooks',
-      operationId: 'listWebhooks',
       summary: "The account's webhook endpoints",
       tags: ['webhooks'],
       protect: true,

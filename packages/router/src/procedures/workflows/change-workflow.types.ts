@@ -13,14 +13,12 @@ export const ZChangeWorkflowInput = z.object({
 });
 
 export const changeWorkflowSpec = {
-  label: 'change_workflow',
   input: ZChangeWorkflowInput,
   output: ZWorkflowDefinition,
   meta: {
     openapi: {
       method: 'PATCH',
       path: '/workflows/{id}',
-      operationId: 'changeWorkflow',
       summary: 'Change, disable or enable a workflow',
       tags: ['workflows'],
       protect: true,

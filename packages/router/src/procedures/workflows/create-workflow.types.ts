@@ -9,7 +9,6 @@ export const ZCreateWorkflowInput = z.object({
 });
 
 export const createWorkflowSpec = {
-  label: 'create_workflow',
   input: ZCreateWorkflowInput,
   output: ZWorkflowDefinition,
   meta: {
@@ -17,7 +16,6 @@ export const createWorkflowSpec = {
     openapi: {
       method: 'POST',
       path: '/workflows',
-      operationId: 'createWorkflow',
       summary: 'Save a new workflow',
       tags: ['workflows'],
       protect: true,

@@ -10,14 +10,12 @@ export const ZWorkflowList = z
   .meta({ id: 'WorkflowList', description: "The account's workflows, oldest first, disabled ones included." });
 
 export const listWorkflowsSpec = {
-  label: 'list_workflows',
   input: ZListWorkflowsInput.prefault({}),
   output: ZWorkflowList,
   meta: {
     openapi: {
       method: 'GET',
       path: '/workflows',
-      operationId: 'listWorkflows',
       summary: "The account's workflows",
       tags: ['workflows'],
       protect: true,

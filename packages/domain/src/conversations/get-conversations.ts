@@ -11,7 +11,7 @@ export interface PagePosition {
   hasNext: boolean;
 }
 
-export async function listConversations(
+export async function getConversations(
   deps: { conversations: ConversationStore },
   account: AccountContext,
   request: { page?: number | undefined },

@@ -3,20 +3,18 @@ import { z } from 'zod';
 import type { OperationSpec } from '../../operation.ts';
 import { listedConversationExample, notFound, ZPage } from './conversation.types.ts';
 
-export const ZListConversationsInput = z.object({
+export const ZGetConversationsInput = z.object({
   page: ZPage.meta({ description: 'Page number, counted from 1; 50 conversations a page.' }).optional(),
 });
 
-export const listConversationsSpec = {
-  label: 'get_conversations',
+export const getConversationsSpec = {
   conditional: true,
-  input: ZListConversationsInput.prefault({}),
+  input: ZGetConversationsInput.prefault({}),
   output: ZConversationList,
   meta: {
     openapi: {
       method: 'GET',
       path: '/conversations/get_conversations',
-      operationId: 'getConversations',
       summary: 'Get a page of conversations, newest first',
       tags: ['conversations'],
       protect: true,

@@ -1,8 +1,8 @@
-import { FIRST_PAGE, listConversations } from '@convo/domain';
+import { FIRST_PAGE, getConversations } from '@convo/domain';
 import { defineOperation } from '../../operation.ts';
-import { listConversationsSpec } from './list-conversations.types.ts';
+import { getConversationsSpec } from './get-conversations.types.ts';
 
-export const listConversationsOperation = defineOperation(listConversationsSpec, (procedure) =>
+export const getConversationsOperation = defineOperation(getConversationsSpec, (procedure) =>
   procedure.query(async ({ ctx, input }) => {
     const { account, changeMark } = ctx;
     // The same page at the same change mark is the same answer: read once per change (conversation-list-cache.ts).
@@ -14,7 +14,7 @@ export const listConversationsOperation = defineOperation(listConversationsSpec,
       page: input.page ?? FIRST_PAGE,
     };
     const { view, position } = await ctx.services.conversationLists.remember(at, () =>
-      listConversations(ctx.services, account, input),
+      getConversations(ctx.services, account, input),
     );
     ctx.forResponse.pagePosition = position;
     return view;
