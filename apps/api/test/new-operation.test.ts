@@ -1,0 +1,67 @@
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/*
+ * `npm run new:operation` as a contributor runs it, in a scratch copy of this checkout (its own
+ * workspace links, the rest of node_modules shared): a read in a new area and a write in an
+ * existing one, then the copy's type check and the new operations' own tests.
+ */
+
+const run = promisify(execFile);
+const ROOT = new URL('../../../', import.meta.url).pathname;
+const NODE = process.execPath;
+let scratch: string;
+
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'convo-new-operation-'));
+  cpSync(ROOT, scratch, {
+    recursive: true,
+    filter: (src) => !/\/(node_modules|\.git|\.data|\.turbo)(\/|$)/.test(src.slice(ROOT.length - 1)),
+  });
+  mkdirSync(join(scratch, 'node_modules/@convo'), { recursive: true });
+  for (const entry of readdirSync(join(ROOT, 'node_modules'))) {
+    if (entry !== '@convo' && entry !== '.cache')
+      symlinkSync(join(ROOT, 'node_modules', entry), join(scratch, 'node_modules', entry));
+  }
+  for (const pkg of readdirSync(join(scratch, 'packages'))) {
+    symlinkSync(join(scratch, 'packages', pkg), join(scratch, 'node_modules/@convo', pkg));
+  }
+});
+const childEnv = () => Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST')));
+
+afterAll(() => {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('npm run new:operation', () => {
+  it('writes operations that type-check and pass their tests, registered and named once', async () => {
+    const generate = (...args: string[]) =>
+      run(NODE, [join(scratch, 'scripts/new-operation.ts'), ...args, '--root', scratch], { cwd: scratch });
+    const read = await generate('messages', 'getMessages');
+    expect(read.stdout).toContain('getMessages: GET /api/v1/messages/get_messages, tRPC messages.getMessages');
+    const write = await generate('conversations', 'archiveConversation');
+    expect(write.stdout).toContain('POST /api/v1/conversations/archive_conversation');
+    // Run again, it refuses and writes nothing.
+    await expect(generate('messages', 'getMessages')).rejects.toMatchObject({
+      stderr: expect.stringMatching(/exists already/),
+    });
+    await run(NODE, [join(scratch, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: scratch });
+    const tests = await run(
+      NODE,
+      [
+        join(scratch, 'node_modules/vitest/vitest.mjs'),
+        'run',
+        'apps/api/test/get-messages.test.ts',
+        'apps/api/test/archive-conversation.test.ts',
+        'apps/api/test/architecture.test.ts',
+      ],
+      // Its own run: none of this run's settings (its JSON report, its worker) but the database's.
+      { cwd: scratch, env: { ...childEnv(), NO_COLOR: '1' } },
+    );
+    expect(tests.stdout).toMatch(/Test Files {2}3 passed/);
+  }, 600_000);
+});
