@@ -580,6 +580,39 @@ describe('recordings of people who sign in', () => {
   });
 });
 
+/**
+ * `store` with the reads of the keys `slow` names held `ms` each (as a file built to keep the
+ * probe busy is); `reads` counts the slow ones under way.
+ */
+function slowReads(store: DiskMediaStore, slow: (key: string) => boolean, ms: number, reads = { now: 0, most: 0 }) {
+  const slowed: DiskMediaStore = Object.create(store);
+  slowed.read = (key: string, start: number, end: number) =>
+    new ReadableStream<Uint8Array>({
+      async start(controller) {
+        if (slow(key)) {
+          reads.now += 1;
+          reads.most = Math.max(reads.most, reads.now);
+          await new Promise((r) => setTimeout(r, ms));
+          reads.now -= 1;
+        }
+        controller.enqueue(new Uint8Array(await new Response(store.read(key, start, end)).arrayBuffer()));
+        controller.close();
+      },
+    });
+  return slowed;
+}
+
+/** Probes of `size`-byte files, noting whose were measured, in the order they were. */
+function inOrder(probe: MediabunnyProbe, store: DiskMediaStore, size: number) {
+  const done: string[] = [];
+  const measure = (key: string, sender: string) =>
+    probe.probe(store, key, size, sender).then((o) => {
+      done.push(sender);
+      return o;
+    });
+  return { done, measure };
+}
+
 describe('the probe', () => {
   it('refuses a file whose metadata asks for more than 16 MB at once, reading none of it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
@@ -666,22 +699,9 @@ describe('the probe', () => {
       const keys = Array.from({ length: heavyCount + 2 }, (_, i) => `1/${String(i).padStart(32, '0')}`);
       for (const key of keys) await store.put(key, [bytes], LIMITS.maxBytes);
       // The heavy sender's files are slow to read (as a file built to keep the probe busy is).
-      const slow = Object.create(store);
-      slow.read = (key: string, start: number, end: number) =>
-        new ReadableStream<Uint8Array>({
-          async start(controller) {
-            if (keys.indexOf(key) < heavyCount) await new Promise((r) => setTimeout(r, 100));
-            controller.enqueue(new Uint8Array(await new Response(store.read(key, start, end)).arrayBuffer()));
-            controller.close();
-          },
-        });
+      const slow = slowReads(store, (key) => keys.indexOf(key) < heavyCount, 100);
       const probe = new MediabunnyProbe({ threads: 1 });
-      const done: string[] = [];
-      const measure = (key: string, sender: string) =>
-        probe.probe(slow, key, bytes.byteLength, sender).then((o) => {
-          done.push(sender);
-          return o;
-        });
+      const { done, measure } = inOrder(probe, slow, bytes.byteLength);
       const heavy = keys.slice(0, heavyCount).map((key) => measure(key, 'heavy'));
       // One being measured and its share waiting: its next is answered busy at once, measured not.
       expect(await probe.probe(slow, keys[heavyCount] ?? '', bytes.byteLength, 'heavy')).toMatchObject({
@@ -706,35 +726,16 @@ describe('the probe', () => {
       for (const key of keys) await store.put(key, [bytes], LIMITS.maxBytes);
       // The heavy sender's three files are slow to read; the light sender's one is not. The
       // heavy reads under way at once are counted.
-      let reading = 0;
-      let mostReading = 0;
-      const slow = Object.create(store);
-      slow.read = (key: string, start: number, end: number) =>
-        new ReadableStream<Uint8Array>({
-          async start(controller) {
-            if (key !== keys[3]) {
-              reading += 1;
-              mostReading = Math.max(mostReading, reading);
-              await new Promise((r) => setTimeout(r, 400));
-              reading -= 1;
-            }
-            controller.enqueue(new Uint8Array(await new Response(store.read(key, start, end)).arrayBuffer()));
-            controller.close();
-          },
-        });
+      const reads = { now: 0, most: 0 };
+      const slow = slowReads(store, (key) => key !== keys[3], 400, reads);
       const probe = new MediabunnyProbe({ threads: 3 });
-      const done: string[] = [];
-      const measure = (key: string, sender: string) =>
-        probe.probe(slow, key, bytes.byteLength, sender).then((o) => {
-          done.push(sender);
-          return o;
-        });
+      const { done, measure } = inOrder(probe, slow, bytes.byteLength);
       const heavy = keys.slice(0, 3).map((key) => measure(key, 'heavy'));
       const light = measure(keys[3] ?? '', 'light');
       for (const outcome of [...(await Promise.all(heavy)), await light]) expect(outcome.ok).toBe(true);
       // The heavy sender was measured on two threads at once, never three; the third thread
       // measured the light one's at once, first.
-      expect(mostReading).toBe(2);
+      expect(reads.most).toBe(2);
       expect(done[0]).toBe('light');
     } finally {
       rmSync(dir, { recursive: true, force: true });
