@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ const CLI = new URL('../src/cli/main.ts', import.meta.url).pathname;
 let dataDir: string;
 let demo: ChildProcess;
 let output = '';
+let mediaDir: string;
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -30,12 +31,17 @@ const freePort = () =>
 beforeAll(async () => {
   if (!embeddedRun) return;
   dataDir = await mkdtemp(join(tmpdir(), 'convo-demo-'));
+  mediaDir = await mkdtemp(join(tmpdir(), 'convo-demo-media-'));
+  // What an earlier demo left: --reset starts from nothing.
+  await writeFile(join(dataDir, 'left-by-an-earlier-demo'), '');
+  await writeFile(join(mediaDir, 'left-by-an-earlier-demo'), '');
   const port = await freePort();
-  demo = spawn(process.execPath, [CLI, 'demo'], {
+  demo = spawn(process.execPath, [CLI, 'demo', '--reset'], {
     env: {
       ...process.env,
       DATABASE_URL: '',
       DATA_DIR: dataDir,
+      MEDIA_DIR: mediaDir,
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
@@ -61,6 +67,7 @@ afterAll(async () => {
     clearTimeout(late);
   }
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  if (mediaDir) await rm(mediaDir, { recursive: true, force: true });
 }, 30_000);
 
 it.skipIf(!embeddedRun)(
@@ -89,6 +96,12 @@ it.skipIf(!embeddedRun)(
   },
   60_000,
 );
+
+it.skipIf(!embeddedRun)('starts from nothing with --reset: the earlier database and recordings are gone', async () => {
+  await expect(stat(join(dataDir, 'left-by-an-earlier-demo'))).rejects.toThrow();
+  await expect(stat(join(mediaDir, 'left-by-an-earlier-demo'))).rejects.toThrow();
+  expect(output).toContain('demo account "demo"');
+});
 
 it.skipIf(!embeddedRun)(
   'prints each mail it would send as a block with its link, and lists it at /_demo/mail',
