@@ -119,21 +119,24 @@ export const inputObject = (input: OperationSpec['input']): z.ZodObject =>
   input instanceof z.ZodPrefault ? input.unwrap() : input;
 
 /**
- * Where every operation's procedure starts: a token's account, the spec's meta and input, and its
- * answer's type, so a resolver that answers anything else does not compile, its error naming the
- * field. The answer is declared to tRPC by an identity `parse`: nothing is parsed or copied at run
- * time (tRPC's `.output()` with the zod schema parses every answer into a copy: measured, that took
- * a kept page of conversations from 6.4 – 8.5x the baseline to 2.6x, bench/results/2026-11-24.md);
- * the answer is checked against the schema where the services ask for it (`checkAnswer`).
+ * Where every operation's procedure starts: a token's account, the spec's meta and input, and the
+ * answer check where the services ask for it (`checkAnswer`). Its `query` and `mutation` take a
+ * resolver typed to answer the output schema's shape, so one that answers anything else does not
+ * compile, its error naming the field; nothing is parsed at run time (tRPC's `.output()` parses
+ * every answer: with the zod schema into a copy, measured to take a kept page of conversations
+ * from 6.4 – 8.5x the baseline to 2.6x, bench/results/2026-11-24.md; even an identity parse is a
+ * middleware more per request, measured at about 5 % of a kept page's rate).
  */
 const startOf = <I extends OperationSpec['input'], O extends z.ZodType>(
   spec: OperationSpec & { input: I; output: O },
-) =>
-  authedProcedure
-    .meta(spec.meta)
-    .input(spec.input)
-    .output({ parse: (answer: z.input<O>) => answer })
-    .use(checkAnswer(spec.output));
+) => {
+  const procedure = authedProcedure.meta(spec.meta).input(spec.input).use(checkAnswer(spec.output));
+  type Resolver = (options: Parameters<Parameters<typeof procedure.query>[0]>[0]) => z.input<O> | Promise<z.input<O>>;
+  return {
+    query: (resolve: Resolver) => procedure.query(resolve),
+    mutation: (resolve: Resolver) => procedure.mutation(resolve),
+  };
+};
 
 /**
  * An operation, declared once: its spec, and a resolver given the procedure the spec starts
