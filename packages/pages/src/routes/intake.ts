@@ -2,9 +2,8 @@ import {
   INTAKE_FORM_USED,
   INTAKE_PAGE_KEY_PATTERN,
   managesMembers,
-  measureRecording,
   type PublicIntakePage,
-  startConversation,
+  sendStart,
 } from '@convo/domain';
 import { Hono } from 'hono';
 import { secret } from '../cookies.ts';
@@ -117,31 +116,21 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
         return limited;
       }
     }
-    const recording = read.file
-      ? await measureRecording(deps.media, read.file, field(fields, 'media_kind'), c.env.visit.clientIp)
-      : null;
-    if (recording?.ok === false && recording.busy) return busy(c, recording.problem);
-    if (recording && !recording.ok) return show(c, found, at, 422, { ...draft, problem: recording.problem });
-    const media = recording?.media;
-    const startOn = (page: PublicIntakePage) =>
-      startConversation(
-        { intake: deps.intake },
-        account,
-        page,
-        { ...form, media },
-        {
-          // A signed-in visitor needs no link back: their session opens it.
-          link: signedIn ? null : posting.link(account),
-        },
-      );
-    let p: PublicIntakePage | null = found;
-    let outcome = await startOn(found);
-    if (outcome.kind === 'page_changed') {
-      // Read earlier and changed since: started from the page as it is now, if it is the same page.
-      p = await find(c, at);
-      outcome = p && p.id === found.id ? await startOn(p) : outcome;
-    }
-    if (media && !(outcome.kind === 'started' && outcome.created)) await deps.media.store.remove(media.key);
+    const { outcome, page: p } = await sendStart(
+      deps,
+      account,
+      found,
+      { ...form, mediaKind: field(fields, 'media_kind') },
+      read.file ?? null,
+      {
+        // A signed-in visitor needs no link back: their session opens it.
+        link: signedIn ? null : posting.link(account),
+        sender: c.env.visit.clientIp,
+        // Read earlier and changed since: started from the page as it is now, if it is the same page.
+        reread: async () => find(c, at),
+      },
+    );
+    if (outcome.kind === 'busy') return busy(c, outcome.problem);
     if (!p || outcome.kind === 'page_changed') return notFound(c);
     if (outcome.kind === 'refused') return show(c, p, at, 422, { ...draft, problem: outcome.problem });
     // The same form again opens its conversation only where it was started: the device whose form
