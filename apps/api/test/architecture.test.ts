@@ -29,13 +29,29 @@ const SOURCE_DIRS = [
 
 const FORBIDDEN = [/\._def\b/, /\._zod\b/, /\bnew Proxy\(/, /\bas never\b/, /\bas unknown as\b/];
 
+/** Every folder of code, tests and tools included (this file names the patterns, so it is left out). */
+const ALL_CODE = [
+  ...SOURCE_DIRS,
+  'apps/api/test',
+  'packages/client/test',
+  'packages/db/test',
+  'packages/domain/test',
+  'packages/router/test',
+  'bench',
+  'chaos',
+  'infra',
+  'scripts',
+];
+
 describe('the code', () => {
-  it.each(SOURCE_DIRS)('%s uses no library internals, Proxies or escape casts', (dir) => {
-    const found = sources(dir).flatMap((file) =>
-      readFileSync(join(ROOT, file), 'utf8')
-        .split('\n')
-        .flatMap((line, i) => (FORBIDDEN.some((re) => re.test(line)) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
-    );
+  it.each(ALL_CODE)('%s uses no library internals, Proxies or escape casts', (dir) => {
+    const found = sources(dir)
+      .filter((file) => !file.endsWith('architecture.test.ts'))
+      .flatMap((file) =>
+        readFileSync(join(ROOT, file), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (FORBIDDEN.some((re) => re.test(line)) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+      );
     expect(found).toEqual([]);
   });
 

@@ -94,10 +94,16 @@ describe('typed tRPC procedures', () => {
 
   it('refuses wrongly typed input even after a REST call switched on the library’s coercion', async () => {
     expect((await createJson(h, a.token, { anyone_can_post: true })).status).toBe(201);
-    const e = await failure(
-      client(a.token).conversations.createConversation.mutate({ anyone_can_post: 'false' as unknown as boolean }),
+    // A string where a boolean goes: what a client without our types sends.
+    const res = await h.app.fetch(
+      new Request(`${BASE}/trpc/conversations.createConversation`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ anyone_can_post: 'false' }),
+      }),
     );
-    expect(e.data?.httpStatus).toBe(422);
+    expect(res.status).toBe(422);
+    expect(await res.json()).toMatchObject({ error: { data: { appCode: 'invalid_input' } } });
   });
 
   it('keeps accounts apart', async () => {
