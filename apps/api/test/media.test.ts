@@ -580,6 +580,16 @@ describe('recordings of people who sign in', () => {
   });
 });
 
+/** Runs `test` with a media store in a folder of its own, removed after. */
+async function inStore(test: (store: DiskMediaStore) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
+  try {
+    await test(new DiskMediaStore(dir));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * `store` with the reads of the keys `slow` names held `ms` each (as a file built to keep the
  * probe busy is); `reads` counts the slow ones under way.
@@ -615,9 +625,7 @@ function inOrder(probe: MediabunnyProbe, store: DiskMediaStore, size: number) {
 
 describe('the probe', () => {
   it('refuses a file whose metadata asks for more than 16 MB at once, reading none of it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
-    try {
-      const store = new DiskMediaStore(dir);
+    await inStore(async (store) => {
       // A real M4A whose last box (moov) is made to hold a 20 MB 'free' box: the demuxer reads a
       // moov whole, so it asks for 20 MB in one read.
       const m4a = new Uint8Array(readFileSync(join(FIXTURES, 'audio-3s.m4a')));
@@ -658,15 +666,11 @@ describe('the probe', () => {
       const plain = new Uint8Array(readFileSync(join(FIXTURES, 'audio-3s.m4a')));
       await store.put(plainKey, [plain], LIMITS.maxBytes);
       expect(await new MediabunnyProbe().probe(store, plainKey, plain.byteLength)).toMatchObject({ ok: true });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('measures in a thread of its own, bounded in time: past the bound it refuses, and the next probe still works', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
-    try {
-      const store = new DiskMediaStore(dir);
+    await inStore(async (store) => {
       const key = `1/${'ef'.repeat(16)}`;
       const bytes = readFileSync(join(FIXTURES, 'video-3s.webm'));
       await store.put(key, [bytes], LIMITS.maxBytes);
@@ -683,15 +687,11 @@ describe('the probe', () => {
       ]);
       expect(first).toMatchObject({ ok: true, media: { contentType: 'video/webm', hasVideo: true } });
       expect(second).toEqual(first);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('takes senders in turn and answers busy past its queue, so one sender’s files wait behind their own', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
-    try {
-      const store = new DiskMediaStore(dir);
+    await inStore(async (store) => {
       const bytes = readFileSync(join(FIXTURES, 'video-3s.webm'));
       // One sender's files: one measured and PROBE_QUEUE_PER_SENDER waiting; then one too many,
       // and another sender's.
@@ -712,15 +712,11 @@ describe('the probe', () => {
       for (const outcome of [...(await Promise.all(heavy)), await light]) expect(outcome.ok).toBe(true);
       // The light sender came after all of the heavy one's, and was measured second.
       expect(done[1]).toBe('light');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('measures on several threads, one sender on all but one: another’s recording is not kept waiting', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
-    try {
-      const store = new DiskMediaStore(dir);
+    await inStore(async (store) => {
       const bytes = readFileSync(join(FIXTURES, 'video-3s.webm'));
       const keys = Array.from({ length: 4 }, (_, i) => `1/${String(i).padStart(32, '0')}`);
       for (const key of keys) await store.put(key, [bytes], LIMITS.maxBytes);
@@ -737,15 +733,11 @@ describe('the probe', () => {
       // measured the light one's at once, first.
       expect(reads.most).toBe(2);
       expect(done[0]).toBe('light');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('scans no frame past the longest recording accepted: a file of tiny frames stops there', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'convo-probe-'));
-    try {
-      const store = new DiskMediaStore(dir);
+    await inStore(async (store) => {
       // 10 MB of one 72-byte MP3 frame (MPEG 2.5 layer III, 8 kHz, 8 kb/s, mono, 72 ms) repeated:
       // 145,000 frames, nearly 3 hours, that a demuxer must walk one by one to time.
       const frame = new Uint8Array(72);
@@ -773,9 +765,7 @@ describe('the probe', () => {
       });
       // About 8,300 frames (600 KB) read, not the 10 MB.
       expect(read).toBeLessThan(2 * 1024 * 1024);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 

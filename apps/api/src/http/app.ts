@@ -16,7 +16,7 @@ import { clientKey, trustedProxies } from './proxy.ts';
 import { createRestHandler, REST_PREFIX } from './rest/handler.ts';
 import type { Services } from './services.ts';
 import { readSiteForm } from './site-form.ts';
-import { currentPaths, trpcEndpoint } from './trpc-endpoint.ts';
+import { trpcEndpoint } from './trpc-endpoint.ts';
 
 export type { Peer } from './peer.ts';
 
@@ -78,7 +78,6 @@ export function createApp(services: Services, options: AppOptions): App {
   const proxies = trustedProxies(options.proxyHops ?? 0, options.publicUrl?.replace(/\/+$/, ''));
   const rest = createRestHandler(operations, services, { body: bodyLimits, origin: proxies.origin });
   const trpc = trpcEndpoint(services, { maxBatch: options.maxBatch ?? 10, body: bodyLimits });
-  const procedurePaths = new Set(operations.map((operation) => operation.path));
   const site = createSite({
     site: services.site,
     people: services.people,
@@ -162,8 +161,6 @@ export function createApp(services: Services, options: AppOptions): App {
   async function route(req: Request, url: URL, request: RequestState, peer?: Peer): Promise<Response> {
     const path = url.pathname;
     if (path.startsWith(TRPC_PREFIX)) {
-      const named = currentPaths(path).slice(TRPC_PREFIX.length);
-      if (procedurePaths.has(named)) request.label = `trpc:${named}`;
       return trpc(req, url, request);
     }
     if (path === '/_demo/mail' && options.demoMail && req.method === 'GET') {
