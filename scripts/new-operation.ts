@@ -67,25 +67,36 @@ const edited = new Map<string, string>();
 
 // The domain: the answer's shape, the port, the use case.
 const domain = `packages/domain/src/${domainArea}`;
-const views = `${domain}/views.ts`;
-if (!existsSync(at(views)))
-  create(views, "import { z } from 'zod';\n\n/* The wire shapes of this area's answers. */\n");
-const viewsText = () => edited.get(views) ?? planned.find(([p]) => p === views)?.[1] ?? readFileSync(at(views), 'utf8');
-const answer = `
+/**
+ * Adds `text` to an area module: at the end of it (and `imports` at its top), or in a new one
+ * (exported from the domain's index) when the area has none yet.
+ */
+function extend(module: string, imports: string, text: string) {
+  const p = `${domain}/${module}`;
+  if (existsSync(at(p))) {
+    add(p, text, 'end');
+    if (!readFileSync(at(p), 'utf8').includes(imports)) add(p, imports, { before: 'import' });
+    return;
+  }
+  create(p, `${imports}${text}`);
+  add('packages/domain/src/index.ts', `export * from './${domainArea}/${module}';\n`, 'end');
+}
+extend(
+  'views.ts',
+  "import { z } from 'zod';\n",
+  `
 /** What ${label} answers. */
 export const Z${Name}Answer = z.object({
   conversations: z.number().int().meta({ description: "How many conversations the account has." }),
 }).meta({ id: '${Name}Answer' });
 
 export type ${Name}Answer = z.infer<typeof Z${Name}Answer>;
-`;
-if (planned.some(([p]) => p === views)) {
-  const i = planned.findIndex(([p]) => p === views);
-  planned[i] = [views, `${viewsText()}${answer}`];
-} else add(views, answer, 'end');
-
-const ports = `${domain}/ports.ts`;
-const port = `
+`,
+);
+extend(
+  'ports.ts',
+  `import type { ${Name}Answer } from './views.ts';\n`,
+  `
 /** What ${label} reads. */
 export interface ${Name}Store {
   ${name}(accountId: number, request: ${Name}Request): Promise<${Name}Answer>;
@@ -93,11 +104,8 @@ export interface ${Name}Store {
 
 /** What ${label} is asked. */
 export type ${Name}Request = Record<string, never>;
-`;
-if (existsSync(at(ports))) {
-  add(ports, port, 'end');
-  add(ports, `import type { ${Name}Answer } from './views.ts';\n`, { before: 'import' });
-} else create(ports, `import type { ${Name}Answer } from './views.ts';\n${port}`);
+`,
+);
 
 create(
   `${domain}/${file}.ts`,
@@ -116,10 +124,6 @@ export async function ${name}(
 `,
 );
 add('packages/domain/src/index.ts', `export * from './${domainArea}/${file}.ts';\n`, 'end');
-if (planned.some(([p]) => p === views))
-  add('packages/domain/src/index.ts', `export * from './${domainArea}/views.ts';\n`, 'end');
-if (planned.some(([p]) => p === ports))
-  add('packages/domain/src/index.ts', `export * from './${domainArea}/ports.ts';\n`, 'end');
 
 // The database: the port's store.
 create(

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 /*
  * `npm run new:operation` as a contributor runs it, in a scratch copy of this checkout (its own
  * workspace links, the rest of node_modules shared): a read in a new area and a write in an
- * existing one, then the copy's type check and the new operations' own tests.
+ * existing one whose domain folder has no views.ts yet, then the copy's type check and the new operations' own tests.
  */
 
 const run = promisify(execFile);
@@ -43,8 +43,9 @@ describe('npm run new:operation', () => {
       run(NODE, [join(scratch, 'scripts/new-operation.ts'), ...args, '--root', scratch], { cwd: scratch });
     const read = await generate('messages', 'getMessages');
     expect(read.stdout).toContain('getMessages: GET /api/v1/messages/get_messages, tRPC messages.getMessages');
-    const write = await generate('conversations', 'archiveConversation');
-    expect(write.stdout).toContain('POST /api/v1/conversations/archive_conversation');
+    // A write in an area whose domain folder has ports but no views.ts yet.
+    const write = await generate('webhooks', 'pingWebhook');
+    expect(write.stdout).toContain('POST /api/v1/webhooks/ping_webhook');
     // Run again, it refuses and writes nothing.
     await expect(generate('messages', 'getMessages')).rejects.toMatchObject({
       stderr: expect.stringMatching(/exists already/),
@@ -56,7 +57,7 @@ describe('npm run new:operation', () => {
         join(scratch, 'node_modules/vitest/vitest.mjs'),
         'run',
         'apps/api/test/get-messages.test.ts',
-        'apps/api/test/archive-conversation.test.ts',
+        'apps/api/test/ping-webhook.test.ts',
         'apps/api/test/architecture.test.ts',
       ],
       // Its own run: none of this run's settings (its JSON report, its worker) but the database's.
