@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freePort } from './support/server-process.ts';
 
 /*
  * `npm run demo` as a newcomer runs it: on a fresh embedded database, every URL it prints, and
@@ -19,14 +20,6 @@ let dataDir: string;
 let demo: ChildProcess;
 let output = '';
 let mediaDir: string;
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 
 beforeAll(async () => {
   if (!embeddedRun) return;

@@ -16,7 +16,7 @@ import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
 const ROOT = new URL('../../../../', import.meta.url).pathname;
 
 /** A port nothing listens on just now. */
-const freePort = () =>
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
       const address = probe.address();
