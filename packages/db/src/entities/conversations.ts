@@ -1,0 +1,235 @@
+import { SLUG_KEY_SQL, type WorkflowCopy } from '@convo/domain';
+import { defineEntity, p } from '@mikro-orm/core';
+import { Account, User } from './accounts.ts';
+import { createdAt, liveTrigger } from './columns.ts';
+
+/*
+ * Conversations, their members, tags and messages, and the intake pages (with the workflow each
+ * copies onto what it starts) that start them: an intake page welcomes with a message and a
+ * conversation remembers its intake page, so the two point at each other and share this file.
+ */
+
+/** The unique index that keeps slugs unique per account, ignoring case; a violation means 'slug taken'. */
+export const SLUG_UNIQUE_INDEX = 'conversation_account_slug_unique';
+
+export const Workflow = defineEntity({
+  name: 'Workflow',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    name: p.string().length(255),
+    /** As saved: the domain's ZWorkflowSteps (ones saved before steps had a form may not parse). */
+    steps: p.json<unknown[]>(),
+    createdAt: createdAt(),
+    updatedAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+    /** No longer copied onto new conversations; the copies made keep running. */
+    disabledAt: p.datetime().columnType('timestamptz(6)').nullable(),
+  },
+});
+
+export const IntakePage = defineEntity({
+  name: 'IntakePage',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    name: p.string().length(255),
+    /** Its address on the account's host, `/p/<key>` (unique per account, ignoring case). */
+    key: p.string().length(60),
+    title: p.string().length(255).default(''),
+    welcomeText: p.text().default(''),
+    /** Visitors may start a conversation without giving a name and an e-mail address. */
+    allowAnonymous: p.boolean().default(false),
+    isPrimary: p.boolean().default(false),
+    workflow: () => p.manyToOne(Workflow).nullable().deleteRule('set null'),
+    /** The message (of a conversation of this account) shown to visitors above the form. */
+    welcomeMessage: () => p.manyToOne(Message).nullable().deleteRule('set null'),
+    createdAt: createdAt(),
+    updatedAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+    /** Unusable, as a missing page is (the site and create_conversation alike). */
+    disabledAt: p.datetime().columnType('timestamptz(6)').nullable(),
+  },
+  indexes: [
+    {
+      name: 'intake_page_account_key_unique',
+      expression: 'create unique index "intake_page_account_key_unique" on "intake_page" ("account_id", lower("key"))',
+    },
+    {
+      name: 'intake_page_one_primary_per_account',
+      expression:
+        'create unique index "intake_page_one_primary_per_account" on "intake_page" ("account_id") where "is_primary"',
+    },
+  ],
+});
+
+/** Who an intake page makes a member of every conversation it starts (beside the visitor). */
+export const IntakePageMember = defineEntity({
+  name: 'IntakePageMember',
+  properties: {
+    intakePage: () => p.manyToOne(IntakePage).primary().deleteRule('cascade').updateRule('no action'),
+    user: () => p.manyToOne(User).primary().deleteRule('cascade').updateRule('no action'),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+  },
+});
+
+export const Conversation = defineEntity({
+  name: 'Conversation',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    title: p.string().length(255),
+    /** The title as get_conversation compares it (NFC and case-folded, computed by the domain's titleKey). */
+    titleKey: p.text(),
+    slug: p.string().length(100),
+    anyoneCanPost: p.boolean(),
+    allowAnonymousMessages: p.boolean(),
+    allowSearchEngines: p.boolean(),
+    viaPrimaryIntakePage: p.boolean().default(false),
+    intakePage: () => p.manyToOne(IntakePage).nullable().deleteRule('set null'),
+    /** The intake page's workflow, copied at creation (the domain's WorkflowCopy, each step with its state). */
+    workflow: p.json<WorkflowCopy>().nullable(),
+    createdAt: createdAt(),
+    /** Its newest message's time, or its creation's: the team's inbox is ordered by it. */
+    lastActivityAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+    /** When the team ended the access of the devices that started it: passes issued before open nothing. */
+    passesValidAfter: p.datetime().columnType('timestamptz(6)').nullable(),
+  },
+  indexes: [
+    {
+      name: SLUG_UNIQUE_INDEX,
+      // The ASCII-only rule of the domain's slugKey, whatever the database's locale.
+      expression: `create unique index "${SLUG_UNIQUE_INDEX}" on "conversation" ("account_id", ${SLUG_KEY_SQL('"slug"')})`,
+    },
+    {
+      name: 'conversation_account_recent',
+      expression:
+        'create index "conversation_account_recent" on "conversation" ("account_id", "created_at" desc, "id" desc)',
+    },
+    {
+      name: 'conversation_account_activity',
+      expression:
+        'create index "conversation_account_activity" on "conversation" ("account_id", "last_activity_at" desc, "id" desc)',
+    },
+    {
+      name: 'conversation_account_title_recent',
+      expression:
+        'create index "conversation_account_title_recent" on "conversation" ("account_id", "title_key", "created_at" desc, "id" desc)',
+    },
+  ],
+});
+
+export const ConversationMember = defineEntity({
+  name: 'ConversationMember',
+  properties: {
+    conversation: () => p.manyToOne(Conversation).primary().deleteRule('cascade'),
+    user: () => p.manyToOne(User).primary().deleteRule('cascade'),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+  },
+  triggers: [
+    liveTrigger('member_live_added', 'insert', 'conversation_member', 'new table as new_rows', 'live_member_added'),
+    liveTrigger('member_live_removed', 'delete', 'conversation_member', 'old table as old_rows', 'live_member_removed'),
+  ],
+});
+
+export const Tag = defineEntity({
+  name: 'Tag',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    name: p.string().length(100),
+  },
+  indexes: [
+    {
+      name: 'tag_account_name_unique',
+      expression: 'create unique index "tag_account_name_unique" on "tag" ("account_id", lower("name"))',
+    },
+  ],
+});
+
+export const ConversationTag = defineEntity({
+  name: 'ConversationTag',
+  properties: {
+    conversation: () => p.manyToOne(Conversation).primary().deleteRule('cascade'),
+    tag: () => p.manyToOne(Tag).primary().deleteRule('cascade'),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+  },
+});
+
+export const Message = defineEntity({
+  name: 'Message',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    conversation: () => p.manyToOne(Conversation).deleteRule('cascade'),
+    messageType: p.string().length(32).default('text'),
+    recordedDurationSeconds: p.integer().default(0),
+    /** Null exactly when the author posted anonymously (the check below holds that). */
+    author: () => p.manyToOne(User).nullable(),
+    anonymous: p.boolean().default(false),
+    /** A start's name while the address given is unconfirmed (no author yet: anonymous); null once confirmed. */
+    claimedName: p.string().length(255).nullable(),
+    text: p.text().default(''),
+    downloadMediaUrl: p.text().nullable(),
+    /** A recording this server keeps: its key in the media store, probed type and size. */
+    mediaKey: p.string().length(80).nullable(),
+    mediaContentType: p.string().length(100).nullable(),
+    mediaBytes: p.bigint().nullable(),
+    /** The workflow step job that posted it (unique: a step posts once); null for a person's message. */
+    workflowJobId: p.integer().nullable(),
+    /** The form token a reply was posted with: a resubmitted form finds its message instead of posting again. */
+    submitKey: p.string().length(64).nullable(),
+    createdAt: createdAt(),
+    /** Hidden by the team: in no answer, but kept (and exported as hidden). */
+    hiddenAt: p.datetime().columnType('timestamptz(6)').nullable(),
+    hiddenBy: () => p.manyToOne(User).nullable().deleteRule('set null').fieldName('hidden_by'),
+  },
+  triggers: [
+    liveTrigger('message_live_posted', 'insert', 'message', 'new table as new_rows', 'live_message_posted'),
+    liveTrigger(
+      'message_live_changed',
+      'update',
+      'message',
+      'old table as old_rows new table as new_rows',
+      'live_message_changed',
+    ),
+    liveTrigger('message_live_deleted', 'delete', 'message', 'old table as old_rows', 'live_message_deleted'),
+  ],
+  checks: [
+    { name: 'message_author_or_anonymous', expression: '"anonymous" = ("author_id" is null)' },
+    { name: 'message_type_known', expression: `"message_type" in ('text', 'video', 'screen', 'audio')` },
+    {
+      name: 'message_media_is_recording',
+      expression: `"media_key" is null or ("message_type" <> 'text' and "media_content_type" is not null and "media_bytes" is not null)`,
+    },
+  ],
+  indexes: [
+    {
+      name: 'message_conversation_order',
+      expression: 'create index "message_conversation_order" on "message" ("conversation_id", "created_at", "id")',
+    },
+    {
+      name: 'message_media_key',
+      expression: 'create index "message_media_key" on "message" ("media_key") where "media_key" is not null',
+    },
+    {
+      name: 'message_account_submit_key',
+      expression:
+        'create unique index "message_account_submit_key" on "message" ("account_id", "submit_key") where "submit_key" is not null',
+    },
+    {
+      name: 'message_workflow_job',
+      expression:
+        'create unique index "message_workflow_job" on "message" ("workflow_job_id") where "workflow_job_id" is not null',
+    },
+  ],
+});
+
+/** When each person last opened each conversation: the inbox marks what changed since. */
+export const ConversationRead = defineEntity({
+  name: 'ConversationRead',
+  properties: {
+    user: () => p.manyToOne(User).primary().deleteRule('cascade').updateRule('no action'),
+    conversation: () => p.manyToOne(Conversation).primary().deleteRule('cascade').updateRule('no action'),
+    accountId: p.integer(),
+    readAt: createdAt(),
+  },
+});

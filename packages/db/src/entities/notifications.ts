@@ -1,0 +1,78 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Account, User } from './accounts.ts';
+import { createdAt } from './columns.ts';
+import { Conversation } from './conversations.ts';
+
+/*
+ * Mail to people: the events a worker fans out into digests, who muted or follows what, the outbox.
+ */
+
+/** A posted message, one row per statement whatever the number of members: the notifier fans it out. */
+export const NotifyEvent = defineEntity({
+  name: 'NotifyEvent',
+  properties: {
+    id: p.bigint('number').primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    conversationId: p.integer(),
+    messageId: p.integer(),
+    authorId: p.integer().nullable(),
+  },
+});
+
+/** One pending mail per person and conversation, due a batch window after its first message. */
+export const NotificationDigest = defineEntity({
+  name: 'NotificationDigest',
+  properties: {
+    conversation: () => p.manyToOne(Conversation).primary().deleteRule('cascade').updateRule('no action'),
+    user: () => p.manyToOne(User).primary().deleteRule('cascade').updateRule('no action'),
+    accountId: p.integer(),
+    firstMessageId: p.integer(),
+    dueAt: p.datetime().columnType('timestamptz(6)').index('notification_digest_due'),
+  },
+});
+
+/** Who asked for no more mail: of one conversation, or (conversation 0) of the whole account. */
+export const NotificationMute = defineEntity({
+  name: 'NotificationMute',
+  properties: {
+    account: () => p.manyToOne(Account).primary().deleteRule('cascade').updateRule('no action'),
+    user: () => p.manyToOne(User).primary().deleteRule('cascade').updateRule('no action'),
+    conversationId: p.integer().primary().default(0),
+  },
+});
+
+/** Who asked for a public conversation's mail without being a member. */
+export const ConversationFollower = defineEntity({
+  name: 'ConversationFollower',
+  properties: {
+    conversation: () => p.manyToOne(Conversation).primary().deleteRule('cascade').updateRule('no action'),
+    user: () => p.manyToOne(User).primary().deleteRule('cascade').updateRule('no action'),
+    accountId: p.integer(),
+  },
+});
+
+/** Mail waiting for a worker (any replica's): the body is cleared once sent, since it may hold a link. */
+export const OutgoingMail = defineEntity({
+  name: 'OutgoingMail',
+  properties: {
+    id: p.integer().primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    recipient: p.string().length(320),
+    subject: p.string().length(255),
+    body: p.text().nullable(),
+    /** Headers beside From, To and Subject (List-Unsubscribe on notifications). */
+    headers: p.json<Record<string, string>>().nullable(),
+    createdAt: createdAt(),
+    nextAttemptAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+    attempts: p.integer().default(0),
+    lastError: p.text().nullable(),
+    sentAt: p.datetime().columnType('timestamptz(6)').nullable(),
+  },
+  indexes: [
+    {
+      name: 'outgoing_mail_due',
+      expression:
+        'create index "outgoing_mail_due" on "outgoing_mail" ("next_attempt_at", "id") where "sent_at" is null',
+    },
+  ],
+});
