@@ -4,24 +4,21 @@ import type {
   LookupCriteria,
   MessageRecord,
   PageWindow,
-  TagRecord,
-  UserRecord,
-  WorkflowCopy,
 } from '@convo/domain';
 import { isMessageType, SLUG_KEY_SQL } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { type Prepared, runPrepared } from './prepared.ts';
-import { fromJson } from './sql.ts';
+import { type ExpressionBuilder, type InferResult, type RawBuilder, type Selectable, sql } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { type Database, db, run, slot, statement } from './query.ts';
 
-/** A conversation's three settings as every read selects them (`SETTINGS_COLUMNS`). */
-export interface SettingsRow {
-  anyone_can_post: boolean;
-  allow_anonymous_messages: boolean;
-  allow_search_engines: boolean;
-}
+/** The conversation a fragment reads beside (the outer query's `conversation`). */
+type OnConversation = ExpressionBuilder<Database, 'conversation'>;
 
-/** The settings columns of `conversation c` (an account's defaults are selected under the same names). */
-export const SETTINGS_COLUMNS = 'c.anyone_can_post, c.allow_anonymous_messages, c.allow_search_engines';
+/** A conversation's three settings as every read selects them. */
+export const SETTINGS = ['anyone_can_post', 'allow_anonymous_messages', 'allow_search_engines'] as const;
+
+/** A row with the settings' columns (a conversation's, or an account's defaults under the same names). */
+export type SettingsRow = Pick<Selectable<Database['conversation']>, (typeof SETTINGS)[number]>;
 
 /** The one place the settings' columns become the domain's names. */
 export const settingsOf = (row: SettingsRow): ConversationSettings => ({
@@ -30,106 +27,78 @@ export const settingsOf = (row: SettingsRow): ConversationSettings => ({
   allowSearchEngines: row.allow_search_engines,
 });
 
+/** A time as epoch microseconds, in text (a JSON or JavaScript number would lose precision). */
+export const epochMicros = (column: string) =>
+  sql<string>`(extract(epoch from ${sql.ref(column)}) * 1000000)::bigint::text`;
+
+/** The slug as lookups compare it (the domain's ASCII-only rule; the unique index's expression). */
+export const slugKey = (column: string) => sql<string>`${sql.raw(SLUG_KEY_SQL(`"${column.split('.').join('"."')}"`))}`;
+
 /*
  * One statement per read, whatever the page holds: members, tags and messages come back as JSON
  * arrays from correlated subqueries that each walk an index to just the rows they return.
  */
-/** A conversation's members, as a JSON array (`c` is the conversation). */
-export const usersColumn = `coalesce((
-    select json_agg(json_build_object('id', u.id, 'email', u.email, 'name', u.name) order by u.id)
-    from conversation_member cm join account_user u on u.id = cm.user_id
-    where cm.conversation_id = c.id and cm.account_id = c.account_id
-  ), '[]'::json) as users`;
 
-/** A conversation's tags, as a JSON array. */
-export const tagsColumn = `coalesce((
-    select json_agg(json_build_object('id', t.id, 'name', t.name) order by t.id)
-    from conversation_tag ct join tag t on t.id = ct.tag_id
-    where ct.conversation_id = c.id and ct.account_id = c.account_id
-  ), '[]'::json) as tags`;
+/** A conversation's members, oldest account first. */
+export const usersOf = (eb: OnConversation) =>
+  jsonArrayFrom(
+    eb
+      .selectFrom('conversation_member as cm')
+      .innerJoin('account_user as u', 'u.id', 'cm.user_id')
+      .select(['u.id', 'u.email', 'u.name'])
+      .whereRef('cm.conversation_id', '=', 'conversation.id')
+      .whereRef('cm.account_id', '=', 'conversation.account_id')
+      .orderBy('u.id'),
+  ).as('users');
 
-/**
- * A conversation's messages (those `where` picks, all by default), oldest first, as a JSON array;
- * `forPage`, each carries what pages show beside the API's fields (PAGE_MESSAGE_EXTRAS).
- */
-export const messagesColumn = (where = 'true', forPage = true) => `coalesce((
-    select json_agg(json_build_object(
-      'id', m.id, 'type', m.message_type, 'duration', m.recorded_duration_seconds,
-      'anonymous', m.anonymous, 'author_id', u.id, 'author_name', u.name, 'author_email', u.email,
-      'text', m.text, 'media', m.download_media_url, 'hosted', m.media_key is not null${forPage ? PAGE_MESSAGE_EXTRAS : ''}) order by m.created_at, m.id)
-    from message m left join account_user u on u.id = m.author_id
-    where m.conversation_id = c.id and m.account_id = c.account_id and m.hidden_at is null and ${where}
-  ), '[]'::json) as messages`;
+/** A conversation's tags. */
+export const tagsOf = (eb: OnConversation) =>
+  jsonArrayFrom(
+    eb
+      .selectFrom('conversation_tag as ct')
+      .innerJoin('tag as t', 't.id', 'ct.tag_id')
+      .select(['t.id', 't.name'])
+      .whereRef('ct.conversation_id', '=', 'conversation.id')
+      .whereRef('ct.account_id', '=', 'conversation.account_id')
+      .orderBy('t.id'),
+  ).as('tags');
 
-/** The columns of one conversation as the API answers it. */
-export const conversationColumns = () => `
-  c.id, c.title, c.slug, ${SETTINGS_COLUMNS},
-  c.via_primary_intake_page, c.intake_page_id, c.workflow,
-  (extract(epoch from c.created_at) * 1000000)::bigint::text as created_us,
-  ${usersColumn}, ${tagsColumn}, ${messagesColumn('true', false)}`;
+/** A conversation's shown messages with their authors (the `m` and `u` the columns below read). */
+export const shownMessages = (eb: OnConversation) =>
+  eb
+    .selectFrom('message as m')
+    .leftJoin('account_user as u', 'u.id', 'm.author_id')
+    .whereRef('m.conversation_id', '=', 'conversation.id')
+    .whereRef('m.account_id', '=', 'conversation.account_id')
+    .where('m.hidden_at', 'is', null);
 
-/**
- * What a page shows of a message beyond the API's fields: its time in epoch microseconds, as text
- * (JSON numbers would lose precision), its author's place on the account's team, and the name an
- * unconfirmed start was given.
- */
-const PAGE_MESSAGE_EXTRAS = `, 'created_us', (extract(epoch from m.created_at) * 1000000)::bigint::text, 'author_team', u.team_role, 'claimed_name', m.claimed_name`;
+/** A message's fields as the API answers them (mapped by `message`). */
+export const MESSAGE_COLUMNS = [
+  'm.id',
+  'm.message_type as type',
+  'm.recorded_duration_seconds as duration',
+  'm.anonymous',
+  'u.id as author_id',
+  'u.name as author_name',
+  'u.email as author_email',
+  'm.text',
+  'm.download_media_url as media',
+] as const;
 
-const COLUMNS = conversationColumns();
+/** Whether the server keeps the message's recording. */
+export const hosted = sql<boolean>`${sql.ref('m.media_key')} is not null`.as('hosted');
 
-const RECENT = 'order by created_at desc, id desc limit 1';
-const LATEST = `(select id from conversation where account_id = $1 ${RECENT})`;
+/** A conversation's messages as the API answers them, oldest first. */
+const apiMessagesOf = (eb: OnConversation) =>
+  jsonArrayFrom(
+    shownMessages(eb)
+      .select([...MESSAGE_COLUMNS, hosted])
+      .orderBy('m.created_at')
+      .orderBy('m.id'),
+  ).as('messages');
 
-/** The four shapes of get_conversation: no key, title, slug, or both (both must match). $1 is the account. */
-function findOneStatement(name: string, conditions: string[]): Prepared {
-  const target =
-    conditions.length === 0
-      ? LATEST
-      : `coalesce((select id from conversation where account_id = $1 and ${conditions.join(' and ')} ${RECENT}), ${LATEST})`;
-  return { name, text: `select ${COLUMNS} from conversation c where c.account_id = $1 and c.id = ${target}` };
-}
-
-const FIND_ONE = {
-  latest: findOneStatement('conversation_latest', []),
-  title: findOneStatement('conversation_by_title', ['title_key = $2']),
-  slug: findOneStatement('conversation_by_slug', [`${SLUG_KEY_SQL('slug')} = $2`]),
-  both: findOneStatement('conversation_by_title_and_slug', ['title_key = $2', `${SLUG_KEY_SQL('slug')} = $3`]),
-};
-
-/*
- * The page's ids come from an index-only scan of (account_id, created_at desc, id desc), so the
- * rows skipped by a deep page's offset are read from the index only, never from the table. One id
- * past the page is read too, to tell whether another page follows; its row is not built.
- * $1 account, $2 page size, $3 offset.
- */
-const LIST_PAGE: Prepared = {
-  name: 'conversation_page',
-  text: `
-  select ${COLUMNS}, p.total > $2 as has_more
-  from (
-    select id, created_at, row_number() over (order by created_at desc, id desc) as rn, count(*) over () as total
-    from (select id, created_at from conversation where account_id = $1 order by created_at desc, id desc
-          limit $2 + 1 offset $3) w
-  ) p
-  join conversation c on c.id = p.id
-  where p.rn <= $2
-  order by p.created_at desc, p.id desc`,
-};
-
-export interface Row extends SettingsRow {
-  id: number;
-  title: string;
-  slug: string;
-  via_primary_intake_page: boolean;
-  intake_page_id: number | null;
-  workflow: unknown;
-  created_us: string;
-  users: unknown;
-  tags: unknown;
-  messages: unknown;
-}
-
-export interface MessageRow {
+/** The one place a message's columns become the domain's record. */
+export function message(m: {
   id: number;
   type: string;
   duration: number;
@@ -140,9 +109,7 @@ export interface MessageRow {
   text: string;
   media: string | null;
   hosted: boolean;
-}
-
-export function message(m: MessageRow): MessageRecord {
+}): MessageRecord {
   return {
     id: m.id,
     // The table's check holds the four types; anything else would be a row written around it.
@@ -158,48 +125,126 @@ export function message(m: MessageRow): MessageRecord {
   };
 }
 
-function record(row: Row): ConversationRecord {
-  return {
-    id: row.id,
-    title: row.title,
-    slug: row.slug,
-    ...settingsOf(row),
-    viaPrimaryIntakePage: row.via_primary_intake_page,
-    intakePageId: row.intake_page_id,
-    workflow: row.workflow === null ? null : fromJson<WorkflowCopy>(row.workflow),
-    createdAt: BigInt(row.created_us),
-    users: fromJson<UserRecord[]>(row.users),
-    tags: fromJson<TagRecord[]>(row.tags),
-    messages: fromJson<MessageRow[]>(row.messages).map(message),
-  };
+/** One conversation as the API answers it, from `conversation` (the caller picks which). */
+export const conversationColumns = (eb: OnConversation) => [
+  'conversation.id' as const,
+  'conversation.title' as const,
+  'conversation.slug' as const,
+  ...SETTINGS.map((s) => `conversation.${s}` as const),
+  'conversation.via_primary_intake_page' as const,
+  'conversation.intake_page_id' as const,
+  'conversation.workflow' as const,
+  epochMicros('conversation.created_at').as('created_us'),
+  usersOf(eb),
+  tagsOf(eb),
+  apiMessagesOf(eb),
+];
+
+/** Every conversation's read, as the statements below give it. */
+const selectConversation = () => db.selectFrom('conversation').select(conversationColumns);
+
+export type ConversationRow = InferResult<ReturnType<typeof selectConversation>>[number];
+
+/** A conversation row as the domain's record. */
+export const recordFromRow = (row: ConversationRow): ConversationRecord => ({
+  id: row.id,
+  title: row.title,
+  slug: row.slug,
+  ...settingsOf(row),
+  viaPrimaryIntakePage: row.via_primary_intake_page,
+  intakePageId: row.intake_page_id,
+  workflow: row.workflow,
+  createdAt: BigInt(row.created_us),
+  users: row.users,
+  tags: row.tags,
+  messages: row.messages.map(message),
+});
+
+/** The account's newest conversation among those `where` picks (all: `where` absent). */
+function newest(where?: (eb: OnConversation) => RawBuilder<boolean>) {
+  const mine = db.selectFrom('conversation').select('id').where('account_id', '=', slot<number>('account'));
+  return (where ? mine.where(where) : mine).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1);
 }
 
-/** A conversation row as the domain's record (for readers beyond this module's statements). */
-export const recordFromRow = (row: Row): ConversationRecord => record(row);
+/** get_conversation by no key, title, slug, or both (both must match); a key that matches nothing answers the newest. */
+function findOneStatement(name: string, where?: (eb: OnConversation) => RawBuilder<boolean>) {
+  return statement(
+    name,
+    selectConversation()
+      .where('conversation.account_id', '=', slot<number>('account'))
+      .where('conversation.id', '=', (eb) => (where ? eb.fn.coalesce(newest(where), newest()) : newest())),
+  );
+}
+
+const titleIs = () => sql<boolean>`title_key = ${slot<string>('title')}`;
+const slugIs = () => sql<boolean>`${slugKey('slug')} = ${slot<string>('slug')}`;
+
+const FIND_ONE = {
+  latest: findOneStatement('conversation_latest'),
+  title: findOneStatement('conversation_by_title', titleIs),
+  slug: findOneStatement('conversation_by_slug', slugIs),
+  both: findOneStatement('conversation_by_title_and_slug', () => sql<boolean>`${titleIs()} and ${slugIs()}`),
+};
+
+/*
+ * The page's ids come from an index-only scan of (account_id, created_at desc, id desc), so the
+ * rows skipped by a deep page's offset are read from the index only, never from the table. One id
+ * past the page is read too, to tell whether another page follows; its row is not built.
+ */
+const LIST_PAGE = statement(
+  'conversation_page',
+  db
+    .selectFrom(
+      db
+        .selectFrom(
+          db
+            .selectFrom('conversation')
+            .select(['id', 'created_at'])
+            .where('account_id', '=', slot<number>('account'))
+            .orderBy('created_at', 'desc')
+            .orderBy('id', 'desc')
+            .limit(sql<number>`${slot<number>('limit')} + 1`)
+            .offset(slot<number>('offset'))
+            .as('w'),
+        )
+        .select([
+          'w.id',
+          'w.created_at',
+          sql<number>`row_number() over (order by w.created_at desc, w.id desc)`.as('rn'),
+          sql<number>`count(*) over ()`.as('total'),
+        ])
+        .as('p'),
+    )
+    .innerJoin('conversation', 'conversation.id', 'p.id')
+    .select(conversationColumns)
+    .select(sql<boolean>`p.total > ${slot<number>('limit')}`.as('has_more'))
+    .where('p.rn', '<=', slot<number>('limit'))
+    .orderBy('p.created_at', 'desc')
+    .orderBy('p.id', 'desc'),
+);
 
 export async function findOne(
   em: EntityManager,
-  accountId: number,
+  account: number,
   criteria: LookupCriteria,
 ): Promise<ConversationRecord | null> {
   const { titleKey: title, slugKey: slug } = criteria;
   const [row] =
     title !== undefined && slug !== undefined
-      ? await runPrepared<Row>(em, FIND_ONE.both, [accountId, title, slug])
+      ? await run(em, FIND_ONE.both, { account, title, slug })
       : title !== undefined
-        ? await runPrepared<Row>(em, FIND_ONE.title, [accountId, title])
+        ? await run(em, FIND_ONE.title, { account, title })
         : slug !== undefined
-          ? await runPrepared<Row>(em, FIND_ONE.slug, [accountId, slug])
-          : await runPrepared<Row>(em, FIND_ONE.latest, [accountId]);
-  return row ? record(row) : null;
+          ? await run(em, FIND_ONE.slug, { account, slug })
+          : await run(em, FIND_ONE.latest, { account });
+  return row ? recordFromRow(row) : null;
 }
 
 export async function listPage(
   em: EntityManager,
-  accountId: number,
+  account: number,
   window: PageWindow,
 ): Promise<{ records: ConversationRecord[]; hasMore: boolean }> {
-  const { limit, offset } = window;
-  const rows = await runPrepared<Row & { has_more: boolean }>(em, LIST_PAGE, [accountId, limit, offset]);
-  return { records: rows.map(record), hasMore: rows[0]?.has_more === true };
+  const rows = await run(em, LIST_PAGE, { account, limit: window.limit, offset: window.offset });
+  return { records: rows.map(recordFromRow), hasMore: rows[0]?.has_more === true };
 }

@@ -8,8 +8,8 @@ import {
   type WebhookEventType,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { conversationColumns, type Row, recordFromRow } from './conversation-reads.ts';
-import { runPrepared } from './prepared.ts';
+import { conversationColumns, recordFromRow } from './conversation-reads.ts';
+import { db, run, slot, statement } from './query.ts';
 import { PgSiteStore } from './site-store.ts';
 import { intArray, query } from './sql.ts';
 
@@ -44,10 +44,14 @@ export interface AttemptResult {
   retryInSeconds: number | null;
 }
 
-const CONVERSATIONS_BY_IDS = {
-  name: 'webhook_conversations_by_ids',
-  text: `select ${conversationColumns()} from conversation c where c.account_id = $1 and c.id = any($2::int[])`,
-};
+const CONVERSATIONS_BY_IDS = statement(
+  'webhook_conversations_by_ids',
+  db
+    .selectFrom('conversation')
+    .select(conversationColumns)
+    .where('conversation.account_id', '=', slot<number>('account'))
+    .where((eb) => eb('conversation.id', '=', eb.fn.any(slot<number[]>('ids')))),
+);
 
 /**
  * The worker's writes commit without waiting for the WAL to reach the disk: a crash can lose the
@@ -209,7 +213,7 @@ export class PgWebhookDeliveryStore {
       wanted.set(r.account_id, (wanted.get(r.account_id) ?? new Set()).add(r.conversation_id));
     }
     for (const [accountId, ids] of wanted) {
-      const found = await runPrepared<Row>(this.em, CONVERSATIONS_BY_IDS, [accountId, [...ids]]);
+      const found = await run(this.em, CONVERSATIONS_BY_IDS, { account: accountId, ids: [...ids] });
       conversations.set(accountId, new Map(found.map((row) => [row.id, recordFromRow(row)])));
     }
     for (const r of rows) {

@@ -1,0 +1,87 @@
+import type { EntityManager } from '@mikro-orm/core';
+import type { InferKyselyDB } from '@mikro-orm/sql';
+import {
+  type Compilable,
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type RawBuilder,
+  sql,
+} from 'kysely';
+import type { Schema } from '../entities/index.ts';
+import { runPrepared } from './prepared.ts';
+
+/** The database as MikroORM's entities describe it: a renamed column fails to compile where it is read. */
+export type Database = InferKyselyDB<Schema>;
+
+/**
+ * Builds statements, never runs them (Kysely's documented way to split building from running).
+ * The hot statements are built once, at import, and run as named prepared statements
+ * (`prepared.ts`); the ORM's `em.getKysely()` runs the others in the request's transaction.
+ */
+export const db: Kysely<Database> = new Kysely<Database>({
+  dialect: {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (k) => new PostgresIntrospector(k),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
+});
+
+/** Where a run's argument goes in a statement built once. */
+class Slot {
+  readonly key: string;
+  constructor(key: string) {
+    this.key = key;
+  }
+}
+
+/** A statement's parameter, filled at each run from the argument of that name. */
+export const slot = <T>(key: string): RawBuilder<T> => sql<T>`${new Slot(key)}`;
+
+/** A statement built once; its rows' type is the query's own. */
+export interface Statement<Row> {
+  name: string;
+  text: string;
+  /** Each $n: a constant of the statement, or the run's argument of that name. */
+  parameters: readonly ({ key: string } | { value: unknown })[];
+  /** Carries the row type (never read). */
+  readonly row?: Row;
+}
+
+/**
+ * Compiles `query` once. A slot used twice is one parameter ($n) of the statement, so the
+ * statement binds each argument once.
+ */
+export function statement<Row>(name: string, query: Compilable<Row>): Statement<Row> {
+  const compiled = query.compile();
+  const parameters: ({ key: string } | { value: unknown })[] = [];
+  const slots = new Map<string, number>();
+  const renumbered = compiled.parameters.map((p) => {
+    if (!(p instanceof Slot)) return parameters.push({ value: p });
+    const known = slots.get(p.key);
+    if (known !== undefined) return known;
+    const n = parameters.push({ key: p.key });
+    slots.set(p.key, n);
+    return n;
+  });
+  // Kysely writes parameters only as $1..$n, and the statements' SQL fragments hold no `$`.
+  const text = compiled.sql.replace(/\$(\d+)\b/g, (_, n: string) => `$${renumbered[Number(n) - 1]}`);
+  return { name, text, parameters };
+}
+
+/** Runs a statement built once, prepared on the connection (outside any transaction); `args` fill its slots. */
+export function run<Row>(
+  em: EntityManager,
+  s: Statement<Row>,
+  args: Readonly<Record<string, unknown>>,
+): Promise<Row[]> {
+  const values = s.parameters.map((p) => {
+    if (!('key' in p)) return p.value;
+    if (!(p.key in args)) throw new Error(`statement ${s.name} needs an argument "${p.key}"`);
+    return args[p.key];
+  });
+  return runPrepared<Row>(em, s, values);
+}
