@@ -9,7 +9,7 @@ import { createdAt, liveTrigger } from './columns.ts';
 export const Account = defineEntity({
   name: 'Account',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     key: p.string().length(32).unique('account_key_unique'),
     name: p.string().length(255),
     host: p.string().length(255),
@@ -29,7 +29,7 @@ export const User = defineEntity({
   name: 'User',
   tableName: 'account_user',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     email: p.string().length(320),
     name: p.string().length(255),
@@ -63,7 +63,7 @@ export const User = defineEntity({
 export const ApiToken = defineEntity({
   name: 'ApiToken',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     name: p.string().length(255),
     /** SHA-256 of the token, hex; the token itself is never stored. */

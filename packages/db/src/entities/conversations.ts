@@ -15,7 +15,7 @@ export const SLUG_UNIQUE_INDEX = 'conversation_account_slug_unique';
 export const Workflow = defineEntity({
   name: 'Workflow',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     name: p.string().length(255),
     /** As saved: the domain's ZWorkflowSteps (ones saved before steps had a form may not parse). */
@@ -30,7 +30,7 @@ export const Workflow = defineEntity({
 export const IntakePage = defineEntity({
   name: 'IntakePage',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     name: p.string().length(255),
     /** Its address on the account's host, `/p/<key>` (unique per account, ignoring case). */
@@ -74,7 +74,7 @@ export const IntakePageMember = defineEntity({
 export const Conversation = defineEntity({
   name: 'Conversation',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     title: p.string().length(255),
     /** The title as get_conversation compares it (NFC and case-folded, computed by the domain's titleKey). */
@@ -133,7 +133,7 @@ export const ConversationMember = defineEntity({
 export const Tag = defineEntity({
   name: 'Tag',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     name: p.string().length(100),
   },
@@ -157,7 +157,7 @@ export const ConversationTag = defineEntity({
 export const Message = defineEntity({
   name: 'Message',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     conversation: () => p.manyToOne(Conversation).deleteRule('cascade'),
     messageType: p.string().length(32).default('text'),

@@ -12,7 +12,7 @@ import { createdAt } from './columns.ts';
 export const LiveEvent = defineEntity({
   name: 'LiveEvent',
   properties: {
-    id: p.bigint('number').primary().columnType('bigint generated always as identity'),
+    id: p.bigint('number').primary().autoincrement().columnType('bigint generated always as identity'),
     xid: p.string().columnType('xid8').defaultRaw('pg_current_xact_id()'),
     accountId: p.integer(),
     conversationId: p.integer().nullable(),

@@ -11,7 +11,7 @@ import { Conversation } from './conversations.ts';
 export const NotifyEvent = defineEntity({
   name: 'NotifyEvent',
   properties: {
-    id: p.bigint('number').primary(),
+    id: p.bigint('number').primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     conversationId: p.integer(),
     messageId: p.integer(),
@@ -55,7 +55,7 @@ export const ConversationFollower = defineEntity({
 export const OutgoingMail = defineEntity({
   name: 'OutgoingMail',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     recipient: p.string().length(320),
     subject: p.string().length(255),

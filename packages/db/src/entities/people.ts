@@ -1,3 +1,4 @@
+import type { PendingReply } from '@convo/domain';
 import { defineEntity, p } from '@mikro-orm/core';
 import { Account, User } from './accounts.ts';
 import { createdAt, liveTrigger } from './columns.ts';
@@ -10,7 +11,7 @@ import { createdAt, liveTrigger } from './columns.ts';
 export const SiteSession = defineEntity({
   name: 'SiteSession',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     user: () => p.manyToOne(User).deleteRule('cascade').index('site_session_user'),
     tokenHash: p.string().length(64).unique('site_session_token_hash_unique'),
@@ -26,7 +27,7 @@ export const SiteSession = defineEntity({
 export const SignInLink = defineEntity({
   name: 'SignInLink',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     /** The address the link was mailed to; whose it is is decided when the link is confirmed. */
     email: p.string().length(320),
@@ -34,7 +35,7 @@ export const SignInLink = defineEntity({
     name: p.string().length(255).nullable(),
     tokenHash: p.string().length(64).unique('sign_in_link_token_hash_unique'),
     returnPath: p.string().length(300),
-    pendingReply: p.json<{ conversationId: number; text: string; submitKey: string | null }>().nullable(),
+    pendingReply: p.json<PendingReply>().nullable(),
     /** The unconfirmed start whose message it puts the address's person's name on, when confirmed. */
     claimMessageId: p.integer().nullable(),
     createdAt: createdAt(),

@@ -10,7 +10,7 @@ import { createdAt } from './columns.ts';
 export const WebhookEndpoint = defineEntity({
   name: 'WebhookEndpoint',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     url: p.string().length(2048),
     secret: p.string().length(100),
@@ -32,7 +32,7 @@ export const WebhookEndpoint = defineEntity({
 export const WebhookEvent = defineEntity({
   name: 'WebhookEvent',
   properties: {
-    id: p.bigint('number').primary(),
+    id: p.bigint('number').primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     type: p.string().length(64),
     conversationId: p.integer(),
@@ -53,7 +53,7 @@ export const WebhookEvent = defineEntity({
 export const WebhookDelivery = defineEntity({
   name: 'WebhookDelivery',
   properties: {
-    id: p.bigint('number').primary(),
+    id: p.bigint('number').primary().autoincrement(),
     accountId: p.integer(),
     event: () => p.manyToOne(WebhookEvent).deleteRule('cascade').index('webhook_delivery_event'),
     endpoint: () => p.manyToOne(WebhookEndpoint).deleteRule('cascade'),
@@ -81,7 +81,7 @@ export const WebhookDelivery = defineEntity({
 export const WebhookAttempt = defineEntity({
   name: 'WebhookAttempt',
   properties: {
-    id: p.bigint('number').primary(),
+    id: p.bigint('number').primary().autoincrement(),
     delivery: () => p.manyToOne(WebhookDelivery).deleteRule('cascade'),
     at: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
     status: p.integer().nullable(),

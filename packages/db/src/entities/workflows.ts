@@ -11,7 +11,7 @@ import { Conversation } from './conversations.ts';
 export const WorkflowJob = defineEntity({
   name: 'WorkflowJob',
   properties: {
-    id: p.integer().primary(),
+    id: p.integer().primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     conversation: () => p.manyToOne(Conversation).deleteRule('cascade'),
     step: p.smallint(),
@@ -41,7 +41,7 @@ export const WorkflowJob = defineEntity({
 export const WorkflowEvent = defineEntity({
   name: 'WorkflowEvent',
   properties: {
-    id: p.bigint('number').primary(),
+    id: p.bigint('number').primary().autoincrement(),
     account: () => p.manyToOne(Account).deleteRule('cascade'),
     conversation: () => p.manyToOne(Conversation).deleteRule('cascade'),
     messageId: p.integer().nullable(),

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
-import type { InferKyselyDB } from '@mikro-orm/sql';
+import { type InferKyselyDB, SqlEntityManager } from '@mikro-orm/sql';
 import {
   type Compilable,
   DummyDriver,
@@ -11,6 +11,7 @@ import {
   sql,
 } from 'kysely';
 import type { Schema } from '../entities/index.ts';
+import { reportStatement } from '../native.ts';
 import { runPrepared } from './prepared.ts';
 
 /** The database as MikroORM's entities describe it: a renamed column fails to compile where it is read. */
@@ -84,4 +85,21 @@ export function run<Row>(
     return args[p.key];
   });
   return runPrepared<Row>(em, s, values);
+}
+
+/**
+ * Runs a typed query on MikroORM's own Kysely: in the request's transaction when there is one,
+ * parameterised, and reported like every statement the ORM sends (tests count them).
+ */
+export async function exec<Row>(em: EntityManager, query: Compilable<Row>): Promise<Row[]> {
+  if (!(em instanceof SqlEntityManager)) throw new Error('typed queries need a SQL entity manager');
+  const compiled = query.compile();
+  reportStatement(em, compiled.sql);
+  return (await em.getKysely().executeQuery(compiled)).rows;
+}
+
+/** The first row of a typed query, or undefined. */
+export async function first<Row>(em: EntityManager, query: Compilable<Row>): Promise<Row | undefined> {
+  const [row] = await exec(em, query);
+  return row;
 }
