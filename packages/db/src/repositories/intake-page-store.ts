@@ -1,22 +1,27 @@
 import { type IntakePageRecord, type IntakePageStore, runnableSteps } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { type Prepared, runPrepared } from './prepared.ts';
-import { fromJson } from './sql.ts';
+import type { InferResult } from 'kysely';
+import { db, run, slot, statement } from './query.ts';
 
-export interface IntakePageRow {
-  id: number;
-  is_primary: boolean;
-  workflow_id: number | null;
-  workflow_name: string | null;
-  workflow_steps: unknown;
-}
+/** An account's enabled pages, each with its workflow while that is enabled. */
+const enabledPages = () =>
+  db
+    .selectFrom('intake_page as ip')
+    .leftJoin('workflow as w', (j) =>
+      j
+        .onRef('w.id', '=', 'ip.workflow_id')
+        .onRef('w.account_id', '=', 'ip.account_id')
+        .on('w.disabled_at', 'is', null),
+    )
+    .select(['ip.id', 'ip.is_primary', 'w.id as workflow_id', 'w.name as workflow_name', 'w.steps as workflow_steps'])
+    .where('ip.account_id', '=', slot<number>('account'))
+    .where('ip.disabled_at', 'is', null);
 
-const SELECT = `
-  select ip.id, ip.is_primary, w.id as workflow_id, w.name as workflow_name, w.steps as workflow_steps
-  from intake_page ip left join workflow w on w.id = ip.workflow_id and w.account_id = ip.account_id and w.disabled_at is null
-  where ip.account_id = $1 and ip.disabled_at is null`;
-const BY_ID: Prepared = { name: 'intake_page_by_id', text: `${SELECT} and ip.id = $2` };
-const PRIMARY: Prepared = { name: 'intake_page_primary', text: `${SELECT} and ip.is_primary` };
+/** The columns of a page and its enabled workflow that a create reads (mapped by `intakePageRecord`). */
+export type IntakePageRow = InferResult<ReturnType<typeof enabledPages>>[number];
+
+const BY_ID = statement('intake_page_by_id', enabledPages().where('ip.id', '=', slot<number>('id')));
+const PRIMARY = statement('intake_page_primary', enabledPages().where('ip.is_primary', '=', true));
 
 /** A page row (with its workflow's columns) as the record a create reads: the one mapping of both. */
 export function intakePageRecord(row: IntakePageRow): IntakePageRecord {
@@ -26,11 +31,7 @@ export function intakePageRecord(row: IntakePageRow): IntakePageRecord {
     workflow:
       row.workflow_id === null
         ? null
-        : {
-            id: row.workflow_id,
-            name: row.workflow_name ?? '',
-            steps: runnableSteps(fromJson<unknown[]>(row.workflow_steps)),
-          },
+        : { id: row.workflow_id, name: row.workflow_name ?? '', steps: runnableSteps(row.workflow_steps ?? []) },
   };
 }
 
@@ -41,13 +42,13 @@ export class PgIntakePageStore implements IntakePageStore {
     this.em = em;
   }
 
-  async findById(accountId: number, id: number): Promise<IntakePageRecord | null> {
-    const [row] = await runPrepared<IntakePageRow>(this.em, BY_ID, [accountId, id]);
+  async findById(account: number, id: number): Promise<IntakePageRecord | null> {
+    const [row] = await run(this.em, BY_ID, { account, id });
     return row ? intakePageRecord(row) : null;
   }
 
-  async findPrimary(accountId: number): Promise<IntakePageRecord | null> {
-    const [row] = await runPrepared<IntakePageRow>(this.em, PRIMARY, [accountId]);
+  async findPrimary(account: number): Promise<IntakePageRecord | null> {
+    const [row] = await run(this.em, PRIMARY, { account });
     return row ? intakePageRecord(row) : null;
   }
 }
