@@ -244,7 +244,9 @@ describe('fuzzing the HTTP handler', () => {
           );
           const text = await res.text();
           expect(res.status).toBeLessThan(500);
-          if (res.status >= 400) {
+          // HEAD is answered as GET without the body, on every route.
+          if (c.method === 'HEAD') expect(text).toBe('');
+          else if (res.status >= 400) {
             const parsed = JSON.parse(text);
             const errors = (Array.isArray(parsed) ? parsed : [parsed]).filter((r) => r.error);
             expect(errors.length).toBeGreaterThan(0);

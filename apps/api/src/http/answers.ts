@@ -1,10 +1,22 @@
 import { ERRORS, type ErrorCode, errorBody, type RequestState, trpcErrorShape } from '@convo/router';
 import { bodyWasCut } from './body.ts';
+import type { Peer } from './peer.ts';
 
 /*
  * What every answer of the API's host gets on its way out, whichever route made it: the error in
  * its transport's shape, and the headers that come from the request's state.
  */
+
+/** What the API host's Hono app keeps per request (set by its first middleware, app.ts). */
+export interface ApiEnv {
+  /** What the runtime adapter passes beside the request (serve-node.ts, entry/deno.ts). */
+  Bindings: { peer: Peer | undefined };
+  Variables: {
+    request: RequestState;
+    /** The request's URL, parsed once. */
+    url: URL;
+  };
+}
 
 /** A JSON answer. */
 export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
@@ -52,17 +64,4 @@ export function finishHeaders(req: Request, res: Response, request: RequestState
   const unread = res.status >= 400 && hasBody(req) && !req.bodyUsed;
   const cutOff = bodyWasCut(req) || (res.status === 413 && !req.headers.has('content-length'));
   if (draining || res.status === 408 || cutOff || unread) headers.set('connection', 'close');
-}
-
-/** The route's answer, or `late()` when it takes longer than `ms`. */
-export function withTimeout(
-  work: Promise<Response>,
-  ms: number,
-  late: () => Response | Promise<Response>,
-): Promise<Response> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<Response>((resolve) => {
-    timer = setTimeout(() => resolve(late()), ms);
-  });
-  return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
 }

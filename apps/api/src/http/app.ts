@@ -2,9 +2,12 @@ import { databaseUnavailable } from '@convo/db';
 import { newMediaKey, originsForAuthority } from '@convo/domain';
 import { createSite, DEFAULT_SITE_LIMITS, KeptFiles, loggedPath, type SiteLimits, type SiteVisit } from '@convo/pages';
 import { ERRORS, errorBody, operations, type RequestState } from '@convo/router';
+import { Hono, type Context as HonoContext } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { timeout } from 'hono/timeout';
 import pkg from '../../package.json' with { type: 'json' };
 import type { LiveHub } from '../live/hub.ts';
-import { errorAnswer, finishHeaders, json, TRPC_PREFIX, withTimeout } from './answers.ts';
+import { type ApiEnv, errorAnswer, finishHeaders, json, TRPC_PREFIX } from './answers.ts';
 import { HttpError, mediaType } from './body.ts';
 import type { DemoMailbox } from './demo-mail.ts';
 import { serveDocs } from './docs.ts';
@@ -13,7 +16,7 @@ import { metricsEndpoint } from './metrics-endpoint.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import type { Peer } from './peer.ts';
 import { clientKey, trustedProxies } from './proxy.ts';
-import { createRestHandler, REST_PREFIX } from './rest/handler.ts';
+import { mountRest, REST_PREFIX } from './rest/handler.ts';
 import type { Services } from './services.ts';
 import { readSiteForm } from './site-form.ts';
 import { trpcEndpoint } from './trpc-endpoint.ts';
@@ -59,24 +62,25 @@ export interface App {
   attachLive: LiveHub['attach'];
 }
 
+/**
+ * A client's own request id is kept when it is one token of up to 128 word characters, dots,
+ * colons or dashes (tracing systems' ids carry dots and colons, which Hono's requestId refuses).
+ */
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** An endpoint beside the operations, with its /metrics label: each answers GET (and so HEAD) only. */
-interface Endpoint {
-  label: string;
-  answer(req: Request, path: string): Promise<Response> | Response;
-}
+/** Thrown by the timeout middleware; answered as a timeout in the request's own kind (app.onError). */
+const LATE = 'request timeout';
 
 /**
- * The whole HTTP surface as one fetch-standard handler, the same on Node and on Deno: a
- * composition of the parts in http/, rest/, trpc-endpoint.ts, metrics-endpoint.ts and the
- * account sites (@convo/pages), dispatched by path, then by host.
+ * The whole HTTP surface as one Hono app, the same on Node and on Deno: tRPC under /trpc, the
+ * fixed endpoints, the docs and REST under /api/v1, and anything else an account's own site by
+ * its host (@convo/pages, a Hono app of its own). Middleware gives every request its id, its
+ * timeout, its headers on the way out, its metric and its log line.
  */
 export function createApp(services: Services, options: AppOptions): App {
   const timeoutMs = options.requestTimeoutMs ?? 10_000;
   const bodyLimits = { maxBytes: options.maxBodyBytes, timeoutMs: options.bodyTimeoutMs ?? 5_000 };
   const proxies = trustedProxies(options.proxyHops ?? 0, options.publicUrl?.replace(/\/+$/, ''));
-  const rest = createRestHandler(operations, services, { body: bodyLimits, origin: proxies.origin });
   const trpc = trpcEndpoint(services, { maxBatch: options.maxBatch ?? 10, body: bodyLimits });
   const site = createSite({
     site: services.site,
@@ -121,31 +125,91 @@ export function createApp(services: Services, options: AppOptions): App {
   let openApi: string | undefined;
   let draining = false;
 
-  const fixed = new Map<string, Endpoint>([
-    [
-      `${REST_PREFIX}/openapi.json`,
+  const api = new Hono<ApiEnv>({ strict: false });
+
+  // Every request: its id and state, then (on the way out) its headers, metric and log line.
+  api.use(async (c, next) => {
+    const started = performance.now();
+    const req = c.req.raw;
+    const incoming = req.headers.get('x-request-id');
+    const request: RequestState = {
+      id: incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
+      forResponse: {},
+    };
+    c.set('request', request);
+    c.set('url', new URL(req.url));
+    await next();
+    const res = c.res;
+    finishHeaders(req, res, request, draining);
+    // A recording refused while it was arriving (its form's token, a limit): the rest of its
+    // body is still on the connection, which cannot be trusted with another request.
+    if (res.status >= 400 && carriesRecording(req)) res.headers.set('connection', 'close');
+    // A client that went away gets no answer, and is no fault of ours: 499, as nginx counts it.
+    const status = req.signal.aborted ? ERRORS.client_closed.status : res.status;
+    const seconds = (performance.now() - started) / 1000;
+    services.metrics.observe(request.label ?? 'other', req.method, status, seconds);
+    services.logger.info(
       {
-        label: 'openapi',
-        answer: () => {
-          openApi ??= JSON.stringify(buildOpenApiDocument(operations, pkg.version));
-          return new Response(openApi, { headers: { 'content-type': 'application/json' } });
-        },
+        requestId: request.id,
+        method: req.method,
+        path: loggedPath(c.get('url').pathname),
+        status,
+        ms: Math.round(seconds * 1000),
+        accountId: request.forResponse.accountId,
       },
-    ],
-    ['/healthz', { label: 'healthz', answer: () => json(200, { status: 'ok' }) }],
-    ['/favicon.ico', { label: 'favicon', answer: faviconResponse }],
-    [
-      '/readyz',
-      {
-        label: 'readyz',
-        answer: async () => {
-          const problem = await services.notReady();
-          return problem ? json(503, errorBody('not_ready', problem)) : json(200, { status: 'ready' });
-        },
-      },
-    ],
-    ['/metrics', { label: 'metrics', answer: metricsEndpoint(services, options.metricsToken) }],
-  ]);
+      'request',
+    );
+  });
+
+  // A recording being sent takes as long as its bytes keep coming (the form reader stops one that
+  // stalls), and a site's form that names a finished upload as long as its probe (which has a
+  // bound of its own); everything else is answered within the request timeout.
+  const late = timeout(timeoutMs, () => new HTTPException(503, { message: LATE }));
+  api.use((c, next) => {
+    const req = c.req.raw;
+    return carriesRecording(req) || (onSite(c.get('url').pathname) && isFormPost(req)) ? next() : late(c, next);
+  });
+
+  api.all(`${TRPC_PREFIX}:calls{.+}`, (c) => trpc(c.req.raw, c.get('url'), c.get('request')));
+
+  if (options.demoMail) {
+    const mailbox = options.demoMail;
+    api.get('/_demo/mail', (c) => {
+      c.get('request').label = 'demo_mail';
+      const client = proxies.clientIp(c.req.raw, c.env.peer);
+      return mailbox.page(client === '127.0.0.1' || client === '::1' || client === '::ffff:127.0.0.1');
+    });
+  }
+
+  /** An endpoint beside the operations, with its /metrics label: GET (and so HEAD) only. */
+  const endpoint = (path: string, label: string, answer: (c: HonoContext<ApiEnv>) => Response | Promise<Response>) => {
+    api.get(path, (c) => {
+      c.get('request').label = label;
+      return answer(c);
+    });
+    api.all(path, (c) => {
+      c.get('request').label = label;
+      return errorAnswer(c.get('url').pathname, 'method_not_allowed', '', { allow: 'GET, HEAD' });
+    });
+  };
+  endpoint(`${REST_PREFIX}/openapi.json`, 'openapi', () => {
+    openApi ??= JSON.stringify(buildOpenApiDocument(operations, pkg.version));
+    return new Response(openApi, { headers: { 'content-type': 'application/json' } });
+  });
+  endpoint('/healthz', 'healthz', () => json(200, { status: 'ok' }));
+  endpoint('/favicon.ico', 'favicon', faviconResponse);
+  endpoint('/readyz', 'readyz', async () => {
+    const problem = await services.notReady();
+    return problem ? json(503, errorBody('not_ready', problem)) : json(200, { status: 'ready' });
+  });
+  const metrics = metricsEndpoint(services, options.metricsToken);
+  endpoint('/metrics', 'metrics', (c) => metrics(c.req.raw, '/metrics'));
+  const docs = async (c: HonoContext<ApiEnv>) =>
+    (await serveDocs(REST_PREFIX, c.get('url').pathname)) ?? errorAnswer(c.get('url').pathname, 'route_not_found');
+  endpoint(`${REST_PREFIX}/docs`, 'docs', docs);
+  endpoint(`${REST_PREFIX}/docs/*`, 'docs', docs);
+
+  mountRest(api, operations, services, { body: bodyLimits, origin: proxies.origin });
 
   /**
    * The account whose own host the request came to, if any: by its Host (url.host), or by what a
@@ -157,31 +221,12 @@ export function createApp(services: Services, options: AppOptions): App {
     return services.site.accountByHost(origins);
   }
 
-  /** Dispatch by path (tRPC, the fixed endpoints, the docs, REST), then by host (an account's site). */
-  async function route(req: Request, url: URL, request: RequestState, peer?: Peer): Promise<Response> {
-    const path = url.pathname;
-    if (path.startsWith(TRPC_PREFIX)) {
-      return trpc(req, url, request);
-    }
-    if (path === '/_demo/mail' && options.demoMail && req.method === 'GET') {
-      request.label = 'demo_mail';
-      const client = proxies.clientIp(req, peer);
-      return options.demoMail.page(client === '127.0.0.1' || client === '::1' || client === '::ffff:127.0.0.1');
-    }
-    const endpoint = fixed.get(path);
-    const docs = path === `${REST_PREFIX}/docs` || path.startsWith(`${REST_PREFIX}/docs/`);
-    if (endpoint || docs) {
-      request.label = endpoint?.label ?? 'docs';
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        return errorAnswer(path, 'method_not_allowed', '', { allow: 'GET, HEAD' });
-      }
-      if (endpoint) return endpoint.answer(req, path);
-      return (await serveDocs(REST_PREFIX, path)) ?? errorAnswer(path, 'route_not_found');
-    }
-    if (path === REST_PREFIX || path.startsWith(`${REST_PREFIX}/`)) return rest(req, url, request);
-    // Anything else is an account's own site when the request came to its host. When the database
-    // cannot say, a person may be looking at a page: the HTML retry page, not JSON.
-    const account = await siteAccount(req, url).catch((err: unknown) => {
+  // Anything else is an account's own site when the request came to its host. When the database
+  // cannot say, a person may be looking at a page: the HTML retry page, not JSON.
+  api.all('*', async (c) => {
+    const req = c.req.raw;
+    const request = c.get('request');
+    const account = await siteAccount(req, c.get('url')).catch((err: unknown) => {
       if (services.isUnavailable(err)) return 'unavailable' as const;
       throw err;
     });
@@ -189,26 +234,29 @@ export function createApp(services: Services, options: AppOptions): App {
       request.label = 'site:unavailable';
       return site.unavailable(req);
     }
-    if (account) {
-      request.forResponse.accountId = account.id;
-      const visit: SiteVisit = { clientIp: clientKey(proxies.clientIp(req, peer), options.ipv6Prefix) };
-      try {
-        return await site.fetch(req, account, visit);
-      } finally {
-        request.label = visit.label ?? 'site:other';
-      }
+    if (!account) return errorAnswer(c.get('url').pathname, 'route_not_found');
+    request.forResponse.accountId = account.id;
+    const visit: SiteVisit = { clientIp: clientKey(proxies.clientIp(req, c.env.peer), options.ipv6Prefix) };
+    try {
+      return await site.fetch(req, account, visit);
+    } finally {
+      request.label = visit.label ?? 'site:other';
     }
-    return errorAnswer(path, 'route_not_found');
-  }
+  });
 
   /** A failure no route answered, as the error table says: never a stack trace. */
-  function failureAnswer(req: Request, path: string, err: unknown, request: RequestState): Response {
+  api.onError((err, c) => {
+    const req = c.req.raw;
+    const path = c.get('url').pathname;
+    if (err instanceof HTTPException && err.message === LATE) {
+      return onSite(path) ? site.unavailable(req) : errorAnswer(path, 'timeout');
+    }
     if (err instanceof HttpError) return errorAnswer(path, err.code, err.message);
     if (req.signal.aborted) return errorAnswer(path, 'client_closed');
     if (databaseUnavailable(err)) return errorAnswer(path, 'unavailable');
-    services.logger.error({ err, requestId: request.id }, 'unhandled error');
+    services.logger.error({ err, requestId: c.get('request').id }, 'unhandled error');
     return errorAnswer(path, 'internal');
-  }
+  });
 
   return {
     attachLive: (body, open) => services.live.attach(body, open),
@@ -217,52 +265,12 @@ export function createApp(services: Services, options: AppOptions): App {
       // Each live stream is told to come back in a moment, to a replica that is not stopping.
       services.live.drain();
     },
-    async fetch(req, peer) {
-      const started = performance.now();
-      const incoming = req.headers.get('x-request-id');
-      const request: RequestState = {
-        id: incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
-        forResponse: {},
-      };
-      // Parsed once here; routing and the REST adapter share it.
-      const url = new URL(req.url);
-      const path = url.pathname;
-      // A recording being sent takes as long as its bytes keep coming (the form reader stops one
-      // that stalls), and a site's form that names a finished upload as long as its probe (which
-      // has a bound of its own); everything else is answered within the request timeout, a
-      // page's request with a page.
-      const answering = route(req, url, request, peer);
-      const onSite = !path.startsWith(REST_PREFIX) && !path.startsWith(TRPC_PREFIX);
-      const res = await (carriesRecording(req) || (onSite && isFormPost(req))
-        ? answering
-        : withTimeout(answering, timeoutMs, () => (onSite ? site.unavailable(req) : errorAnswer(path, 'timeout')))
-      ).catch((err: unknown) => failureAnswer(req, path, err, request));
-      finishHeaders(req, res, request, draining);
-      // A recording refused while it was arriving (its form's token, a limit): the rest of its
-      // body is still on the connection, which cannot be trusted with another request.
-      if (res.status >= 400 && carriesRecording(req)) res.headers.set('connection', 'close');
-      // A client that went away gets no answer, and is no fault of ours: 499, as nginx counts it.
-      const status = req.signal.aborted ? ERRORS.client_closed.status : res.status;
-      const seconds = (performance.now() - started) / 1000;
-      services.metrics.observe(request.label ?? 'other', req.method, status, seconds);
-      services.logger.info(
-        {
-          requestId: request.id,
-          method: req.method,
-          path: loggedPath(path),
-          status,
-          ms: Math.round(seconds * 1000),
-          accountId: request.forResponse.accountId,
-        },
-        'request',
-      );
-      if (req.method === 'HEAD' && res.body && !path.startsWith(TRPC_PREFIX)) {
-        return new Response(null, { status: res.status, headers: res.headers });
-      }
-      return res;
-    },
+    fetch: async (req, peer) => api.fetch(req, { peer }),
   };
 }
+
+/** Pages and forms of the accounts' sites: everything but the API's two prefixes. */
+const onSite = (path: string) => !path.startsWith(REST_PREFIX) && !path.startsWith(TRPC_PREFIX);
 
 /**
  * A request that may carry a recording: a multipart POST (only the reply form takes one), or a

@@ -10,10 +10,10 @@ import {
   type ErrorCode,
   errorBody,
   type Operation,
-  type RequestState,
 } from '@convo/router';
 import { TRPCError } from '@trpc/server';
-import { json } from '../answers.ts';
+import type { Hono, Context as HonoContext } from 'hono';
+import { type ApiEnv, json } from '../answers.ts';
 import type { BodyLimits } from '../body.ts';
 import type { Services } from '../services.ts';
 import { bodyInput, queryInput, typed } from './input.ts';
@@ -80,9 +80,17 @@ export interface RestOptions {
   origin(req: Request): string | null;
 }
 
-export function createRestHandler(operations: readonly Operation[], services: Services, options: RestOptions) {
-  const match = restRoutes(operations);
-
+/**
+ * REST v1 on the API's Hono app: each operation at its declared method and path (Hono's router;
+ * `{id}` is `:id`), then the path's other methods answered 405 with Allow, and any other path
+ * under the prefix 404. HEAD is GET without the body (Hono runs the GET route).
+ */
+export function mountRest(
+  api: Hono<ApiEnv>,
+  operations: readonly Operation[],
+  services: Services,
+  options: RestOptions,
+) {
   /** The procedure's answer, or its error as a row of the table. */
   async function run(route: Route, context: Context, input: unknown, requestId: string) {
     try {
@@ -96,16 +104,10 @@ export function createRestHandler(operations: readonly Operation[], services: Se
     }
   }
 
-  return async function handleRest(req: Request, url: URL, request: RequestState): Promise<Response> {
-    const path = url.pathname.slice(REST_PREFIX.length).replace(/\/+$/, '') || '/';
-    const found = match(path);
-    if (!found) return restError('route_not_found');
-    const candidates = found.routes;
-    // HEAD is GET without the body, as HTTP has it.
-    const head = req.method === 'HEAD';
-    const method = head ? 'GET' : req.method;
-    const route = candidates.find((r) => r.method === method);
-    if (!route) return restError('method_not_allowed', '', { allow: allowed(candidates) });
+  const answer = (route: Route) => async (c: HonoContext<ApiEnv>) => {
+    const req = c.req.raw;
+    const url = c.get('url');
+    const request = c.get('request');
     request.label = route.operation.label;
     const context = createContext(services, req, request);
     // The token is looked up once (the context keeps it) and refused in one place, the procedure's
@@ -119,13 +121,15 @@ export function createRestHandler(operations: readonly Operation[], services: Se
     }
     const fields = !authenticated
       ? {}
-      : takesBody(method)
+      : takesBody(route.method)
         ? await bodyInput(req, options.body, route.kinds)
         : queryInput(url, route.kinds);
     // The path's own parameters win over a body or query field of the same name.
     const input = Object.assign(
       fields,
-      Object.fromEntries(found.params.map(([key, value]) => [key, typed(value, route.kinds.get(key))])),
+      Object.fromEntries(
+        Object.entries(c.req.param()).map(([key, value]) => [key, typed(value, route.kinds.get(key))]),
+      ),
     );
     const result = await run(route, context, input, request.id);
     if (!result.ok) return result.response;
@@ -137,6 +141,18 @@ export function createRestHandler(operations: readonly Operation[], services: Se
     const link = position && linkHeader(options.origin(req), url, position);
     if (link) headers.link = link;
     const status = route.operation.meta.successStatus ?? 200;
-    return new Response(head ? null : answerJson(result.data), { status, headers });
+    return new Response(answerJson(result.data), { status, headers });
   };
+
+  const byPath = new Map<string, Route[]>();
+  for (const route of restRoutes(operations)) {
+    const path = `${REST_PREFIX}${route.operation.meta.openapi.path.replace(/\{(\w+)\}/g, ':$1')}`;
+    api.on(route.method, path, answer(route));
+    byPath.set(path, [...(byPath.get(path) ?? []), route]);
+  }
+  for (const [path, routes] of byPath) {
+    api.all(path, () => restError('method_not_allowed', '', { allow: allowed(routes) }));
+  }
+  api.all(REST_PREFIX, () => restError('route_not_found'));
+  api.all(`${REST_PREFIX}/*`, () => restError('route_not_found'));
 }
