@@ -52,6 +52,30 @@ describe('typed tRPC procedures', () => {
     expect(await client(a.token).conversations.getConversations.query({})).toEqual(listed);
   });
 
+  it('carries what an answer notes as headers, as REST does (Conversation-Matched, Idempotent-Replayed)', async () => {
+    const auth = { authorization: `Bearer ${a.token}` };
+    await client(a.token).conversations.createConversation.mutate({ title: 'Noted', slug: 'noted' });
+    const input = encodeURIComponent(JSON.stringify({ slug: 'noted' }));
+    const got = await h.app.fetch(
+      new Request(`${BASE}/trpc/conversations.getConversation?input=${input}`, { headers: auth }),
+    );
+    expect(got.status).toBe(200);
+    expect(got.headers.get('conversation-matched')).toBe('slug');
+    const create = () =>
+      h.app.fetch(
+        new Request(`${BASE}/trpc/conversations.createConversation`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': 'trpc-noted-once' },
+          body: JSON.stringify({ title: 'Once over tRPC' }),
+        }),
+      );
+    const first = await create();
+    const again = await create();
+    expect(first.headers.has('idempotent-replayed')).toBe(false);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((await again.json()).result.data.id).toBe((await first.json()).result.data.id);
+  });
+
   it("still answers the first release's paths (conversations.list …) as the same procedures, batched too", async () => {
     const auth = { authorization: `Bearer ${a.token}` };
     const get = (path: string) => h.app.fetch(new Request(`${BASE}/trpc/${path}`, { headers: auth }));

@@ -3,10 +3,8 @@ import {
   type ConversationStore,
   type IntakePageAdminStore,
   type IntakePageStore,
-  type LookupMatch,
   type MailOutbox,
   type MemberStore,
-  type PagePosition,
   type RateLimitState,
   tokenFromAuthorization,
   type WebhookEndpointStore,
@@ -47,23 +45,20 @@ export interface ProcedureServices {
   checkAnswers: boolean;
 }
 
-/** What a procedure tells its transport beside its result (shared by reference through middleware). */
-export interface ResponseNotes {
-  pagePosition?: PagePosition;
-  /** The authenticated account, for the request log. */
+/**
+ * What authentication learned of a request, for the transport: the account (the request log) and
+ * the token's quota (the RateLimit-* headers). Written by the one middleware that checks the
+ * token; what a procedure itself tells the transport is its typed answer (answer.ts).
+ */
+export interface AuthNotes {
   accountId?: number;
-  /** The token's quota after this request, for the RateLimit-* headers. */
   rateLimit?: RateLimitState;
-  /** Which lookup keys get_conversation's answer matched (the Conversation-Matched header). */
-  lookupMatch?: LookupMatch;
-  /** Set when an Idempotency-Key replayed a stored response. */
-  idempotentReplay?: boolean;
 }
 
 /** One request as the transports see it: its id, and what its procedure leaves for the response. */
 export interface RequestState {
   id: string;
-  forResponse: ResponseNotes;
+  auth: AuthNotes;
   /** What answered, as /metrics counts it: set by whichever route matched (`other` when none did). */
   label?: string;
 }
@@ -72,7 +67,9 @@ export interface Context {
   services: ProcedureServices;
   idempotencyKey: string | null;
   requestId: string;
-  forResponse: ResponseNotes;
+  auth: AuthNotes;
+  /** tRPC's response headers (its fetch adapter's `resHeaders`); absent on REST's calls. */
+  resHeaders?: Headers;
   /**
    * The request's token resolved to its account, or null. Looked up once per HTTP request,
    * however many calls a tRPC batch carries, and before a REST body is read.
@@ -86,7 +83,7 @@ export function createContext(services: ProcedureServices, req: Request, request
     services,
     idempotencyKey: req.headers.get('idempotency-key'),
     requestId: request.id,
-    forResponse: request.forResponse,
+    auth: request.auth,
     authenticate() {
       if (!authenticated) {
         const token = tokenFromAuthorization(req.headers.get('authorization'));

@@ -1,3 +1,4 @@
+export { Answer, answer, type Notes, noteHeaders } from './answer.ts';
 export { answerJson } from './answer-json.ts';
 export * from './context.ts';
 export { ConversationListCache, type ListedPage, type PageAt, type PageSource } from './conversation-list-cache.ts';

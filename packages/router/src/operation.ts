@@ -1,5 +1,6 @@
 import type { AnyProcedure } from '@trpc/server';
 import { z } from 'zod';
+import { Answer, noteHeaders } from './answer.ts';
 import type { Context } from './context.ts';
 import type { ErrorCode } from './errors.ts';
 import { authedProcedure, checkAnswer, createCallerFactory, type Meta, publicProcedure, router } from './trpc.ts';
@@ -89,10 +90,11 @@ export interface Operation extends OperationSpec {
   /** The name as the spec writes it, `get_conversations`: what /metrics counts its REST requests under. */
   label: string;
   /**
-   * Calls the procedure through tRPC's documented server-side caller, its middleware (auth, rate
+   * Calls the operation through tRPC's documented server-side caller, its middleware (auth, rate
    * limit, errors) and its input and output schemas included: what REST does for each request.
+   * The answer comes back with its notes (answer.ts).
    */
-  call(ctx: Context, input: unknown): Promise<unknown>;
+  call(ctx: Context, input: unknown): Promise<Answer<unknown>>;
 }
 
 /** `getConversations` as the spec writes it: `get_conversations`. */
@@ -103,15 +105,32 @@ export const kebabName = (name: string): string => name.replace(/[A-Z]/g, (c) =>
 
 /** An operation registered at `<area>.<name>` in appRouter, with the names and caller it derives from there. */
 export function operationOf(area: string, name: string, procedure: AnyProcedure & { spec: OperationSpec }): Operation {
-  const served: AnyProcedure = procedure;
-  const callerOf = createCallerFactory(router({ run: served }));
+  const twin = answering.get(procedure);
+  if (!twin) throw new Error(`${area}.${name} was not made by defineOperation`);
+  const callerOf = createCallerFactory(router({ run: twin }));
   return {
     ...procedure.spec,
     path: `${area}.${name}`,
     name,
     label: snakeName(name),
-    call: (ctx, input) => callerOf(ctx).run(input),
+    call: async (ctx, input) => {
+      const answered: unknown = await callerOf(ctx).run(input);
+      return answered instanceof Answer ? answered : new Answer(answered, {});
+    },
   };
+}
+
+/**
+ * Each operation's tRPC procedure, to the same procedure answering with its notes, which REST
+ * calls (`operationOf`). Kept beside the procedure rather than on it, so that the AppRouter type
+ * clients import stays tRPC's own.
+ */
+const answering = new WeakMap<AnyProcedure, AnyProcedure>();
+
+/** A served procedure, remembered with its twin that answers with notes. */
+function twinned<P extends AnyProcedure>(served: P, answered: AnyProcedure): P {
+  answering.set(served, answered);
+  return served;
 }
 
 /** The members of an operation's input object, seen through `.prefault({})`. */
@@ -131,10 +150,21 @@ const startOf = <I extends OperationSpec['input'], O extends z.ZodType>(
   spec: OperationSpec & { input: I; output: O },
 ) => {
   const procedure = authedProcedure.meta(spec.meta).input(spec.input).use(checkAnswer(spec.output));
-  type Resolver = (options: Parameters<Parameters<typeof procedure.query>[0]>[0]) => z.input<O> | Promise<z.input<O>>;
+  type Options = Parameters<Parameters<typeof procedure.query>[0]>[0];
+  type Answered = z.input<O> | Answer<z.input<O>>;
+  type Resolver = (options: Options) => Answered | Promise<Answered>;
+  /** tRPC's answer: the body, the notes as its response's headers. */
+  const served =
+    (resolve: Resolver) =>
+    async (options: Options): Promise<z.input<O>> => {
+      const answered = await resolve(options);
+      if (!(answered instanceof Answer)) return answered;
+      for (const [name, value] of noteHeaders(answered.notes)) options.ctx.resHeaders?.set(name, value);
+      return answered.body;
+    };
   return {
-    query: (resolve: Resolver) => procedure.query(resolve),
-    mutation: (resolve: Resolver) => procedure.mutation(resolve),
+    query: (resolve: Resolver) => twinned(procedure.query(served(resolve)), procedure.query(resolve)),
+    mutation: (resolve: Resolver) => twinned(procedure.mutation(served(resolve)), procedure.mutation(resolve)),
   };
 };
 

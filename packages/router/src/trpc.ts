@@ -2,6 +2,7 @@ import { type AccountContext, DomainError } from '@convo/domain';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
+import { Answer } from './answer.ts';
 import type { Context } from './context.ts';
 import { codeForTrpc, ERRORS, type ErrorCode, publicMessage, trpcErrorShape } from './errors.ts';
 
@@ -67,7 +68,7 @@ export const checkAnswer = (schema: z.ZodType) =>
   t.middleware(async ({ ctx, next }) => {
     const result = await next();
     if (result.ok && ctx.services.checkAnswers) {
-      const checked = schema.safeParse(result.data);
+      const checked = schema.safeParse(result.data instanceof Answer ? result.data.body : result.data);
       if (!checked.success) {
         throw new TRPCError({
           code: 'INTERNAL_SERVER_ERROR',
@@ -85,11 +86,11 @@ export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
   // Every call counts against the quota, each call of a batch too.
   const quota = await ctx.services.rateLimit(found.tokenId, found.account.id, found.rateLimit);
   if (quota) {
-    ctx.forResponse.rateLimit = quota;
+    ctx.auth.rateLimit = quota;
     if (!quota.allowed) throw new ApiError('rate_limited');
   }
   await ctx.services.touchToken(found.tokenId);
   const account: AccountContext = found.account;
-  ctx.forResponse.accountId = account.id;
+  ctx.auth.accountId = account.id;
   return next({ ctx: { ...ctx, account, changeMark: found.changeMark } });
 });

@@ -40,21 +40,19 @@ export function errorAnswer(
 const hasBody = (req: Request): boolean =>
   req.body !== null && (req.headers.has('transfer-encoding') || Number(req.headers.get('content-length') ?? '0') > 0);
 
-/** The headers every answer carries: its request id, caching, the token's quota, what the procedure noted. */
+/** The headers every answer carries: its request id, caching, the token's quota. */
 export function finishHeaders(req: Request, res: Response, request: RequestState, draining: boolean): void {
   const headers = res.headers;
   headers.set('x-request-id', request.id);
   // Answers are not stored unless they say otherwise (pages, the API's conditional reads).
   if (!headers.has('cache-control')) headers.set('cache-control', 'no-store');
-  const { rateLimit: quota, idempotentReplay, lookupMatch } = request.forResponse;
+  const quota = request.auth.rateLimit;
   if (quota) {
     headers.set('ratelimit-limit', String(quota.limit));
     headers.set('ratelimit-remaining', String(quota.remaining));
     headers.set('ratelimit-reset', String(quota.resetSeconds));
     if (!quota.allowed) headers.set('retry-after', String(quota.resetSeconds));
   }
-  if (idempotentReplay) headers.set('idempotent-replayed', 'true');
-  if (lookupMatch) headers.set('conversation-matched', lookupMatch);
   if (res.status === 503 && !headers.has('retry-after')) headers.set('retry-after', '1');
   // After a body that did not arrive whole, a refusal that left it unread (a declared length over
   // the limit, no token), or one cut off at the limit (chunked: what is left of it is still on

@@ -134,7 +134,7 @@ export function createApp(services: Services, options: AppOptions): App {
     const incoming = req.headers.get('x-request-id');
     const request: RequestState = {
       id: incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
-      forResponse: {},
+      auth: {},
     };
     c.set('request', request);
     c.set('url', new URL(req.url));
@@ -155,7 +155,7 @@ export function createApp(services: Services, options: AppOptions): App {
         path: loggedPath(c.get('url').pathname),
         status,
         ms: Math.round(seconds * 1000),
-        accountId: request.forResponse.accountId,
+        accountId: request.auth.accountId,
       },
       'request',
     );
@@ -235,7 +235,7 @@ export function createApp(services: Services, options: AppOptions): App {
       return site.unavailable(req);
     }
     if (!account) return errorAnswer(c.get('url').pathname, 'route_not_found');
-    request.forResponse.accountId = account.id;
+    request.auth.accountId = account.id;
     const visit: SiteVisit = { clientIp: clientKey(proxies.clientIp(req, c.env.peer), options.ipv6Prefix) };
     try {
       return await site.fetch(req, account, visit);

@@ -33,7 +33,8 @@ export function trpcEndpoint(services: Services, limits: { maxBatch: number; bod
       endpoint: '/trpc',
       req: inner,
       router: appRouter,
-      createContext: () => context,
+      // tRPC's own response headers carry what an answer notes (answer.ts).
+      createContext: ({ resHeaders }) => ({ ...context, resHeaders }),
       onError: ({ error }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR')
           services.logger.error({ err: error.cause ?? error, requestId: request.id }, 'request failed');

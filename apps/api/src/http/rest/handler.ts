@@ -9,6 +9,7 @@ import {
   ERRORS,
   type ErrorCode,
   errorBody,
+  noteHeaders,
   type Operation,
 } from '@convo/router';
 import { TRPCError } from '@trpc/server';
@@ -94,7 +95,7 @@ export function mountRest(
   /** The procedure's answer, or its error as a row of the table. */
   async function run(route: Route, context: Context, input: unknown, requestId: string) {
     try {
-      return { ok: true as const, data: await route.operation.call(context, input) };
+      return { ok: true as const, answer: await route.operation.call(context, input) };
     } catch (e) {
       if (e instanceof ApiError) return { ok: false as const, response: restError(e.appCode, e.message) };
       if (!(e instanceof TRPCError)) throw e;
@@ -133,15 +134,16 @@ export function mountRest(
     );
     const result = await run(route, context, input, request.id);
     if (!result.ok) return result.response;
+    const { body, notes } = result.answer;
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       ...(tag ? { etag: tag, ...REVALIDATE } : {}),
+      ...Object.fromEntries(noteHeaders(notes)),
     };
-    const position = context.forResponse.pagePosition;
-    const link = position && linkHeader(options.origin(req), url, position);
+    const link = notes.pagePosition && linkHeader(options.origin(req), url, notes.pagePosition);
     if (link) headers.link = link;
     const status = route.operation.meta.successStatus ?? 200;
-    return new Response(answerJson(result.data), { status, headers });
+    return new Response(answerJson(body), { status, headers });
   };
 
   const byPath = new Map<string, Route[]>();

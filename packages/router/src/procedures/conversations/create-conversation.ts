@@ -1,4 +1,5 @@
 import { createConversation } from '@convo/domain';
+import { answer } from '../../answer.ts';
 import { defineOperation } from '../../operation.ts';
 import { createConversationSpec } from './create-conversation.types.ts';
 
@@ -18,7 +19,6 @@ export const createConversationOperation = defineOperation(createConversationSpe
       },
       { idempotencyKey: ctx.idempotencyKey ?? undefined },
     );
-    if (replayed) ctx.forResponse.idempotentReplay = true;
-    return view;
+    return answer(view, { idempotentReplay: replayed });
   }),
 );

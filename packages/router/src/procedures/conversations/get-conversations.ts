@@ -1,4 +1,5 @@
 import { FIRST_PAGE, getConversations } from '@convo/domain';
+import { answer } from '../../answer.ts';
 import { defineOperation } from '../../operation.ts';
 import { getConversationsSpec } from './get-conversations.types.ts';
 
@@ -16,7 +17,6 @@ export const getConversationsOperation = defineOperation(getConversationsSpec, (
     const { view, position } = await ctx.services.conversationLists.remember(at, () =>
       getConversations(ctx.services, account, input),
     );
-    ctx.forResponse.pagePosition = position;
-    return view;
+    return answer(view, { pagePosition: position });
   }),
 );
