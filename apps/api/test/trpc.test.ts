@@ -73,7 +73,7 @@ describe('typed tRPC procedures', () => {
     const again = await create();
     expect(first.headers.has('idempotent-replayed')).toBe(false);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect((await again.json()).result.data.id).toBe((await first.json()).result.data.id);
+    expect(await again.text()).toBe(await first.text());
   });
 
   it("still answers the first release's paths (conversations.list …) as the same procedures, batched too", async () => {
