@@ -13,7 +13,10 @@ export const { values: opt } = parseArgs({
     'skip-load': { type: 'boolean', default: false },
     only: { type: 'string' },
     /** The sections to run after the comparison (default all). */
-    extras: { type: 'string', default: 'conditional,unkept,pages,inbox,replies,intake,webhooks,media,workflows,live' },
+    extras: {
+      type: 'string',
+      default: 'conditional,unkept,pages,inbox,replies,intake,webhooks,media,workflows,live,queues',
+    },
   },
 });
 export const EXTRAS = new Set(String(opt.extras).split(','));

@@ -19,6 +19,7 @@ import { live } from './sections/live.ts';
 import { BENCH_MEDIA_DIR, media } from './sections/media.ts';
 import { pages } from './sections/pages.ts';
 import { pagesUnkept } from './sections/pages-unkept.ts';
+import { queues } from './sections/queues.ts';
 import { replies } from './sections/replies.ts';
 import { scale } from './sections/scale.ts';
 import { withUnkept } from './sections/unkept.ts';
@@ -88,6 +89,7 @@ async function main() {
     if (EXTRAS.has('media')) await media(product);
     if (EXTRAS.has('workflows')) await workflows(product);
     if (EXTRAS.has('live')) await live(product);
+    if (EXTRAS.has('queues')) await queues();
     // The last window folded in, the run's peaks: every scenario and section above, warm-up included.
     for (const server of [product, baseline]) peakRssMb(server);
     const peak = { product: runPeak.get('product') ?? 0, baseline: runPeak.get('baseline') ?? 0 };

@@ -23,7 +23,10 @@ export interface PgPool {
 }
 
 export interface Pglite {
-  query(text: string, params: unknown[]): Promise<{ rows: unknown[] }>;
+  /** PGlite's own signature: the caller names the rows' type. */
+  query<T = unknown>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+  /** Several statements, unparameterised (PGlite's exec). */
+  exec(text: string): Promise<{ rows: unknown[] }[]>;
   /** LISTEN on `channel`; resolves to what stops it. */
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
 }

@@ -34,7 +34,7 @@ export async function runPrepared<T>(em: EntityManager, statement: Prepared, par
   const n = await nativeClient(em);
   // Reported like every statement the ORM sends itself (tests count them).
   reportStatement(em, statement.text);
-  if (n.kind === 'pglite') return (await n.db.query(statement.text, params)).rows as T[];
+  if (n.kind === 'pglite') return (await n.db.query<T>(statement.text, params)).rows;
   const config = unnamed.has(em.getConnection())
     ? { text: statement.text, values: params }
     : { name: statement.name, text: statement.text, values: params };
