@@ -1,16 +1,9 @@
-import { type ListenTarget, type LiveListener, listenLive } from '@convo/db';
-import {
-  changesAccess,
-  formatPosition,
-  inScope,
-  isAfter,
-  type LiveEvent,
-  type LiveLog,
-  type Position,
-  parsePosition,
-} from '@convo/domain';
-import type { LiveStreamRequest, LiveStreams, OpenedStream } from '@convo/pages';
+import { formatPosition, type LiveLog, type Position, parsePosition } from '@convo/domain';
+import type { LiveStreams, OpenedStream } from '@convo/pages';
 import type { Logger } from '../logger.ts';
+import { dispatched, retryFrame } from './framing.ts';
+import type { LiveSink } from './sinks.ts';
+import { LiveStream, type StreamHub } from './stream.ts';
 
 /*
  * The live streams of one process (`text/event-stream`, see packages/pages' events routes). One
@@ -18,7 +11,8 @@ import type { Logger } from '../logger.ts';
  * then reads the feed once, from where it read last, and hands each event to the streams that
  * follow its conversation or account. A stream opened with a position first catches up from the
  * database, so a browser that reconnects (Last-Event-ID) misses nothing; and the listener, each
- * time it connects again, makes the process read what was written meanwhile.
+ * time it connects again, makes the process read what was written meanwhile. A stream's own
+ * state and order live in stream.ts, its bytes in framing.ts and sinks.ts.
  */
 
 export interface LiveOptions {
@@ -44,14 +38,8 @@ export const DEFAULT_LIVE: LiveOptions = { perClient: 20, max: 10_000, perAccoun
 
 /** Streams whose reader is asked again in one heartbeat round, at most. */
 const RECHECKS_A_ROUND = 100;
-/** Events a stream may catch up on; further behind, it starts again from its page. */
-const CATCH_UP_MAX = 200;
 /** Events read from the feed at once. */
 const READ_BATCH = 1_000;
-/** Chunks waiting for a reader that does not take them: past this it is let go. */
-const SLOW_READER_CHUNKS = 256;
-/** The same on a connection written directly: bytes its reader has not taken. */
-const SLOW_READER_BYTES = 64 * 1024;
 /** How soon an event held behind an older open transaction is looked for again. */
 const HELD_RETRY_MS = 25;
 /** How often the feed is read without a word from the listener (a backstop; 1 s while it is down). */
@@ -68,102 +56,6 @@ const WATCH_SECONDS = 90;
  * read (the backstop would find it too, later).
  */
 const SETTLE_READS_MS = [25, 250, 1_000];
-
-const encoder = new TextEncoder();
-const PING = encoder.encode(':\n\n');
-const RESET = encoder.encode('event: reset\ndata: {}\n\n');
-const END = encoder.encode('event: end\ndata: {}\n\n');
-
-/** What a page says of an event (its `event:` and `data:`). */
-type Describe = LiveStreamRequest['describe'];
-
-/**
- * An event as handed to the streams: its position, parsed once, and its bytes on the wire, made
- * once for every stream that describes it alike (each kind of page has one describe()).
- */
-interface Dispatched {
-  e: LiveEvent;
-  at: Position;
-  say(describe: Describe): Uint8Array | null;
-}
-
-function dispatched(e: LiveEvent): Dispatched {
-  const at = parsePosition(e.position);
-  if (!at) throw new Error(`a live event without a position: ${e.position}`);
-  const said = new Map<Describe, Uint8Array | null>();
-  return {
-    e,
-    at,
-    say(describe) {
-      let bytes = said.get(describe);
-      if (bytes === undefined) {
-        const told = describe(e);
-        bytes = told
-          ? encoder.encode(`id: ${e.position}\nevent: ${told.event}\ndata: ${JSON.stringify(told.data)}\n\n`)
-          : null;
-        said.set(describe, bytes);
-      }
-      return bytes;
-    },
-  };
-}
-
-/**
- * Where a stream's bytes go once someone takes them: the body of its answer (a reader of the
- * ReadableStream), or, where the server can write to the connection itself (Node), the
- * connection: a stream held open for hours then costs no ReadableStream, pending read or pipe.
- */
-export interface LiveSink {
-  write(bytes: Uint8Array): void;
-  /** The reader has left this much untaken: let the stream go. */
-  slow(): boolean;
-  end(): void;
-}
-
-/** The body of a stream's answer, once a reader pulls it. */
-class ControllerSink implements LiveSink {
-  private readonly controller: ReadableStreamDefaultController<Uint8Array>;
-  constructor(controller: ReadableStreamDefaultController<Uint8Array>) {
-    this.controller = controller;
-  }
-  write(bytes: Uint8Array): void {
-    this.controller.enqueue(bytes);
-  }
-  slow(): boolean {
-    return (this.controller.desiredSize ?? 0) < -SLOW_READER_CHUNKS;
-  }
-  end(): void {
-    try {
-      this.controller.close();
-    } catch {
-      // Already closed by the reader going away.
-    }
-  }
-}
-
-/** What a connection's answer written directly offers (Node's ServerResponse, its head written). */
-interface Connection {
-  write(bytes: Uint8Array): boolean;
-  end(): void;
-  readonly writableLength: number;
-}
-
-/** A connection's answer as a stream's sink. */
-export class ConnectionSink implements LiveSink {
-  private readonly out: Connection;
-  constructor(out: Connection) {
-    this.out = out;
-  }
-  write(bytes: Uint8Array): void {
-    this.out.write(bytes);
-  }
-  slow(): boolean {
-    return this.out.writableLength > SLOW_READER_BYTES;
-  }
-  end(): void {
-    this.out.end();
-  }
-}
 
 export interface LiveHub extends LiveStreams {
   /**
@@ -188,9 +80,8 @@ export interface LiveHub extends LiveStreams {
 
 export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger): LiveHub {
   const retryMs = options.retryMs ?? 2_000;
-  const RETRY = encoder.encode(`retry: ${retryMs}\n\n`);
-  const streams = new Set<Stream>();
-  const byAccount = new Map<number, Set<Stream>>();
+  const streams = new Set<LiveStream>();
+  const byAccount = new Map<number, Set<LiveStream>>();
   const perClient = new Map<string, number>();
   /**
    * Where the feed was read up to: every event before it has been handed to the streams. With no
@@ -231,198 +122,25 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
    * Each stream by its answer's body, which a server may take it off before reading it. The body
    * is held by the answer alone: a stream that is written to its connection directly lets it go.
    */
-  const bodies = new WeakMap<ReadableStream<Uint8Array>, Stream>();
+  const bodies = new WeakMap<ReadableStream<Uint8Array>, LiveStream>();
 
-  class Stream {
-    readonly request: LiveStreamRequest;
-    position: Position;
-    /** Where the bytes go; until someone takes them, they wait in `pending`. */
-    private sink: LiveSink | null = null;
-    private pending: Uint8Array[] = [];
-    /**
-     * Events waiting while one before them is handled asynchronously (a check of the reader), or
-     * while the stream catches up from the database; null when none wait.
-     */
-    private waiting: Dispatched[] | null = [];
-    private catchingUp = true;
-    private handling = false;
-    private closed = false;
-    lastCheck = Date.now();
-    /** The last position told to the browser (an event's, or a heartbeat's). */
-    private told: string | null = null;
-
-    constructor(request: LiveStreamRequest, from: Position) {
-      this.request = request;
-      this.position = from;
-    }
-
-    /**
-     * The answer's body: pulled only once read (high-water mark 0), so a server that takes the
-     * stream to its connection instead never starts it.
-     */
-    body(): ReadableStream<Uint8Array> {
-      const body = new ReadableStream<Uint8Array>(
-        {
-          pull: (controller) => {
-            if (!this.sink) this.take(new ControllerSink(controller));
-          },
-          // The browser went away (the server cancels the body it can no longer send).
-          cancel: () => this.close(),
-        },
-        { highWaterMark: 0 },
-      );
-      bodies.set(body, this);
-      return body;
-    }
-
-    get taken(): boolean {
-      return this.sink !== null;
-    }
-
-    /** From now on the bytes go to `sink`, those waiting first. */
-    take(sink: LiveSink): void {
-      this.sink = sink;
-      for (const bytes of this.pending.splice(0)) sink.write(bytes);
-      if (this.closed) sink.end();
-    }
-
-    write(bytes: Uint8Array): void {
-      if (this.closed) return;
-      if (!this.sink) {
-        this.pending.push(bytes);
-        if (this.pending.length <= SLOW_READER_CHUNKS) return;
-      } else {
-        this.sink.write(bytes);
-        if (!this.sink.slow()) return;
-      }
-      logger.info({ clientIp: this.request.clientIp }, 'live stream let go: its reader takes nothing');
-      this.close();
-    }
-
-    /** A live event from the feed (in order): handled now, or after what is waiting. */
-    offer(d: Dispatched): void {
-      if (this.closed || !inScope(d.e, this.request.scope)) return;
-      if (this.waiting) this.waiting.push(d);
-      else if (this.needsCheck(d.e)) {
-        this.waiting = [d];
-        void this.drain();
-      } else this.tell(d);
-    }
-
-    /** Catches up from `from` (the position the browser had), then goes live. */
-    async catchUp(): Promise<void> {
-      if (cursor && !isAfter(cursor, this.position) && !isAfter(this.position, cursor)) {
-        // Where the hub is: it hands this stream everything after, and reads now for what was
-        // written since it last read (one read for many streams opening). A position ahead of
-        // the hub's is read here too, where one this server never wrote is found out.
-        this.catchingUp = false;
-        read();
-        await this.drain();
-        return;
-      }
-      const missed = await log.read(this.position, this.request.scope, CATCH_UP_MAX);
-      if (missed.stale || missed.events.length >= CATCH_UP_MAX) {
-        // Too far behind to say what changed: the page starts again from what is there now.
-        this.write(RESET);
-        this.close();
-        return;
-      }
-      const live = this.waiting ?? [];
-      this.waiting = [...missed.events.map(dispatched), ...live];
-      this.catchingUp = false;
-      await this.drain();
-    }
-
-    /** Does this event need an answer from the database before it may be told (or the stream ended)? */
-    private needsCheck(e: LiveEvent): boolean {
-      return this.request.admits !== undefined || (changesAccess(e) && this.concerns(e));
-    }
-
-    /** Handles what waits, in order, then goes back to handling events as they come. */
-    private async drain(): Promise<void> {
-      if (this.handling || this.catchingUp) return;
-      this.handling = true;
-      try {
-        for (let d = this.waiting?.shift(); d && !this.closed; d = this.waiting?.shift()) {
-          if (!isAfter(d.at, this.position)) continue;
-          if (changesAccess(d.e) && this.concerns(d.e)) {
-            this.position = d.at;
-            if (!(await this.recheck())) return;
-            continue;
-          }
-          if (this.request.admits && !(await this.request.admits(d.e))) {
-            this.position = d.at;
-            continue;
-          }
-          this.tell(d);
-        }
-        this.waiting = null;
-      } catch (err) {
-        logger.error({ err }, 'a live stream failed; it is closed');
-        this.close();
-      } finally {
-        this.handling = false;
-      }
-    }
-
-    /** Tells the browser of one event (what the page says of it), if it is new to this stream. */
-    private tell(d: Dispatched): void {
-      if (!isAfter(d.at, this.position)) return;
-      this.position = d.at;
-      const bytes = d.say(this.request.describe);
-      if (!bytes) return;
-      this.told = d.e.position;
-      this.write(bytes);
-    }
-
-    /** Is a change to who may read about this stream's reader? (A reader nobody knows has nothing to lose.) */
-    private concerns(e: LiveEvent): boolean {
-      return e.userId !== null && e.userId === this.request.userId;
-    }
-
-    /** Asks the page's rule again; a reader who may no longer read is told so and let go. */
-    async recheck(): Promise<boolean> {
-      this.lastCheck = Date.now();
-      if (await this.request.stillAllowed()) return true;
-      this.write(END);
-      this.close();
-      return false;
-    }
-
-    /** Keeps the connection alive; tells the browser how far it is when that moved. */
-    heartbeat(hub: Position | null): void {
-      // Only a stream with nothing waiting has had every event up to the hub's position.
-      const idle = this.waiting === null && !this.handling;
-      if (idle && hub && isAfter(hub, this.position)) this.position = hub;
-      const at = formatPosition(this.position);
-      if (!idle || at === this.told) {
-        this.write(PING);
-        return;
-      }
-      this.told = at;
-      this.write(encoder.encode(`id: ${at}\n\n`));
-    }
-
-    /** Tells the browser to come back in a moment (to another replica), and ends. */
-    leave(): void {
-      this.write(RETRY);
-      this.close();
-    }
-
-    close(): void {
-      if (this.closed) return;
-      this.closed = true;
-      this.waiting = null;
-      streams.delete(this);
-      const mine = byAccount.get(this.request.scope.accountId);
-      mine?.delete(this);
-      if (mine?.size === 0) byAccount.delete(this.request.scope.accountId);
-      const n = (perClient.get(this.request.clientIp) ?? 1) - 1;
-      if (n > 0) perClient.set(this.request.clientIp, n);
-      else perClient.delete(this.request.clientIp);
-      this.sink?.end();
-    }
-  }
+  /** What each stream is given of this process. */
+  const hub: StreamHub = {
+    log,
+    logger,
+    position: () => cursor,
+    read: () => read(),
+    retry: retryFrame(retryMs),
+    closed(stream) {
+      streams.delete(stream);
+      const mine = byAccount.get(stream.request.scope.accountId);
+      mine?.delete(stream);
+      if (mine?.size === 0) byAccount.delete(stream.request.scope.accountId);
+      const n = (perClient.get(stream.request.clientIp) ?? 1) - 1;
+      if (n > 0) perClient.set(stream.request.clientIp, n);
+      else perClient.delete(stream.request.clientIp);
+    },
+  };
 
   /** Reads the feed from the cursor until nothing more is readable, handing each event out. */
   function read(): void {
@@ -541,25 +259,27 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
         return { refused: 429, retryAfterSeconds: 30, reason: 'Too many live streams are open from your address.' };
       }
       perClient.set(request.clientIp, held + 1);
-      let stream: Stream | undefined;
+      let stream: LiveStream | undefined;
       try {
         if (cursor === null) cursor = parsePosition(await log.now());
         const from = parsePosition(request.after) ?? cursor;
         if (!from) throw new Error('the live feed has no position');
-        stream = new Stream(request, from);
+        stream = new LiveStream(request, from, hub);
         streams.add(stream);
-        const mine = byAccount.get(request.scope.accountId) ?? new Set<Stream>();
+        const mine = byAccount.get(request.scope.accountId) ?? new Set<LiveStream>();
         mine.add(stream);
         byAccount.set(request.scope.accountId, mine);
         await watch(request.scope.accountId);
-        stream.write(RETRY);
+        stream.write(hub.retry);
         await stream.catchUp();
       } catch (err) {
         if (stream) stream.close();
         else perClient.set(request.clientIp, Math.max(0, (perClient.get(request.clientIp) ?? 1) - 1));
         throw err;
       }
-      return { body: stream.body() };
+      const body = stream.body();
+      bodies.set(body, stream);
+      return { body };
     },
 
     connected() {
@@ -586,19 +306,4 @@ export function createLiveHub(log: LiveLog, options: LiveOptions, logger: Logger
       for (const s of streams) s.close();
     },
   };
-}
-
-/** The process's one listening connection, waking `hub` (see @convo/db's live-listener.ts). */
-export function listenForLive(hub: LiveHub, target: ListenTarget, logger: Logger): LiveListener {
-  return listenLive(target, {
-    notified: (payload) => hub.notified(payload),
-    connected: () => {
-      logger.info('listening for live events');
-      hub.connected();
-    },
-    lost: (err) => {
-      logger.warn({ err: err.message }, 'the live events listener lost its connection; polling until it is back');
-      hub.lost();
-    },
-  });
 }

@@ -5,7 +5,7 @@ import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server'
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { MikroORM } from '@mikro-orm/core';
 import type { App } from '../http/app.ts';
-import { ConnectionSink } from '../live/hub.ts';
+import { ConnectionSink } from '../live/sinks.ts';
 import type { Logger } from '../logger.ts';
 import { logCannotListen } from './listen-error.ts';
 

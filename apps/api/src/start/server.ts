@@ -2,7 +2,7 @@ import type { UnsentMail } from '@convo/pages';
 import type { MikroORM } from '@mikro-orm/core';
 import { type App, createApp } from '../http/app.ts';
 import type { DemoMailbox } from '../http/demo-mail.ts';
-import { listenForLive } from '../live/hub.ts';
+import { listenForLive } from '../live/listener.ts';
 import type { Logger } from '../logger.ts';
 import { configuredBackend } from '../media/backend.ts';
 import { startMailWorker } from '../workers/mail.ts';

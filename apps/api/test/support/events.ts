@@ -1,5 +1,5 @@
 import type { LiveListener } from '@convo/db';
-import { listenForLive } from '../../src/live/hub.ts';
+import { listenForLive } from '../../src/live/listener.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { Harness } from './harness.ts';
 
