@@ -9,6 +9,7 @@ import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/program.ts';
 import { createApp } from '../src/http/app.ts';
+import { withChanges } from '../src/http/settings.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices } from '../src/start/services.ts';
 
@@ -77,7 +78,7 @@ const openSameDatabase = () =>
 async function apiStatus(token: string, path = 'get_conversation'): Promise<number> {
   const orm = await openSameDatabase();
   try {
-    const app = createApp(createServices(orm, createLogger('silent')), { maxBodyBytes: 65_536 });
+    const app = createApp(createServices(orm, createLogger('silent')), withChanges());
     const res = await app.fetch(
       new Request(`http://cli.test/api/v1/conversations/${path}`, { headers: { authorization: token } }),
     );

@@ -3,15 +3,15 @@ import { loadConfig } from '../src/start/config.ts';
 
 describe('configuration', () => {
   it('reads TRUST_PROXY as a number of proxies: true is one, false none', () => {
-    const hops = (value: string | undefined) => loadConfig({ TRUST_PROXY: value }).proxyHops;
+    const hops = (value: string | undefined) => loadConfig({ TRUST_PROXY: value }).http.proxies.hops;
     expect([hops(undefined), hops('false'), hops('0'), hops('true'), hops('1'), hops('2')]).toEqual([0, 0, 0, 1, 1, 2]);
     expect(() => loadConfig({ TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY: must be true, false or a number of proxies/);
     expect(() => loadConfig({ TRUST_PROXY: '11' })).toThrow(/TRUST_PROXY/);
   });
 
   it('limits page reads to 1,200 a minute per client address unless told otherwise; 0 turns it off', () => {
-    expect(loadConfig({}).formLimits.readsPerIpPerMinute).toBe(1_200);
-    expect(loadConfig({ PAGE_LIMIT_PER_IP: '0' }).formLimits.readsPerIpPerMinute).toBe(0);
+    expect(loadConfig({}).site.limits.readsPerIpPerMinute).toBe(1_200);
+    expect(loadConfig({ PAGE_LIMIT_PER_IP: '0' }).site.limits.readsPerIpPerMinute).toBe(0);
     expect(() => loadConfig({ PAGE_LIMIT_PER_IP: '-1' })).toThrow(/PAGE_LIMIT_PER_IP/);
   });
 });

@@ -240,12 +240,12 @@ describe('get_conversations', () => {
     const spoofed = { host: 'evil.example:666', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
     expect((await page1(h.app, spoofed)).headers.get('link')).toBe(`<${path}?page=2>; rel="next"`);
 
-    const configured = secondApp(h, {}, { publicUrl: 'https://api.acme.example/' });
+    const configured = secondApp(h, {}, { http: { proxies: { publicUrl: 'https://api.acme.example/' } } });
     expect((await page1(configured, spoofed)).headers.get('link')).toBe(
       `<https://api.acme.example${path}?page=2>; rel="next"`,
     );
 
-    const proxied = secondApp(h, {}, { proxyHops: 1 });
+    const proxied = secondApp(h, {}, { http: { proxies: { hops: 1 } } });
     const behind = { 'x-forwarded-host': 'api.acme.example', 'x-forwarded-proto': 'https' };
     expect((await page1(proxied, behind)).headers.get('link')).toBe(
       `<https://api.acme.example${path}?page=2>; rel="next"`,

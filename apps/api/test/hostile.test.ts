@@ -27,7 +27,7 @@ let acme: TestAccount;
 const BODY_TIMEOUT_MS = 300;
 
 beforeAll(async () => {
-  h = await openHarness({ app: { bodyTimeoutMs: BODY_TIMEOUT_MS, maxBatch: 10 } });
+  h = await openHarness({ app: { http: { body: { timeoutMs: BODY_TIMEOUT_MS }, maxBatch: 10 } } });
   acme = await makeAccount(h, 'acme');
   expect((await createJson(h, acme.token, { title: 'Existing', slug: 'existing' })).status).toBe(201);
 });
@@ -251,7 +251,7 @@ describe('tRPC batches', () => {
   });
 
   it('counts every call of a batch against the rate limit', async () => {
-    const limited = secondApp(h, { rateLimit: { limit: 6, windowSeconds: 3600 } }, { maxBatch: 10 });
+    const limited = secondApp(h, { rateLimit: { limit: 6, windowSeconds: 3600 } }, { http: { maxBatch: 10 } });
     const { token } = await newToken(h, acme.id);
     const url = `${BASE}/trpc/${Array(4).fill('conversations.getConversations').join(',')}?batch=1&input=${encodeURIComponent('{"0":{},"1":{},"2":{},"3":{}}')}`;
     const first = await limited.fetch(new Request(url, { headers: auth(token) }));
@@ -310,7 +310,7 @@ describe('/metrics', () => {
   });
 
   it('is not served at all when no token is set', async () => {
-    const open = secondApp(h, {}, { metricsToken: undefined });
+    const open = secondApp(h, {}, { http: { metricsToken: undefined } });
     const r = await open.fetch(new Request(`${BASE}/metrics`));
     expect(r.status).toBe(404);
   });
@@ -337,7 +337,7 @@ describe('one contract per transport', () => {
   });
 
   it('a tRPC call past the request timeout answers in tRPC shape', async () => {
-    const slow = secondApp(h, {}, { requestTimeoutMs: 100 });
+    const slow = secondApp(h, {}, { http: { requestTimeoutMs: 100 } });
     const locker = h.db.orm.em.fork();
     await locker.begin();
     try {

@@ -23,7 +23,7 @@ let mailbox: Mailbox;
 let stopMail: () => Promise<void>;
 
 beforeAll(async () => {
-  h = await openHarness({ app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
+  h = await openHarness({ app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } } });
   const delivery = await deliverMailTo(h.services);
   mailbox = delivery.mailbox;
   stopMail = delivery.close;
@@ -333,14 +333,14 @@ describe('refusals change nothing', () => {
   });
 
   it('limits starts per client address and per e-mail address (429 with Retry-After)', async () => {
-    const app = secondApp(h, {}, { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 2 } });
+    const app = secondApp(h, {}, { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 2 } } });
     const v = new Visitor({ ...h, app }, HOST);
     const statuses = [];
     for (let i = 0; i < 3; i++)
       statuses.push((await start(v, '/', { name: 'L', email: 'l@v.example', text: `${i}` })).status);
     expect(statuses).toEqual([303, 303, 429]);
     expect(v.last?.headers.get('retry-after')).toMatch(/^\d+$/);
-    const byIp = secondApp(h, {}, { formLimits: { perIpPerMinute: 1, perEmailPer15Minutes: 1000 } });
+    const byIp = secondApp(h, {}, { site: { limits: { perIpPerMinute: 1, perEmailPer15Minutes: 1000 } } });
     // (On the other account's site: its count of this address starts here.)
     const w = new Visitor({ ...h, app: byIp }, OTHER_HOST);
     expect((await start(w, '/', { name: 'I', email: 'i1@v.example', text: 'a' })).status).toBe(303);
@@ -357,7 +357,7 @@ describe('a page read earlier by this process', () => {
     });
     expect(made.status).toBe(201);
     // Another replica: it read the page when the visitor opened it, and remembers it.
-    const replica = secondApp(h, {}, { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } });
+    const replica = secondApp(h, {}, { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
     const v = new Visitor({ ...h, app: replica }, HOST);
     const fields = (text: string) => ({
       csrf: v.hidden('csrf'),

@@ -224,7 +224,7 @@ describe('request timeout', () => {
     );
   }
   it.runIf(process.env.DATABASE_URL)('answers 503 when a request runs past REQUEST_TIMEOUT_MS', async () => {
-    const slow = await openHarness({ requestTimeoutMs: 300 });
+    const slow = await openHarness({ app: { http: { requestTimeoutMs: 300 } } });
     try {
       const c = await makeAccount(slow, 'slow');
       expect((await createJson(slow, c.token, { slug: 'before' })).status).toBe(201);

@@ -35,7 +35,7 @@ let team: { name: string; value: string; url: string };
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  h = await openHarness({ app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
+  h = await openHarness({ app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } } });
   listener = listen(h);
   // The handler the server runs on Node: each stream is written to its connection.
   server = serve({ fetch: nodeFetch(h.app), port: 0, hostname: '127.0.0.1' });

@@ -10,7 +10,7 @@ import { createLiveHub, type LiveOptions } from '../src/live/hub.ts';
 import { createLogger } from '../src/logger.ts';
 import { nodeFetch } from '../src/start/serve-node.ts';
 import { type EventStream, listen, openStream } from './support/events.ts';
-import { apiCall, auth, type Harness, openHarness } from './support/harness.ts';
+import { apiCall, auth, type Harness, openHarness, testSettings } from './support/harness.ts';
 import { attr, elements, present, textOf, Visitor } from './support/site.ts';
 
 /*
@@ -30,7 +30,7 @@ let ids: Record<string, number>;
 let account: number;
 
 beforeAll(async () => {
-  h = await openHarness({ app: { formLimits: { perIpPerMinute: 10_000, perEmailPer15Minutes: 10_000 } } });
+  h = await openHarness({ app: { site: { limits: { perIpPerMinute: 10_000, perEmailPer15Minutes: 10_000 } } } });
   await loadSeed(h.db.orm.em.fork(), {
     accounts: [
       {
@@ -228,7 +228,7 @@ describe('who may follow', () => {
       { perClient: 5, max: 5, heartbeatMs: 50, recheckMs: 100 },
       createLogger('silent'),
     );
-    const app = createApp({ ...h.services, live }, { maxBodyBytes: 65_536, formLimits: { readsPerIpPerMinute: 0 } });
+    const app = createApp({ ...h.services, live }, testSettings());
     try {
       const pat = await signedIn('olivia@live.example');
       const res = await app.fetch(new Request(`${HOST}/c/private/events`, { headers: cookie(pat) }));
@@ -271,7 +271,7 @@ describe('who may follow', () => {
 /** The harness's services with a hub of their own (its limits, its shutdown), and their app. */
 function withOwnHub(options: LiveOptions, log: LiveLog = new PgLiveLog(h.db.orm.em.fork())) {
   const services = { ...h.services, live: createLiveHub(log, options, createLogger('silent')) };
-  return { services, app: createApp(services, { maxBodyBytes: 65_536, formLimits: { readsPerIpPerMinute: 0 } }) };
+  return { services, app: createApp(services, testSettings()) };
 }
 
 describe('limits and shutdown', () => {

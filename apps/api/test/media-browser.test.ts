@@ -40,7 +40,7 @@ beforeAll(async () => {
   mediaDir = mkdtempSync(join(tmpdir(), 'convo-media-browser-'));
   h = await openHarness({
     services: { media: { backend: diskMedia(mediaDir) } },
-    app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } },
+    app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } },
   });
   server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
   await new Promise((r) => server.once('listening', r));

@@ -52,7 +52,7 @@ beforeAll(async () => {
   mediaDir = mkdtempSync(join(tmpdir(), 'convo-media-'));
   h = await openHarness({
     services: { media: { backend: diskMedia(mediaDir), limits: LIMITS } },
-    app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } },
+    app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } },
   });
   await loadSeed(h.db.orm.em.fork(), {
     accounts: [
@@ -204,7 +204,7 @@ describe('refusing what is not a recording', () => {
       services: {
         media: { backend: diskMedia(mediaDir), limits: { maxSeconds: 1, maxBytes: LIMITS.maxBytes } },
       },
-      app: { formLimits: { perIpPerMinute: 1000 } },
+      app: { site: { limits: { perIpPerMinute: 1000 } } },
     });
     try {
       await loadSeed(short.db.orm.em.fork(), {
@@ -380,7 +380,7 @@ describe('serving a recording', () => {
     const app = secondApp(
       h,
       { media: { backend: diskMedia(mediaDir), limits: LIMITS } },
-      { formLimits: { downloadsPerClient: 2, downloadsMax: 100 } },
+      { site: { limits: { downloadsPerClient: 2, downloadsMax: 100 } } },
     );
     const get = (ip: string) => app.fetch(new Request(`${HOST}/media/rec/${publicId}`), { clientIp: ip });
     // Two slow readers (nothing read yet) hold this client's share; a third waits its turn.

@@ -99,7 +99,9 @@ describe('a reply notifies the members', () => {
 
   it("costs the post no more statements with 50 members than with one (the mail is the worker's)", async () => {
     // Counted on an app of its own with no worker running: a worker's statements would mix in.
-    const quiet = await openHarness({ app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
+    const quiet = await openHarness({
+      app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } },
+    });
     try {
       await loadSeed(quiet.db.orm.em.fork(), SEED);
       const count = async (slug: string) => {

@@ -1,6 +1,7 @@
 import { openOrm } from '@convo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/http/app.ts';
+import { withChanges } from '../src/http/settings.ts';
 import { createLogger } from '../src/logger.ts';
 import { createServices } from '../src/start/services.ts';
 import {
@@ -109,7 +110,10 @@ describe('health, readiness and metrics', () => {
   it('readyz answers 503 while migrations are pending', async () => {
     const orm = await openOrm({ kind: 'pglite' });
     try {
-      const app = createApp(createServices(orm, createLogger('silent')), { maxBodyBytes: 1024 });
+      const app = createApp(
+        createServices(orm, createLogger('silent')),
+        withChanges({ http: { body: { maxBytes: 1024 } } }),
+      );
       const res = await app.fetch(new Request(`${BASE}/readyz`));
       expect(res.status).toBe(503);
       expect(await res.json()).toEqual({ error: 'database migrations are pending', code: 'not_ready' });

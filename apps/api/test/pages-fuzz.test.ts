@@ -176,7 +176,7 @@ describe('hostile addresses on an account host', () => {
 describe('hostile forms', () => {
   it('never answer a 5xx, and a refused form writes no message and no user', async () => {
     const { Visitor } = await import('./support/site.ts');
-    const limitless = await openHarness({ app: { formLimits: { perIpPerMinute: 0, perEmailPer15Minutes: 0 } } });
+    const limitless = await openHarness({ app: { site: { limits: { perIpPerMinute: 0, perEmailPer15Minutes: 0 } } } });
     try {
       await loadSeed(limitless.db.orm.em.fork(), {
         accounts: [

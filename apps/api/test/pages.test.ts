@@ -130,7 +130,7 @@ describe('routing by the account host', () => {
     const direct = await open(h, 'http://10.0.0.5:3000/c/open', { headers: forwarded });
     expect(direct.status).toBe(404);
     const { secondApp } = await import('./support/harness.ts');
-    const proxied = secondApp(h, {}, { proxyHops: 1 });
+    const proxied = secondApp(h, {}, { http: { proxies: { hops: 1 } } });
     const res = await proxied.fetch(new Request('http://10.0.0.5:3000/c/open', { headers: forwarded }));
     expect(res.status).toBe(200);
     // A trusted proxy's scheme counts: acme's host is https, so a plain-http request is not acme's.
@@ -558,7 +558,7 @@ describe('files for crawlers', () => {
 describe('page reads per client address', () => {
   it('refuses a client past the limit with 429 and Retry-After, across processes; others and assets go on', async () => {
     const { secondApp } = await import('./support/harness.ts');
-    const limits = { formLimits: { readsPerIpPerMinute: 60 } };
+    const limits = { site: { limits: { readsPerIpPerMinute: 60 } } };
     const a = secondApp(h, {}, limits);
     const b = secondApp(h, {}, limits);
     const read = (app: typeof a, ip: string, path = '/c/open') =>
@@ -575,7 +575,7 @@ describe('page reads per client address', () => {
     const stylesheet = /href="(\/assets\/[^"]+)"/.exec(await (await read(b, '192.0.2.8')).text())?.[1];
     expect((await read(a, '192.0.2.7', present(stylesheet))).status).toBe(200);
     // 0 turns it off.
-    const off = secondApp(h, {}, { formLimits: { readsPerIpPerMinute: 0 } });
+    const off = secondApp(h, {}, { site: { limits: { readsPerIpPerMinute: 0 } } });
     for (let i = 0; i < 5; i++) expect((await read(off, '192.0.2.7')).status).toBe(200);
   });
 });

@@ -33,7 +33,7 @@ let notify: QueueWorker;
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  h = await openHarness({ app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
+  h = await openHarness({ app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } } });
   const delivery = await deliverMailTo(h.services);
   mailbox = delivery.mailbox;
   stopMail = delivery.close;

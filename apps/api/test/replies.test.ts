@@ -25,7 +25,7 @@ const CONVERSATIONS = [
 ] as const;
 
 beforeAll(async () => {
-  h = await openHarness({ app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } });
+  h = await openHarness({ app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } } });
   const delivery = await deliverMailTo(h.services);
   mailbox = delivery.mailbox;
   stopMail = delivery.close;
@@ -516,7 +516,7 @@ describe('form safety', () => {
   it('rate-limits posts per client address and sign-ins per e-mail, with Retry-After', async () => {
     const site = async (perIpPerMinute: number, perEmailPer15Minutes: number, unconfirmedMailPerAccountPerHour = 0) => {
       const limited = await openHarness({
-        app: { formLimits: { perIpPerMinute, perEmailPer15Minutes, unconfirmedMailPerAccountPerHour } },
+        app: { site: { limits: { perIpPerMinute, perEmailPer15Minutes, unconfirmedMailPerAccountPerHour } } },
       });
       await loadSeed(limited.db.orm.em.fork(), {
         accounts: [
@@ -593,7 +593,10 @@ describe('form safety', () => {
     const host = 'https://hops.example.com';
     const statuses = async (proxyHops: number, xff: (i: number) => string, peer = '10.1.1.1') => {
       const limited = await openHarness({
-        app: { formLimits: { perIpPerMinute: 3, perEmailPer15Minutes: 0 }, proxyHops },
+        app: {
+          site: { limits: { perIpPerMinute: 3, perEmailPer15Minutes: 0 } },
+          http: { proxies: { hops: proxyHops } },
+        },
       });
       try {
         await loadSeed(limited.db.orm.em.fork(), {

@@ -84,7 +84,7 @@ const SEED = {
 beforeAll(async () => {
   s3Dir = mkdtempSync(join(tmpdir(), 'convo-s3rver-'));
   await startS3();
-  const shared = { app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } };
+  const shared = { app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } } };
   h = await openHarness({ ...shared, services: { media: { backend: s3Media(options(true)) } } });
   await loadSeed(h.db.orm.em.fork(), SEED);
   streamed = await openHarness({ ...shared, services: { media: { backend: s3Media(options(false)) } } });

@@ -5,8 +5,9 @@ import { loadSeed } from '@convo/db';
 import type { MediaProbe } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/http/app.ts';
+import { withChanges } from '../src/http/settings.ts';
 import { diskMedia, type MediaBackend } from '../src/media/backend.ts';
-import { auth, call, type Harness, MAX_BODY_BYTES, openHarness, secondApp } from './support/harness.ts';
+import { auth, call, type Harness, openHarness, secondApp } from './support/harness.ts';
 import { Visitor } from './support/site.ts';
 
 /*
@@ -32,7 +33,7 @@ beforeAll(async () => {
   backend = diskMedia(mediaDir);
   h = await openHarness({
     services: { media: { backend, limits: LIMITS } },
-    app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 }, bodyTimeoutMs: 500 },
+    app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } }, http: { body: { timeoutMs: 500 } } },
   });
   await loadSeed(h.db.orm.em.fork(), {
     accounts: [
@@ -258,7 +259,7 @@ describe('resumable uploads (tus 1.0)', () => {
     };
     const app = createApp(
       { ...h.services, media: { ...h.services.media, probe: slowProbe } },
-      { maxBodyBytes: MAX_BODY_BYTES, requestTimeoutMs: 200 },
+      withChanges({ http: { requestTimeoutMs: 200 } }),
     );
     const recorder = await new Recorder().open();
     const location = await recorder.upload(VIDEO);
@@ -297,7 +298,7 @@ describe('refusing an upload', () => {
     const down = Object.create(h.services.site);
     down.conversationAccess = () =>
       Promise.reject(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
-    const app = createApp({ ...h.services, site: down }, { maxBodyBytes: MAX_BODY_BYTES });
+    const app = createApp({ ...h.services, site: down }, withChanges());
     const recorder = await new Recorder().open();
     recorder.app = app;
     const created = await recorder.create(VIDEO.byteLength);
@@ -449,7 +450,11 @@ describe('uploads nothing posted', () => {
     }
     // A disk that cannot keep a recording and the reserve beside it takes none.
     const full = { ...backend, uploads: { ...backend.uploads, freeBytes: async () => 1024 * 1024 } };
-    const app = secondApp(h, { media: { backend: full, limits: LIMITS } }, { formLimits: { perIpPerMinute: 1000 } });
+    const app = secondApp(
+      h,
+      { media: { backend: full, limits: LIMITS } },
+      { site: { limits: { perIpPerMinute: 1000 } } },
+    );
     const visitor = await new Recorder().open();
     visitor.app = app;
     expect((await visitor.create(1000)).status).toBe(507);

@@ -1,6 +1,6 @@
 import { databaseUnavailable } from '@convo/db';
 import { newMediaKey, originsForAuthority } from '@convo/domain';
-import { createSite, DEFAULT_SITE_LIMITS, KeptFiles, loggedPath, type SiteLimits, type SiteVisit } from '@convo/pages';
+import { createSite, KeptFiles, loggedPath, type SiteVisit } from '@convo/pages';
 import { ERRORS, errorBody, operations, type RequestState } from '@convo/router';
 import { Hono, type Context as HonoContext } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -9,7 +9,6 @@ import pkg from '../../package.json' with { type: 'json' };
 import type { LiveHub } from '../live/hub.ts';
 import { type ApiEnv, errorAnswer, finishHeaders, json, TRPC_PREFIX } from './answers.ts';
 import { HttpError, mediaType } from './body.ts';
-import type { DemoMailbox } from './demo-mail.ts';
 import { serveDocs } from './docs.ts';
 import { faviconResponse } from './favicon.ts';
 import { metricsEndpoint } from './metrics-endpoint.ts';
@@ -18,38 +17,11 @@ import type { Peer } from './peer.ts';
 import { clientKey, trustedProxies } from './proxy.ts';
 import { mountRest, REST_PREFIX } from './rest/handler.ts';
 import type { Services } from './services.ts';
+import type { AppSettings } from './settings.ts';
 import { readSiteForm } from './site-form.ts';
 import { trpcEndpoint } from './trpc-endpoint.ts';
 
 export type { Peer } from './peer.ts';
-
-export interface AppOptions {
-  maxBodyBytes: number;
-  /** A request not answered by then gets 503 `timeout` (default 10 s). */
-  requestTimeoutMs?: number;
-  /** A body must have arrived this long after reading began, or the answer is 408 (default 5 s). */
-  bodyTimeoutMs?: number;
-  /** The most calls one tRPC batch may carry (default 10). */
-  maxBatch?: number;
-  /** The origin absolute links are built on (`PUBLIC_URL`); unset, links are relative. */
-  publicUrl?: string | undefined;
-  /**
-   * How many proxies the operator runs in front (`TRUST_PROXY`): with any, X-Forwarded-Host and
-   * -Proto are believed, and the client's address is the X-Forwarded-For entry the outermost of
-   * them appended. 0 (the default): the headers are ignored.
-   */
-  proxyHops?: number;
-  /** How many leading bits of an IPv6 address the per-address limits count as one client (`CLIENT_IPV6_PREFIX`, 64). */
-  ipv6Prefix?: number;
-  /** The bearer token /metrics asks for (`METRICS_TOKEN`); unset, /metrics is not served. */
-  metricsToken?: string | undefined;
-  /** Rate limits of the sites' forms and page reads (`FORM_LIMIT_PER_IP`, `FORM_LIMIT_PER_EMAIL`, `PAGE_LIMIT_PER_IP`). */
-  formLimits?: Partial<SiteLimits>;
-  /** What robots.txt and the sitemaps kept by change mark may take (`SITE_FILES_MB`; default 32 MiB). */
-  siteFilesBytes?: number;
-  /** `npm run demo` only: its unsent mail, listed at `/_demo/mail`. */
-  demoMail?: DemoMailbox | undefined;
-}
 
 export interface App {
   fetch(req: Request, peer?: Peer): Promise<Response>;
@@ -77,11 +49,11 @@ const LATE = 'request timeout';
  * its host (@convo/pages, a Hono app of its own). Middleware gives every request its id, its
  * timeout, its headers on the way out, its metric and its log line.
  */
-export function createApp(services: Services, options: AppOptions): App {
-  const timeoutMs = options.requestTimeoutMs ?? 10_000;
-  const bodyLimits = { maxBytes: options.maxBodyBytes, timeoutMs: options.bodyTimeoutMs ?? 5_000 };
-  const proxies = trustedProxies(options.proxyHops ?? 0, options.publicUrl?.replace(/\/+$/, ''));
-  const trpc = trpcEndpoint(services, { maxBatch: options.maxBatch ?? 10, body: bodyLimits });
+export function createApp(services: Services, settings: AppSettings): App {
+  const { http, site: siteSettings } = settings;
+  const bodyLimits = http.body;
+  const proxies = trustedProxies(http.proxies);
+  const trpc = trpcEndpoint(services, { maxBatch: http.maxBatch, body: bodyLimits });
   const site = createSite({
     site: services.site,
     people: services.people,
@@ -97,7 +69,7 @@ export function createApp(services: Services, options: AppOptions): App {
     outbox: services.outbox,
     limits: services.visitorLimits,
     readLimits: services.readLimits,
-    files: new KeptFiles(options.siteFilesBytes ?? 32 * 1024 * 1024),
+    files: new KeptFiles(siteSettings.filesBytes),
     readForm: (req, upload) =>
       readSiteForm(
         req,
@@ -118,7 +90,7 @@ export function createApp(services: Services, options: AppOptions): App {
     },
     live: services.live,
     authenticate: services.authenticate,
-    rates: { ...DEFAULT_SITE_LIMITS, ...options.formLimits },
+    rates: siteSettings.limits,
     isUnavailable: services.isUnavailable,
     onError: (err) => services.logger.error({ err }, 'page failed'),
   });
@@ -164,7 +136,7 @@ export function createApp(services: Services, options: AppOptions): App {
   // A recording being sent takes as long as its bytes keep coming (the form reader stops one that
   // stalls), and a site's form that names a finished upload as long as its probe (which has a
   // bound of its own); everything else is answered within the request timeout.
-  const late = timeout(timeoutMs, () => new HTTPException(503, { message: LATE }));
+  const late = timeout(http.requestTimeoutMs, () => new HTTPException(503, { message: LATE }));
   api.use((c, next) => {
     const req = c.req.raw;
     return carriesRecording(req) || (onSite(c.get('url').pathname) && isFormPost(req)) ? next() : late(c, next);
@@ -172,8 +144,8 @@ export function createApp(services: Services, options: AppOptions): App {
 
   api.all(`${TRPC_PREFIX}:calls{.+}`, (c) => trpc(c.req.raw, c.get('url'), c.get('request')));
 
-  if (options.demoMail) {
-    const mailbox = options.demoMail;
+  if (settings.demoMail) {
+    const mailbox = settings.demoMail;
     api.get('/_demo/mail', (c) => {
       c.get('request').label = 'demo_mail';
       const client = proxies.clientIp(c.req.raw, c.env.peer);
@@ -202,7 +174,7 @@ export function createApp(services: Services, options: AppOptions): App {
     const problem = await services.notReady();
     return problem ? json(503, errorBody('not_ready', problem)) : json(200, { status: 'ready' });
   });
-  const metrics = metricsEndpoint(services, options.metricsToken);
+  const metrics = metricsEndpoint(services, http.metricsToken);
   endpoint('/metrics', 'metrics', (c) => metrics(c.req.raw, '/metrics'));
   const docs = async (c: HonoContext<ApiEnv>) =>
     (await serveDocs(REST_PREFIX, c.get('url').pathname)) ?? errorAnswer(c.get('url').pathname, 'route_not_found');
@@ -236,7 +208,7 @@ export function createApp(services: Services, options: AppOptions): App {
     }
     if (!account) return errorAnswer(c.get('url').pathname, 'route_not_found');
     request.auth.accountId = account.id;
-    const visit: SiteVisit = { clientIp: clientKey(proxies.clientIp(req, c.env.peer), options.ipv6Prefix) };
+    const visit: SiteVisit = { clientIp: clientKey(proxies.clientIp(req, c.env.peer), http.proxies.ipv6Prefix) };
     try {
       return await site.fetch(req, account, visit);
     } finally {

@@ -19,7 +19,9 @@ export interface TrustedProxies {
   clientIp(req: Request, peer: Peer | undefined): string;
 }
 
-export function trustedProxies(hops: number, publicUrl: string | undefined): TrustedProxies {
+export function trustedProxies(settings: { hops: number; publicUrl: string | undefined }): TrustedProxies {
+  const { hops } = settings;
+  const publicUrl = settings.publicUrl?.replace(/\/+$/, '');
   function forwarded(req: Request) {
     if (!hops) return null;
     const host = req.headers.get('x-forwarded-host')?.split(',')[0]?.trim();

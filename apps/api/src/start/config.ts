@@ -1,7 +1,7 @@
 import { DEFAULT_MEDIA_LIMITS, DEFAULT_NOTIFY_BATCH_MINUTES, type MediaLimits } from '@convo/domain';
-import { DEFAULT_SITE_LIMITS, type SiteLimits } from '@convo/pages';
+import { DEFAULT_SITE_LIMITS } from '@convo/pages';
 import { z } from 'zod';
-import { DEFAULT_IPV6_PREFIX } from '../http/proxy.ts';
+import { DEFAULT_HTTP, DEFAULT_SITE, type HttpSettings, type SiteSettings } from '../http/settings.ts';
 import { DEFAULT_LIVE, type LiveOptions } from '../live/hub.ts';
 import type { S3Options } from '../media/s3-store.ts';
 import type { UploadQuotas } from '../media/uploads.ts';
@@ -54,18 +54,18 @@ const ZEnv = z.object({
     .int()
     .min(1024)
     .max(10 * 1024 * 1024)
-    .default(64 * 1024),
+    .default(DEFAULT_HTTP.body.maxBytes),
   /** Requests per window for each token, unless its account sets its own; 0 turns limiting off. */
   RATE_LIMIT: z.coerce.number().int().min(0).max(1_000_000_000).default(DEFAULT_RATE_LIMIT.limit),
   RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_RATE_LIMIT.windowSeconds),
   /** A request that has not been answered by then gets 503; a slow database cannot hold it forever. */
-  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DEFAULT_HTTP.requestTimeoutMs),
   /** A body must have arrived this long after reading began; else 408. */
-  BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DEFAULT_HTTP.body.timeoutMs),
   /** An answer its client has not taken this long after it was ready is cut off (Node). */
   SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /** The most calls one tRPC batch may carry. */
-  TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(1_000).default(10),
+  TRPC_MAX_BATCH: z.coerce.number().int().min(1).max(1_000).default(DEFAULT_HTTP.maxBatch),
   /** The origin absolute links (Link headers) are built on, e.g. https://api.example.com. */
   PUBLIC_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
@@ -82,7 +82,7 @@ const ZEnv = z.object({
     .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : v))
     .default(0),
   /** How many leading bits of an IPv6 address the per-address limits count as one client (a /64 by default). */
-  CLIENT_IPV6_PREFIX: z.coerce.number().int().min(16).max(128).default(DEFAULT_IPV6_PREFIX),
+  CLIENT_IPV6_PREFIX: z.coerce.number().int().min(16).max(128).default(DEFAULT_HTTP.proxies.ipv6Prefix),
   /** The bearer token /metrics asks for; unset, /metrics is not served. */
   METRICS_TOKEN: z
     .string()
@@ -122,7 +122,11 @@ const ZEnv = z.object({
   /** Page reads (GET, HEAD; assets aside) per client address per minute on the sites, shared by replicas; 0: no limit. */
   PAGE_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.readsPerIpPerMinute),
   /** robots.txt and sitemaps kept in memory by their account's change mark, in MiB. */
-  SITE_FILES_MB: z.coerce.number().min(0).max(4096).default(32),
+  SITE_FILES_MB: z.coerce
+    .number()
+    .min(0)
+    .max(4096)
+    .default(DEFAULT_SITE.filesBytes / (1024 * 1024)),
   /** The directory recordings are kept in (one file each). */
   MEDIA_DIR: z.string().min(1).default(DEFAULT_MEDIA_DIR),
   /** The longest recording accepted, in seconds. */
@@ -202,23 +206,16 @@ export type Config = {
   port: number;
   logLevel: z.infer<typeof ZEnv>['LOG_LEVEL'];
   migrateOnStart: boolean;
-  maxBodyBytes: number;
   rateLimit: { limit: number; windowSeconds: number };
-  requestTimeoutMs: number;
-  bodyTimeoutMs: number;
+  /** The API host's HTTP surface: bodies, timeouts, batches, proxies, /metrics. */
+  http: HttpSettings;
+  /** The account sites: their forms' and reads' limits, their kept files. */
+  site: SiteSettings;
+  /** An answer not taken by then is cut off (Node's server). */
   sendTimeoutMs: number;
-  maxBatch: number;
-  publicUrl: string | undefined;
-  /** How many proxies stand in front (`TRUST_PROXY`); 0: none is believed. */
-  proxyHops: number;
-  /** `CLIENT_IPV6_PREFIX`: an IPv6 client is counted by its address's first this many bits. */
-  ipv6Prefix: number;
-  metricsToken: string | undefined;
   mail: { smtpUrl: string | undefined; from: string };
   /** How long a notification mail waits for more messages. */
   notifyBatchSeconds: number;
-  formLimits: SiteLimits;
-  siteFilesBytes: number;
   /** Where recordings are kept: MEDIA_DIR, or the S3 bucket when MEDIA_S3_BUCKET is set. */
   media: {
     dir: string;
@@ -261,27 +258,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
     migrateOnStart: e.MIGRATE_ON_START,
-    maxBodyBytes: e.MAX_BODY_BYTES,
     rateLimit: { limit: e.RATE_LIMIT, windowSeconds: e.RATE_LIMIT_WINDOW_S },
-    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
-    bodyTimeoutMs: e.BODY_TIMEOUT_MS,
+    http: {
+      body: { maxBytes: e.MAX_BODY_BYTES, timeoutMs: e.BODY_TIMEOUT_MS },
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      maxBatch: e.TRPC_MAX_BATCH,
+      proxies: { hops: e.TRUST_PROXY, publicUrl: e.PUBLIC_URL, ipv6Prefix: e.CLIENT_IPV6_PREFIX },
+      metricsToken: e.METRICS_TOKEN,
+    },
     sendTimeoutMs: e.SEND_TIMEOUT_MS,
-    maxBatch: e.TRPC_MAX_BATCH,
-    publicUrl: e.PUBLIC_URL,
-    proxyHops: e.TRUST_PROXY,
-    ipv6Prefix: e.CLIENT_IPV6_PREFIX,
-    metricsToken: e.METRICS_TOKEN,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     notifyBatchSeconds: e.NOTIFY_BATCH_MINUTES * 60,
-    formLimits: {
-      perIpPerMinute: e.FORM_LIMIT_PER_IP,
-      perEmailPer15Minutes: e.FORM_LIMIT_PER_EMAIL,
-      unconfirmedMailPerAccountPerHour: e.MAIL_LIMIT_PER_ACCOUNT,
-      downloadsPerClient: e.MEDIA_DOWNLOADS_PER_CLIENT,
-      downloadsMax: e.MEDIA_DOWNLOADS_MAX,
-      readsPerIpPerMinute: e.PAGE_LIMIT_PER_IP,
+    site: {
+      filesBytes: Math.round(e.SITE_FILES_MB * MIB),
+      limits: {
+        perIpPerMinute: e.FORM_LIMIT_PER_IP,
+        perEmailPer15Minutes: e.FORM_LIMIT_PER_EMAIL,
+        unconfirmedMailPerAccountPerHour: e.MAIL_LIMIT_PER_ACCOUNT,
+        downloadsPerClient: e.MEDIA_DOWNLOADS_PER_CLIENT,
+        downloadsMax: e.MEDIA_DOWNLOADS_MAX,
+        readsPerIpPerMinute: e.PAGE_LIMIT_PER_IP,
+      },
     },
-    siteFilesBytes: Math.round(e.SITE_FILES_MB * MIB),
     media: {
       dir: e.MEDIA_DIR,
       limits: { maxSeconds: e.MEDIA_MAX_SECONDS, maxBytes: e.MEDIA_MAX_BYTES },

@@ -84,19 +84,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, options:
   });
   const vacuuming =
     config.database.kind === 'postgres' ? startVacuuming(orm, { intervalMs: config.queueVacuumMs, logger }) : null;
-  const app = createApp(services, {
-    maxBodyBytes: config.maxBodyBytes,
-    requestTimeoutMs: config.requestTimeoutMs,
-    bodyTimeoutMs: config.bodyTimeoutMs,
-    maxBatch: config.maxBatch,
-    publicUrl: config.publicUrl,
-    proxyHops: config.proxyHops,
-    ipv6Prefix: config.ipv6Prefix,
-    metricsToken: config.metricsToken,
-    formLimits: config.formLimits,
-    siteFilesBytes: config.siteFilesBytes,
-    demoMail: demo?.mailbox,
-  });
+  const app = createApp(services, { http: config.http, site: config.site, demoMail: demo?.mailbox });
   return {
     fetch: app.fetch,
     attachLive: app.attachLive,

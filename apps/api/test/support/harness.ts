@@ -1,10 +1,11 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount, createIntakePage, createWorkflow, issueToken, revokeToken } from '@convo/db';
 import { openTestDatabase, type TestDatabase } from '@convo/db/testing';
-import { type App, type AppOptions, createApp } from '../../src/http/app.ts';
+import { type App, createApp } from '../../src/http/app.ts';
 import type { Services } from '../../src/http/services.ts';
+import { type AppSettings, type SettingChanges, withChanges } from '../../src/http/settings.ts';
 import { createLogger } from '../../src/logger.ts';
 import { diskMedia } from '../../src/media/backend.ts';
 import { createServices, DEFAULT_SERVICE_OPTIONS, type ServiceOptions } from '../../src/start/services.ts';
@@ -38,44 +39,52 @@ export interface Harness {
 export interface HarnessOptions {
   logTo?: { write(line: string): void };
   services?: Partial<ServiceOptions>;
-  requestTimeoutMs?: number;
-  app?: Partial<AppOptions>;
+  /** What the test changes of the settings tests run with (`testSettings`). */
+  app?: SettingChanges;
 }
 
-/** Recordings in a folder of the temp directory of their own, never in the working copy's .data/media. */
-const testMedia = (): Pick<ServiceOptions, 'media'> => ({
-  media: { backend: diskMedia(mkdtempSync(join(tmpdir(), 'convo-test-media-'))) },
-});
+/**
+ * The settings tests run with: the defaults, /metrics open to METRICS_TOKEN and the limits suites
+ * pass by far off (UNLIMITED_BY_DEFAULT), then what the test itself changes.
+ */
+export const testSettings = (changes: SettingChanges = {}): AppSettings =>
+  withChanges(changes, withChanges({ http: { metricsToken: METRICS_TOKEN }, site: { limits: UNLIMITED_BY_DEFAULT } }));
+
+/** Recordings in a folder of the temp directory of their own (removed with the harness), never in .data/media. */
+const testMedia = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'convo-test-media-'));
+  return { media: { media: { backend: diskMedia(dir) } } satisfies Pick<ServiceOptions, 'media'>, dir };
+};
 
 /** The real app on a real, migrated database (PGlite, or PostgreSQL when DATABASE_URL is set). */
 export async function openHarness(o: HarnessOptions = {}): Promise<Harness> {
   const statements: string[] = [];
   const db = await openTestDatabase({ onQuery: (sql) => statements.push(sql) });
   const logger = o.logTo ? createLogger('info', o.logTo) : createLogger('silent');
-  const services = createServices(db.orm, logger, { ...DEFAULT_SERVICE_OPTIONS, ...testMedia(), ...o.services });
-  const app = createApp(services, {
-    maxBodyBytes: MAX_BODY_BYTES,
-    requestTimeoutMs: o.requestTimeoutMs,
-    metricsToken: METRICS_TOKEN,
-    ...o.app,
-    formLimits: { ...UNLIMITED_BY_DEFAULT, ...o.app?.formLimits },
-  });
-  return { db, app, services, statements, close: () => db.close() };
+  const recordings = testMedia();
+  const services = createServices(db.orm, logger, { ...DEFAULT_SERVICE_OPTIONS, ...recordings.media, ...o.services });
+  const app = createApp(services, testSettings(o.app));
+  return {
+    db,
+    app,
+    services,
+    statements,
+    async close() {
+      await db.close();
+      rmSync(recordings.dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Another process's view of the same database: its own services (rate-limit buckets and all). */
-export function secondApp(h: Harness, services: Partial<ServiceOptions> = {}, app: Partial<AppOptions> = {}): App {
+export function secondApp(h: Harness, services: Partial<ServiceOptions> = {}, app: SettingChanges = {}): App {
   return createApp(
     createServices(h.db.orm, createLogger('silent'), {
       ...DEFAULT_SERVICE_OPTIONS,
       media: h.services.media,
       ...services,
     }),
-    {
-      maxBodyBytes: MAX_BODY_BYTES,
-      ...app,
-      formLimits: { ...UNLIMITED_BY_DEFAULT, ...app.formLimits },
-    },
+    testSettings(app),
   );
 }
 

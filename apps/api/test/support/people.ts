@@ -26,7 +26,7 @@ export async function openPeopleSite(
 ): Promise<PeopleSite> {
   const h = await openHarness({
     ...options,
-    app: { formLimits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 }, ...options.app },
+    app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } }, ...options.app },
   });
   const delivery = await deliverMailTo(h.services, mailIntervalMs);
   await loadSeed(h.db.orm.em.fork(), seed);
