@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
+import { type RawBuilder, sql } from 'kysely';
+import { db } from './query.ts';
 import { query } from './sql.ts';
 
 /*
@@ -17,6 +19,22 @@ export const markChangeSql = (columns: { source: string; account: string }): str
     insert into account_change as m (account_id, shard, seq)
     select ${columns.account}, floor(random() * ${SHARDS})::smallint, 1 where exists (select 1 from ${columns.source})
     on conflict (account_id, shard) do update set seq = m.seq + 1)`;
+
+/** The same CTE for a typed statement: `.with('change_mark', () => changeMark('joined', account))`. */
+export const changeMark = (source: string, account: RawBuilder<number>) =>
+  db
+    .insertInto('account_change')
+    .columns(['account_id', 'shard', 'seq'])
+    .expression(
+      db
+        .selectNoFrom([
+          account.as('account_id'),
+          sql<number>`floor(random() * ${sql.lit(SHARDS)})::smallint`.as('shard'),
+          sql<number>`1`.as('seq'),
+        ])
+        .where(sql<boolean>`exists (select 1 from ${sql.table(source)})`),
+    )
+    .onConflict((c) => c.columns(['account_id', 'shard']).doUpdateSet({ seq: sql<number>`account_change.seq + 1` }));
 
 /** The same, as a statement of its own (inside the caller's transaction, if any). */
 export async function markChange(em: EntityManager, accountId: number): Promise<void> {

@@ -1,66 +1,120 @@
-import { type MemberChange, type MemberStore, SLUG_KEY_SQL } from '@convo/domain';
+import type { MemberChange, MemberStore } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { markChangeSql } from './change-marks.ts';
-import { type Prepared, runPrepared } from './prepared.ts';
+import { sql } from 'kysely';
+import { changeMark } from './change-marks.ts';
+import { slugKey } from './conversation-reads.ts';
+import { db, run, sameAddress, slot, statement } from './query.ts';
 
 /*
  * A conversation's members changed by the team or the API, each change one statement with the
- * account's change mark (moved only when the members did). $1 account, $2 the slug's key, $3 the
- * person's e-mail address.
+ * account's change mark (moved only when the members did). Its slots: the account, the slug's
+ * key, the person's e-mail address (and, to add, the name a new person is given).
  */
 
-const CONVERSATION = `c as (select id, title, slug from conversation where account_id = $1 and ${SLUG_KEY_SQL('slug')} = $2)`;
-const PERSON = 'known as (select id, email from account_user where account_id = $1 and lower(email) = lower($3))';
+const account = () => slot<number>('account');
 
-/** Adds the address's user, made with the name $4 when the address is nobody's (and $4 is given). */
-const ADD: Prepared = {
-  name: 'conversation_member_add',
-  text: `
-  with ${CONVERSATION}, ${PERSON},
-  made as (
-    insert into account_user (account_id, email, name)
-    select $1, $3, $4::text where exists (select 1 from c) and not exists (select 1 from known) and $4::text is not null
-    on conflict do nothing
-    returning id, email
-  ),
-  person as (select id, email from known union all select id, email from made),
-  joined as (
-    insert into conversation_member (conversation_id, user_id, account_id)
-    select c.id, person.id, $1 from c, person
-    on conflict do nothing
-    returning user_id
-  ),
-  ${markChangeSql({ source: 'joined', account: '$1::int' })}
-  select c.id, c.title, c.slug, (select id from person limit 1) as user_id, (select email from person limit 1) as email,
-    exists (select 1 from joined) as changed
-  from c`,
-};
+/** The conversation by its slug's key. */
+const conversation = () =>
+  db
+    .selectFrom('conversation')
+    .select(['id', 'title', 'slug'])
+    .where('account_id', '=', account())
+    .where(slugKey('slug'), '=', slot<string>('slug'));
 
-const REMOVE: Prepared = {
-  name: 'conversation_member_remove',
-  text: `
-  with ${CONVERSATION}, ${PERSON},
-  gone as (
-    delete from conversation_member cm using c, known
-    where cm.account_id = $1 and cm.conversation_id = c.id and cm.user_id = known.id
-    returning cm.user_id
-  ),
-  ${markChangeSql({ source: 'gone', account: '$1::int' })}
-  select c.id, c.title, c.slug, (select id from known) as user_id, (select email from known) as email,
-    exists (select 1 from gone) as changed
-  from c`,
-};
+/** The person of the address, if the account has one. */
+const known = () =>
+  db
+    .selectFrom('account_user')
+    .select(['id', 'email'])
+    .where('account_id', '=', account())
+    .where(sameAddress('email', slot<string>('email')));
 
-interface MemberChangeRow {
-  id: number;
-  title: string;
-  slug: string;
-  user_id: number | null;
-  email: string | null;
-  changed: boolean;
-}
+/** What each change answers beside the conversation: the person, and whether the members changed. */
+const answer = (person: 'person' | 'known', changed: 'joined' | 'gone') => [
+  sql<number | null>`(select id from ${sql.table(person)} limit 1)`.as('user_id'),
+  sql<string | null>`(select email from ${sql.table(person)} limit 1)`.as('email'),
+  sql<boolean>`exists (select 1 from ${sql.table(changed)})`.as('changed'),
+];
 
-const change = (row: MemberChangeRow | undefined): MemberChange | null =>
+/** Adds the address's user, made with the given name when the address is nobody's (and a name is given). */
+const ADD = statement(
+  'conversation_member_add',
+  db
+    .with('c', () => conversation())
+    .with('known', () => known())
+    .with('made', (q) =>
+      q
+        .insertInto('account_user')
+        .columns(['account_id', 'email', 'name'])
+        .expression(
+          q
+            .selectNoFrom([
+              account().as('account_id'),
+              slot<string>('email').as('email'),
+              sql<string>`${slot('name')}::text`.as('name'),
+            ])
+            .where((eb) => eb.exists(eb.selectFrom('c').select('c.id')))
+            .where((eb) => eb.not(eb.exists(eb.selectFrom('known').select('known.id'))))
+            .where(sql<boolean>`${slot('name')}::text is not null`),
+        )
+        .onConflict((c) => c.doNothing())
+        .returning(['id', 'email']),
+    )
+    .with('person', (q) =>
+      q
+        .selectFrom('known')
+        .select(['id', 'email'])
+        .unionAll(q.selectFrom('made').select(['id', 'email'])),
+    )
+    .with('joined', (q) =>
+      q
+        .insertInto('conversation_member')
+        .columns(['conversation_id', 'user_id', 'account_id'])
+        .expression(q.selectFrom(['c', 'person']).select(['c.id', 'person.id as user_id', account().as('account_id')]))
+        .onConflict((c) => c.doNothing())
+        .returning('user_id'),
+    )
+    .with('change_mark', () => changeMark('joined', account()))
+    .selectFrom('c')
+    .select(['c.id', 'c.title', 'c.slug'])
+    .select(answer('person', 'joined')),
+);
+
+const REMOVE = statement(
+  'conversation_member_remove',
+  db
+    .with('c', () => conversation())
+    .with('known', () => known())
+    .with('gone', (q) =>
+      q
+        .deleteFrom('conversation_member as cm')
+        .using(['c', 'known'])
+        .whereRef('cm.conversation_id', '=', 'c.id')
+        .whereRef('cm.user_id', '=', 'known.id')
+        .where('cm.account_id', '=', account())
+        .returning('cm.user_id'),
+    )
+    .with('change_mark', () => changeMark('gone', account()))
+    .selectFrom('c')
+    .select(['c.id', 'c.title', 'c.slug'])
+    .select(answer('known', 'gone')),
+);
+
+/** Ends the access of the devices that started it: passes issued until now open it no more. */
+const END_PASSES = statement(
+  'conversation_end_passes',
+  db
+    .updateTable('conversation')
+    .set({ passes_valid_after: sql<Date>`now()` })
+    .where('account_id', '=', account())
+    .where('id', '=', slot<number>('conversation')),
+);
+
+const change = (
+  row:
+    | { id: number; title: string; slug: string; user_id: number | null; email: string | null; changed: boolean }
+    | undefined,
+): MemberChange | null =>
   row
     ? {
         conversationId: row.id,
@@ -71,37 +125,17 @@ const change = (row: MemberChangeRow | undefined): MemberChange | null =>
       }
     : null;
 
-async function addConversationMember(
-  em: EntityManager,
-  accountId: number,
-  slugKey: string,
-  person: { email: string; name: string | null },
-): Promise<MemberChange | null> {
-  const [row] = await runPrepared<MemberChangeRow>(em, ADD, [accountId, slugKey, person.email, person.name]);
-  return change(row);
-}
-
-async function removeConversationMember(
-  em: EntityManager,
-  accountId: number,
-  slugKey: string,
-  email: string,
-): Promise<MemberChange | null> {
-  const [row] = await runPrepared<MemberChangeRow>(em, REMOVE, [accountId, slugKey, email]);
-  return change(row);
-}
-
-/** Ends the access of the devices that started it: passes issued until now open it no more. */
-const END_PASSES: Prepared = {
-  name: 'conversation_end_passes',
-  text: 'update conversation set passes_valid_after = now() where account_id = $1 and id = $2',
-};
-
 /** The domain's MemberStore on MikroORM's connection. */
 export const memberStore = (em: EntityManager): MemberStore => ({
-  addConversationMember: (accountId, slugKey, person) => addConversationMember(em, accountId, slugKey, person),
-  removeConversationMember: (accountId, slugKey, email) => removeConversationMember(em, accountId, slugKey, email),
+  addConversationMember: async (accountId, slugKeyOf, person) => {
+    const [row] = await run(em, ADD, { account: accountId, slug: slugKeyOf, email: person.email, name: person.name });
+    return change(row);
+  },
+  removeConversationMember: async (accountId, slugKeyOf, email) => {
+    const [row] = await run(em, REMOVE, { account: accountId, slug: slugKeyOf, email });
+    return change(row);
+  },
   endPasses: async (accountId, conversationId) => {
-    await runPrepared(em, END_PASSES, [accountId, conversationId]);
+    await run(em, END_PASSES, { account: accountId, conversation: conversationId });
   },
 });

@@ -2,7 +2,7 @@ import { isTeamRole, type PeopleStore, type SignedIn, type SignInLinkRecord, typ
 import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import { sha256 } from '../tokens.ts';
-import { db, exec, first, run, slot, statement } from './query.ts';
+import { db, exec, first, run, sameAddress, slot, statement } from './query.ts';
 
 /*
  * Users, sessions and sign-in links of the accounts' sites. Tokens arrive in the clear and only
@@ -11,9 +11,6 @@ import { db, exec, first, run, slot, statement } from './query.ts';
 
 /** `seconds` from now, as PostgreSQL's clock has it. */
 const fromNow = (seconds: unknown) => sql<Date>`now() + make_interval(secs => ${seconds}::float8)`;
-
-/** Addresses compare ignoring case, as the unique index on (account_id, lower(email)) does. */
-const sameAddress = (column: string, other: unknown) => sql<boolean>`lower(${sql.ref(column)}) = lower(${other})`;
 
 /**
  * The signed-in visitor of a page (the only people read on the hot path): the session's user, and

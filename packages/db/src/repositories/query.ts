@@ -103,3 +103,7 @@ export async function first<Row>(em: EntityManager, query: Compilable<Row>): Pro
   const [row] = await exec(em, query);
   return row;
 }
+
+/** Addresses compare ignoring case, as the unique index on (account_id, lower(email)) does. */
+export const sameAddress = (column: string, other: unknown) =>
+  sql<boolean>`lower(${sql.ref(column)}) = lower(${other})`;
