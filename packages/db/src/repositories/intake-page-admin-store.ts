@@ -1,33 +1,44 @@
 import type { IntakePageAdminStore, IntakePageDefinition, IntakePageDraft, IntakePageWrite } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
+import { type InferResult, sql } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { markChange } from './change-marks.ts';
-import { query, violatesUnique } from './sql.ts';
+import { db, exec, first } from './query.ts';
+import { violatesUnique } from './sql.ts';
 
 /** An account's intake pages as its team manages them; every statement scoped to the account. */
 
-interface Row {
-  id: number;
-  key: string;
-  name: string;
-  title: string;
-  welcome_text: string;
-  welcome_message_id: number | null;
-  is_primary: boolean;
-  workflow_id: number | null;
-  allow_anonymous: boolean;
-  team: string[] | null;
-  disabled_at: string | Date | null;
-  created_at: string | Date;
-  updated_at: string | Date;
-}
+/** The account's pages with their teams' addresses (mapped by `record`). */
+const pages = (accountId: number) =>
+  db
+    .selectFrom('intake_page as p')
+    .select([
+      'p.id',
+      'p.key',
+      'p.name',
+      'p.title',
+      'p.welcome_text',
+      'p.welcome_message_id',
+      'p.is_primary',
+      'p.workflow_id',
+      'p.allow_anonymous',
+      'p.disabled_at',
+      'p.created_at',
+      'p.updated_at',
+    ])
+    .select((eb) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('intake_page_member as m')
+          .innerJoin('account_user as u', 'u.id', 'm.user_id')
+          .select('u.email')
+          .whereRef('m.intake_page_id', '=', 'p.id')
+          .orderBy('u.id'),
+      ).as('team'),
+    )
+    .where('p.account_id', '=', accountId);
 
-const SELECT = `select p.id, p.key, p.name, p.title, p.welcome_text, p.welcome_message_id, p.is_primary, p.workflow_id, p.allow_anonymous,
-    p.disabled_at, p.created_at, p.updated_at,
-    (select coalesce(json_agg(u.email order by u.id), '[]') from intake_page_member m
-       join account_user u on u.id = m.user_id where m.intake_page_id = p.id) as team
-  from intake_page p`;
-
-const record = (r: Row): IntakePageDefinition => ({
+const record = (r: InferResult<ReturnType<typeof pages>>[number]): IntakePageDefinition => ({
   id: r.id,
   key: r.key,
   name: r.name,
@@ -37,13 +48,15 @@ const record = (r: Row): IntakePageDefinition => ({
   primary: r.is_primary,
   workflowId: r.workflow_id,
   allowAnonymous: r.allow_anonymous,
-  team: typeof r.team === 'string' ? JSON.parse(r.team) : (r.team ?? []),
+  team: r.team.map((member) => member.email),
   disabledAt: r.disabled_at === null ? null : new Date(r.disabled_at),
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
 });
 
 const keyTaken = (e: unknown): boolean => violatesUnique(e, 'intake_page_account_key_unique');
+
+const now = sql<Date>`now()`;
 
 export class PgIntakePageAdminStore implements IntakePageAdminStore {
   private readonly em: EntityManager;
@@ -53,11 +66,11 @@ export class PgIntakePageAdminStore implements IntakePageAdminStore {
   }
 
   async list(accountId: number): Promise<IntakePageDefinition[]> {
-    return (await query<Row>(this.em, `${SELECT} where p.account_id = ? order by p.id`, [accountId])).map(record);
+    return (await exec(this.em, pages(accountId).orderBy('p.id'))).map(record);
   }
 
   async find(accountId: number, id: number): Promise<IntakePageDefinition | null> {
-    const [row] = await query<Row>(this.em, `${SELECT} where p.account_id = ? and p.id = ?`, [accountId, id]);
+    const row = await first(this.em, pages(accountId).where('p.id', '=', id));
     return row ? record(row) : null;
   }
 
@@ -81,65 +94,75 @@ export class PgIntakePageAdminStore implements IntakePageAdminStore {
   ): Promise<IntakePageWrite> {
     try {
       return await this.em.transactional(async (tx): Promise<IntakePageWrite> => {
-        await query(tx, 'select id from account where id = ? for update', [accountId]);
+        await exec(tx, db.selectFrom('account').select('id').where('id', '=', accountId).forUpdate());
         if (max !== null) {
-          const [n] = await query<{ n: number }>(
+          const counted = await first(
             tx,
-            'select count(*)::int as n from intake_page where account_id = ?',
-            [accountId],
+            db.selectFrom('intake_page').select(sql<number>`count(*)::int`.as('n')).where('account_id', '=', accountId),
           );
-          if ((n?.n ?? 0) >= max) return { kind: 'limit' };
+          if ((counted?.n ?? 0) >= max) return { kind: 'limit' };
         }
         if (page.primary) {
-          await query(tx, 'update intake_page set is_primary = false where account_id = ? and is_primary and id <> ?', [
-            accountId,
-            id ?? 0,
-          ]);
+          await exec(
+            tx,
+            db
+              .updateTable('intake_page')
+              .set({ is_primary: false })
+              .where('account_id', '=', accountId)
+              .where('is_primary', '=', true)
+              .where('id', '<>', id ?? 0),
+          );
         }
-        const values = [
-          page.name,
-          page.key,
-          page.title,
-          page.welcomeText,
-          page.welcomeMessageId,
-          page.primary,
-          page.workflowId,
-          page.allowAnonymous,
-          page.disabled,
-        ];
-        const [row] =
+        const values = {
+          name: page.name,
+          key: page.key,
+          title: page.title,
+          welcome_text: page.welcomeText,
+          welcome_message_id: page.welcomeMessageId,
+          is_primary: page.primary,
+          workflow_id: page.workflowId,
+          allow_anonymous: page.allowAnonymous,
+        };
+        const row =
           id === null
-            ? await query<{ id: number }>(
+            ? await first(
                 tx,
-                `insert into intake_page (account_id, name, key, title, welcome_text, welcome_message_id, is_primary,
-                   workflow_id, allow_anonymous, disabled_at)
-                 values (?, ?, ?, ?, ?, ?, ?, ?, ?, case when ? then now() end) returning id`,
-                [accountId, ...values],
+                db
+                  .insertInto('intake_page')
+                  .values({ account_id: accountId, ...values, disabled_at: page.disabled ? now : null })
+                  .returning('id'),
               )
-            : await query<{ id: number }>(
+            : await first(
                 tx,
-                `update intake_page set name = ?, key = ?, title = ?, welcome_text = ?, welcome_message_id = ?,
-                   is_primary = ?, workflow_id = ?,
-                   allow_anonymous = ?, disabled_at = case when ? then coalesce(disabled_at, now()) end, updated_at = now()
-                 where account_id = ? and id = ? returning id`,
-                [...values, accountId, id],
+                db
+                  .updateTable('intake_page')
+                  .set({
+                    ...values,
+                    // Disabled stays disabled since when it was.
+                    disabled_at: page.disabled ? sql<Date>`coalesce(disabled_at, now())` : null,
+                    updated_at: now,
+                  })
+                  .where('account_id', '=', accountId)
+                  .where('id', '=', id)
+                  .returning('id'),
               );
         if (!row) return { kind: 'not_found' };
-        await query(tx, 'delete from intake_page_member where intake_page_id = ? and account_id = ?', [
-          row.id,
-          accountId,
-        ]);
+        await exec(
+          tx,
+          db.deleteFrom('intake_page_member').where('intake_page_id', '=', row.id).where('account_id', '=', accountId),
+        );
         if (page.team.length > 0) {
-          await query(
+          await exec(
             tx,
-            `insert into intake_page_member (intake_page_id, user_id, account_id)
-             select ?, x::int, ? from jsonb_array_elements_text(?::jsonb) x`,
-            [row.id, accountId, JSON.stringify(page.team)],
+            db
+              .insertInto('intake_page_member')
+              .values(page.team.map((user) => ({ intake_page_id: row.id, user_id: user, account_id: accountId }))),
           );
         }
         await markChange(tx, accountId);
-        const [saved] = await query<Row>(tx, `${SELECT} where p.account_id = ? and p.id = ?`, [accountId, row.id]);
-        return { kind: 'saved', page: record(saved as Row) };
+        const saved = await first(tx, pages(accountId).where('p.id', '=', row.id));
+        if (!saved) throw new Error('the intake page just saved is not there');
+        return { kind: 'saved', page: record(saved) };
       });
     } catch (e) {
       if (keyTaken(e)) return { kind: 'key_taken' };
@@ -148,29 +171,41 @@ export class PgIntakePageAdminStore implements IntakePageAdminStore {
   }
 
   async teamIds(accountId: number, emails: string[]): Promise<Map<string, number>> {
-    const rows = await query<{ id: number; email: string }>(
+    if (emails.length === 0) return new Map();
+    const rows = await exec(
       this.em,
-      `select id, lower(email) as email from account_user where account_id = ? and team_role is not null
-         and lower(email) in (select lower(x) from jsonb_array_elements_text(?::jsonb) x)`,
-      [accountId, JSON.stringify(emails)],
+      db
+        .selectFrom('account_user')
+        .select(['id', sql<string>`lower(email)`.as('email')])
+        .where('account_id', '=', accountId)
+        .where('team_role', 'is not', null)
+        // One parameter however many addresses: a JSON array, compared ignoring case.
+        .where(
+          sql<boolean>`lower(email) in (select lower(x) from jsonb_array_elements_text(${JSON.stringify(emails)}::jsonb) x)`,
+        ),
     );
     return new Map(rows.map((r) => [r.email, r.id]));
   }
 
   async hasRecording(accountId: number, messageId: number): Promise<boolean> {
-    const rows = await query(
+    const found = await first(
       this.em,
-      'select 1 from message where account_id = ? and id = ? and media_key is not null and hidden_at is null',
-      [accountId, messageId],
+      db
+        .selectFrom('message')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('id', '=', messageId)
+        .where('media_key', 'is not', null)
+        .where('hidden_at', 'is', null),
     );
-    return rows.length > 0;
+    return found !== undefined;
   }
 
   async hasWorkflow(accountId: number, workflowId: number): Promise<boolean> {
-    const rows = await query(this.em, 'select 1 from workflow where account_id = ? and id = ?', [
-      accountId,
-      workflowId,
-    ]);
-    return rows.length > 0;
+    const found = await first(
+      this.em,
+      db.selectFrom('workflow').select('id').where('account_id', '=', accountId).where('id', '=', workflowId),
+    );
+    return found !== undefined;
   }
 }
