@@ -157,16 +157,9 @@ async function graphile(orm: MikroORM, url: string, jobs: number): Promise<Figur
   });
   let done = 0;
   const drainMs = await timed(async () => {
-    const runner = await runGraphile({
-      connectionString: url,
-      concurrency: 10,
-      noHandleSignals: true,
-      pollInterval: 500,
-      logger: quietGraphile,
-      taskList: {
-        bench: async () => {
-          done += 1;
-        },
+    const runner = await graphileRunner(url, {
+      bench: async () => {
+        done += 1;
       },
     });
     await until(() => done >= jobs);
@@ -215,19 +208,12 @@ async function lanesGraphile(url: string): Promise<{ perS: number; inOrder: bool
   const seen = new Map<string, number[]>();
   let done = 0;
   const ms = await timed(async () => {
-    const runner = await runGraphile({
-      connectionString: url,
-      concurrency: 10,
-      noHandleSignals: true,
-      pollInterval: 500,
-      logger: quietGraphile,
-      taskList: {
-        lane: async (payload) => {
-          const n = typeof payload === 'object' && payload !== null && 'n' in payload ? Number(payload.n) : -1;
-          const key = `endpoint-${n % LANES}`;
-          seen.set(key, [...(seen.get(key) ?? []), n]);
-          done += 1;
-        },
+    const runner = await graphileRunner(url, {
+      lane: async (payload) => {
+        const n = typeof payload === 'object' && payload !== null && 'n' in payload ? Number(payload.n) : -1;
+        const key = `endpoint-${n % LANES}`;
+        seen.set(key, [...(seen.get(key) ?? []), n]);
+        done += 1;
       },
     });
     await until(() => done >= LANE_JOBS);
@@ -236,10 +222,21 @@ async function lanesGraphile(url: string): Promise<{ perS: number; inOrder: bool
   return { perS: perSecond(LANE_JOBS, ms), inOrder: ordered(seen) };
 }
 
+const quietGraphile = new GraphileLogger(() => () => {});
+
+/** A graphile-worker runner of `taskList` on the database at `url`, quiet, ten jobs at a time. */
+const graphileRunner = (url: string, taskList: Parameters<typeof runGraphile>[0]['taskList']) =>
+  runGraphile({
+    connectionString: url,
+    concurrency: 10,
+    noHandleSignals: true,
+    pollInterval: 500,
+    logger: quietGraphile,
+    taskList,
+  });
+
 const ordered = (seen: Map<string, number[]>) =>
   [...seen.values()].every((ns) => ns.every((n, i) => i === 0 || n > (ns[i - 1] ?? -1)));
-
-const quietGraphile = new GraphileLogger(() => () => {});
 
 /** Embedded PGlite: ours against pg-boss on the same in-process database (graphile-worker cannot). */
 async function onPglite(jobs: number): Promise<{ ours: Figures; pgBoss: Figures }> {

@@ -97,8 +97,8 @@ const apiMessagesOf = (eb: OnConversation) =>
       .orderBy('m.id'),
   ).as('messages');
 
-/** The one place a message's columns become the domain's record. */
-export function message(m: {
+/** A message's columns as MESSAGE_COLUMNS and `hosted` select them. */
+export interface MessageColumns {
   id: number;
   type: string;
   duration: number;
@@ -109,7 +109,10 @@ export function message(m: {
   text: string;
   media: string | null;
   hosted: boolean;
-}): MessageRecord {
+}
+
+/** The one place a message's columns become the domain's record. */
+export function message(m: MessageColumns): MessageRecord {
   return {
     id: m.id,
     // The table's check holds the four types; anything else would be a row written around it.

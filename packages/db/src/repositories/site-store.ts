@@ -16,6 +16,7 @@ import {
   epochMicros,
   hosted,
   MESSAGE_COLUMNS,
+  type MessageColumns,
   message,
   SETTINGS,
   settingsOf,
@@ -53,21 +54,9 @@ const PAGE_MESSAGE_COLUMNS = [
   'm.claimed_name',
 ] as const;
 
-const pageMessage = (m: {
-  id: number;
-  type: string;
-  duration: number;
-  anonymous: boolean;
-  author_id: number | null;
-  author_name: string | null;
-  author_email: string | null;
-  author_team: string | null;
-  claimed_name: string | null;
-  text: string;
-  media: string | null;
-  hosted: boolean;
-  created_us: string;
-}): PageMessageRecord => ({
+const pageMessage = (
+  m: MessageColumns & { author_team: string | null; claimed_name: string | null; created_us: string },
+): PageMessageRecord => ({
   ...message(m),
   createdAt: BigInt(m.created_us),
   authorTeamRole: !m.anonymous && isTeamRole(m.author_team) ? m.author_team : null,
