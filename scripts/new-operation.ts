@@ -130,9 +130,10 @@ create(
   `packages/db/src/repositories/${file}-store.ts`,
   `import type { ${Name}Answer, ${Name}Request, ${Name}Store } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { query } from './sql.ts';
+import { sql } from 'kysely';
+import { db, first } from './query.ts';
 
-/** ${label}'s reads, scoped to the account. */
+/** ${label}'s reads, scoped to the account, typed from the entities (a hot one: \`statement\` and \`run\`). */
 export class Pg${Name}Store implements ${Name}Store {
   private readonly em: EntityManager;
 
@@ -141,10 +142,9 @@ export class Pg${Name}Store implements ${Name}Store {
   }
 
   async ${name}(accountId: number, _request: ${Name}Request): Promise<${Name}Answer> {
-    const [row] = await query<{ n: number }>(
+    const row = await first(
       this.em,
-      'select count(*)::int as n from conversation where account_id = ?',
-      [accountId],
+      db.selectFrom('conversation').select(sql<number>\`count(*)::int\`.as('n')).where('account_id', '=', accountId),
     );
     return { conversations: row?.n ?? 0 };
   }

@@ -50,10 +50,19 @@ export interface HarnessOptions {
 export const testSettings = (changes: SettingChanges = {}): AppSettings =>
   withChanges(changes, withChanges({ http: { metricsToken: METRICS_TOKEN }, site: { limits: UNLIMITED_BY_DEFAULT } }));
 
-/** Recordings in a folder of the temp directory of their own (removed with the harness), never in .data/media. */
-const testMedia = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'convo-test-media-'));
-  return { media: { media: { backend: diskMedia(dir) } } satisfies Pick<ServiceOptions, 'media'>, dir };
+/**
+ * Recordings in a temporary folder of each harness's own, never in the working copy's .data/media.
+ * The folders share one root per test process, removed when the process exits (not when a
+ * harness closes: the tus file store makes its folder asynchronously, and may still be at it).
+ */
+let mediaRoot: string | undefined;
+const testMedia = (): Pick<ServiceOptions, 'media'> => {
+  if (!mediaRoot) {
+    const root = mkdtempSync(join(tmpdir(), 'convo-test-media-'));
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+    mediaRoot = root;
+  }
+  return { media: { backend: diskMedia(mkdtempSync(join(mediaRoot, 'h-'))) } };
 };
 
 /** The real app on a real, migrated database (PGlite, or PostgreSQL when DATABASE_URL is set). */
@@ -61,19 +70,9 @@ export async function openHarness(o: HarnessOptions = {}): Promise<Harness> {
   const statements: string[] = [];
   const db = await openTestDatabase({ onQuery: (sql) => statements.push(sql) });
   const logger = o.logTo ? createLogger('info', o.logTo) : createLogger('silent');
-  const recordings = testMedia();
-  const services = createServices(db.orm, logger, { ...DEFAULT_SERVICE_OPTIONS, ...recordings.media, ...o.services });
+  const services = createServices(db.orm, logger, { ...DEFAULT_SERVICE_OPTIONS, ...testMedia(), ...o.services });
   const app = createApp(services, testSettings(o.app));
-  return {
-    db,
-    app,
-    services,
-    statements,
-    async close() {
-      await db.close();
-      rmSync(recordings.dir, { recursive: true, force: true });
-    },
-  };
+  return { db, app, services, statements, close: () => db.close() };
 }
 
 /** Another process's view of the same database: its own services (rate-limit buckets and all). */
