@@ -1,37 +1,39 @@
 import type { Authenticated } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { changeMarkSql } from './change-marks.ts';
-import { type SettingsRow, settingsOf } from './conversation-reads.ts';
-import { type Prepared, runPrepared } from './prepared.ts';
-import { query } from './sql.ts';
+import { sql } from 'kysely';
+import { settingsOf } from './conversation-reads.ts';
+import { db, exec, run, slot, statement } from './query.ts';
 
-/** The account's defaults come under the settings' own column names, for `settingsOf`. */
-interface Row extends SettingsRow {
-  token_id: number;
-  rate_limit: number | null;
-  id: number;
-  key: string;
-  name: string;
-  host: string;
-  title_template: string;
-  owner_id: number | null;
-  owner_email: string | null;
-  owner_name: string | null;
-  change_mark: string;
-}
-
-const BY_TOKEN: Prepared = {
-  name: 'account_by_token',
-  text: `
-  select t.id as token_id, a.rate_limit, a.id, a.key, a.name, a.host,
-    a.default_anyone_can_post as anyone_can_post, a.default_allow_anonymous_messages as allow_anonymous_messages,
-    a.default_allow_search_engines as allow_search_engines, a.title_template,
-    u.id as owner_id, u.email as owner_email, u.name as owner_name, ${changeMarkSql('a.id')} as change_mark
-  from api_token t
-  join account a on a.id = t.account_id
-  left join account_user u on u.id = a.owner_id
-  where t.token_hash = $1 and t.revoked_at is null`,
-};
+/**
+ * Every API request's first read: the token's account with its defaults (under the settings' own
+ * column names, for `settingsOf`), its owner and its change mark.
+ */
+const BY_TOKEN = statement(
+  'account_by_token',
+  db
+    .selectFrom('api_token as t')
+    .innerJoin('account as a', 'a.id', 't.account_id')
+    .leftJoin('account_user as u', 'u.id', 'a.owner_id')
+    .select([
+      't.id as token_id',
+      'a.rate_limit',
+      'a.id',
+      'a.key',
+      'a.name',
+      'a.host',
+      'a.default_anyone_can_post as anyone_can_post',
+      'a.default_allow_anonymous_messages as allow_anonymous_messages',
+      'a.default_allow_search_engines as allow_search_engines',
+      'a.title_template',
+      'u.id as owner_id',
+      'u.email as owner_email',
+      'u.name as owner_name',
+      // The shards' sum, as text for bigint's sake (change-marks.ts).
+      sql<string>`(select coalesce(sum(seq), 0)::text from account_change where account_id = a.id)`.as('change_mark'),
+    ])
+    .where('t.token_hash', '=', slot<string>('hash'))
+    .where('t.revoked_at', 'is', null),
+);
 
 /** Resolves API tokens (by their hash) to the account they act for. */
 export class PgAccountStore {
@@ -42,7 +44,7 @@ export class PgAccountStore {
   }
 
   async findByTokenHash(tokenHash: string): Promise<Authenticated | null> {
-    const [row] = await runPrepared<Row>(this.em, BY_TOKEN, [tokenHash]);
+    const [row] = await run(this.em, BY_TOKEN, { hash: tokenHash });
     if (!row) return null;
     return {
       tokenId: row.token_id,
@@ -62,6 +64,6 @@ export class PgAccountStore {
   }
 
   async touchToken(tokenId: number): Promise<void> {
-    await query(this.em, 'update api_token set last_used_at = now() where id = ?', [tokenId]);
+    await exec(this.em, db.updateTable('api_token').set({ last_used_at: sql<Date>`now()` }).where('id', '=', tokenId));
   }
 }

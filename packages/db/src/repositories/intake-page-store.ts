@@ -21,7 +21,10 @@ const enabledPages = () =>
 export type IntakePageRow = InferResult<ReturnType<typeof enabledPages>>[number];
 
 const BY_ID = statement('intake_page_by_id', enabledPages().where('ip.id', '=', slot<number>('id')));
-const PRIMARY = statement('intake_page_primary', enabledPages().where('ip.is_primary', '=', true));
+const PRIMARY = statement(
+  'intake_page_primary',
+  enabledPages().where((eb) => eb.ref('ip.is_primary')),
+);
 
 /** A page row (with its workflow's columns) as the record a create reads: the one mapping of both. */
 export function intakePageRecord(row: IntakePageRow): IntakePageRecord {

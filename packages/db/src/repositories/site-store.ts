@@ -237,8 +237,7 @@ const indexable = () =>
   db
     .selectFrom('conversation')
     .where('account_id', '=', slot<number>('account'))
-    .where('anyone_can_post', '=', true)
-    .where('allow_search_engines', '=', true);
+    .where((eb) => eb.and([eb.ref('anyone_can_post'), eb.ref('allow_search_engines')]));
 
 const INDEXABLE_SLUGS = statement(
   'site_indexable_slugs',
