@@ -243,11 +243,11 @@ describe('tRPC batches', () => {
     const r = await batch(acme.token, 10);
     expect(r.status).toBe(200);
     expect(r.body).toHaveLength(10);
-    expect(h.statements.filter((s) => s.includes('from api_token'))).toHaveLength(1);
+    expect(h.statements.filter((s) => /from "?api_token"?/.test(s))).toHaveLength(1);
     h.statements.length = 0;
     const refused = await batch('cnv_unknown', 10);
     expect(refused.status).toBe(401);
-    expect(h.statements.filter((s) => s.includes('from api_token'))).toHaveLength(1);
+    expect(h.statements.filter((s) => /from "?api_token"?/.test(s))).toHaveLength(1);
   });
 
   it('counts every call of a batch against the rate limit', async () => {
