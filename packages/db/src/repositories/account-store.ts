@@ -1,6 +1,7 @@
 import type { Authenticated } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
+import { changeMarkOf } from './change-marks.ts';
 import { settingsOf } from './conversation-reads.ts';
 import { db, exec, run, slot, statement } from './query.ts';
 
@@ -28,9 +29,8 @@ const BY_TOKEN = statement(
       'u.id as owner_id',
       'u.email as owner_email',
       'u.name as owner_name',
-      // The shards' sum, as text for bigint's sake (change-marks.ts).
-      sql<string>`(select coalesce(sum(seq), 0)::text from account_change where account_id = a.id)`.as('change_mark'),
     ])
+    .select((eb) => changeMarkOf(eb.ref('a.id')).as('change_mark'))
     .where('t.token_hash', '=', slot<string>('hash'))
     .where('t.revoked_at', 'is', null),
 );
@@ -49,7 +49,7 @@ export class PgAccountStore {
     return {
       tokenId: row.token_id,
       rateLimit: row.rate_limit,
-      changeMark: row.change_mark,
+      changeMark: row.change_mark ?? '0',
       account: {
         id: row.id,
         key: row.key,

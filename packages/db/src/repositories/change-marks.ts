@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/core';
-import { type RawBuilder, sql } from 'kysely';
+import { type Expression, type RawBuilder, sql } from 'kysely';
 import { db } from './query.ts';
 import { query } from './sql.ts';
 
@@ -43,6 +43,9 @@ export async function markChange(em: EntityManager, accountId: number): Promise<
   ]);
 }
 
-/** The account's mark as an expression (text, for bigint's sake). */
-export const changeMarkSql = (account: string): string =>
-  `(select coalesce(sum(seq), 0)::text from account_change where account_id = ${account})`;
+/** The account's mark: the sum of its shards (text, for bigint's sake), as a query or a subquery. */
+export const changeMarkOf = (account: Expression<number>) =>
+  db
+    .selectFrom('account_change')
+    .select(sql<string>`coalesce(sum(seq), 0)::text`.as('mark'))
+    .where('account_id', '=', account);

@@ -12,6 +12,7 @@ import { isTeamRole } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type ExpressionBuilder, sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { changeMarkOf } from './change-marks.ts';
 import {
   epochMicros,
   hosted,
@@ -261,14 +262,8 @@ const INDEXABLE_SLUGS_OLDEST = statement(
 
 const INDEXABLE_COUNT = statement('site_indexable_count', indexable().select(sql<number>`count(*)::int`.as('n')));
 
-/** The account's change mark: the sum of its shards (text, for bigint's sake; see change-marks.ts). */
-const CHANGE_MARK = statement(
-  'site_change_mark',
-  db
-    .selectFrom('account_change')
-    .select(sql<string>`coalesce(sum(seq), 0)::text`.as('mark'))
-    .where('account_id', '=', slot<number>('account')),
-);
+/** The account's change mark (change-marks.ts). */
+const CHANGE_MARK = statement('site_change_mark', changeMarkOf(slot<number>('account')));
 
 /** Hosts remembered at most this many; past it the cache starts again (hosts are few, requests many). */
 const HOST_CACHE_MAX = 10_000;
