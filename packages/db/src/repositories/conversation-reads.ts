@@ -17,6 +17,9 @@ type OnConversation = ExpressionBuilder<Database, 'conversation'>;
 /** A conversation's three settings as every read selects them. */
 export const SETTINGS = ['anyone_can_post', 'allow_anonymous_messages', 'allow_search_engines'] as const;
 
+/** The settings' columns of the outer query's `conversation`. */
+export const SETTINGS_OF_CONVERSATION = SETTINGS.map((s) => `conversation.${s}` as const);
+
 /** A row with the settings' columns (a conversation's, or an account's defaults under the same names). */
 export type SettingsRow = Pick<Selectable<Database['conversation']>, (typeof SETTINGS)[number]>;
 
@@ -133,7 +136,7 @@ export const conversationColumns = (eb: OnConversation) => [
   'conversation.id' as const,
   'conversation.title' as const,
   'conversation.slug' as const,
-  ...SETTINGS.map((s) => `conversation.${s}` as const),
+  ...SETTINGS_OF_CONVERSATION,
   'conversation.via_primary_intake_page' as const,
   'conversation.intake_page_id' as const,
   'conversation.workflow' as const,

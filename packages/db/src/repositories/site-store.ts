@@ -19,7 +19,7 @@ import {
   MESSAGE_COLUMNS,
   type MessageColumns,
   message,
-  SETTINGS,
+  SETTINGS_OF_CONVERSATION,
   settingsOf,
   shownMessages,
   slugKey,
@@ -106,7 +106,7 @@ const PAGE = statement(
       'conversation.id',
       'conversation.title',
       'conversation.slug',
-      ...SETTINGS.map((s) => `conversation.${s}` as const),
+      ...SETTINGS_OF_CONVERSATION,
       epochMicros('conversation.created_at').as('created_us'),
       usersOf(eb),
       tagsOf(eb),
@@ -149,7 +149,7 @@ const PAGE = statement(
  * open it (milliseconds; null: every pass not past its lifetime). Mapped by `accessOf`.
  */
 const accessColumns = (eb: OnConversation) => [
-  ...SETTINGS.map((s) => `conversation.${s}` as const),
+  ...SETTINGS_OF_CONVERSATION,
   sql<string | null>`(extract(epoch from ${sql.ref('conversation.passes_valid_after')}) * 1000)::bigint::text`.as(
     'passes_after_ms',
   ),
