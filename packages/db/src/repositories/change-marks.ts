@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { type Expression, type RawBuilder, sql } from 'kysely';
-import { db } from './query.ts';
-import { query } from './sql.ts';
+import { db, exec } from './query.ts';
 
 /*
  * An account's change mark: what a conditional request (If-None-Match) is judged by. Every
@@ -13,14 +12,10 @@ import { query } from './sql.ts';
 /** Shards per account: concurrent creates pick one at random and rarely wait for each other. */
 const SHARDS = 16;
 
-/** A CTE (to follow others in a `with`) that counts a change of `account` when `source` has rows. */
-export const markChangeSql = (columns: { source: string; account: string }): string => `
-  change_mark as (
-    insert into account_change as m (account_id, shard, seq)
-    select ${columns.account}, floor(random() * ${SHARDS})::smallint, 1 where exists (select 1 from ${columns.source})
-    on conflict (account_id, shard) do update set seq = m.seq + 1)`;
-
-/** The same CTE for a typed statement: `.with('change_mark', () => changeMark('joined', account))`. */
+/**
+ * The insert of a `with` (named `change_mark`) that counts a change of `account` when `source` has
+ * rows: `.with('change_mark', () => changeMark('joined', account))`.
+ */
 export const changeMark = (source: string, account: RawBuilder<number>) =>
   db
     .insertInto('account_change')
@@ -38,9 +33,13 @@ export const changeMark = (source: string, account: RawBuilder<number>) =>
 
 /** The same, as a statement of its own (inside the caller's transaction, if any). */
 export async function markChange(em: EntityManager, accountId: number): Promise<void> {
-  await query(em, `with src as (select 1), ${markChangeSql({ source: 'src', account: '?::int' })} select 1`, [
-    accountId,
-  ]);
+  await exec(
+    em,
+    db
+      .with('src', () => db.selectNoFrom(sql<number>`1`.as('one')))
+      .with('change_mark', () => changeMark('src', sql<number>`${accountId}::int`))
+      .selectNoFrom(sql<number>`1`.as('done')),
+  );
 }
 
 /** The account's mark: the sum of its shards (text, for bigint's sake), as a query or a subquery. */

@@ -1,7 +1,7 @@
 import type { GuardedInsert, IdempotencyGuard, NewConversation } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { sha256 } from '../tokens.ts';
-import { insertInTransaction } from './conversation-writes.ts';
+import { insertOne } from './conversation-writes.ts';
 import { fromJson, query } from './sql.ts';
 
 /** How long an Idempotency-Key is remembered (at least: expired keys are purged hourly, and on reuse). */
@@ -42,7 +42,7 @@ export async function insertOnce(
       if (!used || used.fingerprint !== fingerprint || used.body === null) return { kind: 'key_reused' };
       return { kind: 'replay', answer: fromJson(used.body) };
     }
-    const stored = await insertInTransaction(tx, accountId, c);
+    const stored = await insertOne(tx, accountId, c);
     await query(tx, 'update idempotency_key set body = ? where account_id = ? and key = ?', [
       JSON.stringify(once.answer(stored)),
       accountId,

@@ -4,7 +4,7 @@ import type { InferResult } from 'kysely';
 import { db, run, slot, statement } from './query.ts';
 
 /** An account's enabled pages, each with its workflow while that is enabled. */
-const enabledPages = () =>
+export const enabledPages = () =>
   db
     .selectFrom('intake_page as ip')
     .leftJoin('workflow as w', (j) =>

@@ -1,48 +1,102 @@
 import type { HiddenMessage, ModerationStore } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { markChangeSql } from './change-marks.ts';
-import { query } from './sql.ts';
-import { emitEventSql } from './webhook-outbox.ts';
+import { sql } from 'kysely';
+import { changeMark } from './change-marks.ts';
+import { column, db, run, slot, statement } from './query.ts';
+import { webhookEvents } from './webhook-outbox.ts';
 
 /*
  * Hiding, showing again and deleting a message: each one statement with the account's change mark
  * (and, for hiding, the message_hidden event), moved only when the message changed.
  */
 
-const HIDE = `
-  with changed as (
-    update message set hidden_at = now(), hidden_by = ?
-    where account_id = ? and conversation_id = ? and id = ? and hidden_at is null
-    returning id, account_id, conversation_id
-  ),
-  ${emitEventSql({ source: 'changed', type: 'message_hidden', account: 'changed.account_id', conversation: 'changed.conversation_id', message: 'changed.id' })},
-  ${markChangeSql({ source: 'changed', account: '(select account_id from changed limit 1)' })}
-  select count(*)::int as n from changed`;
+/** The account of the rows of `source` (all of one account). */
+const accountOf = (source: string) => sql<number>`(select account_id from ${sql.table(source)} limit 1)`;
 
-const SHOW = `
-  with changed as (
-    update message set hidden_at = null, hidden_by = null
-    where account_id = ? and conversation_id = ? and id = ? and hidden_at is not null
-    returning id, account_id
-  ),
-  ${markChangeSql({ source: 'changed', account: '(select account_id from changed limit 1)' })}
-  select count(*)::int as n from changed`;
+const HIDE = statement(
+  'message_hide',
+  db
+    .with('changed', (q) =>
+      q
+        .updateTable('message')
+        .set({ hidden_at: sql<Date>`now()`, hidden_by: slot<number>('by') })
+        .where('account_id', '=', slot<number>('account'))
+        .where('conversation_id', '=', slot<number>('conversation'))
+        .where('id', '=', slot<number>('message'))
+        .where('hidden_at', 'is', null)
+        .returning(['id', 'account_id', 'conversation_id']),
+    )
+    .with('webhook_ev', () =>
+      webhookEvents('changed', column('changed.account_id'), {
+        type: 'message_hidden',
+        conversation: column('changed.conversation_id'),
+        message: column('changed.id'),
+      }),
+    )
+    .with('change_mark', () => changeMark('changed', accountOf('changed')))
+    .selectFrom('changed')
+    .select(sql<number>`count(*)::int`.as('n')),
+);
+
+const SHOW = statement(
+  'message_show',
+  db
+    .with('changed', (q) =>
+      q
+        .updateTable('message')
+        .set({ hidden_at: null, hidden_by: null })
+        .where('account_id', '=', slot<number>('account'))
+        .where('conversation_id', '=', slot<number>('conversation'))
+        .where('id', '=', slot<number>('message'))
+        .where('hidden_at', 'is not', null)
+        .returning(['id', 'account_id']),
+    )
+    .with('change_mark', () => changeMark('changed', accountOf('changed')))
+    .selectFrom('changed')
+    .select(sql<number>`count(*)::int`.as('n')),
+);
 
 /**
  * The author's own message, while it is younger than the window; with its recording's key when no
  * other message holds it (a workflow step may post the same recording again).
  */
-const DELETE_OWN = `
-  with gone as (
-    delete from message
-    where account_id = ? and conversation_id = ? and id = ? and author_id = ?
-      and created_at > now() - make_interval(secs => ?::float8)
-    returning id, account_id, media_key
-  ),
-  ${markChangeSql({ source: 'gone', account: '(select account_id from gone limit 1)' })}
-  select case when not exists (select 1 from message m where m.media_key = gone.media_key and m.id <> gone.id)
-    then media_key end as media_key
-  from gone`;
+const DELETE_OWN = statement(
+  'message_delete_own',
+  db
+    .with('gone', (q) =>
+      q
+        .deleteFrom('message')
+        .where('account_id', '=', slot<number>('account'))
+        .where('conversation_id', '=', slot<number>('conversation'))
+        .where('id', '=', slot<number>('message'))
+        .where('author_id', '=', slot<number>('author'))
+        .where('created_at', '>', sql<Date>`now() - make_interval(secs => ${slot('windowSeconds')}::float8)`)
+        .returning(['id', 'account_id', 'media_key']),
+    )
+    .with('change_mark', () => changeMark('gone', accountOf('gone')))
+    .selectFrom('gone')
+    .select(
+      sql<
+        string | null
+      >`case when not exists (select 1 from message m where m.media_key = gone.media_key and m.id <> gone.id)
+        then gone.media_key end`.as('media_key'),
+    ),
+);
+
+/** The conversation's hidden messages, oldest first (the team's page shows them to show again). */
+const HIDDEN = statement(
+  'messages_hidden',
+  db
+    .selectFrom('message as m')
+    .leftJoin('account_user as u', 'u.id', 'm.author_id')
+    .select(['m.id', 'u.name as author_name', 'm.text'])
+    .where('m.account_id', '=', slot<number>('account'))
+    .where('m.conversation_id', '=', slot<number>('conversation'))
+    .where('m.hidden_at', 'is not', null)
+    .orderBy('m.created_at')
+    .orderBy('m.id')
+    .limit(100),
+);
 
 const count = (rows: { n: number }[]) => rows[0]?.n ?? 0;
 
@@ -54,11 +108,15 @@ export class PgModerationStore implements ModerationStore {
   }
 
   async hide(accountId: number, conversationId: number, messageId: number, by: number): Promise<boolean> {
-    return count(await query(this.em, HIDE, [by, accountId, conversationId, messageId])) > 0;
+    return (
+      count(await run(this.em, HIDE, { account: accountId, conversation: conversationId, message: messageId, by })) > 0
+    );
   }
 
   async show(accountId: number, conversationId: number, messageId: number): Promise<boolean> {
-    return count(await query(this.em, SHOW, [accountId, conversationId, messageId])) > 0;
+    return (
+      count(await run(this.em, SHOW, { account: accountId, conversation: conversationId, message: messageId })) > 0
+    );
   }
 
   async deleteOwn(
@@ -68,24 +126,18 @@ export class PgModerationStore implements ModerationStore {
     authorId: number,
     windowSeconds: number,
   ): Promise<{ mediaKey: string | null } | null> {
-    const [gone] = await query<{ media_key: string | null }>(this.em, DELETE_OWN, [
-      accountId,
-      conversationId,
-      messageId,
-      authorId,
+    const [gone] = await run(this.em, DELETE_OWN, {
+      account: accountId,
+      conversation: conversationId,
+      message: messageId,
+      author: authorId,
       windowSeconds,
-    ]);
+    });
     return gone ? { mediaKey: gone.media_key } : null;
   }
 
   async hidden(accountId: number, conversationId: number): Promise<HiddenMessage[]> {
-    const rows = await query<{ id: number; author_name: string | null; text: string }>(
-      this.em,
-      `select m.id, u.name as author_name, m.text from message m left join account_user u on u.id = m.author_id
-       where m.account_id = ? and m.conversation_id = ? and m.hidden_at is not null
-       order by m.created_at, m.id limit 100`,
-      [accountId, conversationId],
-    );
+    const rows = await run(this.em, HIDDEN, { account: accountId, conversation: conversationId });
     return rows.map((r) => ({ id: r.id, authorName: r.author_name, text: r.text }));
   }
 }

@@ -6,26 +6,38 @@ import {
   type NotificationStore,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
+import type { RawBuilder } from 'kysely';
 import { PgMailOutbox } from './mail-outbox.ts';
+import { db, rowsOf } from './query.ts';
 import { fromJson, query } from './sql.ts';
 
 /*
  * Notifications in three tables (migration notifications): notify_event, one row per posted
- * message, written in the message's own statement (notifySql); notification_digest, one pending
+ * message, written in the message's own statement (notifyEvents); notification_digest, one pending
  * mail per person and conversation; and the mutes and follows that decide who gets one.
  */
 
-/** A CTE (to follow others in a `with`) that leaves a notify_event for each message `source` wrote. */
-export const notifySql = (c: {
-  source: string;
-  account: string;
-  conversation: string;
-  message: string;
-  author: string;
-}) => `
-  notify_ev as (
-    insert into notify_event (account_id, conversation_id, message_id, author_id)
-    select ${c.account}, ${c.conversation}, ${c.message}, ${c.author} from ${c.source})`;
+/** The insert of a `with` (named `notify_ev`): a notify_event for each message `source` wrote. */
+export const notifyEvents = (
+  source: string,
+  c: {
+    account: RawBuilder<number>;
+    conversation: RawBuilder<number>;
+    message: RawBuilder<number>;
+    author: RawBuilder<number | null>;
+  },
+) =>
+  db
+    .insertInto('notify_event')
+    .columns(['account_id', 'conversation_id', 'message_id', 'author_id'])
+    .expression(
+      rowsOf(source).select([
+        c.account.as('account_id'),
+        c.conversation.as('conversation_id'),
+        c.message.as('message_id'),
+        c.author.as('author_id'),
+      ]),
+    );
 
 /**
  * Who is told of a message: the conversation's members, and its followers while it is public;

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { type InferKyselyDB, SqlEntityManager } from '@mikro-orm/sql';
 import {
   type Compilable,
+  CompiledQuery,
   DummyDriver,
   Kysely,
   PostgresAdapter,
@@ -52,6 +53,9 @@ export interface Statement<Row> {
   readonly row?: Row;
 }
 
+/** The row type of a statement. */
+export type RowOf<S> = S extends Statement<infer Row> ? Row : never;
+
 /**
  * Compiles `query` once. A slot used twice is one parameter ($n) of the statement, so the
  * statement binds each argument once.
@@ -73,8 +77,11 @@ export function statement<Row>(name: string, query: Compilable<Row>): Statement<
   return { name, text, parameters };
 }
 
-/** Runs a statement built once, prepared on the connection (outside any transaction); `args` fill its slots. */
-export function run<Row>(
+/**
+ * Runs a statement built once; `args` fill its slots. Outside a transaction it is prepared on the
+ * connection; inside one (prepared statements run outside) it is sent as it is, in that transaction.
+ */
+export async function run<Row>(
   em: EntityManager,
   s: Statement<Row>,
   args: Readonly<Record<string, unknown>>,
@@ -84,16 +91,20 @@ export function run<Row>(
     if (!(p.key in args)) throw new Error(`statement ${s.name} needs an argument "${p.key}"`);
     return args[p.key];
   });
-  return runPrepared<Row>(em, s, values);
+  if (!em.getTransactionContext()) return runPrepared<Row>(em, s, values);
+  return execute<Row>(em, CompiledQuery.raw(s.text, values));
 }
 
 /**
  * Runs a typed query on MikroORM's own Kysely: in the request's transaction when there is one,
  * parameterised, and reported like every statement the ORM sends (tests count them).
  */
-export async function exec<Row>(em: EntityManager, query: Compilable<Row>): Promise<Row[]> {
+export function exec<Row>(em: EntityManager, query: Compilable<Row>): Promise<Row[]> {
+  return execute(em, query.compile());
+}
+
+async function execute<Row>(em: EntityManager, compiled: CompiledQuery<Row>): Promise<Row[]> {
   if (!(em instanceof SqlEntityManager)) throw new Error('typed queries need a SQL entity manager');
-  const compiled = query.compile();
   reportStatement(em, compiled.sql);
   return (await em.getKysely().executeQuery(compiled)).rows;
 }
@@ -103,6 +114,12 @@ export async function first<Row>(em: EntityManager, query: Compilable<Row>): Pro
   const [row] = await exec(em, query);
   return row;
 }
+
+/** The rows of `name`, a CTE earlier in the same statement, to select from. */
+export const rowsOf = (name: string) => db.selectFrom(sql.table(name).as(name));
+
+/** A column of a CTE (`added.id`), as an expression of the type the caller knows it has. */
+export const column = <T>(ref: string): RawBuilder<T> => sql<T>`${sql.ref(ref)}`;
 
 /** Addresses compare ignoring case, as the unique index on (account_id, lower(email)) does. */
 export const sameAddress = (column: string, other: unknown) =>

@@ -1,85 +1,171 @@
 import type { ReplyStore, StoredMedia } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { markChangeSql } from './change-marks.ts';
-import { notifySql } from './notification-store.ts';
-import { type Prepared, runPrepared } from './prepared.ts';
-import { emitEventSql } from './webhook-outbox.ts';
-import { workflowEventSql } from './workflow-jobs.ts';
+import { sql } from 'kysely';
+import { changeMark } from './change-marks.ts';
+import { notifyEvents } from './notification-store.ts';
+import { column, db, run, slot, statement } from './query.ts';
+import { webhookEvents } from './webhook-outbox.ts';
+import { workflowEvents } from './workflow-jobs.ts';
+
+const account = () => slot<number>('account');
+const author = () => sql<number | null>`${slot('author')}::int`;
 
 /**
- * A reply is a message (text, or a recording with its caption), written by one prepared statement with its webhook event, the
- * event its notifications are made from (notifications.ts) and, in a conversation with a workflow,
- * the event its steps are planned from (workflow-jobs.ts), whatever the number of members; a
- * registered author joins the conversation's members in the same statement (the domain's rule,
- * access.ts), which the change mark already counts. Its form token (submit_key) is
- * unique per account, so the same form sent twice (a double click, a retry after a lost answer)
- * finds the first message and posts once. $1 account, $2 conversation, $3 author or null,
- * $4 text, $5 form token or null; a recording's $6 kind ('text' without one), $7 measured
- * seconds, $8 store key, $9 content type, $10 size in bytes.
+ * A reply is a message (text, or a recording with its caption), written by one prepared statement
+ * with its webhook event, the event its notifications are made from (notifications.ts) and, in a
+ * conversation with a workflow, the event its steps are planned from (workflow-jobs.ts), whatever
+ * the number of members; a registered author joins the conversation's members in the same
+ * statement (the domain's rule, access.ts), which the change mark already counts. Its form token
+ * (submit_key) is unique per account, so the same form sent twice (a double click, a retry after a
+ * lost answer) finds the first message and posts once.
  */
-const INSERT: Prepared = {
-  name: 'reply_insert',
-  text: `
-  with added as (
-    insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous, text, submit_key,
-                         media_key, media_content_type, media_bytes)
-    select c.account_id, c.id, $6::varchar, $7::int, $3::int, $3::int is null, $4::text, $5::varchar,
-           $8::varchar, $9::varchar, $10::bigint
-    from conversation c where c.id = $2 and c.account_id = $1
-    on conflict (account_id, submit_key) where submit_key is not null do nothing
-    returning id, conversation_id
-  ),
-  touched as (
-    update conversation set last_activity_at = now()
-    where id = $2 and account_id = $1 and exists (select 1 from added)
-  ),
-  joined as (
-    insert into conversation_member (conversation_id, user_id, account_id)
-    select conversation_id, $3::int, $1::int from added where $3::int is not null
-    on conflict do nothing
-  ),
-  ${emitEventSql({ source: 'added', type: 'message_created', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id' })},
-  ${notifySql({ source: 'added', account: '$1::int', conversation: 'added.conversation_id', message: 'added.id', author: '$3::int' })},
-  ${markChangeSql({ source: 'added', account: '$1::int' })},
-  ${workflowEventSql({
-    source: 'added',
-    account: '$1::int',
-    conversation: 'added.conversation_id',
-    message: 'added.id',
-    author: '$3::int',
-    when: 'exists (select 1 from conversation c where c.id = added.conversation_id and c.workflow is not null)',
-  })}
-  select id, true as created from added
-  union all
-  select id, false from message where account_id = $1 and submit_key = $5::varchar and not exists (select 1 from added)`,
-};
+const INSERT = statement(
+  'reply_insert',
+  db
+    .with('added', (q) =>
+      q
+        .insertInto('message')
+        .columns([
+          'account_id',
+          'conversation_id',
+          'message_type',
+          'recorded_duration_seconds',
+          'author_id',
+          'anonymous',
+          'text',
+          'submit_key',
+          'media_key',
+          'media_content_type',
+          'media_bytes',
+        ])
+        .expression(
+          q
+            .selectFrom('conversation as c')
+            .select([
+              'c.account_id',
+              'c.id',
+              sql<string>`${slot('kind')}::varchar`.as('message_type'),
+              sql<number>`${slot('seconds')}::int`.as('recorded_duration_seconds'),
+              author().as('author_id'),
+              sql<boolean>`${author()} is null`.as('anonymous'),
+              sql<string>`${slot('text')}::text`.as('text'),
+              sql<string | null>`${slot('submitKey')}::varchar`.as('submit_key'),
+              sql<string | null>`${slot('mediaKey')}::varchar`.as('media_key'),
+              sql<string | null>`${slot('contentType')}::varchar`.as('media_content_type'),
+              sql<number | null>`${slot('bytes')}::bigint`.as('media_bytes'),
+            ])
+            .where('c.id', '=', slot<number>('conversation'))
+            .where('c.account_id', '=', account()),
+        )
+        .onConflict((c) => c.columns(['account_id', 'submit_key']).where('submit_key', 'is not', null).doNothing())
+        .returning(['id', 'conversation_id']),
+    )
+    .with('touched', (q) =>
+      q
+        .updateTable('conversation')
+        .set({ last_activity_at: sql<Date>`now()` })
+        .where('id', '=', slot<number>('conversation'))
+        .where('account_id', '=', account())
+        .where((eb) => eb.exists(eb.selectFrom('added').select('added.id'))),
+    )
+    .with('joined', (q) =>
+      q
+        .insertInto('conversation_member')
+        .columns(['conversation_id', 'user_id', 'account_id'])
+        .expression(
+          q
+            .selectFrom('added')
+            .select(['conversation_id', author().as('user_id'), sql<number>`${account()}::int`.as('account_id')])
+            .where(sql<boolean>`${author()} is not null`),
+        )
+        .onConflict((c) => c.doNothing()),
+    )
+    .with('webhook_ev', () =>
+      webhookEvents('added', sql<number>`${account()}::int`, {
+        type: 'message_created',
+        conversation: column('added.conversation_id'),
+        message: column('added.id'),
+      }),
+    )
+    .with('notify_ev', () =>
+      notifyEvents('added', {
+        account: sql<number>`${account()}::int`,
+        conversation: column('added.conversation_id'),
+        message: column('added.id'),
+        author: author(),
+      }),
+    )
+    .with('change_mark', () => changeMark('added', sql<number>`${account()}::int`))
+    .with('workflow_ev', () =>
+      workflowEvents(
+        'added',
+        {
+          account: sql<number>`${account()}::int`,
+          conversation: column('added.conversation_id'),
+          when: sql<boolean>`exists (select 1 from conversation c where c.id = added.conversation_id and c.workflow is not null)`,
+        },
+        { message: column('added.id'), author: author() },
+      ),
+    )
+    .selectFrom('added')
+    .select(['added.id', sql<boolean>`true`.as('created')])
+    .unionAll(
+      db
+        .selectFrom('message')
+        .select(['id', sql<boolean>`false`.as('created')])
+        .where('account_id', '=', account())
+        .where('submit_key', '=', sql<string>`${slot('submitKey')}::varchar`)
+        .where(sql<boolean>`not exists (select 1 from added)`),
+    ),
+);
 
 /**
  * An unconfirmed start's message gets its author (the address's person, who confirmed), who joins
- * the conversation's members; the change mark moves with it. $1 account, $2 message, $3 person.
+ * the conversation's members; the change mark moves with it.
  */
-const CLAIM: Prepared = {
-  name: 'reply_claim',
-  text: `
-  with claimed as (
-    update message set author_id = $3, anonymous = false, claimed_name = null
-    where account_id = $1 and id = $2 and author_id is null and claimed_name is not null
-    returning id, conversation_id
-  ),
-  joined as (
-    insert into conversation_member (conversation_id, user_id, account_id)
-    select conversation_id, $3::int, $1::int from claimed
-    on conflict do nothing
-  ),
-  ${markChangeSql({ source: 'claimed', account: '$1::int' })}
-  select id from claimed`,
-};
+const CLAIM = statement(
+  'reply_claim',
+  db
+    .with('claimed', (q) =>
+      q
+        .updateTable('message')
+        .set({ author_id: slot<number>('author'), anonymous: false, claimed_name: null })
+        .where('account_id', '=', account())
+        .where('id', '=', slot<number>('message'))
+        .where('author_id', 'is', null)
+        .where('claimed_name', 'is not', null)
+        .returning(['id', 'conversation_id']),
+    )
+    .with('joined', (q) =>
+      q
+        .insertInto('conversation_member')
+        .columns(['conversation_id', 'user_id', 'account_id'])
+        .expression(
+          q
+            .selectFrom('claimed')
+            .select([
+              'conversation_id',
+              sql<number>`${slot('author')}::int`.as('user_id'),
+              sql<number>`${account()}::int`.as('account_id'),
+            ]),
+        )
+        .onConflict((c) => c.doNothing()),
+    )
+    .with('change_mark', () => changeMark('claimed', sql<number>`${account()}::int`))
+    .selectFrom('claimed')
+    .select('claimed.id'),
+);
 
-/** A form token's message in a conversation ($1 account, $2 conversation, $3 form token). */
-const POSTED: Prepared = {
-  name: 'reply_posted',
-  text: 'select id from message where account_id = $1 and submit_key = $3 and conversation_id = $2',
-};
+/** A form token's message in a conversation. */
+const POSTED = statement(
+  'reply_posted',
+  db
+    .selectFrom('message')
+    .select('id')
+    .where('account_id', '=', account())
+    .where('submit_key', '=', slot<string>('submitKey'))
+    .where('conversation_id', '=', slot<number>('conversation')),
+);
 
 export class PgReplyStore implements ReplyStore {
   private readonly em: EntityManager;
@@ -94,29 +180,29 @@ export class PgReplyStore implements ReplyStore {
     reply: { authorId: number | null; text: string; submitKey: string | null; media?: StoredMedia | undefined },
   ): Promise<{ id: number; created: boolean }> {
     const media = reply.media;
-    const [row] = await runPrepared<{ id: number; created: boolean }>(this.em, INSERT, [
-      accountId,
-      conversationId,
-      reply.authorId,
-      reply.text,
-      reply.submitKey,
-      media?.kind ?? 'text',
-      media?.seconds ?? 0,
-      media?.key ?? null,
-      media?.contentType ?? null,
-      media?.bytes ?? null,
-    ]);
+    const [row] = await run(this.em, INSERT, {
+      account: accountId,
+      conversation: conversationId,
+      author: reply.authorId,
+      text: reply.text,
+      submitKey: reply.submitKey,
+      kind: media?.kind ?? 'text',
+      seconds: media?.seconds ?? 0,
+      mediaKey: media?.key ?? null,
+      contentType: media?.contentType ?? null,
+      bytes: media?.bytes ?? null,
+    });
     if (!row) throw new Error(`conversation ${conversationId} of account ${accountId} is gone`);
     return { id: Number(row.id), created: row.created };
   }
 
   async posted(accountId: number, conversationId: number, submitKey: string): Promise<{ id: number } | null> {
-    const [row] = await runPrepared<{ id: number }>(this.em, POSTED, [accountId, conversationId, submitKey]);
+    const [row] = await run(this.em, POSTED, { account: accountId, conversation: conversationId, submitKey });
     return row ? { id: Number(row.id) } : null;
   }
 
   async claim(accountId: number, messageId: number, authorId: number): Promise<{ id: number } | null> {
-    const [row] = await runPrepared<{ id: number }>(this.em, CLAIM, [accountId, messageId, authorId]);
+    const [row] = await run(this.em, CLAIM, { account: accountId, message: messageId, author: authorId });
     return row ? { id: Number(row.id) } : null;
   }
 }

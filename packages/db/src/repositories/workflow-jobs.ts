@@ -17,40 +17,69 @@ import {
   workflowRetryDelaySeconds,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
+import { type RawBuilder, sql } from 'kysely';
 import { markChange } from './change-marks.ts';
 import { PgMailOutbox } from './mail-outbox.ts';
-import { notifySql } from './notification-store.ts';
+import { notifyEvents } from './notification-store.ts';
+import { column, db, rowsOf, run, sameAddress, slot, statement } from './query.ts';
 import { fromJson, query } from './sql.ts';
-import { emitEventSql } from './webhook-outbox.ts';
+import { webhookEvents } from './webhook-outbox.ts';
 
 /*
  * Workflows at work, in two tables (migration workflows): `workflow_event`, one row per
  * conversation created with a workflow and per message posted in one, written by that statement
- * (workflowEventSql); and `workflow_job`, one row per step and occurrence (unique), due at a
+ * (workflowEvents); and `workflow_job`, one row per step and occurrence (unique), due at a
  * time. Both are taken with SKIP LOCKED in a transaction that also locks the conversations they
  * change, so any number of processes share them and a step's writes commit with its new state,
  * or not at all: at most once per conversation and occurrence, across restarts and replicas.
  */
 
-/** A CTE (to follow others in a `with`) that leaves a workflow_event for each row of `source` where `when` holds. */
-export const workflowEventSql = (c: {
-  source: string;
-  account: string;
-  conversation: string;
-  message: string;
-  author: string;
-  when: string;
-}) => `
-  workflow_ev as (
-    insert into workflow_event (account_id, conversation_id, message_id, author_id)
-    select ${c.account}, ${c.conversation}, ${c.message}, ${c.author} from ${c.source} where ${c.when})`;
+/** One workflow event of a row of the source: the message it is about (none: the conversation's start) and its author. */
+export interface WorkflowEventOf {
+  message: RawBuilder<number | null>;
+  author: RawBuilder<number | null>;
+}
 
-/** The same, as a statement of its own in a transaction (the Idempotency-Key create). */
-export async function workflowEventIn(tx: EntityManager, accountId: number, conversationId: number): Promise<void> {
-  await query(tx, 'insert into workflow_event (account_id, conversation_id) values (?, ?)', [
-    accountId,
-    conversationId,
-  ]);
+/**
+ * The insert of a `with` (named `workflow_ev`): `events`, in that order, for each row of `source`
+ * where `when` holds.
+ */
+export function workflowEvents(
+  source: string,
+  c: { account: RawBuilder<number>; conversation: RawBuilder<number>; when: RawBuilder<boolean> },
+  ...events: [WorkflowEventOf, ...WorkflowEventOf[]]
+) {
+  const insert = db.insertInto('workflow_event').columns(['account_id', 'conversation_id', 'message_id', 'author_id']);
+  const [only] = events;
+  if (events.length === 1) {
+    return insert.expression(
+      rowsOf(source)
+        .select([
+          c.account.as('account_id'),
+          c.conversation.as('conversation_id'),
+          only.message.as('message_id'),
+          only.author.as('author_id'),
+        ])
+        .where(c.when),
+    );
+  }
+  const each = events.map((e, n) => sql`(${sql.lit(n)}, ${e.message}, ${e.author})`);
+  return insert.expression(
+    rowsOf(source)
+      .crossJoinLateral(
+        sql<{ n: number; message_id: number | null; author_id: number | null }>`(values ${sql.join(each)})`.as<'e'>(
+          sql`e(n, message_id, author_id)`,
+        ),
+      )
+      .select([
+        c.account.as('account_id'),
+        c.conversation.as('conversation_id'),
+        column<number | null>('e.message_id').as('message_id'),
+        column<number | null>('e.author_id').as('author_id'),
+      ])
+      .where(c.when)
+      .orderBy(column('e.n')),
+  );
 }
 
 interface LockedConversation {
@@ -118,29 +147,100 @@ async function insertJobs(
  * Posts a step's message: at most once per job (the unique workflow_job_id), with its events (the
  * runner moves the account's change mark once for its batch).
  */
-const POST_MESSAGE = `
-  with author as (
-    select id from account_user where account_id = ? and lower(email) = lower(?) and team_role is not null),
-  recording as (
-    select message_type, recorded_duration_seconds, media_key, media_content_type, media_bytes
-    from message where account_id = ? and id = ? and media_key is not null and hidden_at is null),
-  added as (
-    insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
-                         text, media_key, media_content_type, media_bytes, workflow_job_id)
-    select c.account_id, c.id, coalesce(r.message_type, 'text'), coalesce(r.recorded_duration_seconds, 0), author.id,
-           false, ?, r.media_key, r.media_content_type, r.media_bytes, ?
-    from conversation c cross join author left join recording r on true
-    where c.id = ? and c.account_id = ? and (?::int is null or r.media_key is not null)
-    on conflict (workflow_job_id) where workflow_job_id is not null do nothing
-    returning id, account_id, conversation_id, author_id),
-  touched as (
-    update conversation set last_activity_at = now() where id in (select conversation_id from added)),
-  joined as (
-    insert into conversation_member (conversation_id, user_id, account_id)
-    select conversation_id, author_id, account_id from added on conflict do nothing),
-  ${emitEventSql({ source: 'added', type: 'message_created', account: 'added.account_id', conversation: 'added.conversation_id', message: 'added.id' })},
-  ${notifySql({ source: 'added', account: 'added.account_id', conversation: 'added.conversation_id', message: 'added.id', author: 'added.author_id' })}
-  select (select count(*)::int from author) as authors, (select count(*)::int from recording) as recordings`;
+const POST_MESSAGE = statement(
+  'workflow_post_message',
+  db
+    .with('author', () =>
+      db
+        .selectFrom('account_user')
+        .select('id')
+        .where('account_id', '=', slot<number>('account'))
+        .where(sameAddress('email', slot<string>('as')))
+        .where('team_role', 'is not', null),
+    )
+    .with('recording', () =>
+      db
+        .selectFrom('message')
+        .select(['message_type', 'recorded_duration_seconds', 'media_key', 'media_content_type', 'media_bytes'])
+        .where('account_id', '=', slot<number>('account'))
+        .where('id', '=', sql<number>`${slot('recording')}::int`)
+        .where('media_key', 'is not', null)
+        .where('hidden_at', 'is', null),
+    )
+    .with('added', (q) =>
+      q
+        .insertInto('message')
+        .columns([
+          'account_id',
+          'conversation_id',
+          'message_type',
+          'recorded_duration_seconds',
+          'author_id',
+          'anonymous',
+          'text',
+          'media_key',
+          'media_content_type',
+          'media_bytes',
+          'workflow_job_id',
+        ])
+        .expression(
+          q
+            .selectFrom('conversation as c')
+            .crossJoin('author')
+            .leftJoin('recording as r', (j) => j.onTrue())
+            .select([
+              'c.account_id',
+              'c.id',
+              sql<string>`coalesce(r.message_type, 'text')`.as('message_type'),
+              sql<number>`coalesce(r.recorded_duration_seconds, 0)`.as('recorded_duration_seconds'),
+              'author.id',
+              sql<boolean>`false`.as('anonymous'),
+              sql<string>`${slot('text')}::text`.as('text'),
+              'r.media_key',
+              'r.media_content_type',
+              'r.media_bytes',
+              sql<number>`${slot('job')}::int`.as('workflow_job_id'),
+            ])
+            .where('c.id', '=', slot<number>('conversation'))
+            .where('c.account_id', '=', slot<number>('account'))
+            .where(sql<boolean>`(${slot('recording')}::int is null or r.media_key is not null)`),
+        )
+        .onConflict((c) => c.column('workflow_job_id').where('workflow_job_id', 'is not', null).doNothing())
+        .returning(['id', 'account_id', 'conversation_id', 'author_id']),
+    )
+    .with('touched', (q) =>
+      q
+        .updateTable('conversation')
+        .set({ last_activity_at: sql<Date>`now()` })
+        .where('id', 'in', q.selectFrom('added').select('conversation_id')),
+    )
+    .with('joined', (q) =>
+      q
+        .insertInto('conversation_member')
+        .columns(['conversation_id', 'user_id', 'account_id'])
+        .expression(q.selectFrom('added').select(['conversation_id', 'author_id', 'account_id']))
+        .onConflict((c) => c.doNothing()),
+    )
+    .with('webhook_ev', () =>
+      webhookEvents('added', column('added.account_id'), {
+        type: 'message_created',
+        conversation: column('added.conversation_id'),
+        message: column('added.id'),
+      }),
+    )
+    .with('notify_ev', () =>
+      notifyEvents('added', {
+        account: column('added.account_id'),
+        conversation: column('added.conversation_id'),
+        message: column('added.id'),
+        author: column('added.author_id'),
+      }),
+    )
+    .selectNoFrom([
+      sql<number>`(select count(*)::int from author)`.as('authors'),
+      sql<number>`(select count(*)::int from recording)`.as('recordings'),
+    ]),
+);
 
 /** The actions of one step, in the runner's transaction (or a savepoint of it). */
 function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions {
@@ -160,17 +260,14 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
       return { answered: row?.answered ?? false, superseded: row?.superseded ?? false };
     },
     async postMessage({ as, text, recordingMessageId }) {
-      const [row] = await query<{ authors: number; recordings: number }>(tx, POST_MESSAGE, [
-        accountId,
+      const [row] = await run(tx, POST_MESSAGE, {
+        account: accountId,
         as,
-        accountId,
-        recordingMessageId,
+        recording: recordingMessageId,
         text,
-        ctx.job.id,
-        conversationId,
-        accountId,
-        recordingMessageId,
-      ]);
+        job: ctx.job.id,
+        conversation: conversationId,
+      });
       if (!row || row.authors === 0) return `${as} is not on the account's team`;
       if (recordingMessageId !== null && row.recordings === 0) {
         return `message ${recordingMessageId} has no recording kept here`;

@@ -14,11 +14,13 @@ import {
   type WorkflowRecord,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
+import { type RawBuilder, sql } from 'kysely';
 import { SLUG_UNIQUE_INDEX } from '../../entities/index.ts';
 import { markChange } from '../../repositories/change-marks.ts';
-import { notifySql } from '../../repositories/notification-store.ts';
+import { notifyEvents } from '../../repositories/notification-store.ts';
+import { column, db, exec } from '../../repositories/query.ts';
 import { intArray, query } from '../../repositories/sql.ts';
-import { emitEventSql } from '../../repositories/webhook-outbox.ts';
+import { webhookEvents } from '../../repositories/webhook-outbox.ts';
 import { AdminError } from '../errors.ts';
 import type { IssuedToken } from '../operations.ts';
 import { seedMicros, type TSeedConversation, type TSeedRef } from './format.ts';
@@ -105,25 +107,79 @@ export async function ensureTags(em: EntityManager, refs: AccountRefs, names: It
   return rows.length;
 }
 
-/** Writes `rows` with one statement whose parameters are the account id and the rows as JSON. */
-async function insertRows(em: EntityManager, accountId: number, rows: object[], sql: string): Promise<void> {
-  if (rows.length > 0) await query(em, sql, [accountId, JSON.stringify(rows)]);
+/** An insert of a batch's rows, given the account and the rows as JSON (spread by jsonb_to_recordset). */
+type RowsInsert = (accountId: number, rows: string) => RawBuilder<unknown>;
+
+/** Writes `rows` with one statement. */
+async function insertRows(em: EntityManager, accountId: number, rows: object[], insert: RowsInsert): Promise<void> {
+  if (rows.length > 0) await exec(em, { compile: () => insert(accountId, JSON.stringify(rows)).compile(db) });
 }
 
 /**
- * The insert `sql`, followed in the same statement by an event of `type` for each row it wrote,
- * when the account has an endpoint subscribed to it (and, for messages, the notifications' event). `conversation` and `message` are the inserted
- * row's columns that name them (or `null`).
+ * Writes the conversations `rows`, each followed in the same statement by its conversation_created
+ * event when the account has an endpoint subscribed to it.
  */
-const emitting = (sql: string, type: WebhookEventType, conversation: string, message: string) =>
-  type === 'message_created'
-    ? `with src as (${sql} returning id, account_id, ${conversation} as conversation_id, ${message}::int as message_id, author_id),
-   ${emitEventSql({ source: 'src', type, account: 'src.account_id', conversation: 'src.conversation_id', message: 'src.message_id' })},
-   ${notifySql({ source: 'src', account: 'src.account_id', conversation: 'src.conversation_id', message: 'src.message_id', author: 'src.author_id' })}
-   select count(*) from src`
-    : `with src as (${sql} returning id, account_id, ${conversation} as conversation_id, ${message}::int as message_id),
-   ${emitEventSql({ source: 'src', type, account: 'src.account_id', conversation: 'src.conversation_id', message: 'src.message_id' })}
-   select count(*) from src`;
+async function insertConversationsAnnounced(em: EntityManager, accountId: number, rows: object[], insert: RowsInsert) {
+  if (rows.length === 0) return;
+  await exec(
+    em,
+    db
+      .with(
+        'src',
+        () =>
+          sql<{
+            id: number;
+            account_id: number;
+          }>`(${insert(accountId, JSON.stringify(rows))} returning id, account_id)`,
+      )
+      .with('webhook_ev', () =>
+        webhookEvents('src', column('src.account_id'), {
+          type: 'conversation_created',
+          conversation: column('src.id'),
+          message: sql<null>`null::int`,
+        }),
+      )
+      .selectFrom('src')
+      .select(sql<number>`count(*)`.as('n')),
+  );
+}
+
+/**
+ * Writes the messages `rows`, each followed in the same statement by its message_created event
+ * (when the account has an endpoint subscribed to it) and the notifications' event.
+ */
+async function insertMessagesAnnounced(em: EntityManager, accountId: number, rows: object[], insert: RowsInsert) {
+  if (rows.length === 0) return;
+  await exec(
+    em,
+    db
+      .with(
+        'src',
+        () =>
+          sql<{ id: number; account_id: number; conversation_id: number; author_id: number | null }>`(${insert(
+            accountId,
+            JSON.stringify(rows),
+          )} returning id, account_id, conversation_id, author_id)`,
+      )
+      .with('webhook_ev', () =>
+        webhookEvents('src', column('src.account_id'), {
+          type: 'message_created',
+          conversation: column('src.conversation_id'),
+          message: column('src.id'),
+        }),
+      )
+      .with('notify_ev', () =>
+        notifyEvents('src', {
+          account: column('src.account_id'),
+          conversation: column('src.conversation_id'),
+          message: column('src.id'),
+          author: column('src.author_id'),
+        }),
+      )
+      .selectFrom('src')
+      .select(sql<number>`count(*)`.as('n')),
+  );
+}
 
 export interface BatchOptions {
   /** Announce what is loaded to the account's webhook endpoints (`seed --emit-events`). */
@@ -142,8 +198,6 @@ export async function loadBatch(
   counts: SeedCounts,
   options: BatchOptions = {},
 ) {
-  const announce = (sql: string, type: WebhookEventType, conversation: string, message: string) =>
-    options.emitEvents ? emitting(sql, type, conversation, message) : sql;
   // History loaded is not live news: the live feed's triggers write nothing for this transaction.
   await query(em, "set local convo.quiet = 'on'");
   counts.tags += await ensureTags(
@@ -239,23 +293,15 @@ export async function loadBatch(
 
   // Each batch travels as one JSON parameter per table, spread into rows by jsonb_to_recordset.
   try {
-    await insertRows(
-      em,
-      refs.id,
-      conversations,
-      announce(
-        `insert into conversation (id, account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages,
+    const insert: RowsInsert = (account, rows) =>
+      sql`insert into conversation (id, account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages,
            allow_search_engines, via_primary_intake_page, intake_page_id, workflow, created_at)
-         select id, ?, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines,
+         select id, ${account}::int, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines,
            via_primary_intake_page, intake_page_id, workflow, coalesce(created_at, now())
-         from jsonb_to_recordset(?::jsonb) as t(id int, title text, title_key text, slug text, anyone_can_post bool,
+         from jsonb_to_recordset(${rows}::jsonb) as t(id int, title text, title_key text, slug text, anyone_can_post bool,
            allow_anonymous_messages bool, allow_search_engines bool, via_primary_intake_page bool, intake_page_id int,
-           workflow jsonb, created_at timestamptz)`,
-        'conversation_created',
-        'id',
-        'null',
-      ),
-    );
+           workflow jsonb, created_at timestamptz)`;
+    await (options.emitEvents ? insertConversationsAnnounced : insertRows)(em, refs.id, conversations, insert);
   } catch (e) {
     if (e instanceof Error && e.message.includes(SLUG_UNIQUE_INDEX)) {
       throw new AdminError('a slug appears twice in the account (slugs are unique ignoring case)');
@@ -266,39 +312,35 @@ export async function loadBatch(
     em,
     refs.id,
     timers,
-    `insert into workflow_job (account_id, conversation_id, step, occurrence, due_at)
-     select ?, c, step, occurrence, due from jsonb_to_recordset(?::jsonb) as t(c int, step int, occurrence text, due timestamptz)`,
+    (account, rows) =>
+      sql`insert into workflow_job (account_id, conversation_id, step, occurrence, due_at)
+        select ${account}::int, c, step, occurrence, due
+        from jsonb_to_recordset(${rows}::jsonb) as t(c int, step int, occurrence text, due timestamptz)`,
   );
   await insertRows(
     em,
     refs.id,
     members,
-    `insert into conversation_member (conversation_id, user_id, account_id)
-     select c, u, ? from jsonb_to_recordset(?::jsonb) as t(c int, u int)`,
+    (account, rows) =>
+      sql`insert into conversation_member (conversation_id, user_id, account_id)
+        select c, u, ${account}::int from jsonb_to_recordset(${rows}::jsonb) as t(c int, u int)`,
   );
   await insertRows(
     em,
     refs.id,
     tags,
-    `insert into conversation_tag (conversation_id, tag_id, account_id)
-     select c, t, ? from jsonb_to_recordset(?::jsonb) as x(c int, t int)`,
+    (account, rows) =>
+      sql`insert into conversation_tag (conversation_id, tag_id, account_id)
+        select c, t, ${account}::int from jsonb_to_recordset(${rows}::jsonb) as x(c int, t int)`,
   );
-  await insertRows(
-    em,
-    refs.id,
-    messages,
-    announce(
-      `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
+  const insertMessages: RowsInsert = (account, rows) =>
+    sql`insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
          text, download_media_url, created_at, hidden_at, media_key, media_content_type, media_bytes)
-       select ?, c, type, duration, author, anonymous, text, media, coalesce(created_at, now()),
+       select ${account}::int, c, type, duration, author, anonymous, text, media, coalesce(created_at, now()),
          case when hidden then now() end, media_key, media_content_type, media_bytes
-       from jsonb_to_recordset(?::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
-         media text, created_at timestamptz, hidden bool, media_key text, media_content_type text, media_bytes bigint)`,
-      'message_created',
-      'conversation_id',
-      'id',
-    ),
-  );
+       from jsonb_to_recordset(${rows}::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
+         media text, created_at timestamptz, hidden bool, media_key text, media_content_type text, media_bytes bigint)`;
+  await (options.emitEvents ? insertMessagesAnnounced : insertRows)(em, refs.id, messages, insertMessages);
   // The inbox orders by latest activity: the newest message loaded, or the creation.
   await query(
     em,
