@@ -11,7 +11,7 @@
 import { sameAnswers } from './correctness.ts';
 import { load } from './data.ts';
 import { compare, drive, printHeader, SCENARIOS } from './load.ts';
-import { CONNECTIONS, DURATION, EXTRAS, LARGE, log, N, opt } from './options.ts';
+import { CONNECTIONS, DURATION, EXTRAS, LARGE, log, N, ONLY, opt } from './options.ts';
 import { conditional } from './sections/conditional.ts';
 import { inbox } from './sections/inbox.ts';
 import { intake } from './sections/intake.ts';
@@ -39,7 +39,7 @@ async function main() {
     // and its latest conversation and page 1 would no longer be like the large account's.
     if (LARGE) await scale(product);
     log(`checked ${await sameAnswers(product, baseline)} sample requests: both servers answer identically`);
-    const scenarios = SCENARIOS.filter((s) => !opt.only || s.name.includes(opt.only));
+    const scenarios = SCENARIOS.filter((s) => !ONLY || ONLY.some((item) => s.name.includes(item)));
     for (const s of scenarios) {
       await drive(product, s, 16, 2);
       await drive(baseline, s, 16, 2);
@@ -53,7 +53,7 @@ async function main() {
     // The pages without the cache on the data as loaded, before the creates make page 1 and 100
     // of conversations with no messages.
     const unkeptPages = EXTRAS.has('unkept')
-      ? await withUnkept((unkept) => pagesUnkept(unkept, baseline, scenarios))
+      ? await withUnkept((unkept) => pagesUnkept(unkept, baseline, SCENARIOS))
       : null;
     const writes = await compare(
       product,
