@@ -36,6 +36,7 @@ const ALL_CODE = [
   'packages/client/test',
   'packages/db/test',
   'packages/domain/test',
+  'packages/pages/test',
   'packages/router/test',
   'bench',
   'chaos',
