@@ -6,7 +6,7 @@ import { loadSeed, PgMediaReferences } from '@convo/db';
 import { sweepRecordings } from '@convo/domain';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3Media } from '../src/media/backend.ts';
+import { s3Media } from '../src/media/s3-backend.ts';
 import type { S3MediaStore, S3Options } from '../src/media/s3-store.ts';
 import { auth, call, type Harness, openHarness } from './support/harness.ts';
 import { type Upload, Visitor } from './support/site.ts';

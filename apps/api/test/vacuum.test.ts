@@ -44,7 +44,7 @@ describe.runIf(onPostgres)('vacuuming the churning tables', () => {
 
     const lines: string[] = [];
     const config = loadConfig({ DATABASE_URL: h.db.url, QUEUE_VACUUM_SECONDS: '0.2' });
-    const app = buildApp(h.db.orm, config, createLogger('info', { write: (line) => lines.push(line) }));
+    const app = await buildApp(h.db.orm, config, createLogger('info', { write: (line) => lines.push(line) }));
     try {
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       const after = await stats('account_change');

@@ -514,7 +514,7 @@ export function registerCommands(program: Command, cli: Cli): void {
         }
         const progress = seedProgress(cli.io.stderr, size, o.json === true);
         const started = performance.now();
-        const media = configuredMedia(cli.settings().config);
+        const media = await configuredMedia(cli.settings().config);
         // The recordings kept for this load: removed again if it fails, as the database forgets it.
         const kept: string[] = [];
         const result = await withDatabase(cli, (em) =>

@@ -69,7 +69,7 @@ export function registerDataCommands(program: Command, cli: Cli): void {
               media:
                 mediaDir === undefined
                   ? undefined
-                  : exportRecordings(configuredMedia(cli.settings().config), mediaDir, base),
+                  : exportRecordings(await configuredMedia(cli.settings().config), mediaDir, base),
               onProgress: (p) => {
                 last = { ...p };
                 progress.update(p);
@@ -124,6 +124,7 @@ export function registerDataCommands(program: Command, cli: Cli): void {
         if (!token) throw new AdminError('give the source token: IMPORT_API_TOKEN=…, --token-stdin, or --token');
         const progress = importProgress(cli.io.stderr, o.json === true);
         const started = performance.now();
+        const media = await configuredMedia(cli.settings().config);
         const report = await withDatabase(cli, (em) =>
           importFromApi(em, {
             from: o.from,
@@ -134,7 +135,7 @@ export function registerDataCommands(program: Command, cli: Cli): void {
             rate: o.rate,
             stateFile: o.state ?? `.convo-import-${o.account}.json`,
             onProgress: progress.update,
-            media: configuredMedia(cli.settings().config),
+            media,
           }),
         ).finally(() => progress.stop());
         const seconds = (performance.now() - started) / 1000;

@@ -49,7 +49,7 @@ export function registerDemo(program: Command, cli: Cli): void {
       // Without SMTP_URL, each mail (sign-in links) is printed as a block and listed at /_demo/mail.
       let mailPage = '/_demo/mail';
       const mailbox = new DemoMailbox();
-      const app = buildApp(orm, config, logger, {
+      const app = await buildApp(orm, config, logger, {
         demoMail: config.mail.smtpUrl
           ? undefined
           : { mailbox, printMail: (mail) => cli.io.stdout.write(mailBlock(mail, mailPage)) },

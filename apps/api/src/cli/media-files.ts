@@ -23,8 +23,8 @@ import type { Config } from '../start/config.ts';
  */
 
 /** The media store and probe of the configuration (MEDIA_DIR or the S3 bucket, the limits). */
-export const configuredMedia = (config: Config): MediaDeps => ({
-  store: configuredBackend(config.media).store,
+export const configuredMedia = async (config: Config): Promise<MediaDeps> => ({
+  store: (await configuredBackend(config.media)).store,
   probe: new MediabunnyProbe({ threads: config.media.probeThreads, maxSeconds: config.media.limits.maxSeconds }),
   limits: config.media.limits,
 });

@@ -12,7 +12,6 @@ import { HttpError, mediaType } from './body.ts';
 import { serveDocs } from './docs.ts';
 import { faviconResponse } from './favicon.ts';
 import { metricsEndpoint } from './metrics-endpoint.ts';
-import { buildOpenApiDocument } from './openapi.ts';
 import type { Peer } from './peer.ts';
 import { clientKey, trustedProxies } from './proxy.ts';
 import { mountRest, REST_PREFIX } from './rest/handler.ts';
@@ -94,7 +93,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     isUnavailable: services.isUnavailable,
     onError: (err) => services.logger.error({ err }, 'page failed'),
   });
-  let openApi: string | undefined;
+  let openApi: Promise<string> | undefined;
   let draining = false;
 
   const api = new Hono<ApiEnv>({ strict: false });
@@ -164,9 +163,11 @@ export function createApp(services: Services, settings: AppSettings): App {
       return errorAnswer(c.get('url').pathname, 'method_not_allowed', '', { allow: 'GET, HEAD' });
     });
   };
-  endpoint(`${REST_PREFIX}/openapi.json`, 'openapi', () => {
-    openApi ??= JSON.stringify(buildOpenApiDocument(operations, pkg.version));
-    return new Response(openApi, { headers: { 'content-type': 'application/json' } });
+  // Built on the first ask: its generator (trpc-to-openapi) is memory a server that is never
+  // asked for the document need not hold.
+  endpoint(`${REST_PREFIX}/openapi.json`, 'openapi', async () => {
+    openApi ??= import('./openapi.ts').then((m) => JSON.stringify(m.buildOpenApiDocument(operations, pkg.version)));
+    return new Response(await openApi, { headers: { 'content-type': 'application/json' } });
   });
   endpoint('/healthz', 'healthz', () => json(200, { status: 'ok' }));
   endpoint('/favicon.ico', 'favicon', faviconResponse);

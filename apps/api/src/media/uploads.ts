@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { ReceivedFile, UploadRefusal, Uploads, UploadVisitor } from '@convo/domain';
 import { type MediaStore, MediaTooLarge, MediaUnavailable, newMediaKey, UPLOAD_ID } from '@convo/domain';
-import { type DataStore, ERRORS, Server, type Upload } from '@tus/server';
+import type { Server } from '@tus/server';
+import { type DataStore, ERRORS, type Upload } from '@tus/utils';
 import type { Logger } from '../logger.ts';
 import { storageUnavailable } from './unavailable.ts';
 
@@ -64,7 +65,12 @@ interface Visit {
 }
 
 export class TusUploads implements Uploads {
-  private readonly server: Server;
+  /**
+   * The tus server, made with the first upload request: some 12 MB of memory (beside the
+   * stores' own @tus/utils) that a server nobody uploads to need not hold.
+   */
+  private server: Promise<Server> | undefined;
+  private readonly serverOptions: ConstructorParameters<typeof Server>[0];
   /** The visitor each request in flight is answered for (the tus server hands its hooks the request). */
   private readonly visits = new WeakMap<Request, Visit>();
 
@@ -90,7 +96,7 @@ export class TusUploads implements Uploads {
       if (!visit) throw ERRORS.FILE_NOT_FOUND;
       return visit;
     };
-    this.server = new Server({
+    this.serverOptions = {
       path: '/uploads',
       datastore: backend.store,
       relativeLocation: true,
@@ -129,7 +135,7 @@ export class TusUploads implements Uploads {
         logger.error({ err }, 'upload failed');
         return { status_code: 500, body: 'The upload failed on the server.\n' };
       },
-    });
+    };
   }
 
   /** `stallMs`: a PATCH whose bytes stop coming for this long is let go (408), keeping what came. */
@@ -138,7 +144,8 @@ export class TusUploads implements Uploads {
     const guarded = req.method === 'PATCH' && req.body && stallMs ? watched(req, req.body, stallMs, visit) : req;
     this.visits.set(guarded, visit);
     try {
-      return await this.server.handleWeb(guarded);
+      this.server ??= import('@tus/server').then(({ Server }) => new Server(this.serverOptions));
+      return await (await this.server).handleWeb(guarded);
     } finally {
       this.visits.delete(guarded);
     }

@@ -21,7 +21,12 @@ export interface BuildOptions {
 }
 
 /** The app as the configuration describes it, on an open database. */
-export function buildApp(orm: MikroORM, config: Config, logger: Logger, options: BuildOptions = {}): App {
+export async function buildApp(
+  orm: MikroORM,
+  config: Config,
+  logger: Logger,
+  options: BuildOptions = {},
+): Promise<App> {
   const demo = options.demoMail;
   const services = createServices(orm, logger, {
     rateLimit: config.rateLimit,
@@ -30,7 +35,7 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, options:
     pageCacheBytes: config.pageCacheBytes,
     webhookRetentionDays: config.webhookRetentionDays,
     media: {
-      backend: configuredBackend(config.media),
+      backend: await configuredBackend(config.media),
       limits: config.media.limits,
       uploadQuotas: config.media.uploadQuotas,
       probeThreads: config.media.probeThreads,
@@ -104,5 +109,5 @@ export function buildApp(orm: MikroORM, config: Config, logger: Logger, options:
 export async function buildServer(config: Config, logger: Logger): Promise<{ app: App; orm: MikroORM }> {
   const orm = await openDatabase(config, logger);
   if (config.migrateOnStart) await migrateDatabase(orm, logger);
-  return { app: buildApp(orm, config, logger), orm };
+  return { app: await buildApp(orm, config, logger), orm };
 }

@@ -1,6 +1,6 @@
 import type { ClaimedMail, PgMailOutbox } from '@convo/db';
 import { mailHtml } from '@convo/pages';
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from '../logger.ts';
 import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
 
@@ -30,20 +30,26 @@ export interface MailOptions {
 }
 
 export function startMailWorker(queue: PgMailOutbox, mailing: MailOptions): MailWorker {
-  const transport = mailing.smtpUrl ? createTransport(mailing.smtpUrl) : null;
+  // Made with the first mail to send: nodemailer is some 20 MB of memory a server without mail to
+  // send never needs.
+  let transport: Promise<Transporter> | null = null;
+  const connect = (smtpUrl: string) => {
+    transport ??= import('nodemailer').then((n) => n.createTransport(smtpUrl));
+    return transport;
+  };
   const send = async (mail: ClaimedMail) => {
-    if (!transport && mailing.unsent) {
+    if (!mailing.smtpUrl && mailing.unsent) {
       mailing.unsent({ to: mail.recipient, subject: mail.subject, text: mail.body });
       return;
     }
-    if (!transport) {
+    if (!mailing.smtpUrl) {
       mailing.logger.info(
         { to: mail.recipient, subject: mail.subject, text: mail.body },
         'mail not sent (no SMTP_URL): here it is',
       );
       return;
     }
-    await transport.sendMail({
+    await (await connect(mailing.smtpUrl)).sendMail({
       from: mailing.from,
       to: mail.recipient,
       // One line, whatever an account's name or a title held: no header can be added through it.
@@ -85,7 +91,7 @@ export function startMailWorker(queue: PgMailOutbox, mailing: MailOptions): Mail
     kick: worker.kick,
     async stop() {
       await worker.stop();
-      transport?.close();
+      (await transport)?.close();
     },
   };
 }

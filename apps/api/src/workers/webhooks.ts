@@ -2,7 +2,7 @@ import type { AttemptResult, DueDelivery, PgWebhookDeliveryStore } from '@convo/
 import { webhookRetryDelaySeconds } from '@convo/domain';
 import ipaddr from 'ipaddr.js';
 import { Webhook } from 'standardwebhooks';
-import { Agent, request } from 'undici';
+import type { Agent, request } from 'undici';
 import type { Logger } from '../logger.ts';
 import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
 import { guardedLookup, isPublicAddress, type TargetPolicy, TargetRefused, targetUrl } from './webhook-target.ts';
@@ -58,7 +58,15 @@ export function startWebhookWorker(store: PgWebhookDeliveryStore, settings: Webh
   };
   // Every connection's DNS lookup refuses non-public addresses (unless allowed): checked at the
   // moment of connecting, not only when the endpoint was subscribed.
-  const agent = new Agent({ connect: { lookup: guardedLookup(settings.policy) }, connections: 8 });
+  // Made with the first delivery: undici is memory a server without webhooks to send need not hold.
+  let undici: Promise<{ agent: Agent; request: typeof request }> | undefined;
+  const client = () => {
+    undici ??= import('undici').then((u) => ({
+      agent: new u.Agent({ connect: { lookup: guardedLookup(settings.policy) }, connections: 8 }),
+      request: u.request,
+    }));
+    return undici;
+  };
 
   /** One attempt: its result, to be recorded with the rest of its batch. */
   async function send(d: DueDelivery): Promise<AttemptResult> {
@@ -78,6 +86,7 @@ export function startWebhookWorker(store: PgWebhookDeliveryStore, settings: Webh
       }
       const id = `evt_${d.eventId}`;
       const at = new Date();
+      const { agent, request } = await client();
       const res = await request(url, {
         method: 'POST',
         dispatcher: agent,
@@ -168,7 +177,7 @@ export function startWebhookWorker(store: PgWebhookDeliveryStore, settings: Webh
     async stop() {
       await worker.stop();
       await Promise.all(lanes.values());
-      await agent.close();
+      if (undici) await (await undici).agent.close();
     },
   };
 }
