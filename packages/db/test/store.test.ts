@@ -1,4 +1,11 @@
-import { clockMicros, LOADED_STEP, lookupCriteria, pageWindow, SlugTakenError } from '@convo/domain';
+import {
+  type ConversationListView,
+  clockMicros,
+  LOADED_STEP,
+  lookupCriteria,
+  pageWindow,
+  SlugTakenError,
+} from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationStore, loadSeed, PgIntakePageStore } from '../src/index.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
@@ -7,6 +14,7 @@ let db: TestDatabase;
 let statements: string[] = [];
 let acme: number;
 let other: number;
+const acmeAddress = () => ({ id: acme, host: 'https://acme.example.com', key: 'acme' });
 
 const conv = (i: number, extra: Record<string, unknown> = {}) => ({
   title: `Conversation ${i}`,
@@ -135,19 +143,26 @@ describe('get_conversation lookup', () => {
 
 describe('get_conversations paging', () => {
   it('returns 50 a page, newest first, and the rest on page 2', async () => {
-    const { records: first, hasMore: moreAfterFirst } = await store().listPage(acme, pageWindow(1));
-    const { records: second, hasMore: moreAfterSecond } = await store().listPage(acme, pageWindow(2));
-    expect(first).toHaveLength(50);
-    expect(second).toHaveLength(8);
-    expect([moreAfterFirst, moreAfterSecond]).toEqual([true, false]);
-    expect(first[0]?.slug).toBe('Mixed_Case-Slug');
-    const all = [...first, ...second].map((c) => c.createdAt);
-    expect([...all].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))).toEqual(all);
-    expect(await store().listPage(acme, pageWindow(3))).toEqual({ records: [], hasMore: false });
+    const listed = async (n: number) => {
+      const { page, count, hasMore } = await store().listPage(acmeAddress(), pageWindow(n));
+      const view: ConversationListView = JSON.parse(page.text);
+      expect(view.conversations).toHaveLength(count);
+      return { conversations: view.conversations, hasMore };
+    };
+    const first = await listed(1);
+    const second = await listed(2);
+    expect(first.conversations).toHaveLength(50);
+    expect(second.conversations).toHaveLength(8);
+    expect([first.hasMore, second.hasMore]).toEqual([true, false]);
+    expect(first.conversations[0]?.slug).toBe('Mixed_Case-Slug');
+    // Newest first: the ids of conversations created in order fall, but for those given times.
+    const slugs = [...first.conversations, ...second.conversations].map((c) => c.slug);
+    expect(new Set(slugs).size).toBe(58);
+    expect(await listed(3)).toEqual({ conversations: [], hasMore: false });
   });
   it('uses one SQL statement for a page of 50 with their members, tags and messages', async () => {
     statements = [];
-    await store().listPage(acme, pageWindow(1));
+    await store().listPage(acmeAddress(), pageWindow(1));
     expect(statements).toHaveLength(1);
     statements = [];
     await store().findOne(acme, lookupCriteria({ title: 'x', slug: 'y' }));

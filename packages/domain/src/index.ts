@@ -50,6 +50,7 @@ export * from './shared/text.ts';
 export * from './shared/time.ts';
 export * from './shared/tokens.ts';
 export * from './shared/urls.ts';
+export * from './shared/wire-json.ts';
 export * from './shared/workflow-steps.ts';
 export * from './webhooks/create-webhook.ts';
 export * from './webhooks/delete-webhook.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type AccountContext,
+  type ConversationListView,
   type ConversationRecord,
   type ConversationStore,
   createConversation,
@@ -14,6 +15,7 @@ import {
   type IntakePageRecord,
   type IntakePageStore,
   type LookupCriteria,
+  listedConversationView,
   type NewConversation,
   type PageWindow,
   SlugTakenError,
@@ -55,10 +57,12 @@ class MemoryConversations implements ConversationStore {
     return found ? this.record(found) : null;
   }
 
-  async listPage(accountId: number, w: PageWindow) {
-    const rows = this.newestFirst(accountId);
+  async listPage(account: AccountContext, w: PageWindow) {
+    const rows = this.newestFirst(account.id);
+    const records = rows.slice(w.offset, w.offset + w.limit).map((r) => this.record(r));
     return {
-      records: rows.slice(w.offset, w.offset + w.limit).map((r) => this.record(r)),
+      page: { text: JSON.stringify({ conversations: records.map((r) => listedConversationView(account, r)) }) },
+      count: records.length,
       hasMore: rows.length > w.offset + w.limit,
     };
   }
@@ -271,11 +275,15 @@ describe('getConversations', () => {
       await createConversation({ ...deps, clock: () => at('2026-01-01T00:00:00Z', ++t) }, acme, { slug: `s${i}` });
     }
     const first = await getConversations(deps, acme, {});
-    expect(first.view.conversations).toHaveLength(50);
-    expect(first.view.conversations[0]?.slug).toBe('s50');
+    const slugs = (page: { text: string }) => {
+      const view: ConversationListView = JSON.parse(page.text);
+      return view.conversations.map((c) => c.slug);
+    };
+    expect(slugs(first.page)).toHaveLength(50);
+    expect(slugs(first.page)[0]).toBe('s50');
     expect(first.position).toEqual({ page: 1, hasPrevious: false, hasNext: true });
     const second = await getConversations(deps, acme, { page: 2 });
-    expect(second.view.conversations.map((c) => c.slug)).toEqual(['s0']);
+    expect(slugs(second.page)).toEqual(['s0']);
     expect(second.position).toEqual({ page: 2, hasPrevious: true, hasNext: false });
     await expect(getConversations(deps, acme, { page: 3 })).rejects.toMatchObject({ code: 'conversation_not_found' });
     await expect(getConversations(deps, acme, { page: 0 })).rejects.toMatchObject({ code: 'invalid_input' });

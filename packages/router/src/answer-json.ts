@@ -1,3 +1,5 @@
+import type { ConversationListView, WireJson } from '@convo/domain';
+
 /*
  * Answers' JSON text, made once per answer object. A producer that hands the same object out
  * again and again (the pages of conversations kept by change mark) makes its text as it keeps it;
@@ -5,11 +7,27 @@
  */
 const texts = new WeakMap<object, string>();
 
-/** Makes the answer's JSON text and remembers it for as long as the answer lives. */
+/** Makes the answer's JSON text (unless it has one) and remembers it for as long as the answer lives. */
 export function keepJson(answer: object): string {
-  const text = JSON.stringify(answer);
+  const text = texts.get(answer) ?? JSON.stringify(answer);
   texts.set(answer, text);
   return text;
+}
+
+/**
+ * A page of conversations whose JSON its store wrote (WireJson): written as that text, and parsed
+ * only when something reads its members (tRPC's serializer, the answer checks).
+ */
+export function listViewOf(page: WireJson<ConversationListView>): ConversationListView {
+  let parsed: ConversationListView | undefined;
+  const view: ConversationListView = {
+    get conversations() {
+      parsed ??= JSON.parse(page.text);
+      return parsed?.conversations ?? [];
+    },
+  };
+  texts.set(view, page.text);
+  return view;
 }
 
 /** The answer's JSON text: as kept, or made now. */

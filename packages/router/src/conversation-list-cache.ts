@@ -88,7 +88,7 @@ export class ConversationListCache {
       if (this.#kept.get(id) === entry) this.#kept.delete(id);
       throw e;
     }
-    // Its JSON text is made once, here: every answer from memory is written with it (answer-json.ts).
+    // Its JSON text (the store's, or made once, here): every answer from memory is written with it (answer-json.ts).
     const text = keepJson(page.view);
     if (this.#kept.get(id) === entry) {
       entry.bytes = text.length * BYTES_PER_TEXT_CHAR;

@@ -1,9 +1,12 @@
 import type {
+  AccountContext,
+  ConversationListView,
   ConversationRecord,
   ConversationSettings,
   LookupCriteria,
   MessageRecord,
   PageWindow,
+  WireJson,
 } from '@convo/domain';
 import { isMessageType, SLUG_KEY_SQL } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
@@ -193,6 +196,88 @@ const FIND_ONE = {
 };
 
 /*
+ * A page of get_conversations as its JSON, built by PostgreSQL and handed to the socket as text:
+ * the domain's listedConversationView (views.ts), written in SQL, field for field and in the same
+ * order (conversation-page.test.ts holds the two equal on every field). Nothing is parsed into
+ * objects and serialized again; the answer checks of development and tests parse it and hold it
+ * to the schema. The text is compact, as JSON.stringify writes it: each value is written by
+ * to_json (PostgreSQL escapes strings as JSON.stringify does), joined by concat, which writes the
+ * whole object at once (and skips a NULL, so every nullable value says `null` itself).
+ */
+
+/** A value as JSON text: `null` for NULL. */
+const json = (value: RawBuilder<unknown>) => sql<string>`coalesce(to_json(${value})::text, 'null')`;
+const bool = (value: RawBuilder<boolean>) => sql<string>`case when ${value} then 'true' else 'false' end`;
+const col = (name: string) => sql<unknown>`${sql.ref(name)}`;
+
+/** `[...]` of `element` over the rows `from` reads, in `order`; `[]` when none. */
+const array = (element: RawBuilder<string>, order: RawBuilder<unknown>, from: RawBuilder<unknown>) =>
+  sql<string>`coalesce((select '[' || string_agg(${element}, ',' order by ${order}) || ']' ${from}), '[]')`;
+
+/** The account's address, as the URLs are built on it (urls.ts). */
+const host = () => sql<string>`${slot<string>('host')}::text`;
+const key = () => sql<string>`${slot<string>('key')}::text`;
+
+/** One conversation `c` of a page, as the API lists it. */
+const listedConversationJson = () => {
+  const url = sql<string>`${host()} || '/c/' || c.slug`;
+  const users = array(
+    sql<string>`concat('{"id":', u.id, ',"email":', ${json(col('u.email'))}, ',"name":', ${json(col('u.name'))}, '}')`,
+    sql`u.id`,
+    sql`from conversation_member cm join account_user u on u.id = cm.user_id
+      where cm.conversation_id = c.id and cm.account_id = c.account_id`,
+  );
+  const tags = array(
+    sql<string>`concat('{"id":', t.id, ',"name":', ${json(col('t.name'))}, '}')`,
+    sql`t.id`,
+    sql`from conversation_tag ct join tag t on t.id = ct.tag_id
+      where ct.conversation_id = c.id and ct.account_id = c.account_id`,
+  );
+  const author = sql<string>`case when m.anonymous or u.id is null then '{"anonymous":true}'
+    else concat('{"anonymous":false,"id":', u.id, ',"name":', coalesce(to_json(u.name)::text, '""'),
+      ',"email":', coalesce(to_json(u.email)::text, '""'), '}') end`;
+  const messages = array(
+    sql<string>`concat(
+      '{"id":', m.id,
+      ',"conversation_id":', c.id,
+      ',"message_type":', ${json(col('m.message_type'))},
+      ',"recorded_duration_seconds":', m.recorded_duration_seconds,
+      ',"author":', ${author},
+      ',"message_url":', ${json(sql`${url} || '#message-' || m.id`)},
+      ',"embed_message_url":', ${json(sql`${host()} || '/embeds/messages/' || ${key()} || '/' || m.id || '&show_author=true'`)},
+      ',"download_media_url":', ${json(
+        sql`case when m.media_key is not null then ${host()} || '/media/' || ${key()} || '/' || m.id
+          else m.download_media_url end`,
+      )},
+      ',"text":', ${json(col('m.text'))},
+      '}')`,
+    sql`m.created_at, m.id`,
+    sql`from message m left join account_user u on u.id = m.author_id
+      where m.conversation_id = c.id and m.account_id = c.account_id and m.hidden_at is null`,
+  );
+  const workflow = sql<string>`case when c.workflow is null then '{}'
+    else concat('{"id":', coalesce((c.workflow->'id')::text, 'null'), ',"name":', coalesce((c.workflow->'name')::text, 'null'),
+      ',"steps":', coalesce((c.workflow->'steps')::text, 'null'), '}') end`;
+  return sql<string>`concat(
+    '{"id":', c.id,
+    ',"title":', ${json(col('c.title'))},
+    ',"slug":', ${json(col('c.slug'))},
+    ',"public":', ${bool(sql`c.anyone_can_post`)},
+    ',"via_primary_intake_page":', ${bool(sql`c.via_primary_intake_page`)},
+    ',"intake_page_id":', ${json(col('c.intake_page_id'))},
+    ',"conversation_url":', ${json(url)},
+    ',"conversation_embed_url":', ${json(sql`${host()} || '/embeds/conversations/' || ${key()} || '/' || c.slug`)},
+    ',"anyone_can_post":', ${bool(sql`c.anyone_can_post`)},
+    ',"allow_anonymous_messages":', ${bool(sql`c.allow_anonymous_messages`)},
+    ',"allow_search_engines":', ${bool(sql`c.allow_search_engines`)},
+    ',"tags":', ${tags},
+    ',"users":', ${users},
+    ',"messages":', ${messages},
+    ',"workflow":', ${workflow},
+    '}')`;
+};
+
+/*
  * The page's ids come from an index-only scan of (account_id, created_at desc, id desc), so the
  * rows skipped by a deep page's offset are read from the index only, never from the table. One id
  * past the page is read too, to tell whether another page follows; its row is not built.
@@ -221,12 +306,14 @@ const LIST_PAGE = statement(
         ])
         .as('p'),
     )
-    .innerJoin('conversation', 'conversation.id', 'p.id')
-    .select(conversationColumns)
-    .select(sql<boolean>`p.total > ${slot<number>('limit')}`.as('has_more'))
-    .where('p.rn', '<=', slot<number>('limit'))
-    .orderBy('p.created_at', 'desc')
-    .orderBy('p.id', 'desc'),
+    .innerJoin('conversation as c', 'c.id', 'p.id')
+    .select([
+      sql<string>`concat('{"conversations":[',
+        string_agg(${listedConversationJson()}, ',' order by p.created_at desc, p.id desc), ']}')`.as('json'),
+      sql<number>`count(*)::int`.as('count'),
+      sql<boolean>`coalesce(bool_or(p.total > ${slot<number>('limit')}), false)`.as('has_more'),
+    ])
+    .where('p.rn', '<=', slot<number>('limit')),
 );
 
 export async function findOne(
@@ -248,9 +335,19 @@ export async function findOne(
 
 export async function listPage(
   em: EntityManager,
-  account: number,
+  account: Pick<AccountContext, 'id' | 'host' | 'key'>,
   window: PageWindow,
-): Promise<{ records: ConversationRecord[]; hasMore: boolean }> {
-  const rows = await run(em, LIST_PAGE, { account, limit: window.limit, offset: window.offset });
-  return { records: rows.map(recordFromRow), hasMore: rows[0]?.has_more === true };
+): Promise<{ page: WireJson<ConversationListView>; count: number; hasMore: boolean }> {
+  const [row] = await run(em, LIST_PAGE, {
+    account: account.id,
+    host: account.host,
+    key: account.key,
+    limit: window.limit,
+    offset: window.offset,
+  });
+  return {
+    page: { text: row?.json ?? '{"conversations":[]}' },
+    count: row?.count ?? 0,
+    hasMore: row?.has_more === true,
+  };
 }

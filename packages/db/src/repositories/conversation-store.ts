@@ -11,7 +11,7 @@ import { insertOnce } from './idempotency-keys.ts';
  */
 export const conversationStore = (em: EntityManager): ConversationStore => ({
   findOne: (accountId, criteria) => findOne(em, accountId, criteria),
-  listPage: (accountId, window) => listPage(em, accountId, window),
+  listPage: (account, window) => listPage(em, account, window),
   insert: (accountId, conversation) => insertOne(em, accountId, conversation),
   insertOnce: (accountId, conversation, once) => insertOnce(em, accountId, conversation, once),
 });

@@ -1,4 +1,5 @@
 import type {
+  AccountContext,
   ConversationRecord,
   ConversationSettings,
   IntakePageRecord,
@@ -10,12 +11,14 @@ import type {
 /* The ports the conversations area reads and writes through: conversations, members, the site's reads. */
 
 import type { PageWindow } from '../shared/paging.ts';
-
 import type { EpochMicros } from '../shared/time.ts';
+import type { WireJson } from '../shared/wire-json.ts';
 
 import type { WorkflowCopy } from '../shared/workflow-steps.ts';
 
 import type { LookupCriteria } from './lookup.ts';
+
+import type { ConversationListView } from './views.ts';
 
 /** A conversation about to be stored: everything but what the database assigns. */
 export interface NewConversation extends ConversationSettings {
@@ -52,8 +55,14 @@ export type GuardedInsert =
 /** Conversation storage, always scoped to one account. */
 export interface ConversationStore {
   findOne(accountId: number, criteria: LookupCriteria): Promise<ConversationRecord | null>;
-  /** One page, newest first, and whether any conversation lies beyond it. */
-  listPage(accountId: number, window: PageWindow): Promise<{ records: ConversationRecord[]; hasMore: boolean }>;
+  /**
+   * One page, newest first, as get_conversations answers it (built where the rows are, not parsed
+   * and serialized again): its JSON, how many conversations it holds, and whether any lies beyond.
+   */
+  listPage(
+    account: Pick<AccountContext, 'id' | 'host' | 'key'>,
+    window: PageWindow,
+  ): Promise<{ page: WireJson<ConversationListView>; count: number; hasMore: boolean }>;
   /** Throws SlugTakenError when the account already has the slug (ignoring case). */
   insert(accountId: number, conversation: NewConversation): Promise<StoredConversation>;
   /**

@@ -1,5 +1,6 @@
 import { FIRST_PAGE, getConversations } from '@convo/domain';
 import { answer } from '../../answer.ts';
+import { listViewOf } from '../../answer-json.ts';
 import { defineOperation } from '../../operation.ts';
 import { getConversationsSpec } from './get-conversations.types.ts';
 
@@ -14,9 +15,10 @@ export const getConversationsOperation = defineOperation(getConversationsSpec, (
       key: account.key,
       page: input.page ?? FIRST_PAGE,
     };
-    const { view, position } = await ctx.services.conversationLists.remember(at, () =>
-      getConversations(ctx.services, account, input),
-    );
+    const { view, position } = await ctx.services.conversationLists.remember(at, async () => {
+      const { page, position } = await getConversations(ctx.services, account, input);
+      return { view: listViewOf(page), position };
+    });
     return answer(view, { pagePosition: position });
   }),
 );
