@@ -1,6 +1,7 @@
 import {
   type ConversationListView,
   type ConversationRecord,
+  conversationView,
   listedConversationView,
   lookupCriteria,
   pageWindow,
@@ -31,6 +32,9 @@ const AWKWARD = [
   '',
 ];
 
+const createdAt = (n: number) =>
+  `2025-03-${String(1 + (n % 31)).padStart(2, '0')}T${String([0, 11, 12, 13, 23][n % 5]).padStart(2, '0')}:0${n % 10}:07.${String((n * 7919) % 1_000_000).padStart(6, '0')}Z`;
+
 const conversations = Array.from({ length: 57 }, (_, i) => {
   const awkward = AWKWARD[i % AWKWARD.length] ?? '';
   return {
@@ -39,8 +43,9 @@ const conversations = Array.from({ length: 57 }, (_, i) => {
     anyone_can_post: i % 2 === 0,
     allow_anonymous_messages: i % 3 === 0,
     allow_search_engines: i % 5 === 0,
-    // Every third pair shares one creation time: the higher id comes first.
-    created_at: `2025-03-${String(1 + Math.floor(i / 3)).padStart(2, '0')}T10:00:00.${String(i % 2).padStart(6, '0')}Z`,
+    // Each pair shares one creation time (the higher id comes first); the times try every day's
+    // ordinal (1st, 2nd, 3rd, 11th … 31st) and the clock's edges (midnight, noon).
+    created_at: createdAt(Math.floor(i / 2)),
     members: i % 4 === 0 ? [] : ['olivia@acme.example', ...(i % 2 ? ['sam@acme.example'] : [])],
     tags: i % 3 === 0 ? [] : ['billing', `t${i % 5}`],
     ...(i % 7 === 0 ? { intake_page: 'Front' } : {}),
@@ -162,6 +167,24 @@ describe("a page's JSON written by PostgreSQL", () => {
     expect(view.conversations.some((c) => !('id' in c.workflow))).toBe(true);
     expect(view.conversations.some((c) => c.intake_page_id !== null)).toBe(true);
     expect(view.conversations.some((c) => c.title.includes('\u2028'))).toBe(true);
+  });
+
+  it("answers get_conversation with the domain's view of the conversation, its times included", async () => {
+    const records = await allRecords();
+    for (const record of records) {
+      const found = await store().findOneView(account, lookupCriteria({ slug: record.slug }));
+      const want = JSON.parse(JSON.stringify(conversationView(account, record)));
+      const got = JSON.parse(found?.view.text ?? 'null');
+      expect(got, record.slug).toEqual(want);
+      expect(Object.keys(got)).toEqual(Object.keys(want));
+      expect([found?.title, found?.slug]).toEqual([record.title, record.slug]);
+    }
+    // The times as the spec writes them, on a clock's edges.
+    const nice = records.map((r) => conversationView(account, r).conversation_credated_time_nice);
+    expect(nice).toContain('March 1st, 2025 12:00AM UTC');
+    expect(nice).toContain('March 3rd, 2025 12:02PM UTC');
+    expect(nice).toContain('March 22nd, 2025 11:01AM UTC');
+    expect(nice.some((t) => /^March 1[123]th, /.test(t))).toBe(true);
   });
 
   it('is an empty page past the last one', async () => {

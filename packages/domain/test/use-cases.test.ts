@@ -4,6 +4,8 @@ import {
   type ConversationListView,
   type ConversationRecord,
   type ConversationStore,
+  type ConversationView,
+  conversationView,
   createConversation,
   DomainError,
   type EpochMicros,
@@ -55,6 +57,11 @@ class MemoryConversations implements ConversationStore {
     );
     const found = (c.titleKey !== undefined || c.slugKey !== undefined ? match : undefined) ?? rows[0];
     return found ? this.record(found) : null;
+  }
+
+  async findOneView(account: AccountContext, c: LookupCriteria) {
+    const record = await this.findOne(account.id, c);
+    return record && { view: { text: JSON.stringify(conversationView(account, record)) }, ...record };
   }
 
   async listPage(account: AccountContext, w: PageWindow) {
@@ -245,8 +252,10 @@ describe('getConversation', () => {
     ]) {
       await createConversation({ ...deps, clock: tick }, acme, { title, slug });
     }
-    const slug = async (request: { title?: string; slug?: string }) =>
-      (await getConversation(deps, acme, request)).view.slug;
+    const slug = async (request: { title?: string; slug?: string }) => {
+      const view: ConversationView = JSON.parse((await getConversation(deps, acme, request)).view.text);
+      return view.slug;
+    };
     const matched = async (request: { title?: string; slug?: string }) =>
       (await getConversation(deps, acme, request)).matched;
     expect(await matched({ slug: 'A' })).toBe('slug');

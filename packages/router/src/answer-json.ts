@@ -15,6 +15,16 @@ export function keepJson(answer: object): string {
 }
 
 /**
+ * An answer whose JSON its store wrote (WireJson), parsed once into the object the procedure
+ * answers with (tRPC and the answer checks read it); the transports write the store's text.
+ */
+export function viewOf<T extends object>(wire: WireJson<T>): T {
+  const view: T = JSON.parse(wire.text);
+  texts.set(view, wire.text);
+  return view;
+}
+
+/**
  * A page of conversations whose JSON its store wrote (WireJson): written as that text, and parsed
  * only when something reads its members (tRPC's serializer, the answer checks).
  */

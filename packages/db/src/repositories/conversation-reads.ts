@@ -3,6 +3,7 @@ import type {
   ConversationListView,
   ConversationRecord,
   ConversationSettings,
+  ConversationView,
   LookupCriteria,
   MessageRecord,
   PageWindow,
@@ -218,8 +219,11 @@ const array = (element: RawBuilder<string>, order: RawBuilder<unknown>, from: Ra
 const host = () => sql<string>`${slot<string>('host')}::text`;
 const key = () => sql<string>`${slot<string>('key')}::text`;
 
-/** One conversation `c` of a page, as the API lists it. */
-const listedConversationJson = () => {
+/**
+ * One conversation `c` as the API shows it: listed (listedConversationView), or alone, with its
+ * creation times (conversationView; the times as time.ts writes them).
+ */
+const conversationJson = (shown: 'listed' | 'alone') => {
   const url = sql<string>`${host()} || '/c/' || c.slug`;
   const users = array(
     sql<string>`concat('{"id":', u.id, ',"email":', ${json(col('u.email'))}, ',"name":', ${json(col('u.name'))}, '}')`,
@@ -274,6 +278,13 @@ const listedConversationJson = () => {
     ',"users":', ${users},
     ',"messages":', ${messages},
     ',"workflow":', ${workflow},
+    ${
+      shown === 'alone'
+        ? sql`',"conversation_created_time":"', to_char(c.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'),
+          '","conversation_credated_time_nice":"', to_char(c.created_at at time zone 'UTC', 'FMMonth FMDDth, YYYY HH12:MIAM'),
+          ' UTC"',`
+        : sql``
+    }
     '}')`;
 };
 
@@ -309,12 +320,31 @@ const LIST_PAGE = statement(
     .innerJoin('conversation as c', 'c.id', 'p.id')
     .select([
       sql<string>`concat('{"conversations":[',
-        string_agg(${listedConversationJson()}, ',' order by p.created_at desc, p.id desc), ']}')`.as('json'),
+        string_agg(${conversationJson('listed')}, ',' order by p.created_at desc, p.id desc), ']}')`.as('json'),
       sql<number>`count(*)::int`.as('count'),
       sql<boolean>`coalesce(bool_or(p.total > ${slot<number>('limit')}), false)`.as('has_more'),
     ])
     .where('p.rn', '<=', slot<number>('limit')),
 );
+
+/** get_conversation's answer as JSON (the same lookups as FIND_ONE), with what the lookup matched on. */
+function findOneJsonStatement(name: string, where?: (eb: OnConversation) => RawBuilder<boolean>) {
+  return statement(
+    name,
+    db
+      .selectFrom('conversation as c')
+      .select([sql<string>`${conversationJson('alone')}`.as('json'), 'c.title', 'c.slug'])
+      .where('c.account_id', '=', slot<number>('account'))
+      .where('c.id', '=', (eb) => (where ? eb.fn.coalesce(newest(where), newest()) : newest())),
+  );
+}
+
+const FIND_ONE_JSON = {
+  latest: findOneJsonStatement('conversation_json_latest'),
+  title: findOneJsonStatement('conversation_json_by_title', titleIs),
+  slug: findOneJsonStatement('conversation_json_by_slug', slugIs),
+  both: findOneJsonStatement('conversation_json_by_title_and_slug', () => sql<boolean>`${titleIs()} and ${slugIs()}`),
+};
 
 export async function findOne(
   em: EntityManager,
@@ -331,6 +361,24 @@ export async function findOne(
           ? await run(em, FIND_ONE.slug, { account, slug })
           : await run(em, FIND_ONE.latest, { account });
   return row ? recordFromRow(row) : null;
+}
+
+export async function findOneJson(
+  em: EntityManager,
+  account: Pick<AccountContext, 'id' | 'host' | 'key'>,
+  criteria: LookupCriteria,
+): Promise<{ view: WireJson<ConversationView>; title: string; slug: string } | null> {
+  const { titleKey: title, slugKey: slug } = criteria;
+  const at = { account: account.id, host: account.host, key: account.key };
+  const [row] =
+    title !== undefined && slug !== undefined
+      ? await run(em, FIND_ONE_JSON.both, { ...at, title, slug })
+      : title !== undefined
+        ? await run(em, FIND_ONE_JSON.title, { ...at, title })
+        : slug !== undefined
+          ? await run(em, FIND_ONE_JSON.slug, { ...at, slug })
+          : await run(em, FIND_ONE_JSON.latest, at);
+  return row ? { view: { text: row.json }, title: row.title, slug: row.slug } : null;
 }
 
 export async function listPage(

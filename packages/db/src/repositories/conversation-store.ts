@@ -1,6 +1,6 @@
 import type { ConversationStore } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { findOne, listPage } from './conversation-reads.ts';
+import { findOne, findOneJson, listPage } from './conversation-reads.ts';
 import { insertOne } from './conversation-writes.ts';
 import { insertOnce } from './idempotency-keys.ts';
 
@@ -11,6 +11,7 @@ import { insertOnce } from './idempotency-keys.ts';
  */
 export const conversationStore = (em: EntityManager): ConversationStore => ({
   findOne: (accountId, criteria) => findOne(em, accountId, criteria),
+  findOneView: (account, criteria) => findOneJson(em, account, criteria),
   listPage: (account, window) => listPage(em, account, window),
   insert: (accountId, conversation) => insertOne(em, accountId, conversation),
   insertOnce: (accountId, conversation, once) => insertOnce(em, accountId, conversation, once),

@@ -18,7 +18,7 @@ import type { WorkflowCopy } from '../shared/workflow-steps.ts';
 
 import type { LookupCriteria } from './lookup.ts';
 
-import type { ConversationListView } from './views.ts';
+import type { ConversationListView, ConversationView } from './views.ts';
 
 /** A conversation about to be stored: everything but what the database assigns. */
 export interface NewConversation extends ConversationSettings {
@@ -55,6 +55,14 @@ export type GuardedInsert =
 /** Conversation storage, always scoped to one account. */
 export interface ConversationStore {
   findOne(accountId: number, criteria: LookupCriteria): Promise<ConversationRecord | null>;
+  /**
+   * The same conversation as get_conversation answers it (its JSON built where the rows are), with
+   * the title and slug the lookup is judged by.
+   */
+  findOneView(
+    account: Pick<AccountContext, 'id' | 'host' | 'key'>,
+    criteria: LookupCriteria,
+  ): Promise<{ view: WireJson<ConversationView>; title: string; slug: string } | null>;
   /**
    * One page, newest first, as get_conversations answers it (built where the rows are, not parsed
    * and serialized again): its JSON, how many conversations it holds, and whether any lies beyond.
