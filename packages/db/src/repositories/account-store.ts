@@ -6,6 +6,20 @@ import { settingsOf } from './conversation-reads.ts';
 import { db, exec, run, slot, statement } from './query.ts';
 
 /**
+ * What a create needs of its account `a` and owner `u` (joined under those names): the defaults,
+ * under the settings' own column names for `settingsOf`, the title template and the owner.
+ */
+export const ACCOUNT_DEFAULTS = [
+  'a.default_anyone_can_post as anyone_can_post',
+  'a.default_allow_anonymous_messages as allow_anonymous_messages',
+  'a.default_allow_search_engines as allow_search_engines',
+  'a.title_template',
+  'u.id as owner_id',
+  'u.email as owner_email',
+  'u.name as owner_name',
+] as const;
+
+/**
  * Every API request's first read: the token's account with its defaults (under the settings' own
  * column names, for `settingsOf`), its owner and its change mark.
  */
@@ -15,21 +29,7 @@ const BY_TOKEN = statement(
     .selectFrom('api_token as t')
     .innerJoin('account as a', 'a.id', 't.account_id')
     .leftJoin('account_user as u', 'u.id', 'a.owner_id')
-    .select([
-      't.id as token_id',
-      'a.rate_limit',
-      'a.id',
-      'a.key',
-      'a.name',
-      'a.host',
-      'a.default_anyone_can_post as anyone_can_post',
-      'a.default_allow_anonymous_messages as allow_anonymous_messages',
-      'a.default_allow_search_engines as allow_search_engines',
-      'a.title_template',
-      'u.id as owner_id',
-      'u.email as owner_email',
-      'u.name as owner_name',
-    ])
+    .select(['t.id as token_id', 'a.rate_limit', 'a.id', 'a.key', 'a.name', 'a.host', ...ACCOUNT_DEFAULTS])
     .select((eb) => changeMarkOf(eb.ref('a.id')).as('change_mark'))
     .where('t.token_hash', '=', slot<string>('hash'))
     .where('t.revoked_at', 'is', null),

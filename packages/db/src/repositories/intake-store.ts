@@ -8,6 +8,7 @@ import {
 import type { EntityManager } from '@mikro-orm/core';
 import { type InferResult, sql } from 'kysely';
 import { sha256 } from '../tokens.ts';
+import { ACCOUNT_DEFAULTS } from './account-store.ts';
 import { changeMark } from './change-marks.ts';
 import { settingsOf } from './conversation-reads.ts';
 import { conversationArgs, insertConversationWhere, isSlugTaken } from './conversation-writes.ts';
@@ -57,13 +58,7 @@ const publicPage = () => {
         .whereRef('m.intake_page_id', '=', 'ip.id')
         .whereRef('m.account_id', '=', 'ip.account_id')
         .as('team_ids'),
-      'a.default_anyone_can_post as anyone_can_post',
-      'a.default_allow_anonymous_messages as allow_anonymous_messages',
-      'a.default_allow_search_engines as allow_search_engines',
-      'a.title_template',
-      'u.id as owner_id',
-      'u.email as owner_email',
-      'u.name as owner_name',
+      ...ACCOUNT_DEFAULTS,
     ])
     .where(sql<boolean>`case when ${key} is null then ip.is_primary else lower(ip.key) = lower(${key}) end`)
     .limit(1);
