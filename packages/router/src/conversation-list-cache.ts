@@ -7,8 +7,9 @@ import { keepJson } from './answer-json.ts';
  * every request reads it with its token; so a page read again at the same mark (and the same
  * account address, which its URLs are built on) is the same page. A poller's page 1 is then read
  * from the database once per change to its account, not once per request, and a page served from
- * here allocates next to nothing (the rows, records and views a page read builds were most of
- * what the server's young generation collected; see bench/README.md).
+ * here allocates next to nothing. (A page read from the database is now its JSON text, written by
+ * PostgreSQL; the rows, records and views it was built from before were most of what the
+ * server's young generation collected, bench/README.md.)
  *
  * One page per account and page number is kept, the one of the newest mark seen; a request that
  * read an older mark (a change committed after its token was looked up) reads for itself.
@@ -43,9 +44,9 @@ interface Kept {
 }
 
 /**
- * What a kept page is counted as, per character of its JSON text: the text itself, and the view's
- * objects and strings (a parsed page of conversations held 1.3 times its text's length in V8's
- * heap), with room to spare.
+ * What a kept page is counted as, per character of its JSON text: the text itself and, once a
+ * tRPC call has parsed it (listViewOf), the view's objects and strings (a parsed page of
+ * conversations held 1.3 times its text's length in V8's heap), with room to spare.
  */
 const BYTES_PER_TEXT_CHAR = 3;
 
