@@ -6,7 +6,8 @@ import type { MediaProbe } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/http/app.ts';
 import { withChanges } from '../src/http/settings.ts';
-import { diskMedia, type MediaBackend } from '../src/media/backend.ts';
+import { diskMedia } from '../src/media/backend.ts';
+import type { MediaBackend } from '../src/media/uploads.ts';
 import { auth, call, type Harness, openHarness, secondApp } from './support/harness.ts';
 import { Visitor } from './support/site.ts';
 

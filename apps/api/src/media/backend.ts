@@ -1,18 +1,11 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { readdir, statfs } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { MediaStore } from '@convo/domain';
 import { UPLOAD_ID } from '@convo/domain';
 import { FileStore } from '@tus/file-store';
 import { DIR_MODE, DiskMediaStore } from './disk-store.ts';
 import type { S3Options } from './s3-store.ts';
-import type { UploadBackend } from './uploads.ts';
-
-/** Where recordings are kept, and where their resumable uploads wait until they are posted. */
-export interface MediaBackend {
-  store: MediaStore;
-  uploads: UploadBackend;
-}
+import type { MediaBackend } from './uploads.ts';
 
 /**
  * The backend the configuration names: the S3 bucket when there is one, else the directory. The

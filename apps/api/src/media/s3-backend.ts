@@ -1,7 +1,7 @@
 import { UPLOAD_ID } from '@convo/domain';
 import { S3Store } from '@tus/s3-store';
-import type { MediaBackend } from './backend.ts';
 import { S3MediaStore, type S3Options } from './s3-store.ts';
+import type { MediaBackend } from './uploads.ts';
 
 /**
  * Everything in one S3-compatible bucket that every replica shares: recordings as

@@ -29,6 +29,12 @@ export interface UploadBackend {
   freeBytes?(): Promise<number | null>;
 }
 
+/** Where recordings are kept, and where their resumable uploads wait until they are posted. */
+export interface MediaBackend {
+  store: MediaStore;
+  uploads: UploadBackend;
+}
+
 /** An upload not made into a message within this time is deleted, finished or not. */
 export const UPLOAD_EXPIRY_HOURS = 24;
 

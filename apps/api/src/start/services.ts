@@ -41,8 +41,9 @@ import { createMetrics } from '../http/metrics.ts';
 import type { Services } from '../http/services.ts';
 import { createLiveHub, DEFAULT_LIVE, type LiveOptions } from '../live/hub.ts';
 import type { Logger } from '../logger.ts';
-import { diskMedia, type MediaBackend } from '../media/backend.ts';
+import { diskMedia } from '../media/backend.ts';
 import { MediabunnyProbe } from '../media/probe.ts';
+import type { MediaBackend } from '../media/uploads.ts';
 import { defaultUploadQuotas, TusUploads, type UploadQuotas } from '../media/uploads.ts';
 import { type TargetPolicy, webhookTargets } from '../workers/webhook-target.ts';
 import {

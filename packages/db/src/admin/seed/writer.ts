@@ -116,68 +116,56 @@ async function insertRows(em: EntityManager, accountId: number, rows: object[], 
 }
 
 /**
- * Writes the conversations `rows`, each followed in the same statement by its conversation_created
- * event when the account has an endpoint subscribed to it.
+ * Writes `rows` (conversations, or messages), each followed in the same statement by its event of
+ * `type` when the account has an endpoint subscribed to it, and a message by the notifications'
+ * event too.
  */
-async function insertConversationsAnnounced(em: EntityManager, accountId: number, rows: object[], insert: RowsInsert) {
+async function insertAnnounced(
+  em: EntityManager,
+  accountId: number,
+  rows: object[],
+  insert: RowsInsert,
+  type: 'conversation_created' | 'message_created',
+) {
   if (rows.length === 0) return;
+  const returning =
+    type === 'message_created'
+      ? sql`account_id, conversation_id, id as message_id, author_id`
+      : sql`account_id, id as conversation_id, null::int as message_id, null::int as author_id`;
+  const written = db
+    .with(
+      'src',
+      () =>
+        sql<{
+          account_id: number;
+          conversation_id: number;
+          message_id: number | null;
+          author_id: number | null;
+        }>`(${insert(accountId, JSON.stringify(rows))} returning ${returning})`,
+    )
+    .with('webhook_ev', () =>
+      webhookEvents('src', column('src.account_id'), {
+        type,
+        conversation: column('src.conversation_id'),
+        message: column('src.message_id'),
+      }),
+    );
+  const count = sql<number>`count(*)`.as('n');
   await exec(
     em,
-    db
-      .with(
-        'src',
-        () =>
-          sql<{
-            id: number;
-            account_id: number;
-          }>`(${insert(accountId, JSON.stringify(rows))} returning id, account_id)`,
-      )
-      .with('webhook_ev', () =>
-        webhookEvents('src', column('src.account_id'), {
-          type: 'conversation_created',
-          conversation: column('src.id'),
-          message: sql<null>`null::int`,
-        }),
-      )
-      .selectFrom('src')
-      .select(sql<number>`count(*)`.as('n')),
-  );
-}
-
-/**
- * Writes the messages `rows`, each followed in the same statement by its message_created event
- * (when the account has an endpoint subscribed to it) and the notifications' event.
- */
-async function insertMessagesAnnounced(em: EntityManager, accountId: number, rows: object[], insert: RowsInsert) {
-  if (rows.length === 0) return;
-  await exec(
-    em,
-    db
-      .with(
-        'src',
-        () =>
-          sql<{ id: number; account_id: number; conversation_id: number; author_id: number | null }>`(${insert(
-            accountId,
-            JSON.stringify(rows),
-          )} returning id, account_id, conversation_id, author_id)`,
-      )
-      .with('webhook_ev', () =>
-        webhookEvents('src', column('src.account_id'), {
-          type: 'message_created',
-          conversation: column('src.conversation_id'),
-          message: column('src.id'),
-        }),
-      )
-      .with('notify_ev', () =>
-        notifyEvents('src', {
-          account: column('src.account_id'),
-          conversation: column('src.conversation_id'),
-          message: column('src.id'),
-          author: column('src.author_id'),
-        }),
-      )
-      .selectFrom('src')
-      .select(sql<number>`count(*)`.as('n')),
+    type === 'message_created'
+      ? written
+          .with('notify_ev', () =>
+            notifyEvents('src', {
+              account: column('src.account_id'),
+              conversation: column('src.conversation_id'),
+              message: column('src.message_id'),
+              author: column('src.author_id'),
+            }),
+          )
+          .selectFrom('src')
+          .select(count)
+      : written.selectFrom('src').select(count),
   );
 }
 
@@ -301,7 +289,8 @@ export async function loadBatch(
          from jsonb_to_recordset(${rows}::jsonb) as t(id int, title text, title_key text, slug text, anyone_can_post bool,
            allow_anonymous_messages bool, allow_search_engines bool, via_primary_intake_page bool, intake_page_id int,
            workflow jsonb, created_at timestamptz)`;
-    await (options.emitEvents ? insertConversationsAnnounced : insertRows)(em, refs.id, conversations, insert);
+    if (options.emitEvents) await insertAnnounced(em, refs.id, conversations, insert, 'conversation_created');
+    else await insertRows(em, refs.id, conversations, insert);
   } catch (e) {
     if (e instanceof Error && e.message.includes(SLUG_UNIQUE_INDEX)) {
       throw new AdminError('a slug appears twice in the account (slugs are unique ignoring case)');
@@ -340,7 +329,8 @@ export async function loadBatch(
          case when hidden then now() end, media_key, media_content_type, media_bytes
        from jsonb_to_recordset(${rows}::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
          media text, created_at timestamptz, hidden bool, media_key text, media_content_type text, media_bytes bigint)`;
-  await (options.emitEvents ? insertMessagesAnnounced : insertRows)(em, refs.id, messages, insertMessages);
+  if (options.emitEvents) await insertAnnounced(em, refs.id, messages, insertMessages, 'message_created');
+  else await insertRows(em, refs.id, messages, insertMessages);
   // The inbox orders by latest activity: the newest message loaded, or the creation.
   await query(
     em,
