@@ -70,6 +70,16 @@ export async function start(
   return { name, base, child };
 }
 
+/** The server's RSS now (VmRSS), in MB. */
+export const rssMb = (server: Server) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+/** Stops a server started for one section, once it has exited. */
+export async function stopServer(server: Server): Promise<void> {
+  const exited = new Promise((r) => server.child.once('exit', r));
+  if (server.child.exitCode === null && server.child.kill('SIGTERM')) await exited;
+}
+
 /** The highest RSS since the last `resetPeak` (the kernel's VmHWM), and the highest of the whole run. */
 export const runPeak = new Map<string, number>();
 export function peakRssMb(server: Server): number {

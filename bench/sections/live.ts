@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { drive, fmt, type Run, SCENARIOS } from '../load.ts';
 import { DURATION, log, PAGE_HOST, ROOT } from '../options.ts';
-import { type Server, start, startOptions } from '../servers.ts';
+import { rssMb, type Server, start, startOptions } from '../servers.ts';
 import { aim } from '../targets.ts';
 import { getPage } from './unkept.ts';
 
@@ -22,9 +21,6 @@ const POSTS = 40;
 const ROUNDS = 3;
 /** The public conversation the streams follow and the posts go to (the reply scenario's). */
 const SLUG = 'pages-2';
-
-const rssMb = (server: Server) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 interface Subscriber {
   /** Message ids seen, with when. */

@@ -2,7 +2,7 @@ import http from 'node:http';
 import autocannon from 'autocannon';
 import { cpuTimeMs, postgresCpuMs, type Scenario } from '../load.ts';
 import { DURATION, PAGE_HOST } from '../options.ts';
-import { type Server, start, startOptions } from '../servers.ts';
+import { type Server, start, startOptions, stopServer } from '../servers.ts';
 
 /**
  * Runs `section` beside the product again, keeping no page in memory (PAGE_CACHE_MB=0): every page
@@ -16,8 +16,7 @@ export async function withUnkept<T>(section: (unkept: Server) => Promise<T>): Pr
   try {
     return await section(unkept);
   } finally {
-    const exited = new Promise((r) => unkept.child.once('exit', r));
-    if (unkept.child.exitCode === null && unkept.child.kill('SIGTERM')) await exited;
+    await stopServer(unkept);
   }
 }
 

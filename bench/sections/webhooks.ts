@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { cli } from '../data.ts';
-import { drive, fmt, type Run, type Scenario } from '../load.ts';
+import { drive, fmt, median, type Run, type Scenario } from '../load.ts';
 import { CONNECTIONS, DURATION } from '../options.ts';
 import { peakRssMb, resetPeak, type Server } from '../servers.ts';
 import { aim } from '../targets.ts';
@@ -35,13 +35,6 @@ export async function webhooks(product: Server) {
   const unsubscribe = (id: number) => cli(['webhook', 'remove', '--account', 'bench', '--id', String(id), '--json']);
   const rows: string[] = [];
   const ROUNDS = 4;
-  const median = (xs: number[]) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1
-      ? (sorted[mid] as number)
-      : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-  };
   let lowest = Number.POSITIVE_INFINITY;
   try {
     for (const c of CONNECTIONS) {

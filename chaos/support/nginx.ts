@@ -15,7 +15,7 @@ import { freePort } from './postgres.ts';
  * The forwarding lines of the shipped compose nginx.conf (each location repeats them; each is
  * taken once), so the tests run behind the same ones.
  */
-const SHIPPED_FORWARDING = [
+export const SHIPPED_FORWARDING = [
   ...new Set(
     readFileSync(new URL('../../infra/compose/nginx.conf', import.meta.url), 'utf8')
       .split('\n')
@@ -93,15 +93,33 @@ export interface Balancer {
   stop(): Promise<void>;
 }
 
-export async function startNginx(upstreams: number[], options: NginxOptions = {}): Promise<Balancer> {
+export const startNginx = (upstreams: number[], options: NginxOptions = {}): Promise<Balancer> =>
+  runNginx((dir, port) => nginxConf(dir, port, upstreams, options));
+
+/**
+ * A location block of the shipped compose nginx.conf (`location <path> { … }`), as it is there,
+ * for a test to run behind the very lines an operator deploys.
+ */
+export function shippedLocation(path: string): string {
+  const conf = readFileSync(new URL('../../infra/compose/nginx.conf', import.meta.url), 'utf8');
+  const block = new RegExp(`\\n  location ${path.replace(/[/.]/g, '\\$&')} \\{\\n[\\s\\S]*?\\n  \\}`).exec(conf)?.[0];
+  if (!block) throw new Error(`infra/compose/nginx.conf has no location ${path}`);
+  return block;
+}
+
+/**
+ * Debian's nginx serving the nginx.conf `conf` writes (given its folder and port), once the port
+ * answers `ready` with a 2xx.
+ */
+export async function runNginx(conf: (dir: string, port: number) => string, ready = '/healthz'): Promise<Balancer> {
   const dir = mkdtempSync(join(tmpdir(), 'convo-nginx-'));
   const port = await freePort();
-  writeFileSync(join(dir, 'nginx.conf'), nginxConf(dir, port, upstreams, options));
+  writeFileSync(join(dir, 'nginx.conf'), conf(dir, port));
   const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'inherit' });
   const url = `http://127.0.0.1:${port}`;
   for (
     let i = 0;
-    !(await fetch(`${url}/healthz`).then(
+    !(await fetch(`${url}${ready}`).then(
       (r) => r.ok,
       () => false,
     ));

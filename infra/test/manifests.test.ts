@@ -187,6 +187,12 @@ describe('the compose stack', () => {
     expect(services.api?.depends_on['media-bucket'].condition).toBe('service_completed_successfully');
     // Recordings and uploads come and go through nginx as they arrive, never buffered whole.
     expect(read('compose/nginx.conf')).toMatch(/location ~ \^\(\/c\/\[\^\/\]\+\|\/uploads/);
+    // A replica hands a recording's bytes to nginx's internal location, which fetches them from
+    // MinIO (chaos/media.chaos.ts runs that location against a real S3 server).
+    expect(services.api?.environment.MEDIA_ACCEL_REDIRECT).toBe('/internal/media/');
+    expect(read('compose/nginx.conf')).toMatch(
+      /location \/internal\/media\/ \{\s*internal;[^}]*proxy_pass http:\/\/minio:9000\/;/,
+    );
   });
 
   it('counts each visitor by the address nginx appends, not as nginx itself', () => {

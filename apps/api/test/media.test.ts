@@ -442,6 +442,30 @@ describe('serving a recording', () => {
     expect(again.status).toBe(304);
   });
 
+  it('behind a proxy that sends recordings (MEDIA_ACCEL_REDIRECT), names where the bytes are, once the reader may have them', async () => {
+    const handing = secondApp(h, {}, { site: { recordingsHandOff: '/internal/media/' } });
+    const [row] = await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ media_key: string }[]>(`select media_key from message where id = ?`, [publicId]);
+    const handed = await handing.fetch(new Request(`${HOST}/media/rec/${publicId}`));
+    expect(handed.status).toBe(200);
+    expect(handed.headers.get('x-accel-redirect')).toBe(`/internal/media/${row?.media_key}`);
+    expect(handed.headers.get('content-type')).toBe('video/webm');
+    expect(handed.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    // The proxy answers ranges and revalidations with its own validator.
+    expect(handed.headers.get('etag')).toBeNull();
+    expect(handed.headers.get('accept-ranges')).toBeNull();
+    expect((await handed.arrayBuffer()).byteLength).toBe(0);
+    // Whoever may not have it learns nothing of where it is.
+    const refused = await handing.fetch(new Request(`${HOST}/media/rec/${privateId}`));
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get('x-accel-redirect')).toBeNull();
+    const owner = await handing.fetch(new Request(`${HOST}/media/rec/${privateId}`, { headers: auth(TOKEN) }));
+    expect(owner.headers.get('x-accel-redirect')).toMatch(/^\/internal\/media\/\d+\/[0-9a-f]{32}$/);
+    expect(owner.headers.get('cache-control')).toBe('private, no-cache');
+  });
+
   it('offers it as a download with ?download=1', async () => {
     const res = await h.app.fetch(new Request(`${HOST}/media/rec/${publicId}?download=1`));
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="message-${publicId}.webm"`);

@@ -66,6 +66,7 @@ function mediaThat(probe: 'measures' | 'refuses') {
     put: async () => ({ bytes: 0 }),
     size: async () => 0,
     read: () => new ReadableStream(),
+    handOffPath: async (key) => key,
     remove: async (key) => {
       removed.push(key);
     },

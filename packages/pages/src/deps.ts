@@ -128,6 +128,12 @@ export interface SiteDeps {
   ): Promise<FormResult>;
   /** Where recordings are kept, how they are measured, and their limits. */
   media: MediaDeps;
+  /**
+   * The front proxy's internal location for recordings (`MEDIA_ACCEL_REDIRECT`, e.g. `/internal/media/`):
+   * set, a recording's answer names where its bytes are (`X-Accel-Redirect`) and the proxy sends
+   * them; null, the server sends them.
+   */
+  recordingsHandOff: string | null;
   uploads: Uploads;
   /** New messages and member changes, pushed to the pages that show them. */
   live: LiveStreams;

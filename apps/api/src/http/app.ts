@@ -7,6 +7,7 @@ import { HTTPException } from 'hono/http-exception';
 import { timeout } from 'hono/timeout';
 import pkg from '../../package.json' with { type: 'json' };
 import type { LiveHub } from '../live/hub.ts';
+import { DiskMediaStore, type FileRead } from '../media/disk-store.ts';
 import { type ApiEnv, errorAnswer, finishHeaders, json, TRPC_PREFIX } from './answers.ts';
 import { HttpError, mediaType } from './body.ts';
 import { serveDocs } from './docs.ts';
@@ -31,6 +32,11 @@ export interface App {
    * (see LiveHub.attach).
    */
   attachLive: LiveHub['attach'];
+  /**
+   * A server that writes to the connection itself takes a recording's answer off its body and
+   * sends the file (see DiskMediaStore.take); null when the body is not an unread file's.
+   */
+  takeFile(body: ReadableStream<Uint8Array>): FileRead | null;
 }
 
 /**
@@ -82,6 +88,7 @@ export function createApp(services: Services, settings: AppSettings): App {
         },
       ),
     media: services.media,
+    recordingsHandOff: siteSettings.recordingsHandOff,
     // An upload's bytes that stop coming for the body timeout are let go, like a form's.
     uploads: {
       handle: (req, visitor, admit) => services.uploads.handle(req, visitor, admit, bodyLimits.timeoutMs),
@@ -233,6 +240,7 @@ export function createApp(services: Services, settings: AppSettings): App {
 
   return {
     attachLive: (body, open) => services.live.attach(body, open),
+    takeFile: (body) => (services.media.store instanceof DiskMediaStore ? services.media.store.take(body) : null),
     drain() {
       draining = true;
       // Each live stream is told to come back in a moment, to a replica that is not stopping.

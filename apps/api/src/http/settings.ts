@@ -36,6 +36,8 @@ export interface SiteSettings {
   limits: SiteLimits;
   /** What robots.txt and the sitemaps kept by change mark may take, in bytes. */
   filesBytes: number;
+  /** The front proxy's internal location that sends recordings (`MEDIA_ACCEL_REDIRECT`); null: the server sends them. */
+  recordingsHandOff: string | null;
 }
 
 export interface AppSettings {
@@ -53,7 +55,11 @@ export const DEFAULT_HTTP: HttpSettings = {
   metricsToken: undefined,
 };
 
-export const DEFAULT_SITE: SiteSettings = { limits: DEFAULT_SITE_LIMITS, filesBytes: 32 * 1024 * 1024 };
+export const DEFAULT_SITE: SiteSettings = {
+  limits: DEFAULT_SITE_LIMITS,
+  filesBytes: 32 * 1024 * 1024,
+  recordingsHandOff: null,
+};
 
 /** What a caller changes of the defaults (tests, a second app): each piece by its own name. */
 export interface SettingChanges {
@@ -61,7 +67,7 @@ export interface SettingChanges {
     body?: Partial<BodyLimits>;
     proxies?: Partial<ProxySettings>;
   };
-  site?: { limits?: Partial<SiteLimits>; filesBytes?: number };
+  site?: { limits?: Partial<SiteLimits>; filesBytes?: number; recordingsHandOff?: string | null };
   demoMail?: DemoMailbox;
 }
 

@@ -1,9 +1,9 @@
 import { createWriteStream } from 'node:fs';
 import { type FileHandle, mkdir, open as openFile, readdir, rename, stat, unlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { countedBytes, type MediaStore } from '@convo/domain';
+import { countedBytes, endedOnce, type MediaStore } from '@convo/domain';
 import { unavailableOr } from './unavailable.ts';
 
 /*
@@ -24,14 +24,24 @@ export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 
 /**
- * Bytes read from a file at a time when it is served. Each chunk crosses from a Node stream to a
- * web stream to the socket, at a fixed cost per chunk: larger chunks than Node's 64 KB default
+ * Bytes read from a file at a time when it is served. Larger chunks than Node's 64 KB default
  * serve a recording faster, at the price of that much memory per download in flight.
  */
-const READ_CHUNK = 256 * 1024;
+export const READ_CHUNK = 256 * 1024;
+
+/** A read a server that writes to its connections itself sends from the file (see `take`). */
+export interface FileRead {
+  path: string;
+  start: number;
+  end: number;
+  /** The read's `ended`: called once the bytes were sent, failed, or the client went away. */
+  ended: () => void;
+}
 
 export class DiskMediaStore implements MediaStore {
   readonly root: string;
+  /** The reads not yet begun, by the body they answered: a Node server sends them itself. */
+  private readonly reads = new WeakMap<ReadableStream<Uint8Array>, FileRead>();
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -74,18 +84,21 @@ export class DiskMediaStore implements MediaStore {
   /**
    * Pulled a chunk at a time, one chunk ahead of the reader: a slow client holds two chunks of
    * memory, not the file (Readable.toWeb counts each chunk as 1 against a byte-sized mark, so it
-   * read a whole recording ahead of a slow socket).
+   * read a whole recording ahead of a slow socket). A Node server takes the read off the stream
+   * before it begins and sends the file itself (`take`, `sendFile`).
    */
-  read(key: string, start: number, end: number): ReadableStream<Uint8Array> {
+  read(key: string, start: number, end: number, ended?: () => void): ReadableStream<Uint8Array> {
     const path = this.path(key);
+    const done = endedOnce(ended);
     let file: FileHandle | undefined;
     let at = start;
     const close = async () => {
+      done();
       const open = file;
       file = undefined;
       await open?.close();
     };
-    return new ReadableStream<Uint8Array>(
+    const body = new ReadableStream<Uint8Array>(
       {
         async pull(controller) {
           try {
@@ -108,8 +121,27 @@ export class DiskMediaStore implements MediaStore {
         },
         cancel: close,
       },
-      { highWaterMark: 1 },
+      // Nothing is read before the first pull: a body taken off by `take` never opens the file.
+      { highWaterMark: 0 },
     );
+    this.reads.set(body, { path, start, end, ended: done });
+    return body;
+  }
+
+  /**
+   * The file behind a body `read` answered, taken off it (once, before it is read): the server
+   * then sends the file itself and calls its `ended`. Null for any other body.
+   */
+  take(body: ReadableStream<Uint8Array>): FileRead | null {
+    const read = this.reads.get(body);
+    if (!read || body.locked) return null;
+    this.reads.delete(body);
+    return read;
+  }
+
+  /** A directory's recordings lie under the proxy's internal location as under MEDIA_DIR. */
+  async handOffPath(key: string): Promise<string> {
+    return relative(this.root, this.path(key));
   }
 
   async *list(before: Date): AsyncIterable<string> {

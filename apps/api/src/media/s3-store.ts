@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { countedBytes, type MediaLink, type MediaStore, MediaTooLarge } from '@convo/domain';
+import { countedBytes, endedOnce, type MediaLink, type MediaStore, MediaTooLarge } from '@convo/domain';
 import { unavailableOr } from './unavailable.ts';
 
 /*
@@ -42,20 +42,33 @@ export class S3MediaStore implements MediaStore {
   constructor(options: S3Options) {
     this.client = new S3Client(options.client);
     this.bucket = options.bucket;
-    if (options.redirect) {
-      this.link = (key, as) =>
-        getSignedUrl(
-          this.client,
-          new GetObjectCommand({
-            Bucket: this.bucket,
-            Key: checked(key),
-            ResponseContentType: as.contentType,
-            ResponseContentDisposition: as.disposition,
-            ResponseCacheControl: 'private, max-age=300',
-          }),
-          { expiresIn: LINK_SECONDS },
-        );
-    }
+    if (options.redirect) this.link = (key, as) => this.presigned(key, as);
+  }
+
+  /**
+   * A link of LINK_SECONDS to the object; with `as`, answered with that type and disposition (a
+   * browser's link), else as the bucket keeps it (the proxy's, which keeps the server's headers).
+   */
+  private presigned(key: string, as?: MediaLink): Promise<string> {
+    return getSignedUrl(
+      this.client,
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: checked(key),
+        ...(as && {
+          ResponseContentType: as.contentType,
+          ResponseContentDisposition: as.disposition,
+          ResponseCacheControl: 'private, max-age=300',
+        }),
+      }),
+      { expiresIn: LINK_SECONDS },
+    );
+  }
+
+  /** The presigned link's path and query: the proxy's internal location passes them to the bucket. */
+  async handOffPath(key: string): Promise<string> {
+    const url = new URL(await this.presigned(key));
+    return `${url.pathname.slice(1)}${url.search}`;
   }
 
   async put(
@@ -89,10 +102,10 @@ export class S3MediaStore implements MediaStore {
     }
   }
 
-  read(key: string, start: number, end: number): ReadableStream<Uint8Array> {
+  read(key: string, start: number, end: number, ended?: () => void): ReadableStream<Uint8Array> {
     const command = new GetObjectCommand({ Bucket: this.bucket, Key: checked(key), Range: `bytes=${start}-${end}` });
-    let body: ReadableStream<Uint8Array> | undefined;
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    const finished = endedOnce(ended);
     return new ReadableStream<Uint8Array>(
       {
         pull: async (controller) => {
@@ -100,17 +113,20 @@ export class S3MediaStore implements MediaStore {
             if (!reader) {
               const answer = await this.client.send(command);
               if (!answer.Body) throw new Error(`${key} has no body`);
-              body = answer.Body.transformToWebStream();
-              reader = body.getReader();
+              reader = answer.Body.transformToWebStream().getReader();
             }
             const { done, value } = await reader.read();
-            if (done) controller.close();
-            else controller.enqueue(value);
+            if (done) {
+              finished();
+              controller.close();
+            } else controller.enqueue(value);
           } catch (err) {
+            finished();
             controller.error(unavailableOr(err));
           }
         },
         cancel: async (reason) => {
+          finished();
           await reader?.cancel(reason);
         },
       },

@@ -127,6 +127,15 @@ const ZEnv = z.object({
     .min(0)
     .max(4096)
     .default(DEFAULT_SITE.filesBytes / (1024 * 1024)),
+  /**
+   * The front proxy's internal location that sends recordings itself (nginx: `X-Accel-Redirect`),
+   * e.g. `/internal/media/`: the server checks who may have one and names where its bytes are.
+   */
+  MEDIA_ACCEL_REDIRECT: z
+    .string()
+    .regex(/^\/[A-Za-z0-9_\-/]*\/$/, 'a path that begins and ends with /, e.g. /internal/media/')
+    .max(200)
+    .optional(),
   /** The directory recordings are kept in (one file each). */
   MEDIA_DIR: z.string().min(1).default(DEFAULT_MEDIA_DIR),
   /** The longest recording accepted, in seconds. */
@@ -271,6 +280,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     notifyBatchSeconds: e.NOTIFY_BATCH_MINUTES * 60,
     site: {
       filesBytes: Math.round(e.SITE_FILES_MB * MIB),
+      recordingsHandOff: e.MEDIA_ACCEL_REDIRECT ?? null,
       limits: {
         perIpPerMinute: e.FORM_LIMIT_PER_IP,
         perEmailPer15Minutes: e.FORM_LIMIT_PER_EMAIL,

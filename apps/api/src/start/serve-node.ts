@@ -7,6 +7,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { App } from '../http/app.ts';
 import { ConnectionSink } from '../live/sinks.ts';
 import type { Logger } from '../logger.ts';
+import { sendFile } from '../media/send-file.ts';
 import { logCannotListen } from './listen-error.ts';
 
 /** After SIGTERM: requests in flight get this long to finish before their connections are cut. */
@@ -108,6 +109,13 @@ export function nodeFetch(app: App, sendTimeoutMs = 15_000) {
       clearTimeout(timer);
       out.off('drain', taken);
     });
+    // A recording on disk goes from its file to the connection, not through the body's stream.
+    const file = res.body && out instanceof ServerResponse ? app.takeFile(res.body) : null;
+    if (file && out instanceof ServerResponse) {
+      out.writeHead(res.status, [...res.headers].flat());
+      void sendFile(out, file, taken);
+      return RESPONSE_ALREADY_SENT;
+    }
     return res;
   };
 }

@@ -93,6 +93,7 @@ export async function buildApp(
   return {
     fetch: app.fetch,
     attachLive: app.attachLive,
+    takeFile: app.takeFile,
     drain() {
       app.drain();
       void mail.stop();

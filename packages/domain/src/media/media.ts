@@ -136,8 +136,11 @@ export interface MediaStore {
   ): Promise<{ bytes: number }>;
   /** The size of what is kept under `key`, or null. */
   size(key: string): Promise<number | null>;
-  /** Bytes `start` to `end` (inclusive) of what is kept under `key`. */
-  read(key: string, start: number, end: number): ReadableStream<Uint8Array>;
+  /**
+   * Bytes `start` to `end` (inclusive) of what is kept under `key`; `ended` is called once when
+   * they were all read, when reading failed, or when the reader let go of them.
+   */
+  read(key: string, start: number, end: number, ended?: () => void): ReadableStream<Uint8Array>;
   /** Forgets `key` (nothing when it is already gone). */
   remove(key: string): Promise<void>;
   /** The keys of everything kept that was written before `before`, in no particular order. */
@@ -147,6 +150,22 @@ export interface MediaStore {
    * store that hands reads to its own servers (object storage); absent where the server streams.
    */
   link?(key: string, as: MediaLink): Promise<string>;
+  /**
+   * Where a front proxy that serves recordings itself (nginx's `X-Accel-Redirect`) finds these
+   * bytes, under its internal location for them: a directory's key as it lies there; object
+   * storage's presigned path and query (path-style: `<bucket>/<key>?X-Amz-…`).
+   */
+  handOffPath(key: string): Promise<string>;
+}
+
+/** `ended` as a store calls it: at most once, whichever way a read ends first. */
+export function endedOnce(ended?: () => void): () => void {
+  let called = false;
+  return () => {
+    if (called) return;
+    called = true;
+    ended?.();
+  };
 }
 
 /** How a linked recording is answered: its type, and inline or as a download with its name. */

@@ -51,16 +51,23 @@ export function mediaRoutes({ deps }: SiteKit) {
       return c.redirect(await store.link(found.key, { contentType: found.contentType, disposition }), 302);
     }
 
-    const size = found.bytes;
-    const etag = `"${found.key.replace('/', '-')}"`;
     // A recording anyone may see plays on any site (an API client's own page, another's player);
     // a private one only on the account's own pages.
     c.header('cross-origin-resource-policy', anyoneFor !== null ? 'cross-origin' : 'same-origin');
     c.header('content-type', found.contentType);
-    c.header('accept-ranges', 'bytes');
-    c.header('etag', etag);
     c.header('content-disposition', disposition);
     c.header('cache-control', cache);
+    // Behind a proxy that serves recordings itself, it is told where the bytes are once the
+    // reader was let in; it answers ranges and revalidations (with its own ETag) from there.
+    if (deps.recordingsHandOff) {
+      c.header('x-accel-redirect', `${deps.recordingsHandOff}${await store.handOffPath(found.key)}`);
+      return c.body(null, 200);
+    }
+
+    const size = found.bytes;
+    const etag = `"${found.key.replace('/', '-')}"`;
+    c.header('accept-ranges', 'bytes');
+    c.header('etag', etag);
     if (
       c.req
         .header('if-none-match')
@@ -100,7 +107,7 @@ export function mediaRoutes({ deps }: SiteKit) {
         headers: { 'retry-after': String(DOWNLOAD_RETRY_SECONDS) },
       });
     }
-    return c.body(releasedAtEnd(deps.media.store.read(key, start, end), release), status);
+    return c.body(deps.media.store.read(key, start, end, release), status);
   }
 
   routes.get('/media/:accountKey/:messageId', async (c) => {
@@ -166,30 +173,4 @@ class Downloads {
       else this.#held.delete(client);
     };
   }
-}
-
-/** `body`, calling `release` once it ends, fails or its reader goes away. */
-function releasedAtEnd(body: ReadableStream<Uint8Array>, release: () => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            release();
-            controller.close();
-          } else controller.enqueue(value);
-        } catch (err) {
-          release();
-          controller.error(err);
-        }
-      },
-      cancel(reason) {
-        release();
-        return reader.cancel(reason);
-      },
-    },
-    { highWaterMark: 0 },
-  );
 }
