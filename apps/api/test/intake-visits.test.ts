@@ -147,6 +147,8 @@ describe('the primary intake page at /', () => {
     // address is nobody's word yet: the message is anonymous, and the visitor no member.
     const c = await api(slug);
     expect(c).toMatchObject({
+      // Who and what, for the team's inbox (the API's create keeps the account's naming).
+      title: 'Vera Visitor: My order never came.',
       via_primary_intake_page: true,
       intake_page_id: null,
       anyone_can_post: false,

@@ -14,7 +14,9 @@ import {
   pageWindow,
   renderTitle,
   replyText,
+  STARTED_TITLE_WORDS_LENGTH,
   slugProblem,
+  startedTitle,
   TITLE_MAX_LENGTH,
   titleProblem,
   tokenFromAuthorization,
@@ -60,6 +62,26 @@ describe('slug generation', () => {
 });
 
 describe('titles', () => {
+  it('titles a started conversation by who and what: their name and first words, on one line', () => {
+    expect(startedTitle('Tom Tester', { text: 'I need help with my invoice' })).toBe(
+      'Tom Tester: I need help with my invoice',
+    );
+    expect(startedTitle(' Tom\n Tester ', { text: 'Hello,\n\nmy   invoice\tis wrong' })).toBe(
+      'Tom Tester: Hello, my invoice is wrong',
+    );
+    expect(startedTitle(null, { text: 'Hi there' })).toBe('A visitor: Hi there');
+  });
+  it('cuts long words at a word, and names a recording sent without words by its kind', () => {
+    const long = startedTitle('Sam', { text: `${'word '.repeat(40)}end` });
+    expect(long).toMatch(/^Sam: (word ){15}word…$/);
+    expect(Array.from(long ?? '').length).toBeLessThanOrEqual('Sam: '.length + STARTED_TITLE_WORDS_LENGTH + 1);
+    expect(startedTitle('Sam', { text: 'x'.repeat(200) })).toBe(`Sam: ${'x'.repeat(80)}…`);
+    expect(startedTitle('Sam', { text: '  ', mediaKind: 'video' })).toBe('Sam: Video message');
+    expect(startedTitle(null, { text: '', mediaKind: 'screen' })).toBe('A visitor: Screen recording');
+    expect(startedTitle('Sam', { text: '', mediaKind: 'audio' })).toBe('Sam: Audio message');
+    // Nothing to say: the account's naming applies.
+    expect(startedTitle('Sam', { text: ' ' })).toBeNull();
+  });
   it('renders the default template like the original service', () => {
     expect(renderTitle('{date} Conversation', new Date('2026-11-21T10:00:00Z'))).toBe(
       'November 21st, 2026 Conversation',

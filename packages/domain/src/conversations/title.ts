@@ -35,6 +35,43 @@ export function renderTitle(template: string, now: Date): string {
   return title.slice(0, TITLE_MAX_LENGTH);
 }
 
+/** How much of a person's first words a started conversation's title carries. */
+export const STARTED_TITLE_WORDS_LENGTH = 80;
+
+/** What a recording is called where its words would be, by its kind. */
+const RECORDING_NAMES: Record<string, string> = {
+  video: 'Video message',
+  screen: 'Screen recording',
+  audio: 'Audio message',
+};
+
+/**
+ * The title of a conversation a person started on an intake page: who and what, "Tom Tester: I
+ * need help with my invoice". Their first words on one line, cut at a word within
+ * STARTED_TITLE_WORDS_LENGTH characters ("…" after); a recording sent without words is named by
+ * its kind; an anonymous start is "A visitor". Null when nothing of it makes a title (the
+ * account's naming applies then).
+ */
+export function startedTitle(
+  who: string | null,
+  message: { text: string; mediaKind?: string | undefined },
+): string | null {
+  const words = message.text.replace(/\s+/gu, ' ').trim();
+  const said = words.length <= STARTED_TITLE_WORDS_LENGTH ? words : `${cutAtWord(words, STARTED_TITLE_WORDS_LENGTH)}…`;
+  const what = said || (message.mediaKind ? (RECORDING_NAMES[message.mediaKind] ?? 'Recording') : '');
+  if (!what) return null;
+  const name = (who ?? '').replace(/\s+/gu, ' ').trim() || 'A visitor';
+  const title = `${name}: ${what}`;
+  return titleProblem(title) ? null : title;
+}
+
+/** `text` cut to at most `length` characters, at the last space if there is one past the middle. */
+function cutAtWord(text: string, length: number): string {
+  const cut = Array.from(text).slice(0, length).join('');
+  const space = cut.lastIndexOf(' ');
+  return (space > length / 2 ? cut.slice(0, space) : cut).trimEnd();
+}
+
 /**
  * Titles are matched exactly but ignoring case; this is the form they are compared in: NFC, then
  * Unicode full case folding (CaseFolding.txt, statuses C and F, with no Turkic special case),

@@ -2,6 +2,7 @@ import { draftConversation } from '../conversations/create-conversation.ts';
 import type { NewConversation } from '../conversations/ports.ts';
 import { SlugTakenError } from '../conversations/ports.ts';
 import { generateSlug } from '../conversations/slug.ts';
+import { startedTitle } from '../conversations/title.ts';
 import type { StoredMedia } from '../media/media.ts';
 import { type LinkOptions, replyProblem, replyText } from '../people/people.ts';
 import type { AccountContext, SiteAccount, UserRecord, WorkflowRecord } from '../records.ts';
@@ -126,13 +127,13 @@ const SLUG_ATTEMPTS = 3;
  */
 export function comeBackMail(
   account: SiteAccount,
-  started: { title: string; slug: string; email: string; signInUrl: string },
+  started: { slug: string; email: string; signInUrl: string },
 ): OutgoingMail {
   return {
     to: started.email,
     subject: `Confirm your conversation with ${account.name}`,
     text: [
-      `A conversation with ${account.name} was started with this address: "${started.title}".`,
+      `A conversation with ${account.name} was started with this address.`,
       '',
       `If it was you, this link confirms it: it signs you in as ${started.email}, puts your name on your message and opens the conversation (it works once, for 7 days):`,
       started.signInUrl,
@@ -173,6 +174,8 @@ export async function startConversation(
   const conversation = draftConversation(
     page.account,
     {
+      // Who and what, for the team's inbox; the account's naming when neither says anything.
+      title: startedTitle(visitor?.name ?? null, { text: form.text, mediaKind: form.media?.kind }) ?? undefined,
       anyoneCanPost: false,
       allowAnonymousMessages: visitor === null,
       allowSearchEngines: false,
