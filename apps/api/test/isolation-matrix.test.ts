@@ -337,6 +337,30 @@ const OPERATIONS: Operation[] = [
         hd,
       ),
   },
+  {
+    // Alpha's second conversation (the first is looked up by its title elsewhere here): its
+    // settings, given again as they are, so every run of the matrix finds it alike.
+    name: 'REST update_conversation',
+    of: 'conversations.updateConversation',
+    write: true,
+    send: (hd, l) =>
+      restPost(
+        hd,
+        { conversation_id: l === 'secret' ? aIds[1] : 2_000_000_000, allow_search_engines: true },
+        'update_conversation',
+      ),
+  },
+  {
+    name: 'tRPC conversations.updateConversation',
+    of: 'conversations.updateConversation',
+    write: true,
+    send: (hd, l) =>
+      trpcMutation(
+        'conversations.updateConversation',
+        { conversation_id: l === 'secret' ? aIds[1] : 2_000_000_000, allow_search_engines: true },
+        hd,
+      ),
+  },
 ];
 
 /** Each account's conversations, webhook endpoints, members and users, as `account:what:count`. */

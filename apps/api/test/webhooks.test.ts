@@ -147,6 +147,36 @@ describe('webhooks', () => {
     ).toThrow();
   });
 
+  it('delivers conversation_updated with the conversation as it is after update_conversation', async () => {
+    const made = await subscribe(a.token, { url: `${url}?updated`, events: ['conversation_updated'] });
+    expect(made.status).toBe(201);
+    const created = await createJson(h, a.token, { title: 'Before', slug: 'renamed-later' });
+    const updated = await call(
+      h,
+      new Request(`${BASE}/api/v1/conversations/update_conversation`, {
+        method: 'POST',
+        headers: { ...auth(a.token), 'content-type': 'application/json' },
+        body: JSON.stringify({ conversation_id: created.body.id, title: 'After', anyone_can_post: false }),
+      }),
+    );
+    expect(updated.status).toBe(200);
+    const toIt = () => received.filter((r) => r.path.endsWith('?updated'));
+    await until(() => toIt().length === 1);
+    const [hit] = toIt();
+    const payload = new Webhook(made.body.secret).verify(hit?.body ?? '', {
+      'webhook-id': String(hit?.headers['webhook-id']),
+      'webhook-timestamp': String(hit?.headers['webhook-timestamp']),
+      'webhook-signature': String(hit?.headers['webhook-signature']),
+    }) as { type: string; data: unknown };
+    expect(payload.type).toBe('conversation_updated');
+    expect(payload.data).toEqual((await get(h, a.token, 'get_conversation?slug=renamed-later')).body);
+    expect(payload.data).toMatchObject({ title: 'After', anyone_can_post: false });
+    // The create went to the endpoint that asked for creates only.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(toIt()).toHaveLength(1);
+    expect((await deleteHook(a.token, made.body.id)).status).toBe(200);
+  });
+
   it('emits for a create made with an Idempotency-Key, once however often it is retried', async () => {
     const { call, REST, auth } = await import('./support/harness.ts');
     const send = () =>
@@ -589,7 +619,13 @@ describe('subscriptions over the API (/api/v1/webhooks)', () => {
     expect([once.status, twice.status, none.status]).toEqual([201, 201, 201]);
     expect(once.body.events).toEqual(['conversation_created']);
     expect(twice.body.events).toEqual(['conversation_created', 'message_created']);
-    expect(none.body.events).toEqual(['conversation_created', 'message_created', 'message_hidden', 'workflow_step']);
+    expect(none.body.events).toEqual([
+      'conversation_created',
+      'conversation_updated',
+      'message_created',
+      'message_hidden',
+      'workflow_step',
+    ]);
     for (const w of [once, twice, none]) expect((await deleteHook(b.token, w.body.id)).status).toBe(200);
   });
 

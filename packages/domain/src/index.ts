@@ -18,6 +18,7 @@ export * from './conversations/schemas.ts';
 export * from './conversations/send-reply.ts';
 export * from './conversations/slug.ts';
 export * from './conversations/title.ts';
+export * from './conversations/update-conversation.ts';
 export * from './conversations/view-conversation.ts';
 export * from './conversations/view-inbox.ts';
 export * from './conversations/view-message.ts';

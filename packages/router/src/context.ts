@@ -7,6 +7,7 @@ import {
   type MemberStore,
   type RateLimitState,
   tokenFromAuthorization,
+  type UpdateConversationStore,
   type WebhookEndpointStore,
   type WebhookTargets,
   type WorkflowStore,
@@ -33,6 +34,8 @@ export interface ProcedureServices {
   conversationLists: ConversationListCache;
   /** Where webhooks may be sent (https, public addresses), as this server's config allows. */
   webhookTargets: WebhookTargets;
+  /** What update_conversation reads. */
+  updateConversationStore: UpdateConversationStore;
   /** The account an API token acts for; null for an unknown or revoked token. */
   authenticate(token: string): Promise<Authenticated | null>;
   /** Records that a token was used; throttled, so not a write per request. */

@@ -5,6 +5,7 @@ import { createConversationOperation } from './procedures/conversations/create-c
 import { getConversationOperation } from './procedures/conversations/get-conversation.ts';
 import { getConversationsOperation } from './procedures/conversations/get-conversations.ts';
 import { removeConversationMemberOperation } from './procedures/conversations/remove-conversation-member.ts';
+import { updateConversationOperation } from './procedures/conversations/update-conversation.ts';
 import { changeIntakePageOperation } from './procedures/intake-pages/change-intake-page.ts';
 import { createIntakePageOperation } from './procedures/intake-pages/create-intake-page.ts';
 import { listIntakePagesOperation } from './procedures/intake-pages/list-intake-pages.ts';
@@ -29,6 +30,7 @@ const procedures = {
     getConversations: getConversationsOperation,
     addConversationMember: addConversationMemberOperation,
     removeConversationMember: removeConversationMemberOperation,
+    updateConversation: updateConversationOperation,
   },
   account: { getAccount: getAccountOperation },
   webhooks: {

@@ -100,6 +100,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/conversations/update_conversation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename a conversation or change its settings
+         * @description Not in the original service: renames one of the account’s conversations (`conversation_id`, its `id`) and changes the settings it was made with, each only when given; at least one must be. Its slug, and so its URLs, never change. Answers the conversation as get_conversation does, and announces `conversation_updated` to the webhook endpoints subscribed to it. Another account’s conversation is answered as a missing one.
+         */
+        post: operations["updateConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/account": {
         parameters: {
             query?: never;
@@ -257,10 +277,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description `conversation_created`: the conversation as get_conversation returns it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`. `message_hidden`: the ids of a message the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
+         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation renamed it or changed its settings. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`. `message_hidden`: the ids of a message the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
          * @enum {string}
          */
-        WebhookEventType: "conversation_created" | "message_created" | "message_hidden" | "workflow_step";
+        WebhookEventType: "conversation_created" | "conversation_updated" | "message_created" | "message_hidden" | "workflow_step";
         WorkflowStep: {
             trigger: components["schemas"]["WorkflowTrigger"];
             action: components["schemas"]["WorkflowAction"];
@@ -1660,6 +1680,249 @@ export interface operations {
                 };
             };
             /** @description A field is missing or too long */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    conversation_id: number;
+                    title?: string;
+                    anyone_can_post?: boolean;
+                    allow_anonymous_messages?: boolean;
+                    allow_search_engines?: boolean;
+                };
+                "application/x-www-form-urlencoded": {
+                    conversation_id: number;
+                    title?: string;
+                    anyone_can_post?: boolean;
+                    allow_anonymous_messages?: boolean;
+                    allow_search_engines?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 42,
+                     *       "title": "Tom Tester: invoice #1042",
+                     *       "slug": "billing-question",
+                     *       "public": true,
+                     *       "via_primary_intake_page": false,
+                     *       "intake_page_id": null,
+                     *       "conversation_url": "https://acme.example.com/c/billing-question",
+                     *       "conversation_embed_url": "https://acme.example.com/embeds/conversations/acme/billing-question",
+                     *       "anyone_can_post": true,
+                     *       "allow_anonymous_messages": true,
+                     *       "allow_search_engines": false,
+                     *       "tags": [
+                     *         {
+                     *           "id": 3,
+                     *           "name": "billing"
+                     *         }
+                     *       ],
+                     *       "users": [
+                     *         {
+                     *           "id": 1,
+                     *           "email": "olive@acme.example.com",
+                     *           "name": "Olive Owner"
+                     *         }
+                     *       ],
+                     *       "messages": [
+                     *         {
+                     *           "id": 7,
+                     *           "conversation_id": 42,
+                     *           "message_type": "text",
+                     *           "recorded_duration_seconds": 0,
+                     *           "author": {
+                     *             "anonymous": true
+                     *           },
+                     *           "message_url": "https://acme.example.com/c/billing-question#message-7",
+                     *           "embed_message_url": "https://acme.example.com/embeds/messages/acme/7&show_author=true",
+                     *           "download_media_url": null,
+                     *           "text": "Why was I charged twice?"
+                     *         }
+                     *       ],
+                     *       "workflow": {
+                     *         "id": 2,
+                     *         "name": "Support triage",
+                     *         "steps": [
+                     *           {
+                     *             "trigger": {
+                     *               "type": "conversation.created"
+                     *             },
+                     *             "action": {
+                     *               "type": "post_message",
+                     *               "as": "sam@acme.example",
+                     *               "text": "Thanks for writing! We answer within a day."
+                     *             },
+                     *             "state": "done",
+                     *             "due_at": null,
+                     *             "done_at": "2022-02-01T17:21:10.004Z",
+                     *             "error": null,
+                     *             "runs": 1
+                     *           },
+                     *           {
+                     *             "trigger": {
+                     *               "type": "no_reply",
+                     *               "from": "team",
+                     *               "within_seconds": 86400
+                     *             },
+                     *             "action": {
+                     *               "type": "notify",
+                     *               "emails": [
+                     *                 "sam@acme.example"
+                     *               ]
+                     *             },
+                     *             "state": "pending",
+                     *             "due_at": "2022-02-02T17:21:09.123Z",
+                     *             "done_at": null,
+                     *             "error": null,
+                     *             "runs": 0
+                     *           }
+                     *         ]
+                     *       },
+                     *       "conversation_created_time": "2022-02-01 17:21:09.123456",
+                     *       "conversation_credated_time_nice": "February 1st, 2022 05:21PM UTC"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The account has no conversation with that id */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A member breaks its rule, or nothing is given to change */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

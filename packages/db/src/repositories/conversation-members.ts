@@ -87,12 +87,11 @@ const REMOVE = statement(
     .with('known', () => known())
     .with('gone', (q) =>
       q
-        .deleteFrom('conversation_member as cm')
-        .using(['c', 'known'])
-        .whereRef('cm.conversation_id', '=', 'c.id')
-        .whereRef('cm.user_id', '=', 'known.id')
-        .where('cm.account_id', '=', account())
-        .returning('cm.user_id'),
+        .deleteFrom('conversation_member')
+        .where('conversation_id', '=', (eb) => eb.selectFrom('c').select('c.id'))
+        .where('user_id', '=', (eb) => eb.selectFrom('known').select('known.id'))
+        .where('account_id', '=', account())
+        .returning('user_id'),
     )
     .with('change_mark', () => changeMark('gone', account()))
     .selectFrom('c')

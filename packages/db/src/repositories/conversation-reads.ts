@@ -1,5 +1,6 @@
 import type {
   AccountContext,
+  ConversationChanges,
   ConversationListView,
   ConversationRecord,
   ConversationSettings,
@@ -13,7 +14,9 @@ import { isMessageType, SLUG_KEY_SQL } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type ExpressionBuilder, type InferResult, type RawBuilder, type Selectable, sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { type Database, db, run, slot, statement } from './query.ts';
+import { changeMark } from './change-marks.ts';
+import { column, type Database, db, run, slot, statement } from './query.ts';
+import { webhookEvents } from './webhook-outbox.ts';
 
 /** The conversation a fragment reads beside (the outer query's `conversation`). */
 type OnConversation = ExpressionBuilder<Database, 'conversation'>;
@@ -398,4 +401,73 @@ export async function listPage(
     count: row?.count ?? 0,
     hasMore: row?.has_more === true,
   };
+}
+
+const accountInt = () => sql<number>`${slot<number>('account')}::int`;
+
+/**
+ * One statement: the conversation's title and settings, each kept as it is where none is given;
+ * the account's change mark; `conversation_updated` for its subscribed endpoints; and the
+ * conversation as get_conversation answers it, written from the changed row.
+ */
+const UPDATE = statement(
+  'conversation_update',
+  db
+    .with('c', (q) =>
+      q
+        .updateTable('conversation')
+        .set({
+          title: sql<string>`coalesce(${slot('title')}::varchar, title)`,
+          title_key: sql<string>`coalesce(${slot('titleKey')}::varchar, title_key)`,
+          anyone_can_post: sql<boolean>`coalesce(${slot('anyoneCanPost')}::boolean, anyone_can_post)`,
+          allow_anonymous_messages: sql<boolean>`coalesce(${slot('allowAnonymousMessages')}::boolean, allow_anonymous_messages)`,
+          allow_search_engines: sql<boolean>`coalesce(${slot('allowSearchEngines')}::boolean, allow_search_engines)`,
+        })
+        .where('id', '=', slot<number>('id'))
+        .where('account_id', '=', accountInt())
+        .returning([
+          'id',
+          'account_id',
+          'title',
+          'slug',
+          'anyone_can_post',
+          'allow_anonymous_messages',
+          'allow_search_engines',
+          'via_primary_intake_page',
+          'intake_page_id',
+          'workflow',
+          'created_at',
+        ]),
+    )
+    .with('change_mark', () => changeMark('c', accountInt()))
+    .with('webhook_ev', () =>
+      webhookEvents('c', accountInt(), {
+        type: 'conversation_updated',
+        conversation: column('c.id'),
+        message: sql<null>`null::int`,
+      }),
+    )
+    .selectFrom('c')
+    .select(sql<string>`${conversationJson('alone')}`.as('json')),
+);
+
+/** update_conversation's one statement (UPDATE above); null when the account has no such conversation. */
+export async function updateConversationJson(
+  em: EntityManager,
+  at: Pick<AccountContext, 'id' | 'host' | 'key'>,
+  id: number,
+  changes: ConversationChanges,
+): Promise<WireJson<ConversationView> | null> {
+  const [row] = await run(em, UPDATE, {
+    account: at.id,
+    host: at.host,
+    key: at.key,
+    id,
+    title: changes.title?.title ?? null,
+    titleKey: changes.title?.key ?? null,
+    anyoneCanPost: changes.anyoneCanPost ?? null,
+    allowAnonymousMessages: changes.allowAnonymousMessages ?? null,
+    allowSearchEngines: changes.allowSearchEngines ?? null,
+  });
+  return row ? { text: row.json } : null;
 }

@@ -1,7 +1,7 @@
 import {
   type AccountAddress,
   type ConversationRecord,
-  conversationCreatedPayload,
+  conversationPayload,
   messageCreatedPayload,
   WEBHOOK_DISABLE_AFTER_SECONDS,
   type WebhookEnvelope,
@@ -209,7 +209,7 @@ export class PgWebhookDeliveryStore {
     const conversations = new Map<number, Map<number, ConversationRecord>>();
     const wanted = new Map<number, Set<number>>();
     for (const r of rows) {
-      if (r.type !== 'conversation_created') continue;
+      if (r.type !== 'conversation_created' && r.type !== 'conversation_updated') continue;
       wanted.set(r.account_id, (wanted.get(r.account_id) ?? new Set()).add(r.conversation_id));
     }
     for (const [accountId, ids] of wanted) {
@@ -221,9 +221,9 @@ export class PgWebhookDeliveryStore {
       const account: AccountAddress = { key: r.key, host: r.host };
       const at = new Date(r.created_at);
       let envelope: WebhookEnvelope | null = null;
-      if (r.type === 'conversation_created') {
+      if (r.type === 'conversation_created' || r.type === 'conversation_updated') {
         const record = conversations.get(r.account_id)?.get(r.conversation_id);
-        if (record) envelope = conversationCreatedPayload(account, record, at);
+        if (record) envelope = conversationPayload(r.type, account, record, at);
       } else if (r.type === 'message_created' && r.message_id !== null) {
         const found = await new PgSiteStore(this.em).messageById(r.account_id, r.message_id);
         if (found) envelope = messageCreatedPayload(account, found.conversation, found.message, at);

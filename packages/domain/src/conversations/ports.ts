@@ -217,3 +217,25 @@ export interface IntakePageStore {
   findById(accountId: number, id: number): Promise<IntakePageRecord | null>;
   findPrimary(accountId: number): Promise<IntakePageRecord | null>;
 }
+
+/** What update_conversation changes: the settings a conversation is made with, each only when given. */
+export interface ConversationChanges {
+  title?: { title: string; key: string } | undefined;
+  anyoneCanPost?: boolean | undefined;
+  allowAnonymousMessages?: boolean | undefined;
+  allowSearchEngines?: boolean | undefined;
+}
+
+/** Changes to a conversation's settings, by the team or the API. */
+export interface UpdateConversationStore {
+  /**
+   * Changes the account's conversation `id` (raising the account's change mark and announcing
+   * `conversation_updated`, in the same statement) and answers it as get_conversation does; null
+   * when the account has no such conversation.
+   */
+  updateConversation(
+    account: Pick<AccountContext, 'id' | 'host' | 'key'>,
+    id: number,
+    changes: ConversationChanges,
+  ): Promise<WireJson<ConversationView> | null>;
+}

@@ -5,6 +5,7 @@ import { type AccountAddress, conversationUrl } from '../shared/urls.ts';
 /** What an endpoint may subscribe to. */
 export const WEBHOOK_EVENT_TYPES = [
   'conversation_created',
+  'conversation_updated',
   'message_created',
   'message_hidden',
   'workflow_step',
@@ -37,9 +38,17 @@ export interface WebhookEnvelope {
   data: unknown;
 }
 
-/** conversation_created: the conversation as get_conversation returns it. */
-export function conversationCreatedPayload(a: AccountAddress, c: ConversationRecord, at: Date): WebhookEnvelope {
-  return { type: 'conversation_created', timestamp: at.toISOString(), data: conversationView(a, c) };
+/**
+ * conversation_created, conversation_updated: the conversation as get_conversation returns it (as
+ * it is when the event is first sent).
+ */
+export function conversationPayload(
+  type: 'conversation_created' | 'conversation_updated',
+  a: AccountAddress,
+  c: ConversationRecord,
+  at: Date,
+): WebhookEnvelope {
+  return { type, timestamp: at.toISOString(), data: conversationView(a, c) };
 }
 
 /** message_created: the message as it appears in `messages`, with its conversation's id and slug. */
