@@ -111,12 +111,18 @@ async function ownerSession(): Promise<{ name: string; value: string; url: strin
   return { name: 'convo_session', value, url: acme };
 }
 
-async function axe(url: string, cookies: { name: string; value: string; url: string }[] = []): Promise<string[]> {
+async function axe(
+  url: string,
+  cookies: { name: string; value: string; url: string }[] = [],
+  /** What the person opens on the page before it is checked (a folded panel's summary). */
+  open?: string,
+): Promise<string[]> {
   const context = await browser.newContext({ bypassCSP: true });
   await context.addCookies(cookies);
   try {
     const page = await context.newPage();
     await page.goto(url);
+    if (open) await page.getByText(open, { exact: true }).click();
     return (await axeViolations(page)).map((v) => `${v.id}: ${v.help}`);
   } finally {
     await context.close();
@@ -293,6 +299,10 @@ describe.skipIf(!hasChromium)('conversation pages in Chromium', () => {
     // What the team sees: the team badge and the members' form.
     const session = await ownerSession();
     expect(await axe(thread.conversation_url, [session]), 'signed in as the owner').toEqual([]);
+    expect(
+      await axe(thread.conversation_url, [session], 'Conversation settings'),
+      'the conversation settings, opened',
+    ).toEqual([]);
     expect(await axe(`${acme}/settings`, [session]), 'mail settings').toEqual([]);
     expect(await axe(`${acme}/`, [session]), "the team's inbox").toEqual([]);
     expect(await axe(`${acme}/settings`), 'mail settings, signed out').toEqual([]);

@@ -1,5 +1,6 @@
 export * from './conversations/access.ts';
 export * from './conversations/add-conversation-member.ts';
+export * from './conversations/change-conversation-on-page.ts';
 export * from './conversations/change-members-on-page.ts';
 export * from './conversations/conversation-members.ts';
 export * from './conversations/create-conversation.ts';

@@ -15,6 +15,7 @@ import type {
   ReplyStore,
   SiteSecrets,
   SiteStore,
+  UpdateConversationStore,
   Uploads,
   VisitorLimits,
   WorkflowStore,
@@ -101,6 +102,8 @@ export interface SiteDeps {
   intakePageAdmin: IntakePageAdminStore;
   workflows: WorkflowStore;
   members: MemberStore;
+  /** A conversation's title and who may see and post in it, as update_conversation changes them. */
+  updateConversationStore: UpdateConversationStore;
   notifications: NotificationStore;
   /** The site's signing key (mail links, passes, form tokens). */
   secrets: SiteSecrets;

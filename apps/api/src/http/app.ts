@@ -67,6 +67,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     intakePageAdmin: services.intakePageAdmin,
     workflows: services.workflows,
     members: services.members,
+    updateConversationStore: services.updateConversationStore,
     notifications: services.notifications,
     secrets: services.secrets,
     inbox: services.inbox,

@@ -29,6 +29,15 @@ export function maySee(c: ConversationSettings, memberIds: readonly number[], vi
 /** Who adds people to a conversation and takes them out on its page: anyone on the account's team (who may see it). */
 export const managesMembers = (viewer: Viewer): boolean => viewer !== null && viewer.teamRole !== null;
 
+/** Who renames a conversation on its page: anyone on the account's team (who may see it). */
+export const renamesConversation = (viewer: Viewer): boolean => viewer !== null && viewer.teamRole !== null;
+
+/**
+ * Who changes who may see and post in a conversation on its page (public or private, anonymous
+ * replies, search engines): its owners and admins, who see every conversation already.
+ */
+export const changesVisibility = (viewer: Viewer): boolean => viewer !== null && seesEveryConversation(viewer.teamRole);
+
 /**
  * Who manages the account's intake pages and workflows: its owners and admins. What they save
  * publishes recordings to anyone (a page's welcome), posts as the team (`post_message as`) and adds

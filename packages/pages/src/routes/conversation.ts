@@ -1,5 +1,7 @@
 import {
+  changeConversationOnPage,
   changeMembersOnPage,
+  changesVisibility,
   conversationMail,
   conversationUrl,
   endStartingPasses,
@@ -9,6 +11,7 @@ import {
   managesMembers,
   markConversationRead,
   moderateMessage,
+  renamesConversation,
   sendReply,
   viewConversation,
 } from '@convo/domain';
@@ -40,7 +43,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     c: SiteContext,
     status: PageStatus,
     slug: string,
-    drafts: { reply?: forms.ReplyDraft; members?: forms.MembersDraft } = {},
+    drafts: { reply?: forms.ReplyDraft; members?: forms.MembersDraft; settings?: forms.SettingsDraft } = {},
   ) {
     const account = c.env.account;
     const pageNumber = status === 200 ? pageParam(c) : null;
@@ -69,6 +72,9 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     const hidden = team
       ? hiddenMessages(found.slug, await deps.moderation.hidden(account.id, found.id), c.var.csrf)
       : '';
+    const settings = renamesConversation(viewer)
+      ? forms.settingsForm(found, { csrf: c.var.csrf, visibility: changesVisibility(viewer), draft: drafts.settings })
+      : '';
     const actions = messageActions(found.slug, viewer, c.var.csrf, BigInt(Date.now()) * 1000n);
     return page(
       c,
@@ -79,7 +85,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
         page: pageNumber,
         actions,
         live: liveAddresses(`/c/${found.slug}`, deps.live.position()),
-      })}${hidden}${manage}${reply}${mail}`,
+      })}${hidden}${manage}${reply}${settings}${mail}`,
       found.title,
       {
         form: true,
@@ -194,6 +200,37 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
         });
       case 'done':
         return c.redirect(`/c/${outcome.change.slug}#manage-members`, 303);
+    }
+  });
+
+  // The team renames it (`title`); its owners and admins also say who may see and post in it
+  // (`visibility` marks that part of the form: a box left unticked is sent as nothing).
+  routes.post('/c/:slug/settings', posting.sameOrigin, async (c) => {
+    const fields = await posting.readPost(c);
+    if (fields instanceof Response) return fields;
+    const slug = c.req.param('slug');
+    const ticked = (name: string) => field(fields, name) === 'true';
+    const change = {
+      title: field(fields, 'title') ?? '',
+      visibility:
+        field(fields, 'visibility') === undefined
+          ? undefined
+          : {
+              anyoneCanPost: ticked('anyone_can_post'),
+              allowAnonymousMessages: ticked('allow_anonymous_messages'),
+              allowSearchEngines: ticked('allow_search_engines'),
+            },
+    };
+    const outcome = await changeConversationOnPage(deps, c.env.account, viewerOf(c), slug, change);
+    switch (outcome.kind) {
+      case 'not_found':
+        return notFound(c);
+      case 'forbidden':
+        return refused(c, 403, outcome.problem);
+      case 'refused':
+        return conversationPage(c, 422, slug, { settings: { ...change, problem: outcome.problem } });
+      case 'done':
+        return c.redirect(`/c/${outcome.slug}#conversation-settings`, 303);
     }
   });
 

@@ -104,6 +104,45 @@ ${csrfField(state.csrf)}<input type="hidden" name="end_passes" value="1">
 </section>`;
 }
 
+/** A conversation's settings form as it was sent, when it is refused. */
+export interface SettingsDraft {
+  title: string;
+  visibility?: { anyoneCanPost: boolean; allowAnonymousMessages: boolean; allowSearchEngines: boolean } | undefined;
+  problem: string;
+}
+
+/**
+ * The team's form for a conversation's title (and, for owners and admins, who may see and post in
+ * it), folded away under the reply form: open when it was just refused.
+ */
+export function settingsForm(
+  c: ConversationPageRecord,
+  state: { csrf: string; visibility: boolean; draft?: SettingsDraft | undefined },
+): Html {
+  const d = state.draft;
+  const now = d?.visibility ?? c;
+  const box = (name: string, id: string, on: boolean, label: string) =>
+    html`<p class="check"><input type="checkbox" id="${id}" name="${name}" value="true"${on ? html` checked` : ''}> <label for="${id}">${label}</label></p>`;
+  return html`<details id="conversation-settings" class="manage"${d ? html` open` : ''}>
+<summary>Conversation settings</summary>
+${d ? html`<p class="problem" role="alert">${d.problem}</p>` : ''}
+<form method="post" action="/c/${c.slug}/settings#conversation-settings">
+${csrfField(state.csrf)}
+<p><label for="conversation-title">Title</label><input id="conversation-title" name="title" maxlength="255" required value="${d?.title ?? c.title}"></p>
+${
+  state.visibility
+    ? html`<fieldset><legend>Who may see and post</legend><input type="hidden" name="visibility" value="1">
+${box('anyone_can_post', 'conversation-public', now.anyoneCanPost, 'Public: anyone with its address reads it and replies')}
+${box('allow_anonymous_messages', 'conversation-anonymous', now.allowAnonymousMessages, 'Replies without a name and e-mail address')}
+${box('allow_search_engines', 'conversation-search', now.allowSearchEngines, 'Search engines may list it, while it is public')}
+</fieldset>`
+    : ''
+}
+<p><button type="submit">Save</button></p>
+</form>
+</details>`;
+}
+
 /** Who is signed in, with a way out; or a way in. */
 export function signedInBar(user: UserRecord | null, csrf: string, back: string): Html {
   return user
