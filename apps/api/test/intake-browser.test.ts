@@ -183,15 +183,15 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
     await startWithRecording(page, { name: 'Vera Visitor', email: 'vera@visitor.test', text: 'My parcel is lost.' });
     await page.waitForURL(/\/c\/[\w-]+#message-\d+$/);
     await page.locator('audio[src^="/media/front/"]').waitFor();
-    await expect(page.getByText('My parcel is lost.').count()).resolves.toBe(1);
+    await expect(page.getByText('My parcel is lost.', { exact: true }).count()).resolves.toBe(1);
 
     const c = await welcomed(slugIn(page.url()));
     expect(c).toMatchObject({ via_primary_intake_page: true, intake_page_id: null, public: false });
     expect(c.workflow.name).toBe('Welcome');
     expect(c.workflow.steps?.[0]?.state).toBe('done');
-    // Under the name she gave, not confirmed until she opens the mailed link.
+    // Under the name she gave, not verified until she opens the mailed link.
     expect(c.users.map((u) => u.email)).toEqual(['sam@front.test']);
-    await expect(page.getByText('Vera Visitor (not confirmed)').count()).resolves.toBe(1);
+    await expect(page.getByText('Vera Visitor (not verified)').count()).resolves.toBe(1);
     const [first, second] = c.messages;
     expect(first).toMatchObject({ message_type: 'audio', text: 'My parcel is lost.', author: { anonymous: true } });
     expect(first?.recorded_duration_seconds).toBeGreaterThanOrEqual(2);
@@ -201,7 +201,7 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
     // Sam, named by the page, is told of Vera's message by mail; Vera got her link back.
     const told = await mailbox.next('sam@front.test');
     expect(told.text).toMatch(/> \(an audio recording\)\r?\n> My parcel is lost\./);
-    expect(told.text).toContain('Vera Visitor (not confirmed)');
+    expect(told.text).toContain('Vera Visitor (not verified)');
     expect((await mailbox.next('vera@visitor.test')).text).toContain(`${site}/c/${c.slug}`);
 
     // The device knows her: the page opens again later, the welcome shown.
@@ -220,7 +220,7 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
     await startWithRecording(frame, { name: 'Fran Frame', email: 'fran@visitor.test', text: 'Lovely blog.' });
     // It lands with a one-time code, taken at once; the address forgets it.
     await frame.waitForURL(/\/embeds\/conversations\/front\/[\w-]+(#message-\d+)?$/);
-    await frame.getByText('Lovely blog.').waitFor();
+    await frame.getByText('Lovely blog.', { exact: true }).waitFor();
     // The site around it is told the frame's height, and nothing else (no address, no pass).
     const told: unknown[] = await page.evaluate(() => Reflect.get(globalThis, 'told'));
     expect(told.length).toBeGreaterThan(0);
@@ -247,7 +247,7 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
       page.waitForURL(/\/c\/[\w-]+#message-\d+$/),
       page.getByRole('button', { name: 'Start the conversation' }).click(),
     ]);
-    await expect(page.getByText('No scripts here.').count()).resolves.toBe(1);
+    await expect(page.getByText('No scripts here.', { exact: true }).count()).resolves.toBe(1);
     await context.close();
   });
 

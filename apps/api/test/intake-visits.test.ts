@@ -160,12 +160,12 @@ describe('the primary intake page at /', () => {
     expect(c.messages).toHaveLength(1);
     expect(c.messages[0]).toMatchObject({ text: 'My order never came.', author: { anonymous: true } });
 
-    // This device opens it, the message under the name given and marked as not confirmed; another
+    // This device opens it, the message under the name given and marked as not verified; another
     // device does not see it at all.
     const page = await v.get(`/c/${slug}`);
     expect(page.status).toBe(200);
     expect(page.html).toContain('My order never came.');
-    expect(page.html).toContain('Vera Visitor (not confirmed)');
+    expect(page.html).toContain('Vera Visitor (not verified)');
     expect(page.html).not.toContain('Posting as Vera Visitor.');
     expect(page.headers.get('cache-control')).toBe('no-store');
     expect((await new Visitor(h, HOST).get(`/c/${slug}`)).status).toBe(404);
@@ -205,7 +205,7 @@ describe('the primary intake page at /', () => {
     expect(c.users.map((u: { email: string }) => u.email)).not.toContain('pat@customer.example');
     // The team sees it is not Pat's word; the stranger's device reads it but acts as nobody.
     const sam = await signedIn('sam@front.example');
-    expect((await sam.get(`/c/${slug}`)).html).toContain('Pat Customer (not confirmed)');
+    expect((await sam.get(`/c/${slug}`)).html).toContain('Pat Customer (not verified)');
     expect((await sam.reply(slug, { text: 'Hello Pat, which account?' })).status).toBe(303);
     const seen = await stranger.get(`/c/${slug}`);
     expect(seen.status).toBe(200);

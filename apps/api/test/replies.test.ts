@@ -115,6 +115,24 @@ describe('replying', () => {
     expect(elements(page.html).some((e) => attr(e, 'id') === `message-${m.id}`)).toBe(true);
   });
 
+  it('takes a name without an address where anonymous messages are allowed: shown as not verified, anonymous in the API', async () => {
+    const v = new Visitor(h, HOST);
+    await v.get('/c/open-anon');
+    expect(elements(v.last?.html ?? '').some((e) => attr(e, 'id') === 'reply-name')).toBe(true);
+    const posted = await v.reply('open-anon', { text: 'Named, no mail', name: '  Tom  ' });
+    expect(posted.status).toBe(303);
+    const id = messageId(posted);
+    const m = (await api('open-anon')).messages.find((x: { id: number }) => x.id === id);
+    expect(m).toMatchObject({ author: { anonymous: true }, text: 'Named, no mail' });
+    const page = await v.get('/c/open-anon');
+    expect(page.html).toContain('Tom (not verified)');
+    // Nobody was made or mailed for it; a name that breaks its rule is refused, keeping the text.
+    const tooLong = await v.reply('open-anon', { text: 'Kept', name: 'x'.repeat(300) });
+    expect(tooLong.status).toBe(422);
+    expect(tooLong.html).toContain('A name is at most 255 characters.');
+    expect(tooLong.html).toContain('Kept');
+  });
+
   it('refuses an empty or too long reply on the page, keeping the text, and writes nothing', async () => {
     const before = await messageCount();
     const v = new Visitor(h, HOST);

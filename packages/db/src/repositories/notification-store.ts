@@ -4,6 +4,7 @@ import {
   type MailOutbox,
   NOTIFY_MAX_MESSAGES,
   type NotificationStore,
+  UNVERIFIED_NAME_SUFFIX,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import type { RawBuilder } from 'kysely';
@@ -88,7 +89,7 @@ const DIGESTS = `
     (select count(*)::int from message m where m.conversation_id = c.id and m.account_id = c.account_id
        and m.id >= d.first_message_id and m.author_id is distinct from u.id and m.hidden_at is null) as total,
     coalesce((select json_agg(x order by x.created_us, x.id) from (
-       select m.id, coalesce(au.name, m.claimed_name || ' (not confirmed)') as author_name, au.team_role as author_team, m.text, m.message_type,
+       select m.id, coalesce(au.name, m.claimed_name || '${UNVERIFIED_NAME_SUFFIX.replaceAll("'", "''")}') as author_name, au.team_role as author_team, m.text, m.message_type,
          (extract(epoch from m.created_at) * 1000000)::bigint::text as created_us
        from message m left join account_user au on au.id = m.author_id
        where m.conversation_id = c.id and m.account_id = c.account_id and m.id >= d.first_message_id

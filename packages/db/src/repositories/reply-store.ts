@@ -32,6 +32,7 @@ const INSERT = statement(
           'recorded_duration_seconds',
           'author_id',
           'anonymous',
+          'claimed_name',
           'text',
           'submit_key',
           'media_key',
@@ -48,6 +49,9 @@ const INSERT = statement(
               sql<number>`${slot('seconds')}::int`.as('recorded_duration_seconds'),
               author().as('author_id'),
               sql<boolean>`${author()} is null`.as('anonymous'),
+              sql<string | null>`case when ${author()} is null then ${slot('claimedName')}::text end`.as(
+                'claimed_name',
+              ),
               sql<string>`${slot('text')}::text`.as('text'),
               sql<string | null>`${slot('submitKey')}::varchar`.as('submit_key'),
               sql<string | null>`${slot('mediaKey')}::varchar`.as('media_key'),
@@ -177,13 +181,20 @@ export class PgReplyStore implements ReplyStore {
   async insert(
     accountId: number,
     conversationId: number,
-    reply: { authorId: number | null; text: string; submitKey: string | null; media?: StoredMedia | undefined },
+    reply: {
+      authorId: number | null;
+      text: string;
+      submitKey: string | null;
+      media?: StoredMedia | undefined;
+      claimedName?: string | null | undefined;
+    },
   ): Promise<{ id: number; created: boolean }> {
     const media = reply.media;
     const [row] = await run(this.em, INSERT, {
       account: accountId,
       conversation: conversationId,
       author: reply.authorId,
+      claimedName: reply.claimedName ?? null,
       text: reply.text,
       submitKey: reply.submitKey,
       kind: media?.kind ?? 'text',

@@ -68,19 +68,26 @@ export async function postReply(
   const text = form.media && form.text.trim() === '' ? '' : replyText(form.text);
   const submitKey = form.submitKey && /^[\w-]{16,64}$/.test(form.submitKey) ? form.submitKey : null;
   const media = form.media;
-  const post = async (authorId: number | null): Promise<ReplyOutcome> => {
+  const post = async (authorId: number | null, claimedName: string | null = null): Promise<ReplyOutcome> => {
     const { id, created } = await deps.replies.insert(account.id, conversation.id, {
       authorId,
       text,
       submitKey,
       media,
+      claimedName,
     });
     return { kind: 'posted', messageId: id, slug: conversation.slug, created };
   };
 
   if (viewer) return post(viewer.userId);
   const email = form.email?.trim() ?? '';
-  if (conversation.allowAnonymousMessages && email === '') return post(null);
+  const name = (form.name ?? '').trim();
+  if (conversation.allowAnonymousMessages && email === '') {
+    // A name without an address is taken as given, and shown as nobody's word.
+    if (name === '') return post(null);
+    const problem = nameProblem(name);
+    return problem ? { kind: 'refused', problem } : post(null, name);
+  }
 
   const refusal = nameProblem(form.name ?? '') ?? emailProblem(email);
   if (refusal) {
@@ -93,7 +100,7 @@ export async function postReply(
   }
   await sendSignInLink(deps, account, link, {
     email,
-    name: (form.name ?? '').trim(),
+    name,
     returnPath: `/c/${conversation.slug}`,
     pending: { conversationId: conversation.id, text, submitKey, media },
   });

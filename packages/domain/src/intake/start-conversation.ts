@@ -138,7 +138,7 @@ export function comeBackMail(
       `If it was you, this link confirms it: it signs you in as ${started.email}, puts your name on your message and opens the conversation (it works once, for 7 days):`,
       started.signInUrl,
       '',
-      `Until then your message shows as not confirmed, and we write to you about answers once you have confirmed. On the device you started it on, it opens at ${conversationUrl(account, started.slug)}`,
+      `Until then your message shows as not verified, and we write to you about answers once you have confirmed. On the device you started it on, it opens at ${conversationUrl(account, started.slug)}`,
       '',
       'If you did not start this conversation, ignore this e-mail: nothing is shown under your address, and nobody is signed in.',
       '',

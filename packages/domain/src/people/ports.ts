@@ -65,7 +65,14 @@ export interface ReplyStore {
   insert(
     accountId: number,
     conversationId: number,
-    reply: { authorId: number | null; text: string; submitKey: string | null; media?: StoredMedia | undefined },
+    reply: {
+      authorId: number | null;
+      text: string;
+      submitKey: string | null;
+      media?: StoredMedia | undefined;
+      /** An anonymous reply's name, given without an address: shown as nobody's word. */
+      claimedName?: string | null | undefined;
+    },
   ): Promise<{ id: number; created: boolean }>;
   /**
    * Puts `authorId` on an unconfirmed start's message (its name given under the address they

@@ -35,3 +35,10 @@ export function nameProblem(name: string): string | null {
   if (trimmed.length > NAME_MAX_LENGTH) return `A name is at most ${NAME_MAX_LENGTH} characters.`;
   return textProblem('The name', trimmed);
 }
+
+/**
+ * A name nobody verified, as pages and mails show it: an anonymous reply's name, or an intake
+ * start's until its address is confirmed. The message stays anonymous in the API.
+ */
+export const UNVERIFIED_NAME_SUFFIX = ' (not verified)';
+export const unverifiedName = (name: string): string => `${name}${UNVERIFIED_NAME_SUFFIX}`;

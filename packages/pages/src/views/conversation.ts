@@ -7,6 +7,7 @@ import {
   type PageMessageRecord,
   pageOf,
   type UserRecord,
+  unverifiedName,
 } from '@convo/domain';
 import { html } from 'hono/html';
 import { find } from 'linkifyjs';
@@ -42,9 +43,9 @@ export function linkified(text: string): Html {
   return html`${parts}`;
 }
 
-/** Who wrote it: an unconfirmed start's name says so (it is nobody's word until the address is confirmed). */
+/** Who wrote it: a name nobody verified says so (an anonymous reply's, an unconfirmed start's). */
 const authorName = (m: PageMessageRecord): string =>
-  m.author.anonymous ? (m.claimedName ? `${m.claimedName} (not confirmed)` : ANONYMOUS) : m.author.name || ANONYMOUS;
+  m.author.anonymous ? (m.claimedName ? unverifiedName(m.claimedName) : ANONYMOUS) : m.author.name || ANONYMOUS;
 
 /** When something happened: as the API says it, and as machines read it. */
 export const time = (micros: bigint): Html =>

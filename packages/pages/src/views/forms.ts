@@ -34,7 +34,8 @@ export function replyForm(
   const identity = state.signedIn
     ? html`<p class="note">Posting as ${state.signedIn.name}.</p>`
     : c.allowAnonymousMessages
-      ? html`<p class="note">You post anonymously. <a href="/sign-in?return=/c/${c.slug}">Sign in</a> to post under your name.</p>`
+      ? html`<p class="note">You post anonymously, or under a name you give here (shown as not verified). <a href="/sign-in?return=/c/${c.slug}">Sign in</a> to post under your own.</p>
+<p><label for="reply-name">Your name (optional)</label><input id="reply-name" name="name" autocomplete="name" maxlength="255" value="${d.name ?? ''}"></p>`
       : html`<p class="note">Give your name and e-mail address, or <a href="/sign-in?return=/c/${c.slug}">sign in</a>. Your e-mail address is never shown on this site.</p>
 <p><label for="reply-name">Name</label><input id="reply-name" name="name" autocomplete="name" maxlength="255" required value="${d.name ?? ''}"></p>
 <p><label for="reply-email">E-mail</label><input id="reply-email" name="email" type="email" autocomplete="email" maxlength="320" required value="${d.email ?? ''}"></p>`;
