@@ -597,7 +597,13 @@ describe('recordings of people who sign in', () => {
     );
     expect(waiting.status).toBe(200);
     expect(waiting.html).toContain('Check your e-mail');
+    // The page she waits on leads back to the conversation.
+    expect(waiting.html).toContain('<a href="/c/named">Back to the conversation</a>');
     const mail = await mailTo(site.mailbox, 'nina@elsewhere.example', /video recording of 3 s/);
+    // The link's page says what waits: no empty quote for a recording without words.
+    const confirming = await new Visitor(site.h, PEOPLE_HOST).get(new URL(signInLink(mail)).pathname);
+    expect(confirming.html).toContain('With a video recording of 3 seconds.');
+    expect(confirming.html).not.toContain('<blockquote');
     await visitor.confirm(signInLink(mail), { name: 'Nina New' });
     const page = await visitor.get('/c/named');
     expect(page.html).toMatch(/<video[^>]+src="\/media\/prec\/\d+\?c=named"/);

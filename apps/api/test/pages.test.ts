@@ -116,6 +116,12 @@ describe('routing by the account host', () => {
       expect(page.status, path).toBe(404);
       expect(page.headers.get('content-type'), path).toMatch(/^text\/html/);
       expect(headings(page.html), path).toEqual(['Page not found']);
+      // It leads somewhere: the site's home (the site name too) and signing in.
+      const hrefs = elements(page.html)
+        .filter((e) => e.tagName === 'a')
+        .map((a) => attr(a, 'href'));
+      expect(hrefs.filter((href) => href === '/').length, path).toBe(2);
+      expect(hrefs, path).toContain('/sign-in');
     }
   });
 

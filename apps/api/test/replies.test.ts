@@ -167,6 +167,7 @@ describe('replying', () => {
     // Nothing is posted on the visitor's word: the address must confirm it.
     expect(posted.status).toBe(200);
     expect(posted.html).toContain('Check your e-mail');
+    expect(posted.html).toContain('<a href="/c/open-named">Back to the conversation</a>');
     const mail = await mailbox.next('rita@else.example');
     // Nobody has confirmed the address: the mail quotes nothing the visitor wrote; the link's page shows it.
     expect(mail.text).not.toContain('Registered reply');

@@ -163,7 +163,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       case 'unavailable':
         return refused(c, 503, outcome.problem);
       case 'check_email':
-        return page(c, 200, forms.checkEmail({ reply: true }), 'Check your e-mail');
+        return page(c, 200, forms.checkEmail({ reply: true, back: `/c/${slug}` }), 'Check your e-mail');
       case 'posted':
         // POST/redirect/GET: reloading the page it lands on never posts again.
         return c.redirect(`/c/${outcome.slug}#message-${outcome.messageId}`, 303);

@@ -149,7 +149,7 @@ export function signedInBar(user: UserRecord | null, csrf: string, back: string)
   return user
     ? html`<form method="post" action="/sign-out" class="session">
 ${csrfField(csrf)}<input type="hidden" name="return" value="${back}">
-<span>Signed in as ${user.name}</span> <a href="/settings">Mail settings</a> <button type="submit">Sign out</button> <button type="submit" name="everywhere" value="1" class="secondary">Sign out everywhere</button>
+<span>Signed in as ${user.name}</span> <a href="/settings">Settings</a> <button type="submit">Sign out</button>
 </form>`
     : html`<p class="session"><a href="/sign-in?return=${back}">Sign in</a></p>`;
 }
@@ -165,13 +165,30 @@ ${csrfField(fields.csrf)}<input type="hidden" name="return" value="${fields.back
 </form>`;
 }
 
-/** The same answer whoever owns the address: the link says whose it is to the person who opens it. */
-export const checkEmail = (what: { reply: boolean }): Html => html`<h1>Check your e-mail</h1>
+/** What a pending recording is called on the page that confirms it. */
+const RECORDING_WORDS: Record<string, string> = {
+  video: 'a video recording',
+  screen: 'a screen recording',
+  audio: 'an audio recording',
+};
+
+/** `seconds` as people say a recording's length: "42 seconds", "3:05 minutes". */
+const durationText = (seconds: number): string =>
+  seconds < 60
+    ? `${seconds} second${seconds === 1 ? '' : 's'}`
+    : `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')} minutes`;
+
+/**
+ * The same answer whoever owns the address: the link says whose it is to the person who opens it.
+ * `back`: where the visitor came from, to return to meanwhile.
+ */
+export const checkEmail = (what: { reply: boolean; back?: string | undefined }): Html => html`<h1>Check your e-mail</h1>
 <p>${
   what.reply
     ? 'We sent a link to that address. Open it within 15 minutes and confirm, and your reply is posted under your name.'
     : 'We sent a link to that address. It works once, for 15 minutes.'
-}</p>`;
+}</p>
+<p><a href="${what.back ?? '/'}">${what.back ? 'Back to the conversation' : 'Back to the home page'}</a></p>`;
 
 /**
  * The page behind a mailed link: who it signs in, the reply it would post, and the one button
@@ -187,9 +204,11 @@ export function confirmSignIn(shown: {
   const who = link.user
     ? html`<p>This signs you in as <strong>${link.user.name}</strong> (${link.email}).</p>`
     : html`<p>Nobody here uses ${link.email} yet: confirming makes you a member of this site under the name below.</p>`;
+  const recording = link.pending?.media;
   const reply = link.pending
     ? html`<p>Your reply, to be posted on <a href="${link.returnPath}">${link.returnPath}</a>:</p>
-<blockquote class="pending">${link.pending.text}</blockquote>`
+${link.pending.text ? html`<blockquote class="pending">${link.pending.text}</blockquote>` : ''}
+${recording ? html`<p class="note">With ${RECORDING_WORDS[recording.kind] ?? 'a recording'} of ${durationText(recording.seconds)}.</p>` : ''}`
     : link.claim
       ? html`<p>Confirming puts your name on the message that started <a href="${link.returnPath}">this conversation</a> and makes you one of its members.</p>`
       : '';

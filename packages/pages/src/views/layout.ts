@@ -52,7 +52,7 @@ ${body}
 
 /** The account's site around a page: its name above, and below. */
 export function chrome(siteName: string, content: Html, session: Html = html``): Html {
-  return html`<header class="site-header"><div><p>${siteName}</p>${session}</div></header>
+  return html`<header class="site-header"><div><p class="site-name"><a href="/">${siteName}</a></p>${session}</div></header>
 <main id="content">
 ${content}
 </main>

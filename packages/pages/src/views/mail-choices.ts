@@ -43,7 +43,12 @@ export function settingsPage(state: { account: string; name: string; on: boolean
 <form method="post" action="/settings">${csrfField(state.csrf)}
 <button type="submit" name="mail" value="${state.on ? 'off' : 'on'}">${state.on ? 'Stop all these e-mails' : 'Turn these e-mails back on'}</button>
 </form>
-<p>Sign-in links are sent whatever you choose here: they come only when you ask for one.</p>`;
+<p>Sign-in links are sent whatever you choose here: they come only when you ask for one.</p>
+<h2>Your devices</h2>
+<form method="post" action="/sign-out" class="devices">${csrfField(state.csrf)}<input type="hidden" name="return" value="/settings">
+<p>Signed in on a device you no longer have?</p>
+<p><button type="submit" name="everywhere" value="1" class="secondary">Sign out everywhere</button></p>
+</form>`;
 }
 
 export const settingsSignIn = (): Html => html`<h1>Your mail settings</h1>
