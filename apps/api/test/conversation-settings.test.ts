@@ -104,6 +104,28 @@ describe('the settings form', () => {
       expect(hasSettings((await v.get('/c/renamed')).html)).toBe(false);
   });
 
+  it("puts the team's pages in the header of every page, for the team alone", async () => {
+    const team = async (v: Visitor, path: string) => {
+      const all = elements((await v.get(path)).html);
+      return {
+        nav: all.filter((e) => e.tagName === 'nav' && attr(e, 'aria-label') === "The team's pages").length,
+        links: all.filter((e) => e.tagName === 'a').map((e) => attr(e, 'href')),
+      };
+    };
+    const owner = await signIn(site, HOST, 'olive@atrium.example');
+    const teammate = await signIn(site, HOST, 'tim@atrium.example');
+    const participant = await signIn(site, HOST, 'pia@else.example');
+    for (const path of ['/c/renamed', '/settings', '/c/no-such']) {
+      const asOwner = await team(owner, path);
+      expect(asOwner.nav, path).toBe(1);
+      expect(asOwner.links, path).toEqual(expect.arrayContaining(['/manage/intake-pages', '/manage/workflows']));
+      const asTeammate = await team(teammate, path);
+      expect(asTeammate.nav, path).toBe(1);
+      expect(asTeammate.links, path).not.toContain('/manage/intake-pages');
+      expect((await team(participant, path)).nav, path).toBe(0);
+    }
+  });
+
   it('renames a conversation for a team member, without JavaScript: the page and the API say the new title', async () => {
     const teammate = await signIn(site, HOST, 'tim@atrium.example');
     const saved = await send(teammate, 'renamed', { title: 'Pia: my invoice is wrong' });

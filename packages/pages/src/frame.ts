@@ -1,4 +1,4 @@
-import { returnPath } from '@convo/domain';
+import { returnPath, seesEveryConversation } from '@convo/domain';
 import { setCookie } from 'hono/cookie';
 import { html } from 'hono/html';
 import { secureHeaders } from 'hono/secure-headers';
@@ -6,6 +6,7 @@ import { cookieOptions, VISITOR_COOKIE } from './cookies.ts';
 import type { SiteContext } from './request.ts';
 import * as forms from './views/forms.ts';
 import { chrome, document, type Html, type Preview } from './views/layout.ts';
+import { manageNav } from './views/manage.ts';
 import * as errors from './views/not-found.ts';
 
 /*
@@ -88,9 +89,12 @@ export function page(c: SiteContext, status: PageStatus, content: Html, title: s
   // The sign-in link brings the person back here, a 404 included (a private conversation's, once
   // they may see it): the address asked for, which a missing and a private one share alike.
   const back = returnPath(c.req.path);
+  // The team's pages are a click away from every page, for the team.
+  const role = c.var.signedIn?.teamRole ?? null;
+  const nav = role ? manageNav(seesEveryConversation(role)) : html``;
   const body = shown.embed
     ? html`<main id="content">${content}</main>`
-    : chrome(account.name, content, forms.signedInBar(c.var.signedIn?.user ?? null, c.var.csrf, back));
+    : chrome(account.name, content, forms.signedInBar(c.var.signedIn?.user ?? null, c.var.csrf, back), nav);
   const head = { title: `${title} · ${account.name}`, noindex, preview: shown.preview, canonical: shown.canonical };
   return c.html(document(head, body, { embed: shown.embed }), status);
 }

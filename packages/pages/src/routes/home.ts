@@ -1,4 +1,4 @@
-import { managesIntake, viewInbox } from '@convo/domain';
+import { viewInbox } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { notFound, page } from '../frame.ts';
@@ -31,7 +31,7 @@ export function homeRoutes({ deps, posting }: SiteKit, intake: ReturnType<typeof
         search: c.req.query('q'),
       });
       if (!found) return notFound(c);
-      return page(c, 200, inbox(account.name, found, managesIntake(viewer)), 'Inbox', {
+      return page(c, 200, inbox(account.name, found), 'Inbox', {
         headers: { 'cache-control': 'no-store' },
       });
     }

@@ -2,7 +2,6 @@ import type { InboxPage } from '@convo/domain';
 import { html } from 'hono/html';
 import { time } from './conversation.ts';
 import type { Html } from './layout.ts';
-import { manageNav } from './manage.ts';
 
 /** Where page `n` of the inbox is, with the filter kept. */
 function inboxHref(page: number, filter: InboxPage['filter']): string {
@@ -15,9 +14,9 @@ function inboxHref(page: number, filter: InboxPage['filter']): string {
 }
 
 /** The team's inbox: a filter (title, tag), the conversations latest activity first, and the pages around. */
-export function inbox(account: string, p: InboxPage, managesIntake: boolean): Html {
+export function inbox(account: string, p: InboxPage): Html {
   const filtered = p.filter.search !== '' || p.filter.tag !== '';
-  return html`${manageNav(managesIntake)}<h1>Inbox</h1>
+  return html`<h1>Inbox</h1>
 <p class="meta">The conversations of ${account}, latest activity first.</p>
 <form method="get" action="/" class="inbox-filter" role="search" aria-label="Filter the conversations">
 <p><label for="inbox-search">Title contains</label><input id="inbox-search" name="q" maxlength="255" value="${p.filter.search}"></p>

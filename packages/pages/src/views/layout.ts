@@ -50,9 +50,9 @@ ${body}
 `;
 }
 
-/** The account's site around a page: its name above, and below. */
-export function chrome(siteName: string, content: Html, session: Html = html``): Html {
-  return html`<header class="site-header"><div><p class="site-name"><a href="/">${siteName}</a></p>${session}</div></header>
+/** The account's site around a page: its name above (and the team's nav, for the team), and below. */
+export function chrome(siteName: string, content: Html, session: Html = html``, nav: Html = html``): Html {
+  return html`<header class="site-header"><div><p class="site-name"><a href="/">${siteName}</a></p>${session}</div>${nav}</header>
 <main id="content">
 ${content}
 </main>

@@ -70,7 +70,7 @@ ${csrfField(state.csrf)}
 </form>
 </section></li>`;
   };
-  return html`${manageNav()}<h1>Intake pages</h1>
+  return html`<h1>Intake pages</h1>
 <p class="meta">Where anyone starts a conversation with the team. Changes apply to new conversations; the ones already started keep their copy of the workflow.</p>
 ${pages.length === 0 ? html`<p class="empty">No intake pages yet.</p>` : html`<ul class="manage-list">${pages.map(item)}</ul>`}
 <section id="new-page" aria-labelledby="new-page-heading" class="manage">
@@ -112,7 +112,7 @@ ${csrfField(state.csrf)}
 </form>
 </section></li>`;
   };
-  return html`${manageNav()}<h1>Workflows</h1>
+  return html`<h1>Workflows</h1>
 <p class="meta">What happens on its own in conversations started through an intake page: each step is a trigger and an action (see the API reference's WorkflowTrigger and WorkflowAction). A conversation keeps the copy it started with.</p>
 ${workflows.length === 0 ? html`<p class="empty">No workflows yet.</p>` : html`<ul class="manage-list">${workflows.map(item)}</ul>`}
 <section id="new-workflow" aria-labelledby="new-workflow-heading" class="manage">
