@@ -126,6 +126,19 @@ describe('the settings form', () => {
     }
   });
 
+  it('lists a signed-in participant’s own conversations at /, private ones included, and nobody else’s', async () => {
+    const participant = await signIn(site, HOST, 'pia@else.example');
+    const home = await participant.get('/');
+    const listed = elements(home.html)
+      .filter((e) => e.tagName === 'a' && (attr(e, 'href') ?? '').startsWith('/c/'))
+      .map((e) => attr(e, 'href'));
+    expect(listed.sort()).toEqual(['/c/private', '/c/renamed']);
+    // The team has its inbox there instead; a visitor, the landing page alone.
+    const owner = await signIn(site, HOST, 'olive@atrium.example');
+    expect((await owner.get('/')).html).not.toContain('My conversations');
+    expect((await new Visitor(h, HOST).get('/')).html).not.toContain('My conversations');
+  });
+
   it('renames a conversation for a team member, without JavaScript: the page and the API say the new title', async () => {
     const teammate = await signIn(site, HOST, 'tim@atrium.example');
     const saved = await send(teammate, 'renamed', { title: 'Pia: my invoice is wrong' });

@@ -169,6 +169,11 @@ describe('the primary intake page at /', () => {
     expect(page.html).not.toContain('Posting as Vera Visitor.');
     expect(page.headers.get('cache-control')).toBe('no-store');
     expect((await new Visitor(h, HOST).get(`/c/${slug}`)).status).toBe(404);
+    // Back at the home page, the device finds it above the form; another device finds nothing.
+    const home = await v.get('/');
+    expect(home.html).toContain('My conversations');
+    expect(home.html).toContain(`<a href="/c/${slug}">Vera Visitor: My order never came.</a>`);
+    expect((await new Visitor(h, HOST).get('/')).html).not.toContain('My conversations');
 
     // The mail quotes nothing the visitor wrote or chose; its link confirms the address on any
     // device: the message is Vera's, she is a member, and signed in. (Its domain arrives in lower case.)

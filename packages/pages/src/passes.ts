@@ -161,6 +161,20 @@ export function passReader(grants: PassGrants, target: ConversationAccess) {
 }
 
 /**
+ * The conversations this device's pass opens now (each checked as its page checks it: a start the
+ * team did not end, by a person still a member), at most PASS_GRANTS reads.
+ */
+export async function passOpened(deps: SiteDeps, c: SiteContext): Promise<number[]> {
+  const grants = await passOf(deps, c);
+  const opened: number[] = [];
+  for (const id of grants.keys()) {
+    const target = await deps.site.conversationAccessById(c.env.account.id, id);
+    if (target && passReader(grants, target)) opened.push(id);
+  }
+  return opened;
+}
+
+/**
  * Who reads the conversation at `slug`: the signed-in person; else, when this device's pass holds
  * a start of it, the visitor who started it (`viewer`), or for an anonymous start the
  * conversation itself (`granted`, its id).

@@ -101,6 +101,32 @@ const TAG_NAMES = statement(
   db.selectFrom('tag').select('name').where('account_id', '=', account()).orderBy(sql`lower(name)`).limit(500),
 );
 
+/** A participant's conversations: theirs as a member, and those a device's pass opens. */
+const MINE = statement(
+  'inbox_mine',
+  db
+    .selectFrom('conversation as c')
+    .select(['c.id', 'c.title', 'c.slug', 'c.anyone_can_post', epochMicros('c.last_activity_at').as('activity_us')])
+    .where('c.account_id', '=', account())
+    .where((eb) =>
+      eb.or([
+        eb(
+          'c.id',
+          'in',
+          eb
+            .selectFrom('conversation_member as cm')
+            .select('cm.conversation_id')
+            .where('cm.account_id', '=', account())
+            .where('cm.user_id', '=', sql<number>`${slot('user')}::int`),
+        ),
+        eb('c.id', '=', sql<number>`any(${slot('ids')}::int[])`),
+      ]),
+    )
+    .orderBy('c.last_activity_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(slot<number>('limit')),
+);
+
 export class PgInboxStore implements InboxStore {
   private readonly em: EntityManager;
 
@@ -140,6 +166,17 @@ export class PgInboxStore implements InboxStore {
 
   async tagNames(accountId: number): Promise<string[]> {
     return (await run(this.em, TAG_NAMES, { account: accountId })).map((r) => r.name);
+  }
+
+  async mine(accountId: number, userId: number | null, ids: readonly number[], limit: number) {
+    const rows = await run(this.em, MINE, { account: accountId, user: userId, ids: [...ids], limit });
+    return rows.map((r) => ({
+      id: r.id,
+      title: r.title,
+      slug: r.slug,
+      anyoneCanPost: r.anyone_can_post,
+      lastActivityAt: BigInt(r.activity_us),
+    }));
   }
 
   async markRead(accountId: number, userId: number, conversationId: number): Promise<void> {

@@ -40,6 +40,16 @@ export interface InboxStore {
   tagNames(accountId: number): Promise<string[]>;
   /** The reader opened the conversation now. */
   markRead(accountId: number, userId: number, conversationId: number): Promise<void>;
+  /**
+   * The conversations `userId` is a member of (none for null) and those with the ids `ids`,
+   * latest activity first, at most `limit`.
+   */
+  mine(
+    accountId: number,
+    userId: number | null,
+    ids: readonly number[],
+    limit: number,
+  ): Promise<Pick<InboxRow, 'id' | 'title' | 'slug' | 'anyoneCanPost' | 'lastActivityAt'>[]>;
 }
 
 export interface InboxPage {

@@ -1,10 +1,11 @@
-import { viewInbox } from '@convo/domain';
+import { viewInbox, viewMyConversations } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { notFound, page } from '../frame.ts';
+import { passOpened } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { type SiteEnv, viewerOf } from '../request.ts';
-import { inbox } from '../views/inbox.ts';
+import { inbox, myConversations } from '../views/inbox.ts';
 import type { intakeRoutes } from './intake.ts';
 
 /**
@@ -35,10 +36,14 @@ export function homeRoutes({ deps, posting }: SiteKit, intake: ReturnType<typeof
         headers: { 'cache-control': 'no-store' },
       });
     }
+    // Someone who takes part: their own conversations first (signed in, or opened by this
+    // device's pass), then the form or the landing page as anyone gets it.
+    const opened = viewer ? [] : await passOpened(deps, c);
+    const mine = myConversations(await viewMyConversations(deps, account, viewer, opened));
     const primaryPage = await intake.find(c, primary);
-    if (primaryPage) return intake.show(c, primaryPage, primary);
+    if (primaryPage) return intake.show(c, primaryPage, primary, 200, undefined, mine);
     const signedIn = c.var.signedIn?.user ?? null;
-    const content = html`<h1>${account.name}</h1>
+    const content = html`${mine}<h1>${account.name}</h1>
 <p>${account.name} holds its conversations here. Each has its own address: open the link you were given to read it and reply.</p>
 ${
   signedIn

@@ -6,6 +6,7 @@ import {
   sendStart,
 } from '@convo/domain';
 import { Hono } from 'hono';
+import { html } from 'hono/html';
 import { secret } from '../cookies.ts';
 import { busy, notFound, type PageStatus, page, refused } from '../frame.ts';
 import {
@@ -22,6 +23,7 @@ import {
 import type { SiteKit } from '../posting.ts';
 import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { type IntakeDraft, intakePage } from '../views/intake.ts';
+import type { Html } from '../views/layout.ts';
 
 /** Where an intake page is: `/p/<key>`, its embed, or `/` for the primary one. */
 export interface IntakeAddress {
@@ -55,6 +57,8 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
     at: IntakeAddress,
     status: PageStatus = 200,
     draft?: IntakeDraft,
+    /** What comes above the page's form (a participant's own conversations, at `/`). */
+    lead: Html = html``,
   ) {
     const account = c.env.account;
     const key = await deps.secrets.signingKey();
@@ -70,7 +74,7 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
       draft,
       limits: deps.media.limits,
     });
-    return page(c, status, content, p.title || account.name, {
+    return page(c, status, html`${lead}${content}`, p.title || account.name, {
       form: !at.embed,
       embed: at.embed,
       // The form's token is this visitor's; an intake page is for people, not for indexes of forms.

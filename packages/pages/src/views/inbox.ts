@@ -1,4 +1,4 @@
-import type { InboxPage } from '@convo/domain';
+import type { InboxPage, MyConversation } from '@convo/domain';
 import { html } from 'hono/html';
 import { time } from './conversation.ts';
 import type { Html } from './layout.ts';
@@ -46,4 +46,18 @@ ${
     : ''
 }
 </div>`;
+}
+
+/** A participant's own conversations, above the account's intake form or landing page. */
+export function myConversations(rows: readonly MyConversation[]): Html {
+  if (rows.length === 0) return html``;
+  return html`<section class="mine" aria-labelledby="mine-heading">
+<h2 id="mine-heading">My conversations</h2>
+<ol class="inbox" aria-label="My conversations">${rows.map(
+    (r) => html`<li class="read">
+<p class="inbox-title"><a href="/c/${r.slug}">${r.title}</a></p>
+<p class="meta">${r.anyoneCanPost ? '' : 'Private · '}latest ${time(r.lastActivityAt)}</p>
+</li>`,
+  )}</ol>
+</section>`;
 }
