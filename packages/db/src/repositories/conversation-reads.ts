@@ -226,6 +226,21 @@ const key = () => sql<string>`${slot<string>('key')}::text`;
  * One conversation `c` as the API shows it: listed (listedConversationView), or alone, with its
  * creation times (conversationView; the times as time.ts writes them).
  */
+/** The columns of `c` conversationJson reads: what a statement that writes `c` itself returns. */
+const JSON_COLUMNS = [
+  'id',
+  'account_id',
+  'title',
+  'slug',
+  'anyone_can_post',
+  'allow_anonymous_messages',
+  'allow_search_engines',
+  'via_primary_intake_page',
+  'intake_page_id',
+  'workflow',
+  'created_at',
+] as const;
+
 const conversationJson = (shown: 'listed' | 'alone') => {
   const url = sql<string>`${host()} || '/c/' || c.slug`;
   const users = array(
@@ -425,19 +440,7 @@ const UPDATE = statement(
         })
         .where('id', '=', slot<number>('id'))
         .where('account_id', '=', accountInt())
-        .returning([
-          'id',
-          'account_id',
-          'title',
-          'slug',
-          'anyone_can_post',
-          'allow_anonymous_messages',
-          'allow_search_engines',
-          'via_primary_intake_page',
-          'intake_page_id',
-          'workflow',
-          'created_at',
-        ]),
+        .returning(JSON_COLUMNS),
     )
     .with('change_mark', () => changeMark('c', accountInt()))
     .with('webhook_ev', () =>

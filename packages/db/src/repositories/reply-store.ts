@@ -1,4 +1,4 @@
-import type { ReplyStore, StoredMedia } from '@convo/domain';
+import type { NewReply, ReplyStore } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import { changeMark } from './change-marks.ts';
@@ -178,17 +178,7 @@ export class PgReplyStore implements ReplyStore {
     this.em = em;
   }
 
-  async insert(
-    accountId: number,
-    conversationId: number,
-    reply: {
-      authorId: number | null;
-      text: string;
-      submitKey: string | null;
-      media?: StoredMedia | undefined;
-      claimedName?: string | null | undefined;
-    },
-  ): Promise<{ id: number; created: boolean }> {
+  async insert(accountId: number, conversationId: number, reply: NewReply): Promise<{ id: number; created: boolean }> {
     const media = reply.media;
     const [row] = await run(this.em, INSERT, {
       account: accountId,

@@ -55,6 +55,16 @@ export interface PeopleStore {
   endAllSessions(accountId: number, userId: number): Promise<void>;
 }
 
+/** A reply about to be written: by its author, or anonymous (then perhaps under a name given). */
+export interface NewReply {
+  authorId: number | null;
+  text: string;
+  submitKey: string | null;
+  media?: StoredMedia | undefined;
+  /** An anonymous reply's name, given without an address: shown as nobody's word. */
+  claimedName?: string | null | undefined;
+}
+
 /** Where replies are written. */
 export interface ReplyStore {
   /**
@@ -62,18 +72,7 @@ export interface ReplyStore {
    * submitKey the account already used, nothing is written and that message's id comes back
    * (`created` false).
    */
-  insert(
-    accountId: number,
-    conversationId: number,
-    reply: {
-      authorId: number | null;
-      text: string;
-      submitKey: string | null;
-      media?: StoredMedia | undefined;
-      /** An anonymous reply's name, given without an address: shown as nobody's word. */
-      claimedName?: string | null | undefined;
-    },
-  ): Promise<{ id: number; created: boolean }>;
+  insert(accountId: number, conversationId: number, reply: NewReply): Promise<{ id: number; created: boolean }>;
   /**
    * Puts `authorId` on an unconfirmed start's message (its name given under the address they
    * confirmed) and makes them a member of its conversation; null when it is no longer unconfirmed.
