@@ -88,7 +88,9 @@ const PAGE = statement(
             .select(sql<boolean>`r.read_at < p.last_activity_at`.as('older'))
             .where('r.user_id', '=', reader())
             .whereRef('r.conversation_id', '=', 'p.id'),
-          sql<boolean>`true`,
+          // Never opened: unread when someone else wrote in it (an empty one is not news).
+          sql<boolean>`exists (select 1 from message m where m.conversation_id = p.id
+            and m.account_id = ${account()} and m.hidden_at is null and m.author_id is distinct from ${reader()})`,
         )
         .as('unread'),
     ])
