@@ -149,6 +149,9 @@ describe('the inbox at /', () => {
         .map((r) => r.slug)
         .sort(),
     ).toEqual(['q-5', 'q-50', 'q-51', 'q-52', 'q-53', 'q-54', 'q-55', 'q-56', 'q-57', 'q-58', 'q-59'].sort());
+    // What was said is searched too: q-5's answer says "Late answer", its title does not.
+    expect(rows((await olivia.get('/?q=LATE')).html).map((r) => r.slug)).toEqual(['q-5']);
+    expect(rows((await olivia.get('/?q=late%20answer')).html).map((r) => r.slug)).toEqual(['q-5']);
     const none = await olivia.get('/?q=nothing%20like%20this');
     expect(rows(none.html)).toEqual([]);
     expect(none.html).toContain('No conversation matches.');

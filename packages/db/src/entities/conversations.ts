@@ -220,6 +220,11 @@ export const Message = defineEntity({
       expression:
         'create unique index "message_workflow_job" on "message" ("workflow_job_id") where "workflow_job_id" is not null',
     },
+    {
+      // The inbox's search of what was said: words as written ('simple': no language's stemming).
+      name: 'message_text_search',
+      expression: `create index "message_text_search" on "message" using gin (to_tsvector('simple', "text"))`,
+    },
   ],
 });
 

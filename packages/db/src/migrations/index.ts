@@ -24,6 +24,7 @@ import { Migration20261130100000_live_watch } from './Migration20261130100000_li
 import { Migration20261201000000_visitor_passes } from './Migration20261201000000_visitor_passes.ts';
 import { Migration20261201100000_unconfirmed_starts } from './Migration20261201100000_unconfirmed_starts.ts';
 import { Migration20261202000000_one_schema } from './Migration20261202000000_one_schema.ts';
+import { Migration20261203000000_message_search } from './Migration20261203000000_message_search.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -55,4 +56,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261201000000_visitor_passes', class: Migration20261201000000_visitor_passes },
   { name: 'Migration20261201100000_unconfirmed_starts', class: Migration20261201100000_unconfirmed_starts },
   { name: 'Migration20261202000000_one_schema', class: Migration20261202000000_one_schema },
+  { name: 'Migration20261203000000_message_search', class: Migration20261203000000_message_search },
 ];

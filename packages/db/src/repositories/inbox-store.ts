@@ -50,7 +50,13 @@ const PAGE = statement(
             ),
           ]),
         )
-        .where(sql<boolean>`(${slot('title')}::text is null or strpos(c.title_key, ${slot('title')}::text) > 0)`)
+        // Searched: the title holds the words, or a message the team may read says them.
+        .where(
+          sql<boolean>`(${slot('title')}::text is null or strpos(c.title_key, ${slot('title')}::text) > 0
+            or c.id in (select m.conversation_id from message m where m.account_id = ${account()}
+              and m.hidden_at is null
+              and to_tsvector('simple', m.text) @@ plainto_tsquery('simple', ${slot('words')}::text)))`,
+        )
         .orderBy('c.last_activity_at', 'desc')
         .orderBy('c.id', 'desc')
         .limit(slot<number>('limit'))
@@ -139,7 +145,7 @@ export class PgInboxStore implements InboxStore {
   async page(
     accountId: number,
     who: { userId: number; seesAll: boolean },
-    filter: { tagKey: string | null; titlePart: string | null },
+    filter: { tagKey: string | null; titlePart: string | null; words: string | null },
     window: PageWindow,
   ) {
     const rows = await run(this.em, PAGE, {
@@ -148,6 +154,7 @@ export class PgInboxStore implements InboxStore {
       seesAll: who.seesAll,
       tag: filter.tagKey,
       title: filter.titlePart,
+      words: filter.words,
       limit: window.limit + 1,
       offset: window.offset,
     });

@@ -24,7 +24,10 @@ export interface InboxRow {
 export interface InboxFilter {
   /** A tag's name, exactly (ignoring case). */
   tag?: string | undefined;
-  /** Words of the title (compared as titles are: case-folded). */
+  /**
+   * Words of the title (compared as titles are: case-folded), or said in one of its messages
+   * (PostgreSQL's full-text search, words as written).
+   */
   search?: string | undefined;
 }
 
@@ -33,7 +36,12 @@ export interface InboxStore {
   page(
     accountId: number,
     reader: { userId: number; seesAll: boolean },
-    filter: { tagKey: string | null; titlePart: string | null },
+    filter: {
+      tagKey: string | null;
+      titlePart: string | null;
+      /** The same search among what was said: a message's words (full-text, as written). */
+      words: string | null;
+    },
     window: PageWindow,
   ): Promise<{ rows: InboxRow[]; hasMore: boolean }>;
   /** The account's tag names, for the filter. */
@@ -78,7 +86,7 @@ export async function viewInbox(
     deps.inbox.page(
       account.id,
       { userId: viewer.userId, seesAll: seesEveryConversation(viewer.teamRole) },
-      { tagKey: tag ? tag.toLowerCase() : null, titlePart: search ? titleKey(search) : null },
+      { tagKey: tag ? tag.toLowerCase() : null, titlePart: search ? titleKey(search) : null, words: search || null },
       { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE },
     ),
     deps.inbox.tagNames(account.id),
