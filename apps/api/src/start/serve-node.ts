@@ -110,7 +110,12 @@ export function nodeFetch(app: App, sendTimeoutMs = 15_000) {
       out.off('drain', taken);
     });
     // A recording on disk goes from its file to the connection, not through the body's stream.
-    const file = res.body && out instanceof ServerResponse ? app.takeFile(res.body) : null;
+    // Only a recording's bytes answer with Accept-Ranges: any other answer's body is left alone
+    // (asking @hono/node-server's Response for it turns its direct write of a string into a stream).
+    const file =
+      out instanceof ServerResponse && res.headers.get('accept-ranges') === 'bytes' && res.body
+        ? app.takeFile(res.body)
+        : null;
     if (file && out instanceof ServerResponse) {
       out.writeHead(res.status, [...res.headers].flat());
       void sendFile(out, file, taken);
