@@ -174,6 +174,22 @@ describe('the primary intake page at /', () => {
     expect(home.html).toContain('My conversations');
     expect(home.html).toContain(`<a href="/c/${slug}">Vera Visitor: My order never came.</a>`);
     expect((await new Visitor(h, HOST).get('/')).html).not.toContain('My conversations');
+    // A second start on the same device: both are listed, read at once, the newest first.
+    const again = await start(v, '/', {
+      name: 'Vera Visitor',
+      email: 'vera.again@visitor.example',
+      text: 'Still waiting.',
+    });
+    expect(again.status).toBe(303);
+    const before = h.statements.length;
+    const both = await v.get('/');
+    const listed = elements(both.html)
+      .filter((e) => e.tagName === 'a' && (attr(e, 'href') ?? '').startsWith('/c/'))
+      .map((e) => textOf(e));
+    expect(listed).toEqual(['Vera Visitor: Still waiting.', 'Vera Visitor: My order never came.']);
+    // One read checks every start the pass holds, one lists them.
+    const reads = h.statements.slice(before);
+    expect(reads.filter((q) => q.includes('passes_valid_after'))).toHaveLength(1);
 
     // The mail quotes nothing the visitor wrote or chose; its link confirms the address on any
     // device: the message is Vera's, she is a member, and signed in. (Its domain arrives in lower case.)

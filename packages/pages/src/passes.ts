@@ -161,17 +161,13 @@ export function passReader(grants: PassGrants, target: ConversationAccess) {
 }
 
 /**
- * The conversations this device's pass opens now (each checked as its page checks it: a start the
- * team did not end, by a person still a member), at most PASS_GRANTS reads.
+ * The conversations this device's pass opens now, each checked as its page checks it (a start the
+ * team did not end, by a person still a member), in one read.
  */
 export async function passOpened(deps: SiteDeps, c: SiteContext): Promise<number[]> {
   const grants = await passOf(deps, c);
-  const opened: number[] = [];
-  for (const id of grants.keys()) {
-    const target = await deps.site.conversationAccessById(c.env.account.id, id);
-    if (target && passReader(grants, target)) opened.push(id);
-  }
-  return opened;
+  const targets = await deps.site.conversationAccessByIds(c.env.account.id, [...grants.keys()]);
+  return targets.filter((target) => passReader(grants, target)).map((target) => target.id);
 }
 
 /**

@@ -232,6 +232,12 @@ const ACCESS_BY_ID = statement(
     .where('conversation.account_id', '=', slot<number>('account'))
     .where('conversation.id', '=', slot<number>('conversation')),
 );
+const ACCESS_BY_IDS = statement(
+  'site_conversation_access_by_ids',
+  selectAccess()
+    .where('conversation.account_id', '=', slot<number>('account'))
+    .where('conversation.id', '=', sql<number>`any(${slot('conversations')}::int[])`),
+);
 
 /** The conversations search engines may list: public and not opted out. */
 const indexable = () =>
@@ -343,6 +349,12 @@ export class PgSiteStore implements SiteStore {
   async conversationAccessById(account: number, conversation: number): Promise<ConversationAccess | null> {
     const [row] = await run(this.em, ACCESS_BY_ID, { account, conversation });
     return row ? accessOf(row) : null;
+  }
+
+  async conversationAccessByIds(account: number, conversations: readonly number[]): Promise<ConversationAccess[]> {
+    if (conversations.length === 0) return [];
+    const rows = await run(this.em, ACCESS_BY_IDS, { account, conversations: [...conversations] });
+    return rows.map(accessOf);
   }
 
   async mediaOf(account: number, messageId: number): Promise<MessageMedia | null> {

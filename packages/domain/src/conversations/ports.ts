@@ -184,6 +184,8 @@ export interface SiteStore {
   conversationAccess(accountId: number, slugKey: string): Promise<ConversationAccess | null>;
   /** The same, by the conversation's id. */
   conversationAccessById(accountId: number, conversationId: number): Promise<ConversationAccess | null>;
+  /** The same for several at once (those of the account among `conversationIds`), in one read. */
+  conversationAccessByIds(accountId: number, conversationIds: readonly number[]): Promise<ConversationAccess[]>;
   /** The recording this server keeps for a message not hidden, or null. */
   mediaOf(accountId: number, messageId: number): Promise<MessageMedia | null>;
   /** A conversation with one window of its messages (found by id, after its access was checked). */
