@@ -39,7 +39,7 @@ beforeAll(async () => {
   b = await makeAccount(h, 'beta');
   const made = await createJson(h, a.token, SECRET);
   const more = await Promise.all(
-    Array.from({ length: 55 }, (_, i) => createJson(h, a.token, { title: `Alpha ${i}`, slug: `alpha-${i}` })),
+    Array.from({ length: 57 }, (_, i) => createJson(h, a.token, { title: `Alpha ${i}`, slug: `alpha-${i}` })),
   );
   aIds = [made.body.id, ...more.map((r) => r.body.id)];
   await createJson(h, b.token, { title: 'Beta only', slug: 'beta-only' });
@@ -117,6 +117,14 @@ const restHooks = restAt('webhooks');
 /** The endpoint a delete aims at: alpha's (one its own token may delete, or one nobody else may), or none. */
 const hookTarget = (headers: Record<string, string>, l: 'secret' | 'absent', own: 'rest' | 'trpc') =>
   l === 'absent' ? 999_999 : headers.authorization === `Bearer ${a.token}` ? alphaHooks[own] : alphaHooks.guarded;
+
+/** The conversation a delete aims at: with alpha's token one of two given up to it, else one that stays; or none. */
+const deleteTarget = (headers: Record<string, string>, l: 'secret' | 'absent', own: 'rest' | 'trpc') =>
+  l === 'absent'
+    ? 2_000_000_000
+    : headers.authorization === `Bearer ${a.token}`
+      ? (aIds[own === 'rest' ? 3 : 4] as number)
+      : (aIds[5] as number);
 
 let created = 0;
 const unique = () => `matrix-${++created}`;
@@ -360,6 +368,21 @@ const OPERATIONS: Operation[] = [
         { conversation_id: l === 'secret' ? aIds[1] : 2_000_000_000, allow_search_engines: true },
         hd,
       ),
+  },
+  {
+    // Alpha's own token deletes one conversation per transport; every other credential aims at
+    // one that stays (deleteTarget), so what it is refused is a conversation that exists.
+    name: 'REST delete_conversation',
+    of: 'conversations.deleteConversation',
+    write: true,
+    send: (hd, l) => restPost(hd, { conversation_id: deleteTarget(hd, l, 'rest') }, 'delete_conversation'),
+  },
+  {
+    name: 'tRPC conversations.deleteConversation',
+    of: 'conversations.deleteConversation',
+    write: true,
+    send: (hd, l) =>
+      trpcMutation('conversations.deleteConversation', { conversation_id: deleteTarget(hd, l, 'trpc') }, hd),
   },
 ];
 

@@ -3,8 +3,9 @@ import { apiCall, BASE, call, type Harness, makeAccount, openHarness, type TestA
 
 /*
  * update_conversation (ours, beside the spec's three): renames a conversation and changes the
- * settings it was made with, each only when given; answers it as get_conversation does; never
- * reaches another account's; and moves the account's change mark, so a kept ETag is stale.
+ * settings it was made with, each only when given; answers it as get_conversation does, its triage
+ * after (triage.test.ts tests the triage); never reaches another account's; and moves the
+ * account's change mark, so a kept ETag is stale.
  */
 
 let h: Harness;
@@ -30,12 +31,20 @@ async function create(t: TestAccount, body: Record<string, unknown>) {
 }
 
 describe('update_conversation', () => {
-  it('renames a conversation and changes its settings, answering it as get_conversation does', async () => {
+  it('renames a conversation and changes its settings, answering it as get_conversation does, with its triage', async () => {
     const made = await create(a, { title: 'November 26th, 2026 Conversation', slug: 'to-rename' });
     const renamed = await update(a, { conversation_id: made.id, title: 'Tom Tester: invoice #1042' });
     expect(renamed.status).toBe(200);
     const found = await lookup(a, 'slug=to-rename');
-    expect(renamed.body).toEqual(found.body);
+    // get_conversation's answer, then the triage (which no spec'd answer carries).
+    expect(renamed.body).toEqual({
+      ...found.body,
+      state: 'open',
+      source: 'api',
+      assignee: null,
+      archived: false,
+    });
+    expect(Object.keys(renamed.body).slice(0, -4)).toEqual(Object.keys(found.body));
     expect(found.body).toMatchObject({
       id: made.id,
       title: 'Tom Tester: invoice #1042',

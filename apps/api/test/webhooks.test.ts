@@ -177,6 +177,31 @@ describe('webhooks', () => {
     expect((await deleteHook(a.token, made.body.id)).status).toBe(200);
   });
 
+  it('delivers conversation_deleted with the id of the conversation delete_conversation deleted', async () => {
+    const made = await subscribe(a.token, { url: `${url}?deleted`, events: ['conversation_deleted'] });
+    expect(made.status).toBe(201);
+    const created = await createJson(h, a.token, { title: 'Soon gone', slug: 'deleted-later' });
+    const deleted = await call(
+      h,
+      new Request(`${BASE}/api/v1/conversations/delete_conversation`, {
+        method: 'POST',
+        headers: { ...auth(a.token), 'content-type': 'application/json' },
+        body: JSON.stringify({ conversation_id: created.body.id }),
+      }),
+    );
+    expect(deleted.status).toBe(200);
+    const toIt = () => received.filter((r) => r.path.endsWith('?deleted'));
+    await until(() => toIt().length === 1);
+    const [hit] = toIt();
+    const payload = new Webhook(made.body.secret).verify(hit?.body ?? '', {
+      'webhook-id': String(hit?.headers['webhook-id']),
+      'webhook-timestamp': String(hit?.headers['webhook-timestamp']),
+      'webhook-signature': String(hit?.headers['webhook-signature']),
+    }) as { type: string; data: unknown };
+    expect(payload).toMatchObject({ type: 'conversation_deleted', data: { conversation: { id: created.body.id } } });
+    expect((await deleteHook(a.token, made.body.id)).status).toBe(200);
+  });
+
   it('emits for a create made with an Idempotency-Key, once however often it is retried', async () => {
     const { call, REST, auth } = await import('./support/harness.ts');
     const send = () =>
@@ -622,6 +647,7 @@ describe('subscriptions over the API (/api/v1/webhooks)', () => {
     expect(none.body.events).toEqual([
       'conversation_created',
       'conversation_updated',
+      'conversation_deleted',
       'message_created',
       'message_hidden',
       'workflow_step',
@@ -632,7 +658,7 @@ describe('subscriptions over the API (/api/v1/webhooks)', () => {
   it('refuses bad subscriptions with 422 and stores nothing', async () => {
     const strict = secondApp(h, { webhookTargets: { allowHttp: false, allowPrivate: false } });
     const refused: [unknown, string, Harness['app']?][] = [
-      [{ url, events: ['conversation_deleted'] }, 'invalid_input'],
+      [{ url, events: ['conversation_archived'] }, 'invalid_input'],
       [{ url, events: [] }, 'invalid_input'],
       [{ events: ['message_created'] }, 'invalid_input'],
       [{ url: 'not a url' }, 'webhook_target_refused'],

@@ -179,6 +179,7 @@ describe('slug uniqueness', () => {
     allowSearchEngines: true,
     viaPrimaryIntakePage: false,
     intakePageId: null,
+    source: 'api' as const,
     workflow: null,
     memberIds: [],
   };

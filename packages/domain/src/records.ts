@@ -23,6 +23,26 @@ export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 export const isMessageType = (value: unknown): value is MessageType => MESSAGE_TYPES.some((t) => t === value);
 
+/**
+ * Where a conversation stands for the team (the inbox's triage): `open` (waiting on us),
+ * `waiting` (on them) or `closed`. A message from the other side opens it again; a reply by the
+ * team moves an open one to waiting (triage.ts).
+ */
+export const CONVERSATION_STATES = ['open', 'waiting', 'closed'] as const;
+
+export type ConversationState = (typeof CONVERSATION_STATES)[number];
+
+export const isConversationState = (value: unknown): value is ConversationState =>
+  CONVERSATION_STATES.some((s) => s === value);
+
+/** How a conversation began: create_conversation (the API), a visitor on an intake page, or the team on its site. */
+export const CONVERSATION_SOURCES = ['api', 'intake', 'team'] as const;
+
+export type ConversationSource = (typeof CONVERSATION_SOURCES)[number];
+
+export const isConversationSource = (value: unknown): value is ConversationSource =>
+  CONVERSATION_SOURCES.some((s) => s === value);
+
 /** The account a request acts for, as resolved from its API token. */
 export interface AccountContext extends AccountAddress {
   id: number;

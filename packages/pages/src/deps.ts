@@ -7,6 +7,7 @@ import type {
   LiveScope,
   MailOutbox,
   MediaDeps,
+  MediaReferences,
   MemberStore,
   ModerationStore,
   NotificationStore,
@@ -104,6 +105,8 @@ export interface SiteDeps {
   members: MemberStore;
   /** A conversation's title and who may see and post in it, as update_conversation changes them. */
   updateConversationStore: UpdateConversationStore;
+  /** Which recordings a message still holds, when a deleted conversation's are removed. */
+  mediaReferences: MediaReferences;
   notifications: NotificationStore;
   /** The site's signing key (mail links, passes, form tokens). */
   secrets: SiteSecrets;

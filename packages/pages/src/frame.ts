@@ -74,6 +74,8 @@ export interface PageOptions {
   preview?: Preview | undefined;
   canonical?: string;
   headers?: Record<string, string>;
+  /** Room for a side panel beside the content on wide screens (the team's conversation page). */
+  wide?: boolean;
 }
 
 /** An HTML answer with the headers every page carries. */
@@ -94,7 +96,7 @@ export function page(c: SiteContext, status: PageStatus, content: Html, title: s
   const nav = role ? manageNav(seesEveryConversation(role)) : html``;
   const body = shown.embed
     ? html`<main id="content">${content}</main>`
-    : chrome(account.name, content, forms.signedInBar(c.var.signedIn?.user ?? null, c.var.csrf, back), nav);
+    : chrome(account.name, content, forms.signedInBar(c.var.signedIn?.user ?? null, c.var.csrf, back), nav, shown.wide);
   const head = { title: `${title} · ${account.name}`, noindex, preview: shown.preview, canonical: shown.canonical };
   return c.html(document(head, body, { embed: shown.embed }), status);
 }

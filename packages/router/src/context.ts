@@ -4,6 +4,8 @@ import {
   type IntakePageAdminStore,
   type IntakePageStore,
   type MailOutbox,
+  type MediaDeps,
+  type MediaReferences,
   type MemberStore,
   type RateLimitState,
   tokenFromAuthorization,
@@ -34,8 +36,12 @@ export interface ProcedureServices {
   conversationLists: ConversationListCache;
   /** Where webhooks may be sent (https, public addresses), as this server's config allows. */
   webhookTargets: WebhookTargets;
-  /** What update_conversation reads. */
+  /** What update_conversation and delete_conversation write. */
   updateConversationStore: UpdateConversationStore;
+  /** Where recordings are kept: a deleted conversation's are removed. */
+  media: Pick<MediaDeps, 'store'>;
+  /** Which recordings a message still holds (another conversation's may hold the same). */
+  mediaReferences: MediaReferences;
   /** The account an API token acts for; null for an unknown or revoked token. */
   authenticate(token: string): Promise<Authenticated | null>;
   /** Records that a token was used; throttled, so not a write per request. */

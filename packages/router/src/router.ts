@@ -2,6 +2,7 @@ import { type Operation, operationOf } from './operation.ts';
 import { getAccountOperation } from './procedures/account/get-account.ts';
 import { addConversationMemberOperation } from './procedures/conversations/add-conversation-member.ts';
 import { createConversationOperation } from './procedures/conversations/create-conversation.ts';
+import { deleteConversationOperation } from './procedures/conversations/delete-conversation.ts';
 import { getConversationOperation } from './procedures/conversations/get-conversation.ts';
 import { getConversationsOperation } from './procedures/conversations/get-conversations.ts';
 import { removeConversationMemberOperation } from './procedures/conversations/remove-conversation-member.ts';
@@ -31,6 +32,7 @@ const procedures = {
     addConversationMember: addConversationMemberOperation,
     removeConversationMember: removeConversationMemberOperation,
     updateConversation: updateConversationOperation,
+    deleteConversation: deleteConversationOperation,
   },
   account: { getAccount: getAccountOperation },
   webhooks: {

@@ -68,6 +68,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     workflows: services.workflows,
     members: services.members,
     updateConversationStore: services.updateConversationStore,
+    mediaReferences: services.mediaReferences,
     notifications: services.notifications,
     secrets: services.secrets,
     inbox: services.inbox,

@@ -212,6 +212,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
       takePassCode: (accountId, codeHash) => intake.takePassCode(accountId, codeHash),
     },
     media,
+    mediaReferences,
     uploads,
     live,
     outbox: {

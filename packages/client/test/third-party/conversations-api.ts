@@ -110,10 +110,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Rename a conversation or change its settings
-         * @description Not in the original service: renames one of the account’s conversations (`conversation_id`, its `id`) and changes the settings it was made with, each only when given; at least one must be. Its slug, and so its URLs, never change. Answers the conversation as get_conversation does, and announces `conversation_updated` to the webhook endpoints subscribed to it. Another account’s conversation is answered as a missing one.
+         * Rename a conversation, change its settings or triage it
+         * @description Not in the original service: renames one of the account’s conversations (`conversation_id`, its `id`), changes the settings it was made with, and triages it as the team does in its inbox (`state`, `assignee_email`, `archived`, `tags`), each only when given; at least one must be. Its slug, and so its URLs, never change. Answers the conversation as get_conversation does followed by its triage (`state`, `source`, `assignee`, `archived`), and announces `conversation_updated` to the webhook endpoints subscribed to it. Another account’s conversation is answered as a missing one.
          */
         post: operations["updateConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations/delete_conversation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a conversation
+         * @description Not in the original service: deletes one of the account’s conversations (`conversation_id`, its `id`) for good, with its messages, members, tags and recordings; its page and embeds answer 404 from then on. Announces `conversation_deleted` (`{conversation: {id}}`) to the webhook endpoints subscribed to it. Another account’s conversation, or one already deleted, is answered as a missing one.
+         */
+        post: operations["deleteConversation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -277,10 +297,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation renamed it or changed its settings. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`. `message_hidden`: the ids of a message the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
+         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`. `message_hidden`: the ids of a message the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
          * @enum {string}
          */
-        WebhookEventType: "conversation_created" | "conversation_updated" | "message_created" | "message_hidden" | "workflow_step";
+        WebhookEventType: "conversation_created" | "conversation_updated" | "conversation_deleted" | "message_created" | "message_hidden" | "workflow_step";
         WorkflowStep: {
             trigger: components["schemas"]["WorkflowTrigger"];
             action: components["schemas"]["WorkflowAction"];
@@ -479,6 +499,48 @@ export interface components {
             users: components["schemas"]["User"][];
             messages: components["schemas"]["Message"][];
             workflow: components["schemas"]["Workflow"];
+        };
+        UpdatedConversation: {
+            id: number;
+            title: string;
+            slug: string;
+            public: boolean;
+            via_primary_intake_page: boolean;
+            intake_page_id: number | null;
+            /** @description `{account_host}/c/<slug>`: the conversation's HTML page on the account's own host, served by this server. A private conversation's page answers 404, as a missing one does. */
+            conversation_url: string;
+            /** @description `{account_host}/embeds/conversations/<account_key>/<slug>`: the same content without the site around it, for an iframe on any site. */
+            conversation_embed_url: string;
+            /** @description True: anyone with the URL may see the conversation. False: private (members only). */
+            anyone_can_post: boolean;
+            allow_anonymous_messages: boolean;
+            /** @description True, with anyone_can_post: search engines may index the page (robots.txt allows it). Otherwise robots.txt excludes it and the page answers noindex. */
+            allow_search_engines: boolean;
+            tags: components["schemas"]["Tag"][];
+            users: components["schemas"]["User"][];
+            messages: components["schemas"]["Message"][];
+            workflow: components["schemas"]["Workflow"];
+            conversation_created_time: string;
+            conversation_credated_time_nice: string;
+            /**
+             * @description `open`: waiting on the team; `waiting`: on the other side; `closed`. A message from someone outside the team opens it again (and brings it back from the archive); a reply by the team moves an open one to `waiting`.
+             * @enum {string}
+             */
+            state: "open" | "waiting" | "closed";
+            /**
+             * @description How it began: `api` (create_conversation), `intake` (a visitor on an intake page), `team` (its site).
+             * @enum {string}
+             */
+            source: "api" | "intake" | "team";
+            /** @description The team member it is assigned to; null: nobody. */
+            assignee: components["schemas"]["User"] | null;
+            /** @description True: out of the team's inbox until someone outside the team writes. */
+            archived: boolean;
+        };
+        DeletedConversation: {
+            id: number;
+            /** @constant */
+            deleted: true;
         };
         Account: {
             key: string;
@@ -1746,6 +1808,13 @@ export interface operations {
                     anyone_can_post?: boolean;
                     allow_anonymous_messages?: boolean;
                     allow_search_engines?: boolean;
+                    /** @enum {string} */
+                    state?: "open" | "waiting" | "closed";
+                    /** @description A member of the account's team, by e-mail address; null: assigned to nobody. */
+                    assignee_email?: string | null;
+                    archived?: boolean;
+                    /** @description Every tag it has after: names not given are taken off; a new name is made a tag of the account. */
+                    tags?: string[];
                 };
                 "application/x-www-form-urlencoded": {
                     conversation_id: number;
@@ -1753,6 +1822,13 @@ export interface operations {
                     anyone_can_post?: boolean;
                     allow_anonymous_messages?: boolean;
                     allow_search_engines?: boolean;
+                    /** @enum {string} */
+                    state?: "open" | "waiting" | "closed";
+                    /** @description A member of the account's team, by e-mail address; null: assigned to nobody. */
+                    assignee_email?: string | null;
+                    archived?: boolean;
+                    /** @description Every tag it has after: names not given are taken off; a new name is made a tag of the account. */
+                    tags?: string[];
                 };
             };
         };
@@ -1847,10 +1923,18 @@ export interface operations {
                      *         ]
                      *       },
                      *       "conversation_created_time": "2022-02-01 17:21:09.123456",
-                     *       "conversation_credated_time_nice": "February 1st, 2022 05:21PM UTC"
+                     *       "conversation_credated_time_nice": "February 1st, 2022 05:21PM UTC",
+                     *       "state": "waiting",
+                     *       "source": "intake",
+                     *       "assignee": {
+                     *         "id": 1,
+                     *         "email": "sam@example.com",
+                     *         "name": "Sam Support"
+                     *       },
+                     *       "archived": false
                      *     }
                      */
-                    "application/json": components["schemas"]["Conversation"];
+                    "application/json": components["schemas"]["UpdatedConversation"];
                 };
             };
             /** @description The body is not valid JSON, or the request is not valid HTTP */
@@ -1922,7 +2006,164 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A member breaks its rule, or nothing is given to change */
+            /** @description A member breaks its rule, the assignee is not on the team, or nothing is given to change */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    conversation_id: number;
+                };
+                "application/x-www-form-urlencoded": {
+                    conversation_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 4,
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeletedConversation"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The account has no conversation with that id */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description conversation_id is not a whole number from 1 */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -1,4 +1,4 @@
-import { SLUG_KEY_SQL, type WorkflowCopy } from '@convo/domain';
+import { CONVERSATION_SOURCES, CONVERSATION_STATES, SLUG_KEY_SQL, type WorkflowCopy } from '@convo/domain';
 import { defineEntity, p } from '@mikro-orm/core';
 import { Account, User } from './accounts.ts';
 import { createdAt, liveTrigger } from './columns.ts';
@@ -92,7 +92,25 @@ export const Conversation = defineEntity({
     lastActivityAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
     /** When the team ended the access of the devices that started it: passes issued before open nothing. */
     passesValidAfter: p.datetime().columnType('timestamptz(6)').nullable(),
+    /** The team's triage: the domain's ConversationState. */
+    state: p.string().length(16).default('open'),
+    /** How it began: the domain's ConversationSource. */
+    source: p.string().length(16).default('api'),
+    /** The teammate it is assigned to (a user of the account's team). */
+    assignee: () => p.manyToOne(User).nullable().deleteRule('set null'),
+    /** Out of the team's inbox until a message from the other side brings it back. */
+    archivedAt: p.datetime().columnType('timestamptz(6)').nullable(),
   },
+  checks: [
+    {
+      name: 'conversation_state_known',
+      expression: `"state" in (${CONVERSATION_STATES.map((s) => `'${s}'`).join(', ')})`,
+    },
+    {
+      name: 'conversation_source_known',
+      expression: `"source" in (${CONVERSATION_SOURCES.map((s) => `'${s}'`).join(', ')})`,
+    },
+  ],
   indexes: [
     {
       name: SLUG_UNIQUE_INDEX,

@@ -25,6 +25,7 @@ import { Migration20261201000000_visitor_passes } from './Migration2026120100000
 import { Migration20261201100000_unconfirmed_starts } from './Migration20261201100000_unconfirmed_starts.ts';
 import { Migration20261202000000_one_schema } from './Migration20261202000000_one_schema.ts';
 import { Migration20261203000000_message_search } from './Migration20261203000000_message_search.ts';
+import { Migration20261204000000_triage } from './Migration20261204000000_triage.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -57,4 +58,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261201100000_unconfirmed_starts', class: Migration20261201100000_unconfirmed_starts },
   { name: 'Migration20261202000000_one_schema', class: Migration20261202000000_one_schema },
   { name: 'Migration20261203000000_message_search', class: Migration20261203000000_message_search },
+  { name: 'Migration20261204000000_triage', class: Migration20261204000000_triage },
 ];

@@ -8,6 +8,7 @@ import type {
   LookupCriteria,
   MessageRecord,
   PageWindow,
+  UpdatedConversationView,
   WireJson,
 } from '@convo/domain';
 import { isMessageType, SLUG_KEY_SQL } from '@convo/domain';
@@ -16,6 +17,7 @@ import { type ExpressionBuilder, type InferResult, type RawBuilder, type Selecta
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { changeMark } from './change-marks.ts';
 import { column, type Database, db, run, slot, statement } from './query.ts';
+import { query } from './sql.ts';
 import { webhookEvents } from './webhook-outbox.ts';
 
 /** The conversation a fragment reads beside (the outer query's `conversation`). */
@@ -222,10 +224,6 @@ const array = (element: RawBuilder<string>, order: RawBuilder<unknown>, from: Ra
 const host = () => sql<string>`${slot<string>('host')}::text`;
 const key = () => sql<string>`${slot<string>('key')}::text`;
 
-/**
- * One conversation `c` as the API shows it: listed (listedConversationView), or alone, with its
- * creation times (conversationView; the times as time.ts writes them).
- */
 /** The columns of `c` conversationJson reads: what a statement that writes `c` itself returns. */
 const JSON_COLUMNS = [
   'id',
@@ -239,9 +237,18 @@ const JSON_COLUMNS = [
   'intake_page_id',
   'workflow',
   'created_at',
+  'state',
+  'source',
+  'assignee_id',
+  'archived_at',
 ] as const;
 
-const conversationJson = (shown: 'listed' | 'alone') => {
+/**
+ * One conversation `c` as the API shows it: listed (listedConversationView), alone, with its
+ * creation times (conversationView; the times as time.ts writes them), or updated: alone, then its
+ * triage (ZUpdatedConversation).
+ */
+const conversationJson = (shown: 'listed' | 'alone' | 'updated') => {
   const url = sql<string>`${host()} || '/c/' || c.slug`;
   const users = array(
     sql<string>`concat('{"id":', u.id, ',"email":', ${json(col('u.email'))}, ',"name":', ${json(col('u.name'))}, '}')`,
@@ -297,10 +304,19 @@ const conversationJson = (shown: 'listed' | 'alone') => {
     ',"messages":', ${messages},
     ',"workflow":', ${workflow},
     ${
-      shown === 'alone'
-        ? sql`',"conversation_created_time":"', to_char(c.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'),
+      shown === 'listed'
+        ? sql``
+        : sql`',"conversation_created_time":"', to_char(c.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'),
           '","conversation_credated_time_nice":"', to_char(c.created_at at time zone 'UTC', 'FMMonth FMDDth, YYYY HH12:MIAM'),
           ' UTC"',`
+    }
+    ${
+      shown === 'updated'
+        ? sql`',"state":', ${json(col('c.state'))},
+          ',"source":', ${json(col('c.source'))},
+          ',"assignee":', coalesce((select concat('{"id":', u.id, ',"email":', ${json(col('u.email'))},
+            ',"name":', ${json(col('u.name'))}, '}') from account_user u where u.id = c.assignee_id), 'null'),
+          ',"archived":', ${bool(sql`c.archived_at is not null`)},`
         : sql``
     }
     '}')`;
@@ -421,9 +437,10 @@ export async function listPage(
 const accountInt = () => sql<number>`${slot<number>('account')}::int`;
 
 /**
- * One statement: the conversation's title and settings, each kept as it is where none is given;
- * the account's change mark; `conversation_updated` for its subscribed endpoints; and the
- * conversation as get_conversation answers it, written from the changed row.
+ * One statement: the conversation's title, settings and triage, each kept as it is where none is
+ * given; the account's change mark; `conversation_updated` for its subscribed endpoints; and the
+ * conversation as update_conversation answers it, written from the changed row. (Its tags, when
+ * given, are written first, in the same transaction: TAGS below.)
  */
 const UPDATE = statement(
   'conversation_update',
@@ -437,6 +454,12 @@ const UPDATE = statement(
           anyone_can_post: sql<boolean>`coalesce(${slot('anyoneCanPost')}::boolean, anyone_can_post)`,
           allow_anonymous_messages: sql<boolean>`coalesce(${slot('allowAnonymousMessages')}::boolean, allow_anonymous_messages)`,
           allow_search_engines: sql<boolean>`coalesce(${slot('allowSearchEngines')}::boolean, allow_search_engines)`,
+          state: sql<string>`coalesce(${slot('state')}::varchar, state)`,
+          assignee_id: sql<
+            number | null
+          >`case when ${slot('assign')}::boolean then ${slot('assignee')}::int else assignee_id end`,
+          archived_at: sql<Date | null>`case ${slot('archived')}::boolean when true then coalesce(archived_at, now())
+            when false then null else archived_at end`,
         })
         .where('id', '=', slot<number>('id'))
         .where('account_id', '=', accountInt())
@@ -451,17 +474,33 @@ const UPDATE = statement(
       }),
     )
     .selectFrom('c')
-    .select(sql<string>`${conversationJson('alone')}`.as('json')),
+    .select(sql<string>`${conversationJson('updated')}`.as('json')),
 );
 
-/** update_conversation's one statement (UPDATE above); null when the account has no such conversation. */
+/**
+ * A conversation's tags become exactly `tags` (a JSON array of names): the account's missing tags
+ * are made, the conversation's others taken off. Two statements, as a workflow's add_tags step
+ * writes them (workflow-jobs.ts): a tag another request is making now is seen by the second.
+ */
+const MAKE_TAGS = `insert into tag (account_id, name) select ?, t from jsonb_array_elements_text(?::jsonb) t
+  on conflict (account_id, lower(name)) do nothing`;
+
+const SET_TAGS = `with wanted as (
+    select id from tag where account_id = ? and lower(name) in (select lower(t) from jsonb_array_elements_text(?::jsonb) t)),
+  target as (select id, account_id from conversation where id = ? and account_id = ?),
+  removed as (delete from conversation_tag ct using target
+    where ct.conversation_id = target.id and ct.account_id = target.account_id and ct.tag_id not in (select id from wanted))
+  insert into conversation_tag (conversation_id, tag_id, account_id)
+  select target.id, wanted.id, target.account_id from target, wanted on conflict do nothing`;
+
+/** update_conversation's statements (UPDATE above, after TAGS when tags are given); null when the account has no such conversation. */
 export async function updateConversationJson(
   em: EntityManager,
   at: Pick<AccountContext, 'id' | 'host' | 'key'>,
   id: number,
   changes: ConversationChanges,
-): Promise<WireJson<ConversationView> | null> {
-  const [row] = await run(em, UPDATE, {
+): Promise<WireJson<UpdatedConversationView> | null> {
+  const args = {
     account: at.id,
     host: at.host,
     key: at.key,
@@ -471,6 +510,71 @@ export async function updateConversationJson(
     anyoneCanPost: changes.anyoneCanPost ?? null,
     allowAnonymousMessages: changes.allowAnonymousMessages ?? null,
     allowSearchEngines: changes.allowSearchEngines ?? null,
+    state: changes.state ?? null,
+    assign: changes.assigneeId !== undefined,
+    assignee: changes.assigneeId ?? null,
+    archived: changes.archived ?? null,
+  };
+  const { tags } = changes;
+  if (tags === undefined) {
+    const [row] = await run(em, UPDATE, args);
+    return row ? { text: row.json } : null;
+  }
+  return em.transactional(async (tx) => {
+    const names = JSON.stringify(tags);
+    await query(tx, MAKE_TAGS, [at.id, names]);
+    await query(tx, SET_TAGS, [at.id, names, id, at.id]);
+    const [row] = await run(tx, UPDATE, args);
+    return row ? { text: row.json } : null;
   });
-  return row ? { text: row.json } : null;
+}
+
+/**
+ * One statement: the conversation goes (its messages, members, tags and read marks with it, by
+ * their foreign keys); the keys of the recordings its messages held are answered; the change mark
+ * moves; `conversation_deleted` is recorded (its event outlives the row: it names the id).
+ */
+const DELETE = statement(
+  'conversation_delete',
+  db
+    .with('c', (q) =>
+      q
+        .deleteFrom('conversation')
+        .where('id', '=', slot<number>('id'))
+        .where('account_id', '=', accountInt())
+        .returning(['id']),
+    )
+    .with('change_mark', () => changeMark('c', accountInt()))
+    .with('webhook_ev', () =>
+      webhookEvents('c', accountInt(), {
+        type: 'conversation_deleted',
+        conversation: column('c.id'),
+        message: sql<null>`null::int`,
+      }),
+    )
+    .selectFrom('c')
+    .select((eb) => [
+      'c.id',
+      eb.fn
+        .coalesce(
+          eb
+            .selectFrom('message as m')
+            .select(sql<string[]>`array_agg(m.media_key)`.as('keys'))
+            .whereRef('m.conversation_id', '=', 'c.id')
+            .where('m.account_id', '=', accountInt())
+            .where('m.media_key', 'is not', null),
+          sql<string[]>`'{}'`,
+        )
+        .as('media_keys'),
+    ]),
+);
+
+/** delete_conversation's one statement; null when the account has no such conversation. */
+export async function deleteConversationRow(
+  em: EntityManager,
+  accountId: number,
+  id: number,
+): Promise<{ mediaKeys: string[] } | null> {
+  const [row] = await run(em, DELETE, { account: accountId, id });
+  return row ? { mediaKeys: row.media_keys } : null;
 }

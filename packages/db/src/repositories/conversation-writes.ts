@@ -30,6 +30,7 @@ const CONVERSATION_COLUMNS = [
   'allow_search_engines',
   'via_primary_intake_page',
   'intake_page_id',
+  'source',
   'workflow',
 ] as const;
 
@@ -48,6 +49,7 @@ const conversationValues = () =>
     allow_search_engines: slot<boolean>('allowSearchEngines'),
     via_primary_intake_page: slot<boolean>('viaPrimaryIntakePage'),
     intake_page_id: sql<number | null>`${slot('intakePage')}::int`,
+    source: sql<string>`${slot('source')}::varchar`,
     workflow: sql<WorkflowCopy | null>`${slot('workflow')}::jsonb`,
   }) satisfies Record<(typeof CONVERSATION_COLUMNS)[number], RawBuilder<unknown>>;
 
@@ -75,6 +77,7 @@ export const conversationArgs = (accountId: number, c: NewConversation) => ({
   allowSearchEngines: c.allowSearchEngines,
   viaPrimaryIntakePage: c.viaPrimaryIntakePage,
   intakePage: c.intakePageId,
+  source: c.source,
   workflow: c.workflow === null ? null : JSON.stringify(c.workflow),
   members: c.memberIds,
   hasWorkflow: c.workflow !== null,

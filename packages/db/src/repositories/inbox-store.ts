@@ -1,4 +1,15 @@
-import type { InboxRow, InboxStore, PageWindow } from '@convo/domain';
+import {
+  type InboxQuery,
+  type InboxRow,
+  type InboxStore,
+  isConversationSource,
+  isConversationState,
+  isMessageType,
+  isTeamRole,
+  type PageWindow,
+  SNIPPET_READ,
+  type TeamMember,
+} from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import { epochMicros } from './conversation-reads.ts';
@@ -19,8 +30,29 @@ const PAGE = statement(
     .with('page', (q) =>
       q
         .selectFrom('conversation as c')
-        .select(['c.id', 'c.title', 'c.slug', 'c.anyone_can_post', 'c.last_activity_at'])
+        .select([
+          'c.id',
+          'c.title',
+          'c.slug',
+          'c.anyone_can_post',
+          'c.last_activity_at',
+          'c.state',
+          'c.source',
+          'c.assignee_id',
+          'c.archived_at',
+          'c.intake_page_id',
+          'c.via_primary_intake_page',
+        ])
         .where('c.account_id', '=', account())
+        // The archive or the inbox; then each triage filter, when given.
+        .where(sql<boolean>`(c.archived_at is not null) = ${slot('archived')}::bool`)
+        .where(sql<boolean>`(${slot('state')}::text is null or c.state = ${slot('state')}::text)`)
+        .where(sql<boolean>`(${slot('source')}::text is null or c.source = ${slot('source')}::text)`)
+        .where(
+          sql<boolean>`(${slot('assignee')}::text is null
+            or (${slot('assignee')}::text = 'me' and c.assignee_id = ${reader()})
+            or (${slot('assignee')}::text = 'nobody' and c.assignee_id is null))`,
+        )
         .where((eb) =>
           eb.or([
             eb.ref('c.anyone_can_post'),
@@ -99,6 +131,26 @@ const PAGE = statement(
             and m.account_id = ${account()} and m.hidden_at is null and m.author_id is distinct from ${reader()})`,
         )
         .as('unread'),
+      'p.state',
+      'p.source',
+      sql<boolean>`p.archived_at is not null`.as('archived'),
+      eb.selectFrom('account_user as u').select('u.name').whereRef('u.id', '=', 'p.assignee_id').as('assignee'),
+      // The page it began on: its own, or the account's primary one.
+      sql<string | null>`(select i.name from intake_page i where i.account_id = ${account()}
+        and (i.id = p.intake_page_id or (p.via_primary_intake_page and i.is_primary)) limit 1)`.as('intake_page'),
+      // Who it is with: the first writer outside the team (an anonymous one under the name they gave).
+      sql<{ name: string | null; claimed: string | null } | null>`(select json_build_object('name', u.name,
+          'claimed', m.claimed_name)
+        from message m left join account_user u on u.id = m.author_id
+        where m.conversation_id = p.id and m.account_id = ${account()} and m.hidden_at is null
+          and (u.id is null or u.team_role is null)
+        order by m.created_at, m.id limit 1)`.as('person'),
+      sql<{ kind: string; text: string; seconds: number; author: string | null } | null>`(select json_build_object(
+          'kind', m.message_type, 'text', left(m.text, ${sql.lit(SNIPPET_READ)}), 'seconds', m.recorded_duration_seconds,
+          'author', coalesce(u.name, m.claimed_name))
+        from message m left join account_user u on u.id = m.author_id
+        where m.conversation_id = p.id and m.account_id = ${account()} and m.hidden_at is null
+        order by m.created_at desc, m.id desc limit 1)`.as('last'),
     ])
     .orderBy('p.last_activity_at', 'desc')
     .orderBy('p.id', 'desc'),
@@ -107,6 +159,19 @@ const PAGE = statement(
 const TAG_NAMES = statement(
   'inbox_tag_names',
   db.selectFrom('tag').select('name').where('account_id', '=', account()).orderBy(sql`lower(name)`).limit(500),
+);
+
+/** The account's team, by name. */
+const TEAM = statement(
+  'inbox_team',
+  db
+    .selectFrom('account_user')
+    .select(['id', 'name', 'email', 'team_role'])
+    .where('account_id', '=', account())
+    .where('team_role', 'is not', null)
+    .orderBy(sql`lower(name)`)
+    .orderBy('id')
+    .limit(500),
 );
 
 /** A participant's conversations: theirs as a member, and those a device's pass opens. */
@@ -142,12 +207,7 @@ export class PgInboxStore implements InboxStore {
     this.em = em;
   }
 
-  async page(
-    accountId: number,
-    who: { userId: number; seesAll: boolean },
-    filter: { tagKey: string | null; titlePart: string | null; words: string | null },
-    window: PageWindow,
-  ) {
+  async page(accountId: number, who: { userId: number; seesAll: boolean }, filter: InboxQuery, window: PageWindow) {
     const rows = await run(this.em, PAGE, {
       account: accountId,
       reader: who.userId,
@@ -155,6 +215,10 @@ export class PgInboxStore implements InboxStore {
       tag: filter.tagKey,
       title: filter.titlePart,
       words: filter.words,
+      state: filter.state,
+      source: filter.source,
+      assignee: filter.assignee,
+      archived: filter.archived,
       limit: window.limit + 1,
       offset: window.offset,
     });
@@ -168,9 +232,31 @@ export class PgInboxStore implements InboxStore {
         messageCount: r.message_count ?? 0,
         tags: r.tags,
         unread: r.unread,
+        person: r.person && {
+          name: r.person.name ?? r.person.claimed,
+          verified: r.person.name !== null,
+        },
+        last: r.last && {
+          kind: isMessageType(r.last.kind) ? r.last.kind : 'text',
+          text: r.last.text,
+          seconds: r.last.seconds,
+          author: r.last.author,
+        },
+        source: isConversationSource(r.source) ? r.source : 'api',
+        intakePage: r.intake_page,
+        state: isConversationState(r.state) ? r.state : 'open',
+        assignee: r.assignee,
+        archived: r.archived,
       }),
     );
     return { rows: page, hasMore: rows.length > window.limit };
+  }
+
+  async team(accountId: number): Promise<TeamMember[]> {
+    const rows = await run(this.em, TEAM, { account: accountId });
+    return rows.flatMap((r) =>
+      isTeamRole(r.team_role) ? [{ id: r.id, name: r.name, email: r.email, role: r.team_role }] : [],
+    );
   }
 
   async tagNames(accountId: number): Promise<string[]> {

@@ -8,7 +8,7 @@ import type {
   SiteAccount,
   SiteStore,
 } from '@convo/domain';
-import { isTeamRole } from '@convo/domain';
+import { isConversationSource, isConversationState, isTeamRole } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type ExpressionBuilder, sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
@@ -112,6 +112,10 @@ const PAGE = statement(
       tagsOf(eb),
       'w.total',
       'w.start',
+      'conversation.state',
+      'conversation.source',
+      'conversation.assignee_id',
+      sql<boolean>`conversation.archived_at is not null`.as('archived'),
       shownIds(eb).select('message.text').limit(1).as('first_text'),
       jsonArrayFrom(
         shownMessages(eb)
@@ -329,6 +333,12 @@ export class PgSiteStore implements SiteStore {
       start: row.start,
       firstText: row.first_text,
       earlierIds: row.earlier_ids.map(Number),
+      triage: {
+        state: isConversationState(row.state) ? row.state : 'open',
+        source: isConversationSource(row.source) ? row.source : 'api',
+        assigneeId: row.assignee_id,
+        archived: row.archived,
+      },
     };
   }
 

@@ -1,12 +1,13 @@
 import type {
   AccountContext,
   ConversationChanges,
-  ConversationView,
   UpdateConversationStore,
+  UpdatedConversationView,
   WireJson,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { updateConversationJson } from './conversation-reads.ts';
+import { deleteConversationRow, updateConversationJson } from './conversation-reads.ts';
+import { db, first, sameAddress } from './query.ts';
 
 export class PgUpdateConversationStore implements UpdateConversationStore {
   private readonly em: EntityManager;
@@ -19,7 +20,24 @@ export class PgUpdateConversationStore implements UpdateConversationStore {
     at: Pick<AccountContext, 'id' | 'host' | 'key'>,
     id: number,
     changes: ConversationChanges,
-  ): Promise<WireJson<ConversationView> | null> {
+  ): Promise<WireJson<UpdatedConversationView> | null> {
     return updateConversationJson(this.em, at, id, changes);
+  }
+
+  async teamMemberId(accountId: number, email: string): Promise<number | null> {
+    const row = await first(
+      this.em,
+      db
+        .selectFrom('account_user')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('team_role', 'is not', null)
+        .where(sameAddress('email', email)),
+    );
+    return row?.id ?? null;
+  }
+
+  deleteConversation(accountId: number, id: number): Promise<{ mediaKeys: string[] } | null> {
+    return deleteConversationRow(this.em, accountId, id);
   }
 }

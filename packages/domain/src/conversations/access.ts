@@ -29,14 +29,23 @@ export function maySee(c: ConversationSettings, memberIds: readonly number[], vi
 /** Who adds people to a conversation and takes them out on its page: anyone on the account's team (who may see it). */
 export const managesMembers = (viewer: Viewer): boolean => viewer !== null && viewer.teamRole !== null;
 
-/** Who renames a conversation on its page: anyone on the account's team (who may see it). */
-export const renamesConversation = (viewer: Viewer): boolean => viewer !== null && viewer.teamRole !== null;
+/**
+ * Who runs a conversation on its page (renames it, tags it, sets its state, assigns it, archives
+ * it): anyone on the account's team (who may see it).
+ */
+export const runsConversation = (viewer: Viewer): boolean => viewer !== null && viewer.teamRole !== null;
 
 /**
  * Who changes who may see and post in a conversation on its page (public or private, anonymous
  * replies, search engines): its owners and admins, who see every conversation already.
  */
 export const changesVisibility = (viewer: Viewer): boolean => viewer !== null && seesEveryConversation(viewer.teamRole);
+
+/**
+ * Who deletes a conversation on its page, for good, recordings and all: its owners and admins.
+ */
+export const deletesConversation = (viewer: Viewer): boolean =>
+  viewer !== null && seesEveryConversation(viewer.teamRole);
 
 /**
  * Who manages the account's intake pages and workflows: its owners and admins. What they save

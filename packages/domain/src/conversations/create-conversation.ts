@@ -1,4 +1,4 @@
-import type { AccountContext, IntakePageRecord } from '../records.ts';
+import type { AccountContext, ConversationSource, IntakePageRecord } from '../records.ts';
 import { DomainError } from '../shared/errors.ts';
 import { clockMicros, dateFromMicros, type EpochMicros } from '../shared/time.ts';
 import { copyWorkflow } from '../shared/workflow-steps.ts';
@@ -87,6 +87,8 @@ export interface ConversationDraftInput {
   allowAnonymousMessages?: boolean | undefined;
   allowSearchEngines?: boolean | undefined;
   memberIds?: number[] | undefined;
+  /** How it begins (create_conversation: the API, the default; a seed: as its intake page says). */
+  source?: ConversationSource | undefined;
 }
 
 export function draftConversation(
@@ -104,6 +106,7 @@ export function draftConversation(
     allowSearchEngines: input.allowSearchEngines ?? account.defaults.allowSearchEngines,
     viaPrimaryIntakePage: page?.primary === true,
     intakePageId: page && !page.primary ? page.id : null,
+    source: input.source ?? 'api',
     workflow: page?.workflow ? copyWorkflow(page.workflow, createdAt) : null,
     // The account's owner joins every new conversation unless members are named.
     memberIds: input.memberIds ?? (account.owner ? [account.owner.id] : []),

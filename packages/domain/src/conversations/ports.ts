@@ -2,6 +2,8 @@ import type {
   AccountContext,
   ConversationRecord,
   ConversationSettings,
+  ConversationSource,
+  ConversationState,
   IntakePageRecord,
   MessageRecord,
   SiteAccount,
@@ -17,8 +19,9 @@ import type { WireJson } from '../shared/wire-json.ts';
 import type { WorkflowCopy } from '../shared/workflow-steps.ts';
 
 import type { LookupCriteria } from './lookup.ts';
+import type { ConversationTriage } from './triage.ts';
 
-import type { ConversationListView, ConversationView } from './views.ts';
+import type { ConversationListView, ConversationView, UpdatedConversationView } from './views.ts';
 
 /** A conversation about to be stored: everything but what the database assigns. */
 export interface NewConversation extends ConversationSettings {
@@ -28,6 +31,8 @@ export interface NewConversation extends ConversationSettings {
   slug: string;
   viaPrimaryIntakePage: boolean;
   intakePageId: number | null;
+  /** How it began: the API, a visitor on an intake page, the team. */
+  source: ConversationSource;
   workflow: WorkflowCopy | null;
   memberIds: number[];
 }
@@ -148,6 +153,7 @@ export interface ConversationPageRecord
   firstText: string | null;
   /** Ids of the messages just before the page, oldest first, so their anchors land here too. */
   earlierIds: number[];
+  triage: ConversationTriage;
 }
 
 /** Which messages of a conversation a page holds. */
@@ -220,24 +226,38 @@ export interface IntakePageStore {
   findPrimary(accountId: number): Promise<IntakePageRecord | null>;
 }
 
-/** What update_conversation changes: the settings a conversation is made with, each only when given. */
+/** What update_conversation changes: the settings a conversation is made with and its triage, each only when given. */
 export interface ConversationChanges {
   title?: { title: string; key: string } | undefined;
   anyoneCanPost?: boolean | undefined;
   allowAnonymousMessages?: boolean | undefined;
   allowSearchEngines?: boolean | undefined;
+  state?: ConversationState | undefined;
+  /** A teammate's id (checked to be on the team); null: nobody. */
+  assigneeId?: number | null | undefined;
+  archived?: boolean | undefined;
+  /** Every tag it has after (normalTags): the others are taken off. */
+  tags?: string[] | undefined;
 }
 
-/** Changes to a conversation's settings, by the team or the API. */
+/** A conversation's settings, triage and end, by the team or the API. */
 export interface UpdateConversationStore {
   /**
    * Changes the account's conversation `id` (raising the account's change mark and announcing
-   * `conversation_updated`, in the same statement) and answers it as get_conversation does; null
-   * when the account has no such conversation.
+   * `conversation_updated`, in the same transaction) and answers it as update_conversation does;
+   * null when the account has no such conversation.
    */
   updateConversation(
     account: Pick<AccountContext, 'id' | 'host' | 'key'>,
     id: number,
     changes: ConversationChanges,
-  ): Promise<WireJson<ConversationView> | null>;
+  ): Promise<WireJson<UpdatedConversationView> | null>;
+  /** The id of the account's team member with this address (ignoring case), or null. */
+  teamMemberId(accountId: number, email: string): Promise<number | null>;
+  /**
+   * Deletes the account's conversation `id` with its messages, members, tags and marks (raising
+   * the change mark and announcing `conversation_deleted`, in the same statement); answers the
+   * keys of the recordings its messages held, or null when the account has no such conversation.
+   */
+  deleteConversation(accountId: number, id: number): Promise<{ mediaKeys: string[] } | null>;
 }

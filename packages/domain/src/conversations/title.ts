@@ -45,6 +45,9 @@ const RECORDING_NAMES: Record<string, string> = {
   audio: 'Audio message',
 };
 
+/** A recording named by its kind, where its words would be: "Video message". */
+export const recordingName = (kind: string): string => RECORDING_NAMES[kind] ?? 'Recording';
+
 /**
  * The title of a conversation a person started on an intake page: who and what, "Tom Tester: I
  * need help with my invoice". Their first words on one line, cut at a word within
@@ -58,7 +61,7 @@ export function startedTitle(
 ): string | null {
   const words = message.text.replace(/\s+/gu, ' ').trim();
   const said = words.length <= STARTED_TITLE_WORDS_LENGTH ? words : `${cutAtWord(words, STARTED_TITLE_WORDS_LENGTH)}…`;
-  const what = said || (message.mediaKind ? (RECORDING_NAMES[message.mediaKind] ?? 'Recording') : '');
+  const what = said || (message.mediaKind ? recordingName(message.mediaKind) : '');
   if (!what) return null;
   const name = (who ?? '').replace(/\s+/gu, ' ').trim() || 'A visitor';
   const title = `${name}: ${what}`;
@@ -66,7 +69,7 @@ export function startedTitle(
 }
 
 /** `text` cut to at most `length` characters, at the last space if there is one past the middle. */
-function cutAtWord(text: string, length: number): string {
+export function cutAtWord(text: string, length: number): string {
   const cut = Array.from(text).slice(0, length).join('');
   const space = cut.lastIndexOf(' ');
   return (space > length / 2 ? cut.slice(0, space) : cut).trimEnd();

@@ -1,14 +1,40 @@
-import type { SiteAccount } from '../records.ts';
+import {
+  type ConversationSource,
+  type ConversationState,
+  isConversationSource,
+  isConversationState,
+  type MessageType,
+  type SiteAccount,
+  type TeamRole,
+} from '../records.ts';
 import { FIRST_PAGE, MAX_PAGE, PAGE_SIZE, type PageWindow } from '../shared/paging.ts';
-import type { EpochMicros } from '../shared/time.ts';
+import { clockTime, type EpochMicros } from '../shared/time.ts';
 import { seesEveryConversation, type Viewer } from './access.ts';
-import { titleKey } from './title.ts';
+import { cutAtWord, recordingName, titleKey } from './title.ts';
 
 /*
  * The team's inbox at `/` on the account's host: the account's conversations a team member may
  * see, latest activity first, 50 a page, each marked unread when it changed after they last
  * opened it; filtered by a tag and searched by title.
  */
+
+/** Who a conversation is with: the first person outside the team who wrote in it. */
+export interface InboxPerson {
+  /** Null: an anonymous writer who gave no name. */
+  name: string | null;
+  /** False for a name an anonymous writer gave (shown "(not verified)"). */
+  verified: boolean;
+}
+
+/** The latest message a row shows a snippet of. */
+export interface InboxLastMessage {
+  kind: MessageType;
+  /** Its text's start (the store reads at most SNIPPET_READ characters). */
+  text: string;
+  seconds: number;
+  /** Its author's name (an anonymous one's given name), or null. */
+  author: string | null;
+}
 
 export interface InboxRow {
   id: number;
@@ -19,7 +45,23 @@ export interface InboxRow {
   messageCount: number;
   tags: string[];
   unread: boolean;
+  person: InboxPerson | null;
+  last: InboxLastMessage | null;
+  source: ConversationSource;
+  /** The intake page it began on, by name (null: none, or one deleted since). */
+  intakePage: string | null;
+  state: ConversationState;
+  /** The teammate it is assigned to, by name. */
+  assignee: string | null;
+  archived: boolean;
 }
+
+/** How much of the latest message's text a store reads for its snippet. */
+export const SNIPPET_READ = 300;
+
+/** Whose conversations the inbox lists: the reader's, nobody's, or anyone's. */
+export const ASSIGNEE_FILTERS = ['me', 'nobody'] as const;
+export type AssigneeFilter = (typeof ASSIGNEE_FILTERS)[number];
 
 export interface InboxFilter {
   /** A tag's name, exactly (ignoring case). */
@@ -29,6 +71,34 @@ export interface InboxFilter {
    * (PostgreSQL's full-text search, words as written).
    */
   search?: string | undefined;
+  /** One state (anything else: every state). */
+  state?: string | undefined;
+  /** `me`, `nobody` (anything else: anyone's). */
+  assignee?: string | undefined;
+  /** One way of beginning (anything else: every way). */
+  source?: string | undefined;
+  /** The archive instead of the inbox. */
+  archived?: boolean | undefined;
+}
+
+/** What the store filters by, each checked and normalised (null: no filter). */
+export interface InboxQuery {
+  tagKey: string | null;
+  titlePart: string | null;
+  /** The same search among what was said: a message's words (full-text, as written). */
+  words: string | null;
+  state: ConversationState | null;
+  assignee: AssigneeFilter | null;
+  source: ConversationSource | null;
+  archived: boolean;
+}
+
+/** A member of the account's team, as the inbox and a conversation's triage name them. */
+export interface TeamMember {
+  id: number;
+  name: string;
+  email: string;
+  role: TeamRole;
 }
 
 export interface InboxStore {
@@ -36,16 +106,13 @@ export interface InboxStore {
   page(
     accountId: number,
     reader: { userId: number; seesAll: boolean },
-    filter: {
-      tagKey: string | null;
-      titlePart: string | null;
-      /** The same search among what was said: a message's words (full-text, as written). */
-      words: string | null;
-    },
+    filter: InboxQuery,
     window: PageWindow,
   ): Promise<{ rows: InboxRow[]; hasMore: boolean }>;
   /** The account's tag names, for the filter. */
   tagNames(accountId: number): Promise<string[]>;
+  /** The account's team, by name. */
+  team(accountId: number): Promise<TeamMember[]>;
   /** The reader opened the conversation now. */
   markRead(accountId: number, userId: number, conversationId: number): Promise<void>;
   /**
@@ -60,12 +127,22 @@ export interface InboxStore {
   ): Promise<Pick<InboxRow, 'id' | 'title' | 'slug' | 'anyoneCanPost' | 'lastActivityAt'>[]>;
 }
 
+/** The filter as the page shows it again: each as given when it was understood, else empty. */
+export interface ShownInboxFilter {
+  tag: string;
+  search: string;
+  state: ConversationState | '';
+  assignee: AssigneeFilter | '';
+  source: ConversationSource | '';
+  archived: boolean;
+}
+
 export interface InboxPage {
   rows: InboxRow[];
   page: number;
   hasMore: boolean;
   tags: string[];
-  filter: { tag: string; search: string };
+  filter: ShownInboxFilter;
 }
 
 const clean = (value: string | undefined, max: number): string => (value ?? '').trim().slice(0, max);
@@ -80,19 +157,44 @@ export async function viewInbox(
 ): Promise<InboxPage | null> {
   if (!viewer || viewer.teamRole === null) return null;
   if (!Number.isInteger(page) || page < FIRST_PAGE || page > MAX_PAGE) return null;
-  const tag = clean(filter.tag, 100);
-  const search = clean(filter.search, 255);
+  const shown: ShownInboxFilter = {
+    tag: clean(filter.tag, 100),
+    search: clean(filter.search, 255),
+    state: isConversationState(filter.state) ? filter.state : '',
+    assignee: ASSIGNEE_FILTERS.find((a) => a === filter.assignee) ?? '',
+    source: isConversationSource(filter.source) ? filter.source : '',
+    archived: filter.archived === true,
+  };
+  const { tag, search } = shown;
   const [found, tags] = await Promise.all([
     deps.inbox.page(
       account.id,
       { userId: viewer.userId, seesAll: seesEveryConversation(viewer.teamRole) },
-      { tagKey: tag ? tag.toLowerCase() : null, titlePart: search ? titleKey(search) : null, words: search || null },
+      {
+        tagKey: tag ? tag.toLowerCase() : null,
+        titlePart: search ? titleKey(search) : null,
+        words: search || null,
+        state: shown.state || null,
+        assignee: shown.assignee || null,
+        source: shown.source || null,
+        archived: shown.archived,
+      },
       { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE },
     ),
     deps.inbox.tagNames(account.id),
   ]);
-  return { rows: found.rows, page, hasMore: found.hasMore, tags, filter: { tag, search } };
+  return { rows: found.rows, page, hasMore: found.hasMore, tags, filter: shown };
 }
+
+/** What a row says of its latest message: its words' start on one line, or "Video message, 0:42". */
+export function snippet(last: InboxLastMessage): string {
+  const words = last.text.replace(/\s+/gu, ' ').trim();
+  if (words) return words.length > SNIPPET_LENGTH ? `${cutAtWord(words, SNIPPET_LENGTH)}…` : words;
+  return last.kind === 'text' ? '' : `${recordingName(last.kind)}, ${clockTime(last.seconds)}`;
+}
+
+/** How much of the latest message a row shows. */
+export const SNIPPET_LENGTH = 140;
 
 /** A team member opened a conversation: it is no longer unread for them. Others leave no mark. */
 export async function markConversationRead(

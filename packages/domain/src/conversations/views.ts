@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ConversationRecord, MessageRecord } from '../records.ts';
-import { MESSAGE_TYPES } from '../records.ts';
+import { CONVERSATION_SOURCES, CONVERSATION_STATES, MESSAGE_TYPES } from '../records.ts';
 import { formatCreatedTime, formatNiceTime } from '../shared/time.ts';
 import {
   type AccountAddress,
@@ -110,6 +110,24 @@ export const ZConversation = z
   })
   .meta({ id: 'Conversation' });
 
+/**
+ * Not in the original service: update_conversation's answer, the conversation as get_conversation
+ * answers it followed by the team's triage of it, which none of the spec's answers carry.
+ */
+export const ZUpdatedConversation = ZConversation.extend({
+  state: z.enum(CONVERSATION_STATES).meta({
+    description:
+      '`open`: waiting on the team; `waiting`: on the other side; `closed`. A message from someone outside the ' +
+      'team opens it again (and brings it back from the archive); a reply by the team moves an open one to `waiting`.',
+  }),
+  source: z.enum(CONVERSATION_SOURCES).meta({
+    description:
+      'How it began: `api` (create_conversation), `intake` (a visitor on an intake page), `team` (its site).',
+  }),
+  assignee: ZUser.nullable().meta({ description: 'The team member it is assigned to; null: nobody.' }),
+  archived: z.boolean().meta({ description: "True: out of the team's inbox until someone outside the team writes." }),
+}).meta({ id: 'UpdatedConversation' });
+
 export const ZConversationList = z.object({ conversations: z.array(ZListedConversation) });
 
 export type UserView = z.infer<typeof ZUser>;
@@ -121,6 +139,7 @@ export type CreatedConversationView = z.infer<typeof ZCreatedConversation>;
 export type ListedConversationView = z.infer<typeof ZListedConversation>;
 export type ConversationView = z.infer<typeof ZConversation>;
 export type ConversationListView = z.infer<typeof ZConversationList>;
+export type UpdatedConversationView = z.infer<typeof ZUpdatedConversation>;
 
 export function messageView(a: AccountAddress, conversationId: number, url: string, m: MessageRecord): MessageView {
   const author: AuthorView = m.author.anonymous

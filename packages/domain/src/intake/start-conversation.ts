@@ -180,6 +180,7 @@ export async function startConversation(
       allowAnonymousMessages: visitor === null,
       allowSearchEngines: false,
       memberIds: page.teamIds.length > 0 ? page.teamIds : owner ? [owner.id] : [],
+      source: 'intake',
     },
     page,
     (deps.clock ?? clockMicros)(),

@@ -100,3 +100,11 @@ export function formatIsoTime(micros: EpochMicros): string {
 
 /** `2022-02-01T17:21:09.123Z`: ISO 8601 in UTC to the millisecond, as `Date#toISOString` writes it. */
 export const formatIsoMillis = (micros: EpochMicros): string => new Date(Number(micros / 1000n)).toISOString();
+
+/** How long a recording is, as a player's clock shows it: 0:03, 12:40, 1:02:03. */
+export function clockTime(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = String(seconds % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}

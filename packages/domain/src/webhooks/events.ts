@@ -6,6 +6,7 @@ import { type AccountAddress, conversationUrl } from '../shared/urls.ts';
 export const WEBHOOK_EVENT_TYPES = [
   'conversation_created',
   'conversation_updated',
+  'conversation_deleted',
   'message_created',
   'message_hidden',
   'workflow_step',

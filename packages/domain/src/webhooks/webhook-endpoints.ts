@@ -14,7 +14,9 @@ export const ZWebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).meta({
   id: 'WebhookEventType',
   description:
     '`conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, ' +
-    'after update_conversation renamed it or changed its settings. `message_created`: the message ' +
+    'after update_conversation (or the team on its page) renamed it or changed its settings or triage. ' +
+    '`conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. ' +
+    '`message_created`: the message ' +
     'as it appears in `messages`, with its conversation’s `id` and `slug`. `message_hidden`: the ids of a message ' +
     'the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and ' +
     '`slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the ' +

@@ -429,3 +429,23 @@ function showLocalTimes(root) {
     follow(inbox.dataset.events, { conversation: () => refresh(), end: (_, source) => source.close() });
   }
 })();
+
+// The inbox by keyboard: j and k move to the next and the previous conversation (its link takes
+// the focus, so Enter opens it), as in mail clients. Keys typed into a field are left alone.
+(() => {
+  const note = document.querySelector('.keys-note');
+  if (!document.querySelector('ol.inbox[data-keys]')) return;
+  if (note) note.hidden = false;
+  document.addEventListener('keydown', (e) => {
+    if (e.key !== 'j' && e.key !== 'k') return;
+    if (e.altKey || e.ctrlKey || e.metaKey || e.isComposing) return;
+    if (e.target instanceof Element && e.target.closest('input, select, textarea, [contenteditable]')) return;
+    const links = [...document.querySelectorAll('ol.inbox[data-keys] .inbox-title a')];
+    if (links.length === 0) return;
+    const at = links.indexOf(document.activeElement);
+    const next = at === -1 ? 0 : Math.min(links.length - 1, Math.max(0, at + (e.key === 'j' ? 1 : -1)));
+    e.preventDefault();
+    links[next].focus();
+    links[next].closest('li')?.scrollIntoView({ block: 'nearest' });
+  });
+})();

@@ -4,15 +4,19 @@ import {
   changesVisibility,
   conversationMail,
   conversationUrl,
+  deleteConversationOnPage,
+  deletesConversation,
   endStartingPasses,
+  isConversationState,
   isIndexable,
   MODERATION_ACTIONS,
   type ModerationAction,
   managesMembers,
   markConversationRead,
   moderateMessage,
-  renamesConversation,
+  runsConversation,
   sendReply,
+  tagsFromText,
   viewConversation,
 } from '@convo/domain';
 import { Hono } from 'hono';
@@ -26,6 +30,7 @@ import { conversation, excerpt } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
 import { conversationMailChoice } from '../views/mail-choices.ts';
 import { hiddenMessages, messageActions } from '../views/moderation.ts';
+import { confirmDelete, deleted, type TriageDraft, triageForm } from '../views/triage.ts';
 import { liveAddresses } from './events.ts';
 
 /** `?page=N` of a conversation (1-based); null without one; undefined when it is not a page number. */
@@ -43,7 +48,12 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     c: SiteContext,
     status: PageStatus,
     slug: string,
-    drafts: { reply?: forms.ReplyDraft; members?: forms.MembersDraft; settings?: forms.SettingsDraft } = {},
+    drafts: {
+      reply?: forms.ReplyDraft;
+      members?: forms.MembersDraft;
+      settings?: forms.SettingsDraft;
+      triage?: TriageDraft;
+    } = {},
   ) {
     const account = c.env.account;
     const pageNumber = status === 200 ? pageParam(c) : null;
@@ -68,27 +78,37 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       ? conversationMailChoice(found.slug, await conversationMail(deps, account, viewer, found), c.var.csrf)
       : '';
     const team = managesMembers(viewer);
-    const manage = team ? forms.membersForm(found, { csrf: c.var.csrf, draft: drafts.members }) : '';
-    const hidden = team
-      ? hiddenMessages(found.slug, await deps.moderation.hidden(account.id, found.id), c.var.csrf)
-      : '';
-    const settings = renamesConversation(viewer)
-      ? forms.settingsForm(found, { csrf: c.var.csrf, visibility: changesVisibility(viewer), draft: drafts.settings })
-      : '';
+    // The team's panel beside the messages (a column on wide screens): triage, members, the
+    // hidden messages, the settings. Everyone else sees the reply form after the messages alone.
+    const [teamMembers, hidden] = team
+      ? await Promise.all([deps.inbox.team(account.id), deps.moderation.hidden(account.id, found.id)])
+      : [[], []];
+    const panel = html`<aside class="team-panel" aria-label="For the team">${triageForm(found, {
+      csrf: c.var.csrf,
+      team: teamMembers,
+      deletes: deletesConversation(viewer),
+      draft: drafts.triage,
+    })}${forms.membersForm(found, { csrf: c.var.csrf, draft: drafts.members })}${hiddenMessages(found.slug, hidden, c.var.csrf)}${
+      runsConversation(viewer)
+        ? forms.settingsForm(found, { csrf: c.var.csrf, visibility: changesVisibility(viewer), draft: drafts.settings })
+        : ''
+    }</aside>`;
     const actions = messageActions(found.slug, viewer, c.var.csrf, BigInt(Date.now()) * 1000n);
+    const main = html`${conversation(found, url, {
+      team: account.name,
+      accountKey: account.key,
+      page: pageNumber,
+      actions,
+      live: liveAddresses(`/c/${found.slug}`, deps.live.position()),
+    })}${reply}`;
     return page(
       c,
       status,
-      html`${conversation(found, url, {
-        team: account.name,
-        accountKey: account.key,
-        page: pageNumber,
-        actions,
-        live: liveAddresses(`/c/${found.slug}`, deps.live.position()),
-      })}${hidden}${manage}${reply}${settings}${mail}`,
+      team ? html`<div class="with-panel"><div>${main}${mail}</div>${panel}</div>` : html`${main}${mail}`,
       found.title,
       {
         form: true,
+        wide: team,
         // A private conversation, seen by a member, is kept by no cache at all.
         ...(found.anyoneCanPost ? {} : { headers: { 'cache-control': 'no-store' } }),
         noindex: !isIndexable(found),
@@ -231,6 +251,67 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
         return conversationPage(c, 422, slug, { settings: { ...change, problem: outcome.problem } });
       case 'done':
         return c.redirect(`/c/${outcome.slug}#conversation-settings`, 303);
+    }
+  });
+
+  // The team's triage (`state`, `assignee`: an address or "" for nobody, `tags`: one field, comma
+  // separated, `archived`): each field changes only when the form sends it.
+  routes.post('/c/:slug/triage', posting.sameOrigin, async (c) => {
+    const fields = await posting.readPost(c);
+    if (fields instanceof Response) return fields;
+    const slug = c.req.param('slug');
+    const given = (name: string) => field(fields, name);
+    const state = given('state');
+    const assignee = given('assignee');
+    const tags = given('tags');
+    const archived = given('archived');
+    if (state !== undefined && !isConversationState(state)) return refused(c, 400, 'Choose a state from the list.');
+    if (archived !== undefined && archived !== 'true' && archived !== 'false') {
+      return refused(c, 400, 'Archive it, or move it back to the inbox.');
+    }
+    const triage = {
+      state,
+      assigneeEmail: assignee === undefined ? undefined : assignee.trim() || null,
+      tags: tags === undefined ? undefined : tagsFromText(tags),
+      archived: archived === undefined ? undefined : archived === 'true',
+    };
+    const outcome = await changeConversationOnPage(deps, c.env.account, viewerOf(c), slug, { triage });
+    switch (outcome.kind) {
+      case 'not_found':
+        return notFound(c);
+      case 'forbidden':
+        return refused(c, 403, outcome.problem);
+      case 'refused':
+        return conversationPage(c, 422, slug, { triage: { tags: tags ?? '', problem: outcome.problem } });
+      case 'done':
+        return c.redirect(`/c/${outcome.slug}#triage`, 303);
+    }
+  });
+
+  // An owner or admin deletes it: a page that asks first, then the form that does it.
+  routes.get('/c/:slug/delete', async (c) => {
+    const viewer = viewerOf(c);
+    const found = await viewConversation(deps, c.env.account, c.req.param('slug'), viewer);
+    if (!found) return notFound(c);
+    if (!deletesConversation(viewer))
+      return refused(c, 403, "Only the account's owners and admins delete a conversation.");
+    return page(c, 200, confirmDelete(found, c.var.csrf), `Delete ${found.title}?`, {
+      form: true,
+      headers: { 'cache-control': 'no-store' },
+    });
+  });
+
+  routes.post('/c/:slug/delete', posting.sameOrigin, async (c) => {
+    const fields = await posting.readPost(c);
+    if (fields instanceof Response) return fields;
+    const outcome = await deleteConversationOnPage(deps, c.env.account, viewerOf(c), c.req.param('slug'));
+    switch (outcome.kind) {
+      case 'not_found':
+        return notFound(c);
+      case 'forbidden':
+        return refused(c, 403, outcome.problem);
+      case 'done':
+        return page(c, 200, deleted(), 'Conversation deleted');
     }
   });
 

@@ -9,8 +9,8 @@ import { inbox, myConversations } from '../views/inbox.ts';
 import type { intakeRoutes } from './intake.ts';
 
 /**
- * `/` on an account's host: the team's inbox for a signed-in team member (`?q=`, `?tag=`,
- * `?page=`); for anyone else the account's primary intake page (its form posts to `/`), or, when
+ * `/` on an account's host: the team's inbox for a signed-in team member (`?q=`, `?tag=`, `?state=`,
+ * `?assignee=`, `?source=`, `?archived=1`, `?page=`); for anyone else the account's primary intake page (its form posts to `/`), or, when
  * it has none, a small landing page of the account with a way to sign in (the header's link,
  * which brings the person back here). Sign-in and sign-out that lead nowhere else end here, never
  * on a 404.
@@ -30,9 +30,13 @@ export function homeRoutes({ deps, posting }: SiteKit, intake: ReturnType<typeof
       const found = await viewInbox(deps, account, viewer, number, {
         tag: c.req.query('tag'),
         search: c.req.query('q'),
+        state: c.req.query('state'),
+        assignee: c.req.query('assignee'),
+        source: c.req.query('source'),
+        archived: c.req.query('archived') === '1',
       });
       if (!found) return notFound(c);
-      return page(c, 200, inbox(account.name, found), 'Inbox', {
+      return page(c, 200, inbox(account.name, found), found.filter.archived ? 'Archive' : 'Inbox', {
         headers: { 'cache-control': 'no-store' },
       });
     }

@@ -1,5 +1,6 @@
 import {
   type ConversationPageRecord,
+  clockTime,
   formatIsoTime,
   formatNiceTime,
   messagePages,
@@ -51,14 +52,6 @@ const authorName = (m: PageMessageRecord): string =>
 export const time = (micros: bigint): Html =>
   html`<time datetime="${formatIsoTime(micros)}">${formatNiceTime(micros)}</time>`;
 
-/** How long a recording is, as a player's clock shows it: 0:03, 12:40, 1:02:03. */
-export function clock(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = String(seconds % 60).padStart(2, '0');
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
-}
-
 /** How a page names a recording of each kind. */
 export const KIND_NAMES: Record<string, string> = {
   video: 'Video',
@@ -72,7 +65,7 @@ export const KIND_NAMES: Record<string, string> = {
  * length, and a download link that works without the player), else a link to where it is kept.
  */
 function media(m: PageMessageRecord, accountKey: string, slug: string): Html {
-  const seconds = m.recordedDurationSeconds > 0 ? clock(m.recordedDurationSeconds) : '';
+  const seconds = m.recordedDurationSeconds > 0 ? clockTime(m.recordedDurationSeconds) : '';
   const name = KIND_NAMES[m.messageType] ?? 'Recording';
   if (m.hostedMedia) {
     // With its conversation's slug, the key an unlisted conversation's recordings need.

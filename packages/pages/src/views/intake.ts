@@ -1,6 +1,6 @@
-import type { MediaLimits, PublicIntakePage, UserRecord } from '@convo/domain';
+import { clockTime, type MediaLimits, type PublicIntakePage, type UserRecord } from '@convo/domain';
 import { html } from 'hono/html';
-import { clock, KIND_NAMES, linkified } from './conversation.ts';
+import { KIND_NAMES, linkified } from './conversation.ts';
 import { recordingInput } from './forms.ts';
 import type { Html } from './layout.ts';
 
@@ -25,7 +25,7 @@ function welcomeRecording(p: PublicIntakePage, accountKey: string): Html | strin
   const w = p.welcomeRecording;
   if (!w) return '';
   const src = `/media/${accountKey}/welcome/${p.key}`;
-  const label = `Welcome ${(KIND_NAMES[w.kind] ?? 'recording').toLowerCase()}${w.seconds > 0 ? `, ${clock(w.seconds)}` : ''}`;
+  const label = `Welcome ${(KIND_NAMES[w.kind] ?? 'recording').toLowerCase()}${w.seconds > 0 ? `, ${clockTime(w.seconds)}` : ''}`;
   const player =
     w.kind === 'audio'
       ? html`<audio controls preload="metadata" src="${src}" aria-label="${label}"></audio>`

@@ -51,10 +51,17 @@ ${body}
 }
 
 /** The account's site around a page: its name above (and the team's nav, for the team), and below. */
-export function chrome(siteName: string, content: Html, session: Html = html``, nav: Html = html``): Html {
-  return html`<header class="site-header"><div><p class="site-name"><a href="/">${siteName}</a></p>${session}</div>${nav}</header>
-<main id="content">
+export function chrome(
+  siteName: string,
+  content: Html,
+  session: Html = html``,
+  nav: Html = html``,
+  wide = false,
+): Html {
+  const width = wide ? ' wide' : '';
+  return html`<header class="site-header${width}"><div><p class="site-name"><a href="/">${siteName}</a></p>${session}</div>${nav}</header>
+<main id="content"${wide ? html` class="wide"` : ''}>
 ${content}
 </main>
-<footer class="site-footer"><p>Conversations hosted for ${siteName}</p></footer>`;
+<footer class="site-footer${width}"><p>Conversations hosted for ${siteName}</p></footer>`;
 }

@@ -232,6 +232,7 @@ export async function loadBatch(
         allowAnonymousMessages: c.allow_anonymous_messages,
         allowSearchEngines: c.allow_search_engines,
         memberIds: c.members?.map((e) => userId(refs, e, where)),
+        source: page === null ? 'api' : 'intake',
       },
       page,
       c.created_at ? seedMicros(c.created_at) : clockMicros(),
@@ -246,6 +247,7 @@ export async function loadBatch(
       allow_search_engines: draft.allowSearchEngines,
       via_primary_intake_page: draft.viaPrimaryIntakePage,
       intake_page_id: draft.intakePageId,
+      source: draft.source,
       // Drafted from the intake page, a loaded conversation's copy is history, never run; a copy the
       // seed gives (an export of this server) goes on with its states and timers.
       workflow:
@@ -283,12 +285,12 @@ export async function loadBatch(
   try {
     const insert: RowsInsert = (account, rows) =>
       sql`insert into conversation (id, account_id, title, title_key, slug, anyone_can_post, allow_anonymous_messages,
-           allow_search_engines, via_primary_intake_page, intake_page_id, workflow, created_at)
+           allow_search_engines, via_primary_intake_page, intake_page_id, source, workflow, created_at)
          select id, ${account}::int, title, title_key, slug, anyone_can_post, allow_anonymous_messages, allow_search_engines,
-           via_primary_intake_page, intake_page_id, workflow, coalesce(created_at, now())
+           via_primary_intake_page, intake_page_id, source, workflow, coalesce(created_at, now())
          from jsonb_to_recordset(${rows}::jsonb) as t(id int, title text, title_key text, slug text, anyone_can_post bool,
            allow_anonymous_messages bool, allow_search_engines bool, via_primary_intake_page bool, intake_page_id int,
-           workflow jsonb, created_at timestamptz)`;
+           source text, workflow jsonb, created_at timestamptz)`;
     if (options.emitEvents) await insertAnnounced(em, refs.id, conversations, insert, 'conversation_created');
     else await insertRows(em, refs.id, conversations, insert);
   } catch (e) {

@@ -1,0 +1,368 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiCall, auth, type Harness } from './support/harness.ts';
+import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
+import { attr, elements, textOf, Visitor } from './support/site.ts';
+
+/*
+ * The team triages its conversations (issue 40): state, assignee, tags, the archive, and delete,
+ * on the conversation's page (without JavaScript) and through update_conversation and
+ * delete_conversation; the inbox shows each row's person, snippet, source and triage, and filters
+ * by them. Walked as a visitor, a participant, a team member, an admin, the owner and another
+ * account: each may do what the role table says, and a refused post changes nothing.
+ */
+
+const HOST = 'https://triage.example.com';
+const OTHER_HOST = 'https://elsewhere.example.com';
+const TOKEN = 'triage-site-token-0123456789';
+const OTHER_TOKEN = 'elsewhere-token-0123456789';
+const FIXTURES = new URL('./fixtures/media/', import.meta.url).pathname;
+
+let site: PeopleSite;
+let h: Harness;
+
+beforeAll(async () => {
+  site = await openPeopleSite({
+    accounts: [
+      {
+        key: 'triage',
+        name: 'Triage Co',
+        host: HOST,
+        owner: 'olive@triage.example',
+        users: [
+          { email: 'olive@triage.example', name: 'Olive Owner' },
+          { email: 'ada@triage.example', name: 'Ada Admin', team: 'admin' },
+          { email: 'tim@triage.example', name: 'Tim Teammate', team: 'member' },
+          { email: 'pia@else.example', name: 'Pia Participant' },
+        ],
+        tokens: [{ name: 'tests', token: TOKEN }],
+        intake_pages: [{ key: 'contact', name: 'Contact us', title: 'Write to us', primary: true }],
+        conversations: [
+          {
+            title: 'Pia: my invoice is wrong',
+            slug: 'invoice',
+            intake_page: 'Contact us',
+            allow_anonymous_messages: true,
+            members: ['olive@triage.example', 'pia@else.example'],
+            messages: [
+              { author: 'pia@else.example', text: 'My invoice is wrong: it says 40 hours.' },
+              { author: 'olive@triage.example', text: 'Looking into the invoice now.' },
+            ],
+          },
+          {
+            title: 'Quiet one',
+            slug: 'quiet',
+            members: ['olive@triage.example'],
+            messages: [{ author: null, text: 'Hello from nowhere' }],
+          },
+          {
+            title: 'Team only',
+            slug: 'private',
+            anyone_can_post: false,
+            members: ['olive@triage.example'],
+          },
+          { title: 'Doomed', slug: 'doomed', members: ['olive@triage.example'] },
+        ],
+      },
+      {
+        key: 'elsewhere',
+        name: 'Elsewhere',
+        host: OTHER_HOST,
+        owner: 'yara@elsewhere.example',
+        users: [{ email: 'yara@elsewhere.example', name: 'Yara Elsewhere' }],
+        tokens: [{ name: 'tests', token: OTHER_TOKEN }],
+      },
+    ],
+  });
+  h = site.h;
+});
+afterAll(async () => site?.close());
+
+const idOf = async (slug: string): Promise<number> =>
+  (await apiCall(h, 'GET', `/conversations/get_conversation?slug=${slug}`, auth(TOKEN))).body.id;
+
+/**
+ * The triage as update_conversation answers it, asked to set the tags the conversation has: a
+ * change of nothing (the only way the API reads a triage; the spec's reads keep their shape).
+ */
+const triageOf = async (slug: string) => {
+  const found = await apiCall(h, 'GET', `/conversations/get_conversation?slug=${slug}`, auth(TOKEN));
+  const r = await apiCall(h, 'POST', '/conversations/update_conversation', auth(TOKEN), {
+    conversation_id: found.body.id,
+    tags: found.body.tags.map((t: { name: string }) => t.name),
+  });
+  expect(r.status).toBe(200);
+  return r.body as {
+    state: string;
+    source: string;
+    assignee: { email: string } | null;
+    archived: boolean;
+    tags: { name: string }[];
+  };
+};
+
+/** Opens the page and sends its triage form with `fields` (the CSRF token taken from the page). */
+async function triage(v: Visitor, slug: string, fields: Record<string, string>) {
+  await v.get(`/c/${slug}`);
+  const csrf = v.hidden('csrf');
+  return v.post(`/c/${slug}/triage`, { csrf, ...fields });
+}
+
+/** The inbox's rows as a reader sees them: title, and the text of the row. */
+async function rows(v: Visitor, query = '') {
+  const page = await v.get(`/${query}`);
+  expect(page.status).toBe(200);
+  return elements(page.html)
+    .filter((e) => e.tagName === 'li' && /\b(un)?read\b/.test(attr(e, 'class') ?? ''))
+    .map((li) => textOf(li).replace(/\s+/g, ' ').trim());
+}
+
+describe('the inbox', () => {
+  it('shows who each conversation is with, the latest words, where it began and its triage', async () => {
+    const owner = await signIn(site, HOST, 'olive@triage.example');
+    const all = await rows(owner);
+    const invoice = all.find((r) => r.startsWith('Pia: my invoice is wrong'));
+    expect(invoice).toContain('Pia Participant via Contact us');
+    expect(invoice).toContain('Olive Owner: Looking into the invoice now.');
+    expect(invoice).toContain('Open · Unassigned');
+    const quiet = all.find((r) => r.startsWith('Quiet one'));
+    expect(quiet).toContain('A visitor via the API');
+    const empty = all.find((r) => r.startsWith('Doomed'));
+    expect(empty).toContain('Via the API; nobody outside the team has written yet.');
+    expect(empty).toContain('No messages yet.');
+  });
+
+  it('searches what was said, not only titles', async () => {
+    const owner = await signIn(site, HOST, 'olive@triage.example');
+    const found = await rows(owner, '?q=hours');
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^Pia: my invoice is wrong/);
+  });
+});
+
+describe('triage on the page', () => {
+  it('lets a team member set the state, assign, tag and archive, without JavaScript', async () => {
+    const teammate = await signIn(site, HOST, 'tim@triage.example');
+    const saved = await triage(teammate, 'invoice', {
+      state: 'waiting',
+      assignee: 'ada@triage.example',
+      tags: 'billing, Urgent, billing',
+    });
+    expect(saved.status).toBe(303);
+    expect(saved.headers.get('location')).toBe('/c/invoice#triage');
+    expect(await triageOf('invoice')).toMatchObject({
+      state: 'waiting',
+      source: 'intake',
+      assignee: { email: 'ada@triage.example' },
+      archived: false,
+      tags: [{ name: 'billing' }, { name: 'Urgent' }],
+    });
+    const page = await teammate.get('/c/invoice');
+    const selected = elements(page.html)
+      .filter((e) => e.tagName === 'option' && e.attrs.some((a) => a.name === 'selected'))
+      .map((e) => attr(e, 'value'));
+    expect(selected).toEqual(expect.arrayContaining(['waiting', 'ada@triage.example']));
+
+    // The filters find it by state, by assignee (Ada's "me"), by source and by tag.
+    const admin = await signIn(site, HOST, 'ada@triage.example');
+    const titles = async (q: string) => (await rows(admin, q)).map((r) => r.split(' ')[0]);
+    expect(await titles('?state=waiting')).toEqual(['Pia:']);
+    expect(await titles('?assignee=me')).toEqual(['Pia:']);
+    expect(await titles('?assignee=nobody')).not.toContain('Pia:');
+    expect(await titles('?source=intake')).toEqual(['Pia:']);
+    expect(await titles('?tag=urgent')).toEqual(['Pia:']);
+    // A filter it does not know is no filter.
+    expect((await titles('?state=sideways')).length).toBeGreaterThan(1);
+
+    // Archived: out of the inbox, in the archive.
+    expect((await triage(teammate, 'invoice', { archived: 'true' })).status).toBe(303);
+    expect(await titles('')).not.toContain('Pia:');
+    expect(await titles('?archived=1')).toEqual(['Pia:']);
+  });
+
+  it('opens a conversation again, and brings it back from the archive, when the other side writes', async () => {
+    const owner = await signIn(site, HOST, 'olive@triage.example');
+    expect((await triage(owner, 'quiet', { state: 'closed', archived: 'true' })).status).toBe(303);
+    expect((await triage(owner, 'quiet', { archived: 'true' })).status).toBe(303);
+    expect(await triageOf('quiet')).toMatchObject({ state: 'closed', archived: true });
+
+    // The team's own reply leaves a closed one closed, and archived.
+    await owner.get('/c/quiet');
+    const team = await owner.post('/c/quiet', {
+      csrf: owner.hidden('csrf'),
+      submit: owner.hidden('submit'),
+      text: 'Closing this.',
+    });
+    expect(team.status).toBe(303);
+    expect(await triageOf('quiet')).toMatchObject({ state: 'closed', archived: true });
+
+    // A visitor writes: open, and in the inbox again.
+    const visitor = new Visitor(h, HOST);
+    await visitor.get('/c/quiet');
+    const posted = await visitor.post('/c/quiet', {
+      csrf: visitor.hidden('csrf'),
+      submit: visitor.hidden('submit'),
+      text: 'Not closed for me!',
+    });
+    expect(posted.status).toBe(303);
+    expect(await triageOf('quiet')).toMatchObject({ state: 'open', archived: false });
+
+    // Then the team answers: waiting on them.
+    await owner.get('/c/quiet');
+    await owner.post('/c/quiet', { csrf: owner.hidden('csrf'), submit: owner.hidden('submit'), text: 'Reopened.' });
+    expect(await triageOf('quiet')).toMatchObject({ state: 'waiting' });
+  });
+
+  it('says why a triage will not do, keeping the tags typed, and changes nothing', async () => {
+    const owner = await signIn(site, HOST, 'olive@triage.example');
+    const before = await triageOf('invoice');
+    const notTeam = await triage(owner, 'invoice', { assignee: 'pia@else.example' });
+    expect(notTeam.status).toBe(422);
+    expect(notTeam.html).toContain('is not on the account');
+    const long = await triage(owner, 'invoice', { tags: `ok, ${'x'.repeat(120)}` });
+    expect(long.status).toBe(422);
+    expect(long.html).toContain('at most 100 characters');
+    expect(long.html).toContain(`value="ok, ${'x'.repeat(120)}"`);
+    expect((await triage(owner, 'invoice', { state: 'sideways' })).status).toBe(400);
+    expect((await triage(owner, 'invoice', { archived: 'maybe' })).status).toBe(400);
+    expect(await triageOf('invoice')).toEqual(before);
+  });
+
+  it('is refused to a participant and a visitor (403), and a private one is not there for them (404)', async () => {
+    const before = await triageOf('invoice');
+    const participant = await signIn(site, HOST, 'pia@else.example');
+    expect((await triage(participant, 'invoice', { state: 'closed' })).status).toBe(403);
+    const visitor = new Visitor(h, HOST);
+    expect((await triage(visitor, 'invoice', { state: 'closed' })).status).toBe(403);
+    // Another account's person, signed in here, is a participant: the private one is a 404.
+    const stranger = await signIn(site, HOST, 'yara@elsewhere.example', 'Yara');
+    await stranger.get('/c/invoice');
+    const csrf = stranger.hidden('csrf');
+    expect((await stranger.post('/c/private/triage', { csrf, state: 'closed' })).status).toBe(404);
+    expect((await stranger.post('/c/private/delete', { csrf })).status).toBe(404);
+    expect(await triageOf('invoice')).toEqual(before);
+    // Nobody but the team sees the panel.
+    for (const v of [participant, visitor]) {
+      expect(elements((await v.get('/c/invoice')).html).some((e) => attr(e, 'id') === 'triage')).toBe(false);
+    }
+  });
+});
+
+describe('deleting a conversation', () => {
+  it('is for owners and admins: a team member is refused, changing nothing', async () => {
+    const teammate = await signIn(site, HOST, 'tim@triage.example');
+    const panel = (await teammate.get('/c/doomed')).html;
+    expect(panel).not.toContain('/c/doomed/delete');
+    expect((await teammate.get('/c/doomed/delete')).status).toBe(403);
+    await teammate.get('/c/doomed');
+    expect((await teammate.post('/c/doomed/delete', { csrf: teammate.hidden('csrf') })).status).toBe(403);
+    expect((await new Visitor(h, HOST).get('/c/doomed')).status).toBe(200);
+  });
+
+  it('asks first, then deletes it with its recordings: its page, the API and the media answer 404', async () => {
+    const admin = await signIn(site, HOST, 'ada@triage.example');
+    // A recording in it, kept by this server.
+    await admin.get('/c/doomed');
+    const posted = await admin.postMultipart(
+      '/c/doomed',
+      { csrf: admin.hidden('csrf'), submit: admin.hidden('submit'), text: 'With sound' },
+      { name: 'a.ogg', type: 'audio/ogg', bytes: new Uint8Array(readFileSync(`${FIXTURES}audio-3s.ogg`)) },
+    );
+    expect(posted.status).toBe(303);
+    const [kept] = (await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select m.media_key from message m join conversation c on c.id = m.conversation_id
+        where c.slug = 'doomed' and m.media_key is not null`)) as { media_key: string }[];
+    expect(await h.services.media.store.size(kept?.media_key ?? '')).toBeGreaterThan(0);
+
+    const panel = (await admin.get('/c/doomed')).html;
+    expect(panel).toContain('href="/c/doomed/delete"');
+    const ask = await admin.get('/c/doomed/delete');
+    expect(ask.status).toBe(200);
+    expect(ask.html).toContain('Delete “Doomed”?');
+    expect(ask.html).toContain('1 message');
+    const done = await admin.post('/c/doomed/delete', { csrf: admin.hidden('csrf') });
+    expect(done.status).toBe(200);
+    expect(done.html).toContain('Conversation deleted');
+
+    expect((await admin.get('/c/doomed')).status).toBe(404);
+    expect(
+      (await apiCall(h, 'GET', '/conversations/get_conversation?slug=doomed', auth(TOKEN))).headers.get(
+        'conversation-matched',
+      ),
+    ).toBe('none');
+    expect(await h.services.media.store.size(kept?.media_key ?? '')).toBeNull();
+    // Posted again, the form finds nothing.
+    expect((await admin.post('/c/doomed/delete', { csrf: admin.hidden('csrf') })).status).toBe(404);
+  });
+});
+
+describe('the API', () => {
+  it('triages through update_conversation, answering the triage beside the conversation', async () => {
+    const id = await idOf('private');
+    const r = await apiCall(h, 'POST', '/conversations/update_conversation', auth(TOKEN), {
+      conversation_id: id,
+      state: 'closed',
+      assignee_email: 'TIM@triage.example',
+      tags: ['vip'],
+      archived: true,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      id,
+      slug: 'private',
+      tags: [{ name: 'vip' }],
+      state: 'closed',
+      source: 'api',
+      assignee: { email: 'tim@triage.example', name: 'Tim Teammate' },
+      archived: true,
+    });
+    const unassigned = await apiCall(h, 'POST', '/conversations/update_conversation', auth(TOKEN), {
+      conversation_id: id,
+      assignee_email: null,
+      tags: [],
+    });
+    expect(unassigned.body).toMatchObject({ assignee: null, tags: [], state: 'closed' });
+    // The spec's answer keeps its shape: no triage in get_conversation.
+    const spec = await apiCall(h, 'GET', '/conversations/get_conversation?slug=private', auth(TOKEN));
+    expect(spec.body).not.toHaveProperty('state');
+  });
+
+  it('refuses what will not do, and never reaches another account’s conversation', async () => {
+    const id = await idOf('private');
+    for (const body of [
+      { conversation_id: id, state: 'sideways' },
+      { conversation_id: id, assignee_email: 'pia@else.example' },
+      { conversation_id: id, assignee_email: 'yara@elsewhere.example' },
+      { conversation_id: id, tags: ['x'.repeat(101)] },
+      { conversation_id: id, tags: Array.from({ length: 21 }, (_, i) => `t${i}`) },
+      { conversation_id: id, archived: 'yes' },
+    ]) {
+      const refused = await apiCall(h, 'POST', '/conversations/update_conversation', auth(TOKEN), body);
+      expect(refused.status, JSON.stringify(body)).toBe(422);
+      expect(refused.body).toMatchObject({ code: 'invalid_input' });
+    }
+    const foreign = await apiCall(h, 'POST', '/conversations/delete_conversation', auth(OTHER_TOKEN), {
+      conversation_id: id,
+    });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toMatchObject({ code: 'conversation_not_found' });
+    expect(await idOf('private')).toBe(id);
+  });
+
+  it('deletes through delete_conversation, once', async () => {
+    const made = await apiCall(h, 'POST', '/conversations/create_conversation', auth(TOKEN), { slug: 'short-lived' });
+    expect(made.status).toBe(201);
+    const gone = await apiCall(h, 'POST', '/conversations/delete_conversation', auth(TOKEN), {
+      conversation_id: made.body.id,
+    });
+    expect(gone.status).toBe(200);
+    expect(gone.body).toEqual({ id: made.body.id, deleted: true });
+    const again = await apiCall(h, 'POST', '/conversations/delete_conversation', auth(TOKEN), {
+      conversation_id: made.body.id,
+    });
+    expect(again.status).toBe(404);
+    expect((await new Visitor(h, HOST).get('/c/short-lived')).status).toBe(404);
+  });
+});

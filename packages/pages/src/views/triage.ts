@@ -1,0 +1,70 @@
+import {
+  CONVERSATION_STATES,
+  type ConversationPageRecord,
+  SOURCE_LABELS,
+  STATE_LABELS,
+  type TeamMember,
+} from '@convo/domain';
+import { html } from 'hono/html';
+import { csrfField } from './forms.ts';
+import type { Html } from './layout.ts';
+
+/*
+ * The team's triage of a conversation on its page: its state, who it is assigned to, its tags,
+ * the archive, and (for owners and admins) the way to delete it. Plain forms: no script needed.
+ */
+
+/** A refused triage form, as it was sent. */
+export interface TriageDraft {
+  tags: string;
+  problem: string;
+}
+
+/** What the team sees at the top of its panel beside a conversation. */
+export function triageForm(
+  c: ConversationPageRecord,
+  state: { csrf: string; team: readonly TeamMember[]; deletes: boolean; draft?: TriageDraft | undefined },
+): Html {
+  const t = c.triage;
+  const action = `/c/${c.slug}/triage#triage`;
+  const tags = state.draft?.tags ?? c.tags.map((tag) => tag.name).join(', ');
+  return html`<section id="triage" aria-labelledby="triage-heading" class="manage">
+<h2 id="triage-heading">Triage</h2>
+<p class="meta">Began via ${SOURCE_LABELS[t.source]}${t.archived ? ' · archived' : ''}</p>
+${state.draft ? html`<p class="problem" role="alert">${state.draft.problem}</p>` : ''}
+<form method="post" action="${action}">
+${csrfField(state.csrf)}
+<p><label for="triage-state">State</label><select id="triage-state" name="state">${CONVERSATION_STATES.map(
+    (s) => html`<option value="${s}"${s === t.state ? html` selected` : ''}>${STATE_LABELS[s]}</option>`,
+  )}</select></p>
+<p><label for="triage-assignee">Assigned to</label><select id="triage-assignee" name="assignee"><option value="">Nobody</option>${state.team.map(
+    (m) => html`<option value="${m.email}"${m.id === t.assigneeId ? html` selected` : ''}>${m.name}</option>`,
+  )}</select></p>
+<p><label for="triage-tags">Tags</label><input id="triage-tags" name="tags" maxlength="2000" value="${tags}" aria-describedby="triage-tags-note"></p>
+<p class="note" id="triage-tags-note">Separated by commas.</p>
+<p><button type="submit">Save</button></p>
+</form>
+<form method="post" action="${action}" class="inline">
+${csrfField(state.csrf)}<input type="hidden" name="archived" value="${t.archived ? 'false' : 'true'}">
+<p><button type="submit" class="secondary">${t.archived ? 'Move back to the inbox' : 'Archive'}</button></p>
+</form>
+${state.deletes ? html`<p><a href="/c/${c.slug}/delete" class="danger">Delete this conversation…</a></p>` : ''}
+</section>`;
+}
+
+/** The question before a conversation is deleted for good. */
+export function confirmDelete(c: { title: string; slug: string; messageCount: number }, csrf: string): Html {
+  const count = c.messageCount === 1 ? '1 message' : `${c.messageCount} messages`;
+  return html`<h1>Delete “${c.title}”?</h1>
+<p>The conversation goes for good, with its ${count} and their recordings. Its address and embeds stop working. This cannot be undone.</p>
+<form method="post" action="/c/${c.slug}/delete">
+${csrfField(csrf)}
+<p><button type="submit" class="danger">Delete for good</button> <a href="/c/${c.slug}#triage">Keep it</a></p>
+</form>`;
+}
+
+/** After a conversation is deleted. */
+export const deleted = (): Html =>
+  html`<h1>Conversation deleted</h1>
+<p>It is gone, with its messages and recordings.</p>
+<p><a href="/">Back to the inbox</a></p>`;
