@@ -204,3 +204,53 @@ describe('following', () => {
     expect((await fay.post('/c/quiet/mail', { csrf: fay.hidden('csrf'), choice: 'follow' })).status).toBe(404);
   });
 });
+
+describe('a conversation started on an intake page', () => {
+  it('tells the page’s team at once, as news of its own; what follows waits for the batch', async () => {
+    // Its own site, with a batch of an hour: only a mail sent at once arrives in this test.
+    const own = await openPeopleSite({
+      accounts: [
+        {
+          key: 'front',
+          name: 'Front',
+          host: 'https://front.example.com',
+          owner: 'olivia@front.example',
+          users: [
+            { email: 'olivia@front.example', name: 'Olivia Owner' },
+            { email: 'sam@front.example', name: 'Sam Support', team: 'member' },
+          ],
+          intake_pages: [{ name: 'Contact us', key: 'contact', allow_anonymous: true, team: ['sam@front.example'] }],
+        },
+      ],
+    });
+    const worker = startNotifyWorker(own.h.services.notifications, own.h.services.secrets, {
+      batchSeconds: 3600,
+      logger: createLogger('silent'),
+      intervalMs: 100,
+    });
+    try {
+      const v = new Visitor(own.h, 'https://front.example.com');
+      await v.get('/p/contact');
+      const started = await v.post('/p/contact', {
+        csrf: v.hidden('csrf'),
+        submit: v.hidden('submit'),
+        name: 'Tom Tester',
+        email: 'tom@visitor.example',
+        text: 'I need help with my invoice',
+      });
+      expect(started.status, started.html.match(/role="alert">[^<]*/)?.[0]).toBe(303);
+      const mail = await own.mailbox.next('sam@front.example');
+      expect(mailHeader(mail, 'Subject')).toBe('New conversation from Tom Tester (not verified) via Contact us on Front');
+      expect(mail.text).toContain('> I need help with my invoice');
+      // The owner answers: batched, so nothing more to Sam within the hour.
+      const slug = (started.headers.get('location') ?? '').replace(/^\/c\//, '').replace(/[#?].*$/, '');
+      const olivia = await signIn(own, 'https://front.example.com', 'olivia@front.example');
+      expect((await olivia.reply(slug, { text: 'On it' })).status).toBe(303);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(own.mailbox.mails.filter((m) => m.to.includes('sam@front.example'))).toEqual([]);
+    } finally {
+      await worker.stop();
+      await own.close();
+    }
+  });
+});

@@ -132,11 +132,16 @@ describe('the inbox', () => {
     expect(empty).toContain('No messages yet.');
   });
 
-  it('searches what was said, not only titles', async () => {
+  it('searches the words of titles and of what was said, each as a word’s start', async () => {
     const owner = await signIn(site, HOST, 'olive@triage.example');
-    const found = await rows(owner, '?q=hours');
+    // Each word as the start of a word, in any case: "HOUR" finds "40 hours" in a message.
+    const found = await rows(owner, '?q=40%20HOUR');
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(/^Pia: my invoice is wrong/);
+    // A title's words too; query syntax typed is only words.
+    expect((await rows(owner, '?q=quie')).map((r) => r.split(' ')[0])).toEqual(['Quiet']);
+    expect(await rows(owner, `?q=${encodeURIComponent("quiet & !one | ' :*")}`)).toHaveLength(1);
+    expect(await rows(owner, '?q=nowhere%20invoice')).toHaveLength(0);
   });
 });
 

@@ -128,6 +128,10 @@ export const Conversation = defineEntity({
         'create index "conversation_account_activity" on "conversation" ("account_id", "last_activity_at" desc, "id" desc)',
     },
     {
+      name: 'conversation_title_search',
+      expression: `create index "conversation_title_search" on "conversation" using gin (to_tsvector('simple', "title"))`,
+    },
+    {
       name: 'conversation_account_title_recent',
       expression:
         'create index "conversation_account_title_recent" on "conversation" ("account_id", "title_key", "created_at" desc, "id" desc)',

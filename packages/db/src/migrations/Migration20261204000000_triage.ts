@@ -5,6 +5,8 @@ import { Migration } from '@mikro-orm/migrations';
  * them; closed), may be assigned to a teammate and archived, and remembers how it began (the API,
  * an intake page, the team). Conversations made before are open, unassigned, in the inbox, and
  * began through an intake page when they name one (else the API: the only other way there was).
+ * The inbox's search finds words of titles as it finds words of messages: a full-text index of
+ * each title, words as written (the 'simple' configuration, as message_text_search).
  */
 export class Migration20261204000000_triage extends Migration {
   override name = 'Migration20261204000000_triage';
@@ -21,9 +23,13 @@ export class Migration20261204000000_triage extends Migration {
     this.addSql(
       `update "conversation" set "source" = 'intake' where "intake_page_id" is not null or "via_primary_intake_page";`,
     );
+    this.addSql(
+      `create index "conversation_title_search" on "conversation" using gin (to_tsvector('simple', "title"));`,
+    );
   }
 
   override async down(): Promise<void> {
+    this.addSql('drop index "conversation_title_search";');
     this.addSql(`alter table "conversation" drop column "archived_at", drop column "assignee_id",
       drop column "source", drop column "state";`);
   }

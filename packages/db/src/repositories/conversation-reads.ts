@@ -39,6 +39,22 @@ export const settingsOf = (row: SettingsRow): ConversationSettings => ({
   allowSearchEngines: row.allow_search_engines,
 });
 
+/**
+ * The name of the intake page conversation `c` began on (its own, or the account's primary one),
+ * as SQL text over the alias `c` (the inbox's rows, the notification mails).
+ */
+export const intakePageNameSql = (c: string): string =>
+  `(select i.name from intake_page i where i.account_id = ${c}.account_id
+    and (i.id = ${c}.intake_page_id or (${c}.via_primary_intake_page and i.is_primary)) limit 1)`;
+
+/**
+ * Whether message `messageId` (SQL) started conversation `c` on an intake page: none came before
+ * it. SQL text over the alias `c`.
+ */
+export const startedOnIntakeSql = (c: string, messageId: string): string =>
+  `(${c}.source = 'intake' and not exists (select 1 from message s where s.conversation_id = ${c}.id
+    and s.account_id = ${c}.account_id and s.id < ${messageId}))`;
+
 /** A time as epoch microseconds, in text (a JSON or JavaScript number would lose precision). */
 export const epochMicros = (column: string) =>
   sql<string>`(extract(epoch from ${sql.ref(column)}) * 1000000)::bigint::text`;

@@ -12,149 +12,162 @@ import {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
-import { epochMicros } from './conversation-reads.ts';
+import { epochMicros, intakePageNameSql } from './conversation-reads.ts';
 import { db, exec, run, slot, statement } from './query.ts';
 
 /*
  * The team's inbox: one statement a page. The page's rows come in the order of the index
  * conversation_account_activity (account, last activity, id), filtered by what the reader may see,
- * a tag and a part of the title; only the 51 rows kept are read further (tags, count, read mark).
+ * the archive, the triage filters, a tag and a search; only the 51 rows kept are read further
+ * (tags, count, read mark, person, latest message).
  */
 
 const account = () => slot<number>('account');
 const reader = () => slot<number>('reader');
 
-const PAGE = statement(
-  'inbox_page',
-  db
-    .with('page', (q) =>
-      q
-        .selectFrom('conversation as c')
-        .select([
-          'c.id',
-          'c.title',
-          'c.slug',
-          'c.anyone_can_post',
-          'c.last_activity_at',
-          'c.state',
-          'c.source',
-          'c.assignee_id',
-          'c.archived_at',
-          'c.intake_page_id',
-          'c.via_primary_intake_page',
-        ])
-        .where('c.account_id', '=', account())
-        // The archive or the inbox; then each triage filter, when given.
-        .where(sql<boolean>`(c.archived_at is not null) = ${slot('archived')}::bool`)
-        .where(sql<boolean>`(${slot('state')}::text is null or c.state = ${slot('state')}::text)`)
-        .where(sql<boolean>`(${slot('source')}::text is null or c.source = ${slot('source')}::text)`)
-        .where(
-          sql<boolean>`(${slot('assignee')}::text is null
+/**
+ * A page of the inbox; `searched`: only conversations whose title or one of whose messages the
+ * team may read has the search's words. Two statements, so each is planned for its own case: a
+ * search collects its matches from the full-text indexes (conversation_title_search,
+ * message_text_search) before the rest, where scanning by activity for them would read the
+ * account's every conversation when they are few.
+ */
+const pageStatement = (name: string, searched: boolean) =>
+  statement(
+    name,
+    db
+      .with('page', (q) => {
+        const listed = q
+          .selectFrom('conversation as c')
+          .select([
+            'c.id',
+            'c.account_id',
+            'c.title',
+            'c.slug',
+            'c.anyone_can_post',
+            'c.last_activity_at',
+            'c.state',
+            'c.source',
+            'c.assignee_id',
+            'c.archived_at',
+            'c.intake_page_id',
+            'c.via_primary_intake_page',
+          ])
+          .where('c.account_id', '=', account())
+          // The archive or the inbox; then each triage filter, when given.
+          .where(sql<boolean>`(c.archived_at is not null) = ${slot('archived')}::bool`)
+          .where(sql<boolean>`(${slot('state')}::text is null or c.state = ${slot('state')}::text)`)
+          .where(sql<boolean>`(${slot('source')}::text is null or c.source = ${slot('source')}::text)`)
+          .where(
+            sql<boolean>`(${slot('assignee')}::text is null
             or (${slot('assignee')}::text = 'me' and c.assignee_id = ${reader()})
             or (${slot('assignee')}::text = 'nobody' and c.assignee_id is null))`,
-        )
-        .where((eb) =>
-          eb.or([
-            eb.ref('c.anyone_can_post'),
-            sql<boolean>`${slot('seesAll')}::bool`,
-            eb.exists(
-              eb
-                .selectFrom('conversation_member as cm')
-                .select('cm.user_id')
-                .whereRef('cm.conversation_id', '=', 'c.id')
-                .where('cm.user_id', '=', reader()),
-            ),
-          ]),
-        )
-        .where((eb) =>
-          eb.or([
-            sql<boolean>`${slot('tag')}::text is null`,
-            eb.exists(
-              eb
-                .selectFrom('conversation_tag as ct')
-                .innerJoin('tag as t', (j) =>
-                  j.onRef('t.id', '=', 'ct.tag_id').onRef('t.account_id', '=', 'ct.account_id'),
-                )
-                .select('ct.tag_id')
-                .whereRef('ct.conversation_id', '=', 'c.id')
-                .whereRef('ct.account_id', '=', 'c.account_id')
-                .where(sql<boolean>`lower(t.name) = ${slot('tag')}::text`),
-            ),
-          ]),
-        )
-        // Searched: the title holds the words, or a message the team may read says them.
-        .where(
-          sql<boolean>`(${slot('title')}::text is null or strpos(c.title_key, ${slot('title')}::text) > 0
-            or c.id in (select m.conversation_id from message m where m.account_id = ${account()}
-              and m.hidden_at is null
-              and to_tsvector('simple', m.text) @@ plainto_tsquery('simple', ${slot('words')}::text)))`,
-        )
-        .orderBy('c.last_activity_at', 'desc')
-        .orderBy('c.id', 'desc')
-        .limit(slot<number>('limit'))
-        .offset(slot<number>('offset')),
-    )
-    .selectFrom('page as p')
-    .select((eb) => [
-      'p.id',
-      'p.title',
-      'p.slug',
-      'p.anyone_can_post',
-      epochMicros('p.last_activity_at').as('activity_us'),
-      eb
-        .selectFrom('message as m')
-        .select(sql<number>`count(*)::int`.as('n'))
-        .whereRef('m.conversation_id', '=', 'p.id')
-        .where('m.account_id', '=', account())
-        .where('m.hidden_at', 'is', null)
-        .as('message_count'),
-      eb.fn
-        .coalesce(
-          eb
-            .selectFrom('conversation_tag as ct')
-            .innerJoin('tag as t', 't.id', 'ct.tag_id')
-            .select(sql<string[]>`array_agg(t.name order by t.id)`.as('names'))
-            .whereRef('ct.conversation_id', '=', 'p.id')
-            .where('ct.account_id', '=', account()),
-          sql<string[]>`'{}'`,
-        )
-        .as('tags'),
-      eb.fn
-        .coalesce(
-          eb
-            .selectFrom('conversation_read as r')
-            .select(sql<boolean>`r.read_at < p.last_activity_at`.as('older'))
-            .where('r.user_id', '=', reader())
-            .whereRef('r.conversation_id', '=', 'p.id'),
-          // Never opened: unread when someone else wrote in it (an empty one is not news).
-          sql<boolean>`exists (select 1 from message m where m.conversation_id = p.id
+          )
+          .where((eb) =>
+            eb.or([
+              eb.ref('c.anyone_can_post'),
+              sql<boolean>`${slot('seesAll')}::bool`,
+              eb.exists(
+                eb
+                  .selectFrom('conversation_member as cm')
+                  .select('cm.user_id')
+                  .whereRef('cm.conversation_id', '=', 'c.id')
+                  .where('cm.user_id', '=', reader()),
+              ),
+            ]),
+          )
+          .where((eb) =>
+            eb.or([
+              sql<boolean>`${slot('tag')}::text is null`,
+              eb.exists(
+                eb
+                  .selectFrom('conversation_tag as ct')
+                  .innerJoin('tag as t', (j) =>
+                    j.onRef('t.id', '=', 'ct.tag_id').onRef('t.account_id', '=', 'ct.account_id'),
+                  )
+                  .select('ct.tag_id')
+                  .whereRef('ct.conversation_id', '=', 'c.id')
+                  .whereRef('ct.account_id', '=', 'c.account_id')
+                  .where(sql<boolean>`lower(t.name) = ${slot('tag')}::text`),
+              ),
+            ]),
+          )
+          .orderBy('c.last_activity_at', 'desc')
+          .orderBy('c.id', 'desc')
+          .limit(slot<number>('limit'))
+          .offset(slot<number>('offset'));
+        const terms = sql`to_tsquery('simple', ${slot('terms')}::text)`;
+        return searched
+          ? listed.where(
+              sql<boolean>`c.id in (select t.id from conversation t where t.account_id = ${account()}
+                and to_tsvector('simple', t.title) @@ ${terms}
+              union select m.conversation_id from message m where m.account_id = ${account()} and m.hidden_at is null
+                and to_tsvector('simple', m.text) @@ ${terms})`,
+            )
+          : listed;
+      })
+      .selectFrom('page as p')
+      .select((eb) => [
+        'p.id',
+        'p.title',
+        'p.slug',
+        'p.anyone_can_post',
+        epochMicros('p.last_activity_at').as('activity_us'),
+        eb
+          .selectFrom('message as m')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .whereRef('m.conversation_id', '=', 'p.id')
+          .where('m.account_id', '=', account())
+          .where('m.hidden_at', 'is', null)
+          .as('message_count'),
+        eb.fn
+          .coalesce(
+            eb
+              .selectFrom('conversation_tag as ct')
+              .innerJoin('tag as t', 't.id', 'ct.tag_id')
+              .select(sql<string[]>`array_agg(t.name order by t.id)`.as('names'))
+              .whereRef('ct.conversation_id', '=', 'p.id')
+              .where('ct.account_id', '=', account()),
+            sql<string[]>`'{}'`,
+          )
+          .as('tags'),
+        eb.fn
+          .coalesce(
+            eb
+              .selectFrom('conversation_read as r')
+              .select(sql<boolean>`r.read_at < p.last_activity_at`.as('older'))
+              .where('r.user_id', '=', reader())
+              .whereRef('r.conversation_id', '=', 'p.id'),
+            // Never opened: unread when someone else wrote in it (an empty one is not news).
+            sql<boolean>`exists (select 1 from message m where m.conversation_id = p.id
             and m.account_id = ${account()} and m.hidden_at is null and m.author_id is distinct from ${reader()})`,
-        )
-        .as('unread'),
-      'p.state',
-      'p.source',
-      sql<boolean>`p.archived_at is not null`.as('archived'),
-      eb.selectFrom('account_user as u').select('u.name').whereRef('u.id', '=', 'p.assignee_id').as('assignee'),
-      // The page it began on: its own, or the account's primary one.
-      sql<string | null>`(select i.name from intake_page i where i.account_id = ${account()}
-        and (i.id = p.intake_page_id or (p.via_primary_intake_page and i.is_primary)) limit 1)`.as('intake_page'),
-      // Who it is with: the first writer outside the team (an anonymous one under the name they gave).
-      sql<{ name: string | null; claimed: string | null } | null>`(select json_build_object('name', u.name,
+          )
+          .as('unread'),
+        'p.state',
+        'p.source',
+        sql<boolean>`p.archived_at is not null`.as('archived'),
+        eb.selectFrom('account_user as u').select('u.name').whereRef('u.id', '=', 'p.assignee_id').as('assignee'),
+        // The page it began on: its own, or the account's primary one.
+        sql<string | null>`${sql.raw(intakePageNameSql('p'))}`.as('intake_page'),
+        // Who it is with: the first writer outside the team (an anonymous one under the name they gave).
+        sql<{ name: string | null; claimed: string | null } | null>`(select json_build_object('name', u.name,
           'claimed', m.claimed_name)
         from message m left join account_user u on u.id = m.author_id
         where m.conversation_id = p.id and m.account_id = ${account()} and m.hidden_at is null
           and (u.id is null or u.team_role is null)
         order by m.created_at, m.id limit 1)`.as('person'),
-      sql<{ kind: string; text: string; seconds: number; author: string | null } | null>`(select json_build_object(
+        sql<{ kind: string; text: string; seconds: number; author: string | null } | null>`(select json_build_object(
           'kind', m.message_type, 'text', left(m.text, ${sql.lit(SNIPPET_READ)}), 'seconds', m.recorded_duration_seconds,
           'author', coalesce(u.name, m.claimed_name))
         from message m left join account_user u on u.id = m.author_id
         where m.conversation_id = p.id and m.account_id = ${account()} and m.hidden_at is null
         order by m.created_at desc, m.id desc limit 1)`.as('last'),
-    ])
-    .orderBy('p.last_activity_at', 'desc')
-    .orderBy('p.id', 'desc'),
-);
+      ])
+      .orderBy('p.last_activity_at', 'desc')
+      .orderBy('p.id', 'desc'),
+  );
+
+const PAGE = { all: pageStatement('inbox_page', false), searched: pageStatement('inbox_page_searched', true) };
 
 const TAG_NAMES = statement(
   'inbox_tag_names',
@@ -208,20 +221,22 @@ export class PgInboxStore implements InboxStore {
   }
 
   async page(accountId: number, who: { userId: number; seesAll: boolean }, filter: InboxQuery, window: PageWindow) {
-    const rows = await run(this.em, PAGE, {
+    const args = {
       account: accountId,
       reader: who.userId,
       seesAll: who.seesAll,
       tag: filter.tagKey,
-      title: filter.titlePart,
-      words: filter.words,
       state: filter.state,
       source: filter.source,
       assignee: filter.assignee,
       archived: filter.archived,
       limit: window.limit + 1,
       offset: window.offset,
-    });
+    };
+    const rows =
+      filter.terms === null
+        ? await run(this.em, PAGE.all, args)
+        : await run(this.em, PAGE.searched, { ...args, terms: filter.terms });
     const page = rows.slice(0, window.limit).map(
       (r): InboxRow => ({
         id: r.id,

@@ -8,6 +8,7 @@ import {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import type { RawBuilder } from 'kysely';
+import { intakePageNameSql, startedOnIntakeSql } from './conversation-reads.ts';
 import { PgMailOutbox } from './mail-outbox.ts';
 import { db, rowsOf } from './query.ts';
 import { fromJson, query } from './sql.ts';
@@ -50,7 +51,8 @@ const FAN_OUT = `
     returning account_id, conversation_id, message_id, author_id
   ),
   told as (
-    select ev.account_id, ev.conversation_id, r.user_id, min(ev.message_id) as first_message_id
+    select ev.account_id, ev.conversation_id, r.user_id, min(ev.message_id) as first_message_id,
+      bool_or(${startedOnIntakeSql('c', 'ev.message_id')}) as started
     from ev
     join conversation c on c.id = ev.conversation_id and c.account_id = ev.account_id
     join lateral (
@@ -66,7 +68,9 @@ const FAN_OUT = `
   ),
   pending as (
     insert into notification_digest (conversation_id, user_id, account_id, first_message_id, due_at)
-    select conversation_id, user_id, account_id, first_message_id, now() + make_interval(secs => ?::float8) from told
+    select conversation_id, user_id, account_id, first_message_id,
+      -- A conversation a visitor just started is news at once; what follows waits for the batch.
+      case when started then now() else now() + make_interval(secs => ?::float8) end from told
     on conflict (conversation_id, user_id) do nothing
   )
   select count(*)::int as n from ev`;
@@ -86,6 +90,8 @@ const TAKE_DUE = `
 const DIGESTS = `
   select d.conversation_id, d.user_id, a.id as account_id, a.name as account_name, a.host, a.key,
     c.title, c.slug, u.name as user_name, u.email,
+    case when ${startedOnIntakeSql('c', 'd.first_message_id')} then coalesce(${intakePageNameSql('c')}, 'an intake page')
+      end as started_via,
     (select count(*)::int from message m where m.conversation_id = c.id and m.account_id = c.account_id
        and m.id >= d.first_message_id and m.author_id is distinct from u.id and m.hidden_at is null) as total,
     coalesce((select json_agg(x order by x.created_us, x.id) from (
@@ -117,6 +123,7 @@ interface DigestRow {
   slug: string;
   user_name: string;
   email: string;
+  started_via: string | null;
   total: number;
   messages: unknown;
 }
@@ -134,6 +141,7 @@ const digest = (r: DigestRow): DueDigest => ({
   account: { id: r.account_id, name: r.account_name, host: r.host, key: r.key },
   conversation: { id: r.conversation_id, title: r.title, slug: r.slug },
   recipient: { id: r.user_id, name: r.user_name, email: r.email },
+  startedVia: r.started_via,
   total: r.total,
   messages: fromJson<MessageRow[]>(r.messages).map((m) => ({
     id: m.id,

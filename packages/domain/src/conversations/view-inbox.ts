@@ -10,7 +10,7 @@ import {
 import { FIRST_PAGE, MAX_PAGE, PAGE_SIZE, type PageWindow } from '../shared/paging.ts';
 import { clockTime, type EpochMicros } from '../shared/time.ts';
 import { seesEveryConversation, type Viewer } from './access.ts';
-import { cutAtWord, recordingName, titleKey } from './title.ts';
+import { cutAtWord, recordingName } from './title.ts';
 
 /*
  * The team's inbox at `/` on the account's host: the account's conversations a team member may
@@ -67,8 +67,8 @@ export interface InboxFilter {
   /** A tag's name, exactly (ignoring case). */
   tag?: string | undefined;
   /**
-   * Words of the title (compared as titles are: case-folded), or said in one of its messages
-   * (PostgreSQL's full-text search, words as written).
+   * Words of the title or said in one of its messages, each as the start of a word (PostgreSQL's
+   * full-text search, words as written: searchTerms).
    */
   search?: string | undefined;
   /** One state (anything else: every state). */
@@ -84,9 +84,8 @@ export interface InboxFilter {
 /** What the store filters by, each checked and normalised (null: no filter). */
 export interface InboxQuery {
   tagKey: string | null;
-  titlePart: string | null;
-  /** The same search among what was said: a message's words (full-text, as written). */
-  words: string | null;
+  /** The search as a tsquery of the 'simple' configuration (searchTerms), or null for none. */
+  terms: string | null;
   state: ConversationState | null;
   assignee: AssigneeFilter | null;
   source: ConversationSource | null;
@@ -172,8 +171,7 @@ export async function viewInbox(
       { userId: viewer.userId, seesAll: seesEveryConversation(viewer.teamRole) },
       {
         tagKey: tag ? tag.toLowerCase() : null,
-        titlePart: search ? titleKey(search) : null,
-        words: search || null,
+        terms: searchTerms(search),
         state: shown.state || null,
         assignee: shown.assignee || null,
         source: shown.source || null,
@@ -184,6 +182,25 @@ export async function viewInbox(
     deps.inbox.tagNames(account.id),
   ]);
   return { rows: found.rows, page, hasMore: found.hasMore, tags, filter: shown };
+}
+
+/** At most this many words of a search count. */
+export const SEARCH_WORDS = 8;
+
+/**
+ * A search as PostgreSQL's full-text query (the 'simple' configuration: words lower-cased, no
+ * language's stemming): every word must be the start of a word of the title or of one message
+ * ("inv" finds "invoice"). Only letters and digits make words, so nothing typed is query syntax;
+ * null when nothing is left to search for.
+ */
+export function searchTerms(search: string): string | null {
+  const words =
+    search
+      .normalize('NFC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
+  const kept = [...new Set(words)].slice(0, SEARCH_WORDS).map((w) => `${w.slice(0, 100)}:*`);
+  return kept.length > 0 ? kept.join(' & ') : null;
 }
 
 /** What a row says of its latest message: its words' start on one line, or "Video message, 0:42". */

@@ -35,6 +35,11 @@ export interface DueDigest {
   account: SiteAccount;
   conversation: { id: number; title: string; slug: string };
   recipient: { id: number; name: string; email: string };
+  /**
+   * Its first message started the conversation on an intake page: that page's name (the mail is
+   * then "New conversation from … via …", sent at once); null for any other mail.
+   */
+  startedVia: string | null;
   /** Oldest first, at most NOTIFY_MAX_MESSAGES of them. */
   messages: DigestMessage[];
   /** How many messages arrived in all (the mail says how many it leaves out). */
@@ -135,10 +140,15 @@ export function notificationMail(
 ): OutgoingMail {
   const team = d.account.name;
   const first = d.messages[0];
+  const started =
+    d.startedVia !== null && first
+      ? `New conversation from ${first.authorName ?? 'a visitor'} via ${d.startedVia}`
+      : null;
   const subject =
-    d.total === 1 && first
+    started ??
+    (d.total === 1 && first
       ? `${first.authorName ?? 'Someone'} wrote in "${d.conversation.title}"`
-      : `${d.total} new messages in "${d.conversation.title}"`;
+      : `${d.total} new messages in "${d.conversation.title}"`);
   const url = conversationUrl(d.account, d.conversation.slug);
   const parts = d.messages.map((m) =>
     [
@@ -153,7 +163,9 @@ export function notificationMail(
     to: d.recipient.email,
     subject: `${subject} on ${team}`,
     text: [
-      `${d.total === 1 ? 'A new message' : `${d.total} new messages`} in "${d.conversation.title}" on ${team}:`,
+      started
+        ? `${started} on ${team}: "${d.conversation.title}"`
+        : `${d.total === 1 ? 'A new message' : `${d.total} new messages`} in "${d.conversation.title}" on ${team}:`,
       '',
       parts.join('\n\n'),
       ...(left > 0 ? ['', `…and ${left} more on the page.`] : []),
