@@ -131,6 +131,46 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     await context.close();
   });
 
+  it('says a message came below the screen, and takes the reader there', async () => {
+    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 375, height: 300 } });
+    const page = await context.newPage();
+    await Promise.all([
+      page.waitForResponse((r) => new URL(r.url()).pathname === '/c/second/events'),
+      page.goto(`${site}/c/second`),
+    ]);
+    await reply('second', 'Down here');
+    const cue = page.locator('button.new-message-cue');
+    await cue.waitFor({ timeout: 5_000 });
+    expect(await cue.textContent()).toContain('New message from');
+    expect(await axeViolations(page)).toEqual([]);
+    await cue.click();
+    await cue.waitFor({ state: 'detached' });
+    expect(await page.getByText('Down here').isVisible()).toBe(true);
+    await context.close();
+  });
+
+  it('moves through the inbox with j and k, and opens a conversation with Enter', async () => {
+    const context = await browser.newContext({ bypassCSP: true });
+    await context.addCookies([team]);
+    const page = await context.newPage();
+    await page.goto(`${site}/`);
+    expect(await page.locator('.keys-note').isVisible()).toBe(true);
+    const focused = () => page.evaluate(() => document.activeElement?.textContent);
+    const titles = await page.locator('ol.inbox .inbox-title a').allTextContents();
+    await page.keyboard.press('j');
+    expect(await focused()).toBe(titles[0]);
+    await page.keyboard.press('j');
+    expect(await focused()).toBe(titles[1]);
+    await page.keyboard.press('k');
+    expect(await focused()).toBe(titles[0]);
+    // Typed into the search, j is a letter.
+    await page.locator('#inbox-search').press('j');
+    expect(await page.locator('#inbox-search').inputValue()).toBe('j');
+    await page.locator('ol.inbox .inbox-title a').first().focus();
+    await Promise.all([page.waitForURL(/\/c\//), page.keyboard.press('Enter')]);
+    await context.close();
+  });
+
   it('shows a new message in an embed inside another site’s frame', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -385,6 +385,30 @@ function showLocalTimes(root) {
       showLocalTimes(li);
       const who = li.querySelector('.author')?.textContent || 'Someone';
       announce(shownAgain ? `A message by ${who} is shown again.` : `New message from ${who}.`);
+      if (!shownAgain && li.getBoundingClientRect().top > window.innerHeight) cue(li, who);
+    };
+    // A message that arrives below the screen (the reader scrolled up to read): a button at the
+    // bottom says so and takes them there; it goes once the message is seen.
+    let cueButton = null;
+    const cue = (li, who) => {
+      cueButton?.remove();
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'new-message-cue';
+      button.textContent = `New message from ${who} ↓`;
+      button.addEventListener('click', () => {
+        li.scrollIntoView({ block: 'start' });
+        li.querySelector('a, button')?.focus({ preventScroll: true });
+        button.remove();
+      });
+      document.body.append(button);
+      cueButton = button;
+      const seen = new IntersectionObserver((entries) => {
+        if (!entries.some((e) => e.isIntersecting)) return;
+        seen.disconnect();
+        button.remove();
+      });
+      seen.observe(li);
     };
     const remove = (id) => {
       const li = itemOf(id);
