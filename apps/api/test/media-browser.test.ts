@@ -130,9 +130,32 @@ describe.skipIf(!hasChromium)('recording in Chromium', () => {
       await page.goto(`${site}/c/recorded`);
       await page.getByRole('button', { name: button }).click();
       await page.getByText(/Recording 0:0\d of 10:00/).waitFor();
-      await page.waitForTimeout(3_000);
+      if (cut) {
+        await page.waitForTimeout(3_000);
+      } else {
+        // Paused for a second in the middle: the pause is not recorded, nor counted.
+        await page.waitForTimeout(1_500);
+        await page.getByRole('button', { name: 'Pause' }).click();
+        await page.getByText(/Paused at 0:0\d of 10:00/).waitFor();
+        await page.waitForTimeout(1_000);
+        await page.getByRole('button', { name: 'Resume' }).click();
+        await page.waitForTimeout(1_500);
+      }
       await page.getByRole('button', { name: 'Stop' }).click();
       await page.getByText(/Recorded 0:0\d/).waitFor();
+      // The form says what it carries; the file input that still said "No file chosen" is gone.
+      await page.getByText(new RegExp(`Attached: an? ${kind} recording of 0:0\\d`)).waitFor();
+      expect(await page.getByLabel(/Recording \(video or audio/).isVisible()).toBe(false);
+      if (!cut) {
+        // Leaving now would lose it: the browser asks first; staying keeps it.
+        const asked = page.waitForEvent('dialog');
+        const leaving = page.goto(`${site}/`).catch(() => null);
+        const dialog = await asked;
+        expect(dialog.type()).toBe('beforeunload');
+        await dialog.dismiss();
+        await leaving;
+        expect(new URL(page.url()).pathname).toBe('/c/recorded');
+      }
       await Promise.all([page.waitForURL(/#message-\d+$/), page.getByRole('button', { name: 'Post reply' }).click()]);
       expect(sent[0]).toBe('POST');
       expect(sent).toContain('PATCH');

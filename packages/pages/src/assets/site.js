@@ -64,9 +64,18 @@ function showLocalTimes(root) {
   if (!form || !input || typeof MediaRecorder === 'undefined' || !navigator.mediaDevices) return;
   const maxSeconds = Number(form.dataset.maxSeconds) || 600;
   const bare = (type) => type.split(';')[0].trim().toLowerCase();
-  // MP4 where the browser records it (Safari, recent Chrome), else WebM, else what it offers.
+  // MP4 with H.264 where the browser records it (every browser plays that, Safari included: a VP9
+  // recording in MP4 plays nowhere on Apple's devices), then MP4 as it comes, else WebM, else
+  // what it offers.
   const CANDIDATES = {
-    video: ['video/mp4', 'video/webm;codecs=vp8,opus', 'video/webm'],
+    video: [
+      'video/mp4;codecs=avc1.42E01E,mp4a.40.2',
+      'video/mp4;codecs=avc1,opus',
+      'video/mp4;codecs=avc1',
+      'video/mp4',
+      'video/webm;codecs=vp8,opus',
+      'video/webm',
+    ],
     audio: ['audio/mp4', 'audio/webm;codecs=opus', 'audio/webm', 'audio/ogg;codecs=opus'],
   };
   const EXTENSIONS = {
@@ -90,6 +99,7 @@ function showLocalTimes(root) {
     .filter(([kind]) => kind !== 'screen' || typeof navigator.mediaDevices.getDisplayMedia === 'function')
     .map(([kind, label]) => el('button', { type: 'button', textContent: label, className: 'secondary', value: kind }));
   const stop = el('button', { type: 'button', textContent: 'Stop', hidden: true });
+  const pause = el('button', { type: 'button', textContent: 'Pause', className: 'secondary', hidden: true });
   const again = el('button', { type: 'button', textContent: 'Record again', className: 'secondary', hidden: true });
   const status = el('p', { className: 'recorder-status' });
   status.setAttribute('role', 'status');
@@ -97,9 +107,32 @@ function showLocalTimes(root) {
   const kindField = el('input', { type: 'hidden', name: 'media_kind' });
   const uploadField = el('input', { type: 'hidden', name: 'upload' });
   const buttons = el('p', { className: 'recorder-buttons' });
-  buttons.append(...starts, stop, again);
+  buttons.append(...starts, pause, stop, again);
+  // Once recorded, the form says what it carries, in place of the file input.
+  const fileRow = input.closest('p');
+  const attached = el('p', { className: 'recording-attached', hidden: true });
   box.append(buttons, status, preview, kindField, uploadField);
-  input.closest('p').before(box);
+  fileRow.before(box);
+  fileRow.after(attached);
+  const NAMES = { video: 'a video recording', screen: 'a screen recording', audio: 'an audio recording' };
+  const attach = (kind, seconds) => {
+    attached.textContent = `Attached: ${NAMES[kind] || 'a recording'} of ${clock(seconds)}. “Record again” replaces it.`;
+    attached.hidden = false;
+    fileRow.hidden = true;
+  };
+  const detach = () => {
+    attached.hidden = true;
+    fileRow.hidden = false;
+  };
+  // A recording not yet sent is not lost without a word: the browser asks before the page goes.
+  window.addEventListener('beforeunload', (e) => {
+    if (submitting || (!recorder && attached.hidden)) return;
+    e.preventDefault();
+    e.returnValue = '';
+  });
+  form.addEventListener('submit', () => {
+    submitting = submitting || !upload || upload.done || upload.failed;
+  });
 
   let recorder = null;
   let streams = [];
@@ -182,6 +215,8 @@ function showLocalTimes(root) {
   const show = (recording) => {
     for (const b of starts) b.hidden = recording;
     stop.hidden = !recording;
+    pause.hidden = !recording;
+    pause.textContent = 'Pause';
   };
 
   async function capture(kind) {
@@ -251,6 +286,7 @@ function showLocalTimes(root) {
       preview.hidden = !hasVideo;
       again.hidden = false;
       status.textContent = `Recorded ${clock(seconds)}. Play it back, record again, or send it.`;
+      attach(kind, seconds);
       recorder = null;
     };
     preview.hidden = !hasVideo;
@@ -258,15 +294,24 @@ function showLocalTimes(root) {
     preview.muted = true;
     preview.srcObject = stream;
     if (hasVideo) preview.play().catch(() => {});
+    // The time recorded: paused time does not count against the limit.
     let seconds = 0;
-    const started = Date.now();
+    let last = Date.now();
     const tick = () => {
-      seconds = (Date.now() - started) / 1000;
+      const now = Date.now();
+      if (recorder?.state === 'recording') seconds += (now - last) / 1000;
+      last = now;
+      if (recorder?.state === 'paused') {
+        status.textContent = `Paused at ${clock(seconds)} of ${clock(maxSeconds)}`;
+        return;
+      }
       status.textContent = `Recording ${clock(seconds)} of ${clock(maxSeconds)}`;
       if (seconds >= maxSeconds && recorder?.state === 'recording') recorder.stop();
     };
+    tickNow = tick;
     // The recording's own end (a screen share stopped from the browser's bar) stops it too.
-    for (const t of tracks) t.addEventListener('ended', () => recorder?.state === 'recording' && recorder.stop());
+    for (const t of tracks)
+      t.addEventListener('ended', () => recorder && recorder.state !== 'inactive' && recorder.stop());
     recorder.start(1000);
     show(true);
     tick();
@@ -274,8 +319,21 @@ function showLocalTimes(root) {
     stop.focus();
   }
 
+  let tickNow = () => {};
   for (const b of starts) b.addEventListener('click', () => record(b.value));
-  stop.addEventListener('click', () => recorder?.state === 'recording' && recorder.stop());
+  stop.addEventListener('click', () => recorder && recorder.state !== 'inactive' && recorder.stop());
+  pause.addEventListener('click', () => {
+    if (recorder?.state === 'recording') {
+      tickNow();
+      recorder.pause();
+      pause.textContent = 'Resume';
+    } else if (recorder?.state === 'paused') {
+      tickNow();
+      recorder.resume();
+      pause.textContent = 'Pause';
+    }
+    tickNow();
+  });
   again.addEventListener('click', () => {
     forget();
     input.value = '';
@@ -284,6 +342,7 @@ function showLocalTimes(root) {
     preview.removeAttribute('src');
     again.hidden = true;
     status.textContent = '';
+    detach();
   });
 })();
 
