@@ -155,7 +155,7 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     const page = await context.newPage();
     await page.goto(`${site}/`);
     expect(await page.locator('.keys-note').isVisible()).toBe(true);
-    const focused = () => page.evaluate(() => document.activeElement?.textContent);
+    const focused = () => page.evaluate('document.activeElement?.textContent');
     const titles = await page.locator('ol.inbox .inbox-title a').allTextContents();
     await page.keyboard.press('j');
     expect(await focused()).toBe(titles[0]);

@@ -118,6 +118,14 @@ const listHooks = (token: string) => call(h, new Request(HOOKS, { headers: auth(
 const deleteHook = (token: string, id: number | string) =>
   call(h, new Request(`${HOOKS}/${id}`, { method: 'DELETE', headers: auth(token) }));
 
+/** A delivery's body as its receiver reads it: verified by the Standard Webhooks scheme under `key`. */
+const verified = (key: string, hit: { body: string; headers: Record<string, unknown> } | undefined) =>
+  new Webhook(key).verify(hit?.body ?? '', {
+    'webhook-id': String(hit?.headers['webhook-id']),
+    'webhook-timestamp': String(hit?.headers['webhook-timestamp']),
+    'webhook-signature': String(hit?.headers['webhook-signature']),
+  }) as { type: string; timestamp: string; data: any };
+
 let secret: string;
 describe('webhooks', () => {
   it('delivers conversation_created, signed by the Standard Webhooks scheme, with the conversation as get_conversation returns it', async () => {
@@ -128,11 +136,7 @@ describe('webhooks', () => {
     expect(created.status).toBe(201);
     await until(() => received.length === 1);
     const [hit] = received;
-    const payload = new Webhook(secret).verify(hit?.body ?? '', {
-      'webhook-id': String(hit?.headers['webhook-id']),
-      'webhook-timestamp': String(hit?.headers['webhook-timestamp']),
-      'webhook-signature': String(hit?.headers['webhook-signature']),
-    }) as { type: string; timestamp: string; data: unknown };
+    const payload = verified(secret, hit);
     expect(hit?.headers['webhook-id']).toMatch(/^evt_\d+$/);
     expect(hit?.headers['content-type']).toBe('application/json');
     expect(payload.type).toBe('conversation_created');
@@ -163,11 +167,7 @@ describe('webhooks', () => {
     const toIt = () => received.filter((r) => r.path.endsWith('?updated'));
     await until(() => toIt().length === 1);
     const [hit] = toIt();
-    const payload = new Webhook(made.body.secret).verify(hit?.body ?? '', {
-      'webhook-id': String(hit?.headers['webhook-id']),
-      'webhook-timestamp': String(hit?.headers['webhook-timestamp']),
-      'webhook-signature': String(hit?.headers['webhook-signature']),
-    }) as { type: string; data: unknown };
+    const payload = verified(made.body.secret, hit);
     expect(payload.type).toBe('conversation_updated');
     expect(payload.data).toEqual((await get(h, a.token, 'get_conversation?slug=renamed-later')).body);
     expect(payload.data).toMatchObject({ title: 'After', anyone_can_post: false });
@@ -193,11 +193,7 @@ describe('webhooks', () => {
     const toIt = () => received.filter((r) => r.path.endsWith('?deleted'));
     await until(() => toIt().length === 1);
     const [hit] = toIt();
-    const payload = new Webhook(made.body.secret).verify(hit?.body ?? '', {
-      'webhook-id': String(hit?.headers['webhook-id']),
-      'webhook-timestamp': String(hit?.headers['webhook-timestamp']),
-      'webhook-signature': String(hit?.headers['webhook-signature']),
-    }) as { type: string; data: unknown };
+    const payload = verified(made.body.secret, hit);
     expect(payload).toMatchObject({ type: 'conversation_deleted', data: { conversation: { id: created.body.id } } });
     expect((await deleteHook(a.token, made.body.id)).status).toBe(200);
   });
@@ -467,11 +463,7 @@ describe('webhooks', () => {
     await until(() => received.length === 4);
     const events = received.map((r) => {
       expect(r.headers['content-type']).toBe('application/json');
-      return new Webhook(hook?.secret ?? '').verify(r.body, {
-        'webhook-id': String(r.headers['webhook-id']),
-        'webhook-timestamp': String(r.headers['webhook-timestamp']),
-        'webhook-signature': String(r.headers['webhook-signature']),
-      }) as { type: string; data: any };
+      return verified(hook?.secret ?? '', r);
     });
     expect(events.map((e) => e.type)).toEqual([
       'conversation_created',

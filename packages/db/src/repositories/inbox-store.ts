@@ -26,11 +26,18 @@ const account = () => slot<number>('account');
 const reader = () => slot<number>('reader');
 
 /**
+ * A search this many messages say is common: its page is found by reading conversations by
+ * activity, not by collecting every match (which, for a word every message says, timed out at
+ * 1,000,000 conversations).
+ */
+export const COMMON_MATCHES = 10_000;
+
+/**
  * A page of the inbox; `searched`: only conversations whose title or one of whose messages the
  * team may read has the search's words. Two statements, so each is planned for its own case: a
  * search collects its matches from the full-text indexes (conversation_title_search,
- * message_text_search) before the rest, where scanning by activity for them would read the
- * account's every conversation when they are few.
+ * message_text_search) when they are few, where scanning by activity would read the account's
+ * every conversation; when they are many it scans (COMMON_MATCHES).
  */
 const pageStatement = (name: string, searched: boolean) =>
   statement(
@@ -97,12 +104,23 @@ const pageStatement = (name: string, searched: boolean) =>
           .limit(slot<number>('limit'))
           .offset(slot<number>('offset'));
         const terms = sql`to_tsquery('simple', ${slot('terms')}::text)`;
+        const said = sql`m.account_id = ${account()} and m.hidden_at is null and to_tsvector('simple', m.text) @@ ${terms}`;
+        // Words few messages say: their conversations are collected from the indexes first.
+        // Words many say (COMMON_MATCHES or more; counting stops there): the rows are read by
+        // activity, each checked, and a page is found after a few. Each conversation's own
+        // messages are read by its index, fenced (offset 0) so the planner does not reach for
+        // the full-text index, whose bitmap for a common word is every message of the table.
         return searched
           ? listed.where(
-              sql<boolean>`c.id in (select t.id from conversation t where t.account_id = ${account()}
-                and to_tsvector('simple', t.title) @@ ${terms}
-              union select m.conversation_id from message m where m.account_id = ${account()} and m.hidden_at is null
-                and to_tsvector('simple', m.text) @@ ${terms})`,
+              sql<boolean>`case when (select count(*) from (select 1 from message m where ${said}
+                  limit ${slot('common')}::int) common) < ${slot('common')}::int
+                then c.id in (select t.id from conversation t where t.account_id = ${account()}
+                    and to_tsvector('simple', t.title) @@ ${terms}
+                  union select m.conversation_id from message m where ${said})
+                else to_tsvector('simple', c.title) @@ ${terms}
+                  or exists (select 1 from (select m.text from message m where m.conversation_id = c.id
+                      and m.account_id = ${account()} and m.hidden_at is null offset 0) mine
+                    where to_tsvector('simple', mine.text) @@ ${terms}) end`,
             )
           : listed;
       })
@@ -215,9 +233,12 @@ const MINE = statement(
 
 export class PgInboxStore implements InboxStore {
   private readonly em: EntityManager;
+  private readonly commonMatches: number;
 
-  constructor(em: EntityManager) {
+  /** `commonMatches`: COMMON_MATCHES (tests make it small, to walk both ways of searching). */
+  constructor(em: EntityManager, commonMatches = COMMON_MATCHES) {
     this.em = em;
+    this.commonMatches = commonMatches;
   }
 
   async page(accountId: number, who: { userId: number; seesAll: boolean }, filter: InboxQuery, window: PageWindow) {
@@ -236,7 +257,7 @@ export class PgInboxStore implements InboxStore {
     const rows =
       filter.terms === null
         ? await run(this.em, PAGE.all, args)
-        : await run(this.em, PAGE.searched, { ...args, terms: filter.terms });
+        : await run(this.em, PAGE.searched, { ...args, terms: filter.terms, common: this.commonMatches });
     const page = rows.slice(0, window.limit).map(
       (r): InboxRow => ({
         id: r.id,

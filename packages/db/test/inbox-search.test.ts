@@ -1,0 +1,82 @@
+import { searchTerms } from '@convo/domain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSeed, PgInboxStore } from '../src/index.ts';
+import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
+
+/*
+ * The inbox's search has two ways to a page: collecting the matches from the full-text indexes
+ * (few messages say the words), or reading conversations by activity and checking each (many
+ * do). Both must answer the same pages: here each search is run both ways, by making "many" 1.
+ */
+
+let db: TestDatabase;
+let accountId: number;
+let owner: number;
+
+beforeAll(async () => {
+  db = await openTestDatabase();
+  const seeded = await loadSeed(db.orm.em.fork(), {
+    accounts: [
+      {
+        key: 'search',
+        name: 'Search',
+        host: 'https://search.example.com',
+        owner: 'olive@search.example',
+        users: [{ email: 'olive@search.example', name: 'Olive' }],
+        conversations: Array.from({ length: 120 }, (_, i) => ({
+          title: i % 7 === 0 ? `Invoice ${i}` : `Question ${i}`,
+          slug: `c-${i}`,
+          created_at: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+          messages: [
+            { author: null, text: `Hello number ${i}` },
+            { author: null, text: i % 5 === 0 ? 'The invoice is late' : 'Thanks', hidden: i % 10 === 0 },
+          ],
+        })),
+      },
+    ],
+  });
+  accountId = seeded.accounts[0]?.id ?? 0;
+  const [row] = (await db.orm.em
+    .fork()
+    .getConnection()
+    .execute("select id from account_user where email = 'olive@search.example'")) as { id: number }[];
+  owner = row?.id ?? 0;
+});
+afterAll(async () => db?.close());
+
+const search = async (store: PgInboxStore, words: string, offset = 0) =>
+  (
+    await store.page(
+      accountId,
+      { userId: owner, seesAll: true },
+      {
+        tagKey: null,
+        terms: searchTerms(words),
+        state: null,
+        assignee: null,
+        source: null,
+        archived: false,
+      },
+      { limit: 50, offset },
+    )
+  ).rows.map((r) => r.slug);
+
+describe('the inbox search', () => {
+  it('finds the same conversations, in the same order, whichever way it takes', async () => {
+    const indexed = new PgInboxStore(db.orm.em.fork());
+    const scanned = new PgInboxStore(db.orm.em.fork(), 1);
+    for (const words of ['invoice', 'INVOI', 'hello', 'number 11', 'late invoice', 'nothing here', 'question 1']) {
+      for (const offset of [0, 50]) {
+        expect(await search(scanned, words, offset), `${words} @${offset}`).toEqual(
+          await search(indexed, words, offset),
+        );
+      }
+    }
+    // What it finds: titles and messages, never a hidden message's words.
+    const late = await search(indexed, 'late');
+    expect(late).toHaveLength(12);
+    expect(late).not.toContain('c-10');
+    expect(late).toContain('c-5');
+    expect(await search(indexed, 'hello')).toHaveLength(50);
+  });
+});
