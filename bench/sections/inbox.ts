@@ -40,8 +40,10 @@ export async function inbox(product: Server, unkept: Server) {
   const list: Scenario = { name: 'page 1', path: () => '/api/v1/conversations/get_conversations?page=1' };
   for (const p of pages) {
     const check = await fetchInbox(product, p.path());
-    if (!check.includes('class="inbox"'))
+    // A page the server gave up on (its statement timed out: 503) is counted in the row's non-2xx.
+    if (!check.includes('class="inbox"') && !check.includes('<title>Unavailable')) {
       throw new Error(`the ${p.name} scenario's page is wrong: ${check.slice(0, 300)}`);
+    }
   }
   const rows: string[] = [];
   let worst = Number.POSITIVE_INFINITY;
