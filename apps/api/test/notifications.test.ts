@@ -240,7 +240,9 @@ describe('a conversation started on an intake page', () => {
       });
       expect(started.status, started.html.match(/role="alert">[^<]*/)?.[0]).toBe(303);
       const mail = await own.mailbox.next('sam@front.example');
-      expect(mailHeader(mail, 'Subject')).toBe('New conversation from Tom Tester (not verified) via Contact us on Front');
+      expect(mailHeader(mail, 'Subject')).toBe(
+        'New conversation from Tom Tester (not verified) via Contact us on Front',
+      );
       expect(mail.text).toContain('> I need help with my invoice');
       // The owner answers: batched, so nothing more to Sam within the hour.
       const slug = (started.headers.get('location') ?? '').replace(/^\/c\//, '').replace(/[#?].*$/, '');

@@ -1,0 +1,188 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadSeed } from '@convo/db';
+import { serve } from '@hono/node-server';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeFetch } from '../src/start/serve-node.ts';
+import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
+import { type Harness, openHarness } from './support/harness.ts';
+import { present } from './support/site.ts';
+
+/*
+ * The team's inbox and a conversation with its team panel, as the owner uses them in Chromium
+ * (issue 40): triaged without JavaScript, at 375 and 1280 px, with axe on every state (the inbox,
+ * a search, the archive, the panel, the delete question). Its screenshots of the inbox and of a
+ * conversation are the README's: `UPDATE_SCREENSHOTS=1` writes them to docs/images, otherwise
+ * they go to the temp folder.
+ */
+
+warnIfNoChromium('triage-browser.test.ts');
+
+const SHOTS = join(tmpdir(), 'convo-pages');
+const README_SHOTS = process.env.UPDATE_SCREENSHOTS
+  ? new URL('../../../docs/images/', import.meta.url).pathname
+  : SHOTS;
+
+let h: Harness;
+let server: ReturnType<typeof serve>;
+let site: string;
+let browser: Browser;
+let owner: { name: string; value: string; url: string };
+
+const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000).toISOString();
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  h = await openHarness();
+  server = serve({ fetch: nodeFetch(h.app), port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => server.once('listening', r));
+  site = `http://desk.test:${(server.address() as AddressInfo).port}`;
+  const loaded = await loadSeed(h.db.orm.em.fork(), {
+    accounts: [
+      {
+        key: 'desk',
+        name: 'Northwind Support',
+        host: site,
+        owner: 'olivia@northwind.example',
+        users: [
+          { email: 'olivia@northwind.example', name: 'Olivia Owner' },
+          { email: 'sam@northwind.example', name: 'Sam Support', team: 'member' },
+          { email: 'tom@tester.example', name: 'Tom Tester' },
+          { email: 'ana@client.example', name: 'Ana Lopez' },
+        ],
+        intake_pages: [{ name: 'Contact us', key: 'contact', primary: true }],
+        conversations: [
+          {
+            title: 'Tom Tester: I need help with my invoice',
+            slug: 'invoice',
+            intake_page: 'Contact us',
+            tags: ['billing'],
+            created_at: minutesAgo(90),
+            members: ['olivia@northwind.example', 'tom@tester.example'],
+            messages: [
+              {
+                author: 'tom@tester.example',
+                text: 'Hi! My invoice for October says 40 hours, but we agreed on 32. Can you check?',
+                created_at: minutesAgo(90),
+              },
+              {
+                author: 'olivia@northwind.example',
+                text: 'Thanks Tom, looking into it now. I will send a corrected invoice today.',
+                created_at: minutesAgo(60),
+              },
+              { author: 'tom@tester.example', text: 'Great, thank you!', created_at: minutesAgo(5) },
+            ],
+          },
+          {
+            title: 'Ana Lopez: Onboarding for the new team',
+            slug: 'onboarding',
+            intake_page: 'Contact us',
+            tags: ['onboarding'],
+            created_at: minutesAgo(300),
+            members: ['olivia@northwind.example', 'ana@client.example'],
+            messages: [
+              {
+                author: 'ana@client.example',
+                text: 'We have five new people starting Monday. Could you walk them through the setup?',
+                created_at: minutesAgo(300),
+              },
+            ],
+          },
+          {
+            title: 'A visitor: Question about pricing',
+            slug: 'pricing',
+            created_at: minutesAgo(600),
+            allow_anonymous_messages: true,
+            messages: [{ author: null, text: 'Do you offer a discount for non-profits?', created_at: minutesAgo(600) }],
+          },
+        ],
+      },
+    ],
+  });
+  const account = present(loaded.accounts[0]).id;
+  const [row] = (await h.db.orm.em
+    .fork()
+    .getConnection()
+    .execute("select id from account_user where email = 'olivia@northwind.example'")) as { id: number }[];
+  const value = randomBytes(32).toString('base64url');
+  await h.services.people.createSession(account, present(row).id, value, 3600);
+  owner = { name: 'convo_session', value, url: site };
+  browser = await launchChromium(['desk.test']);
+  mkdirSync(SHOTS, { recursive: true });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (server) await new Promise((r) => server.close(r));
+  await h?.close();
+});
+
+async function asOwner(javaScriptEnabled: boolean, width = 1280): Promise<BrowserContext> {
+  const context = await browser.newContext({ javaScriptEnabled, bypassCSP: true, viewport: { width, height: 900 } });
+  await context.addCookies([owner]);
+  return context;
+}
+
+describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 }, () => {
+  it('assigns, sets the state and tags without JavaScript, and the inbox shows it', async () => {
+    const context = await asOwner(false);
+    const page = await context.newPage();
+    await page.goto(`${site}/c/invoice`);
+    await page.getByLabel('State').selectOption('waiting');
+    await page.getByLabel('Assigned to').selectOption({ label: 'Sam Support' });
+    await page.locator('#triage-tags').fill('billing, urgent');
+    await Promise.all([page.waitForURL(/#triage$/), page.getByRole('button', { name: 'Save' }).first().click()]);
+    await page.goto(`${site}/`);
+    const row = page.locator('ol.inbox > li', { hasText: 'I need help with my invoice' });
+    expect(await row.textContent()).toContain('Waiting on them');
+    expect(await row.textContent()).toContain('Assigned to Sam Support');
+    expect(await row.textContent()).toContain('Tom Tester via Contact us');
+    // Filtered to what waits on nobody on our side: not there.
+    await page.goto(`${site}/?state=open`);
+    expect(await page.locator('ol.inbox > li', { hasText: 'invoice' }).count()).toBe(0);
+    await context.close();
+  });
+
+  it('reads well at 375 and 1280 px, with and without JavaScript, and axe finds nothing', async () => {
+    for (const javaScript of [true, false]) {
+      for (const width of [375, 1280]) {
+        const context = await asOwner(javaScript, width);
+        const page = await context.newPage();
+        const suffix = javaScript ? '' : '-nojs';
+        for (const [path, name] of [
+          ['/', 'inbox'],
+          ['/?q=invoice', 'inbox-search'],
+          ['/?archived=1', 'inbox-archive'],
+          ['/c/invoice', 'conversation'],
+          ['/c/pricing/delete', 'delete'],
+        ] as const) {
+          await page.goto(`${site}${path}`);
+          expect(await page.evaluate('document.documentElement.scrollWidth > window.innerWidth'), path).toBe(false);
+          if (javaScript) expect(await axeViolations(page), `${path} at ${width}`).toEqual([]);
+          // The README's two pictures: the inbox and a conversation, as a desktop shows them.
+          const readme = javaScript && width === 1280 && (name === 'inbox' || name === 'conversation');
+          await page.screenshot({
+            path: readme ? join(README_SHOTS, `${name}.png`) : join(SHOTS, `triage-${name}-${width}${suffix}.png`),
+            fullPage: !readme,
+          });
+        }
+        await context.close();
+      }
+    }
+  });
+
+  it('deletes a conversation after asking, without JavaScript', async () => {
+    const context = await asOwner(false);
+    const page = await context.newPage();
+    await page.goto(`${site}/c/pricing`);
+    await page.getByRole('link', { name: 'Delete this conversation…' }).click();
+    await page.getByRole('button', { name: 'Delete for good' }).click();
+    await page.getByRole('heading', { name: 'Conversation deleted' }).waitFor();
+    expect((await page.goto(`${site}/c/pricing`))?.status()).toBe(404);
+    await context.close();
+  });
+});
