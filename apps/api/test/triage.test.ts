@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCall, auth, type Harness } from './support/harness.ts';
 import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
@@ -251,6 +252,29 @@ describe('triage on the page', () => {
       expect(elements((await v.get('/c/invoice')).html).some((e) => attr(e, 'id') === 'triage')).toBe(false);
     }
   });
+});
+
+describe('hostile triage forms', () => {
+  it('never answer a 5xx, and one refused changes nothing', async () => {
+    const owner = await signIn(site, HOST, 'olive@triage.example');
+    await owner.get('/c/quiet');
+    const csrf = owner.hidden('csrf');
+    const value = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constantFrom('', 'open', 'closed', 'true', 'false', 'ada@triage.example', ',,,', '\u0000', 'x'.repeat(3000)),
+    );
+    const name = fc.constantFrom('state', 'assignee', 'tags', 'archived', 'csrf', 'title');
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(name, value), { maxLength: 5 }), async (pairs) => {
+        const before = await triageOf('quiet');
+        const body = `csrf=${csrf}&${new URLSearchParams(pairs).toString()}`;
+        const res = await owner.post('/c/quiet/triage', {}, { body });
+        expect([303, 400, 403, 413, 422], body.slice(0, 120)).toContain(res.status);
+        if (res.status !== 303) expect(await triageOf('quiet')).toEqual(before);
+      }),
+      { numRuns: 40 },
+    );
+  }, 120_000);
 });
 
 describe('deleting a conversation', () => {
