@@ -310,7 +310,7 @@ describe('deleting a conversation', () => {
     const ask = await admin.get('/c/doomed/delete');
     expect(ask.status).toBe(200);
     expect(ask.html).toContain('Delete “Doomed”?');
-    expect(ask.html).toContain('1 message');
+    expect(ask.html).toContain('Its one message goes with it');
     const done = await admin.post('/c/doomed/delete', { csrf: admin.hidden('csrf') });
     expect(done.status).toBe(200);
     expect(done.html).toContain('Conversation deleted');

@@ -54,9 +54,14 @@ ${state.deletes ? html`<p><a href="/c/${c.slug}/delete" class="danger">Delete th
 
 /** The question before a conversation is deleted for good. */
 export function confirmDelete(c: { title: string; slug: string; messageCount: number }, csrf: string): Html {
-  const count = c.messageCount === 1 ? '1 message' : `${c.messageCount} messages`;
+  const what =
+    c.messageCount === 0
+      ? 'It has no messages.'
+      : c.messageCount === 1
+        ? 'Its one message goes with it, recording and all.'
+        : `Its ${c.messageCount} messages go with it, recordings and all.`;
   return html`<h1>Delete “${c.title}”?</h1>
-<p>The conversation goes for good, with its ${count} and their recordings. Its address and embeds stop working. This cannot be undone.</p>
+<p>The conversation goes for good. ${what} Its address and embeds stop working. This cannot be undone.</p>
 <form method="post" action="/c/${c.slug}/delete">
 ${csrfField(csrf)}
 <p><button type="submit" class="danger">Delete for good</button> <a href="/c/${c.slug}#triage">Keep it</a></p>
