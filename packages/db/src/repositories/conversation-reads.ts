@@ -18,6 +18,7 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { changeMark } from './change-marks.ts';
 import { column, type Database, db, run, slot, statement } from './query.ts';
 import { query } from './sql.ts';
+import { makeTags } from './tags.ts';
 import { webhookEvents } from './webhook-outbox.ts';
 
 /** The conversation a fragment reads beside (the outer query's `conversation`). */
@@ -494,13 +495,9 @@ const UPDATE = statement(
 );
 
 /**
- * A conversation's tags become exactly `tags` (a JSON array of names): the account's missing tags
- * are made, the conversation's others taken off. Two statements, as a workflow's add_tags step
- * writes them (workflow-jobs.ts): a tag another request is making now is seen by the second.
+ * A conversation's tags become exactly `tags` (a JSON array of names), after makeTags made the
+ * account's missing ones: the conversation's others are taken off.
  */
-const MAKE_TAGS = `insert into tag (account_id, name) select ?, t from jsonb_array_elements_text(?::jsonb) t
-  on conflict (account_id, lower(name)) do nothing`;
-
 const SET_TAGS = `with wanted as (
     select id from tag where account_id = ? and lower(name) in (select lower(t) from jsonb_array_elements_text(?::jsonb) t)),
   target as (select id, account_id from conversation where id = ? and account_id = ?),
@@ -538,7 +535,7 @@ export async function updateConversationJson(
   }
   return em.transactional(async (tx) => {
     const names = JSON.stringify(tags);
-    await query(tx, MAKE_TAGS, [at.id, names]);
+    await makeTags(tx, at.id, tags);
     await query(tx, SET_TAGS, [at.id, names, id, at.id]);
     const [row] = await run(tx, UPDATE, args);
     return row ? { text: row.json } : null;

@@ -10,9 +10,10 @@ import { workflowEvents } from './workflow-jobs.ts';
 const account = () => slot<number>('account');
 const author = () => sql<number | null>`${slot('author')}::int`;
 
-/** Is the reply's author on the account's team? (An anonymous reply is not.) */
-const byTeam = () =>
-  sql<boolean>`exists (select 1 from account_user u where u.id = ${author()} and u.team_role is not null)`;
+/** Is the reply's author on the account's team? (An anonymous reply is not.) Read once, as `who.team`. */
+const who = () =>
+  sql<{ team: boolean }>`(select exists (select 1 from account_user u where u.id = ${author()}
+    and u.team_role is not null) as team)`.as('who');
 
 /** The conversation's state after the reply: the domain's stateAfterMessage, for each state. */
 const stateAfter = () => {
@@ -21,11 +22,11 @@ const stateAfter = () => {
       CONVERSATION_STATES.map((s) => sql`when ${sql.lit(s)} then ${sql.lit(stateAfterMessage(s, team))}`),
       sql` `,
     );
-  return sql<string>`case when ${byTeam()} then (case state ${each(true)} end) else (case state ${each(false)} end) end`;
+  return sql<string>`case when who.team then (case state ${each(true)} end) else (case state ${each(false)} end) end`;
 };
 
 /** Archived stays archived only after the team's own reply: the other side's brings it back to the inbox. */
-const archivedAfter = () => sql<Date | null>`case when ${byTeam()} then archived_at end`;
+const archivedAfter = () => sql<Date | null>`case when who.team then archived_at end`;
 
 /**
  * A reply is a message (text, or a recording with its caption), written by one prepared statement
@@ -84,6 +85,7 @@ const INSERT = statement(
     .with('touched', (q) =>
       q
         .updateTable('conversation')
+        .from(who())
         .set({ last_activity_at: sql<Date>`now()`, state: stateAfter(), archived_at: archivedAfter() })
         .where('id', '=', slot<number>('conversation'))
         .where('account_id', '=', account())

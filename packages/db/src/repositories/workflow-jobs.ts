@@ -23,6 +23,7 @@ import { PgMailOutbox } from './mail-outbox.ts';
 import { notifyEvents } from './notification-store.ts';
 import { column, db, rowsOf, run, sameAddress, slot, statement } from './query.ts';
 import { fromJson, query } from './sql.ts';
+import { makeTags } from './tags.ts';
 import { webhookEvents } from './webhook-outbox.ts';
 
 /*
@@ -275,15 +276,8 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
       return null;
     },
     async addTags(tags: string[]) {
-      // Two statements, not one: a tag another replica is making at this moment is waited for by
-      // the insert, but would be invisible to a select in the same statement (its snapshot is
-      // older); the second statement sees it. (The runner moves the change mark once for the batch.)
-      await query(
-        tx,
-        `insert into tag (account_id, name) select ?, t from jsonb_array_elements_text(?::jsonb) t
-         on conflict (account_id, lower(name)) do nothing`,
-        [accountId, JSON.stringify(tags)],
-      );
+      // The tags first, then the conversation's (the runner moves the change mark once for the batch).
+      await makeTags(tx, accountId, tags);
       await query(
         tx,
         `insert into conversation_tag (conversation_id, tag_id, account_id)
