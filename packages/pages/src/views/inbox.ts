@@ -105,7 +105,7 @@ ${choice(
 <p><label for="inbox-tag">Tag</label><select id="inbox-tag" name="tag"><option value="">Any tag</option>${p.tags.map(
     (t) => html`<option value="${t}"${t.toLowerCase() === f.tag.toLowerCase() ? html` selected` : ''}>${t}</option>`,
   )}</select></p>
-<p><button type="submit">Show</button>${filtered ? html` <a href="${f.archived ? '/?archived=1' : '/'}">Show all</a>` : ''}</p>
+<p><button type="submit">Show</button>${filtered ? html` <a class="show-all" href="${f.archived ? '/?archived=1' : '/'}">Show all</a>` : ''}</p>
 </form>
 <div id="inbox-list" data-events="/events">
 ${
