@@ -1,4 +1,4 @@
-import { type Server, ServerResponse } from 'node:http';
+import { IncomingMessage, type Server, ServerResponse, STATUS_CODES } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import { errorBody } from '@convo/router';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
@@ -14,6 +14,10 @@ import { logCannotListen } from './listen-error.ts';
 const DRAIN_MS = 8_000;
 /** After SIGTERM, keep-alive connections may still bring a request this long before idle ones are closed. */
 const IDLE_GRACE_MS = 1_000;
+/** An answer that closes a connection whose request is still arriving: what follows it is read this long, … */
+const LINGER_MS = 2_000;
+/** … or up to this much, and dropped, before the connection is cut. */
+const LINGER_BYTES = 64 * 1024 * 1024;
 
 /**
  * Serves the app on Node until SIGTERM or SIGINT, then stops without breaking a request it
@@ -99,6 +103,11 @@ export function nodeFetch(app: App, sendTimeoutMs = 15_000) {
       if (env.incoming.socket.destroyed) gone();
       return RESPONSE_ALREADY_SENT;
     }
+    const incoming = env.incoming;
+    if (incoming instanceof IncomingMessage && res.headers.get('connection') === 'close' && !incoming.complete) {
+      void answerThenLinger(res, incoming);
+      return RESPONSE_ALREADY_SENT;
+    }
     let timer = setTimeout(() => out.destroy(), sendTimeoutMs);
     const taken = () => {
       clearTimeout(timer);
@@ -123,6 +132,37 @@ export function nodeFetch(app: App, sendTimeoutMs = 15_000) {
     }
     return res;
   };
+}
+
+/**
+ * An answer that closes the connection while its request's body is still arriving (a body over
+ * the limit, a refused recording): Node would destroy the socket as soon as the answer is
+ * written, and what the client goes on sending would then meet a closed socket, which the kernel
+ * answers with a reset, and most clients drop an answer they had not read yet when one comes
+ * (RFC 9112 §9.6, "the TCP reset problem"). So the answer is written here, the sending side is
+ * closed, and what still arrives is read and dropped until the client closes its side too, or
+ * for LINGER_MS or LINGER_BYTES at most: nginx's lingering close.
+ */
+async function answerThenLinger(res: Response, incoming: IncomingMessage): Promise<void> {
+  const socket = incoming.socket;
+  const body = Buffer.from(await res.arrayBuffer());
+  const head = [`HTTP/1.1 ${res.status} ${STATUS_CODES[res.status] ?? ''}`];
+  for (const [name, value] of res.headers) if (name !== 'content-length') head.push(`${name}: ${value}`);
+  head.push(`content-length: ${body.byteLength}`, '', '');
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  let dropped = 0;
+  // The app stopped reading the body: the reader it had (a web stream over this message) would
+  // hold what follows, and hold the message paused, so it lets go of the data here.
+  incoming.removeAllListeners('data');
+  incoming.on('data', (chunk: Buffer) => {
+    dropped += chunk.byteLength;
+    if (dropped > LINGER_BYTES) socket.destroy();
+  });
+  incoming.resume();
+  socket.once('close', () => clearTimeout(cut));
+  socket.once('end', () => socket.destroy());
+  socket.on('error', () => socket.destroy());
+  socket.end(Buffer.concat([Buffer.from(head.join('\r\n'), 'latin1'), body]));
 }
 
 /**
