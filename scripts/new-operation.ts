@@ -202,7 +202,11 @@ const routerText = edited.get(routerFile) ?? '';
 if (new RegExp(`\\n  ${area}: \\{`).test(routerText)) {
   add(routerFile, `\n    ${name}: ${name}Operation,`, { after: `\n  ${area}: {`, before: '\n  }' });
 } else {
-  add(routerFile, `  ${area}: { ${name}: ${name}Operation },\n`, { after: 'const procedures = {', before: '};' });
+  // A new area opens a block of its own, where the area's next operation finds its place.
+  add(routerFile, `  ${area}: {\n    ${name}: ${name}Operation,\n  },\n`, {
+    after: 'const procedures = {',
+    before: '};',
+  });
 }
 add('packages/router/src/context.ts', `  /** What ${label} reads. */\n  ${store}: ${Name}Store;\n`, {
   after: 'export interface ProcedureServices {',
