@@ -79,6 +79,7 @@ describe('the code', () => {
     intake: 5,
     webhooks: 5,
     notifications: 5,
+    team: 5,
     workflows: 6,
   };
 

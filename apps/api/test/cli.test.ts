@@ -244,21 +244,24 @@ describe('operator CLI', { timeout: 60_000 }, () => {
     ).toMatchObject({ email: 'ana@acme.example', team: 'admin' });
     expect(
       await json('user', 'team', '--account', 'acme', '--email', 'SAM@acme.example', '--role', 'member'),
-    ).toMatchObject({ email: 'sam@acme.example', team: 'member' });
+    ).toMatchObject({ email: 'sam@acme.example', role: 'member', changed: true, mailed: true });
     expect(
       await json('user', 'team', '--account', 'acme', '--email', 'sam@acme.example', '--role', 'none'),
-    ).toMatchObject({
-      team: null,
-    });
+    ).toMatchObject({ role: null, mailed: false });
     const owner = await cli('user', 'team', '--account', 'acme', '--email', 'o@acme.example', '--role', 'admin');
     expect(owner.code).toBe(1);
     expect(owner.stderr).toMatch(/owns the account/);
     const unknownRole = await cli('user', 'team', '--account', 'acme', '--email', 'sam@acme.example', '--role', 'boss');
     expect(unknownRole.code).not.toBe(0);
     expect(unknownRole.stderr).toMatch(/owner, admin, member, none/);
-    const nobody = await cli('user', 'team', '--account', 'acme', '--email', 'x_y@acme.example', '--role', 'admin');
+    // An address nobody has is invited: a new user on the team, mailed where to sign in (as the page does).
+    const invited = await cli('user', 'team', '--account', 'acme', '--email', 'x_y@acme.example', '--role', 'admin');
+    expect(invited.stderr).toBe("");
+    expect(invited.code).toBe(0);
+    expect(invited.stdout).toMatch(/x_y@acme.example is on the team as admin \(mailed where to sign in\)/);
+    const nobody = await cli('user', 'team', '--account', 'acme', '--email', 'z@acme.example', '--role', 'none');
     expect(nobody.code).toBe(1);
-    expect(nobody.stderr).toMatch(/no user with e-mail/);
+    expect(nobody.stderr).toMatch(/nobody with that e-mail address is on the team/);
   });
 
   it('issues, lists and revokes tokens; a revoked token stops working', async () => {

@@ -126,6 +126,15 @@ const deleteTarget = (headers: Record<string, string>, l: 'secret' | 'absent', o
       ? (aIds[own === 'rest' ? 3 : 4] as number)
       : (aIds[5] as number);
 
+/**
+ * The team change a call asks for: alpha's own token gives its owner the role they have; every
+ * other credential takes alpha's owner (or an address nobody has) off the team.
+ */
+const teamChange = (headers: Record<string, string>, l: 'secret' | 'absent') =>
+  headers.authorization === `Bearer ${a.token}`
+    ? { email: 'owner@alpha.example.com', role: 'owner' }
+    : { email: l === 'secret' ? 'owner@alpha.example.com' : 'nobody@nowhere.example', role: 'none' };
+
 let created = 0;
 const unique = () => `matrix-${++created}`;
 
@@ -383,6 +392,28 @@ const OPERATIONS: Operation[] = [
     write: true,
     send: (hd, l) =>
       trpcMutation('conversations.deleteConversation', { conversation_id: deleteTarget(hd, l, 'trpc') }, hd),
+  },
+  {
+    name: 'REST get_team',
+    of: 'team.getTeam',
+    send: (hd) => apiCall(h, 'GET', '/team/get_team', hd),
+  },
+  {
+    name: 'tRPC team.getTeam',
+    of: 'team.getTeam',
+    send: (hd) => trpcQuery('team.getTeam', {}, hd),
+  },
+  {
+    name: 'REST update_team_member',
+    of: 'team.updateTeamMember',
+    write: true,
+    send: (hd, l) => restAt('team')(hd, 'POST', '/update_team_member', teamChange(hd, l)),
+  },
+  {
+    name: 'tRPC team.updateTeamMember',
+    of: 'team.updateTeamMember',
+    write: true,
+    send: (hd, l) => trpcMutation('team.updateTeamMember', teamChange(hd, l), hd),
   },
 ];
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth, call, type Harness } from './support/harness.ts';
-import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
+import { mailTo, openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
 import { elements, present, textOf, Visitor } from './support/site.ts';
 
 /*
@@ -135,5 +135,110 @@ describe('the team badge', () => {
     expect((await v.reply('public', { text: 'I am the owner, honest' })).status).toBe(303);
     const lines = bylines((await v.get('/c/public')).html);
     expect(lines.at(-1)).toBe('Olivia Owner');
+  });
+});
+
+describe('the team page', () => {
+  const roles = async () =>
+    (
+      (await call(h, new Request('http://api.test/api/v1/team/get_team', { headers: auth(TOKEN) }))).body as {
+        team: { email: string; role: string }[];
+      }
+    ).team.map((m) => `${m.email} ${m.role}`);
+  /** The page's team rows as they read: name, address, role. */
+  const rows = (html: string) =>
+    elements(html)
+      .filter((e) => e.tagName === 'li' && e.attrs.some((a) => a.name === 'class' && a.value === 'team-member'))
+      .map((e) => textOf(e).replace(/\s+/g, ' ').trim());
+  const forms = (html: string) => elements(html).filter((e) => e.tagName === 'form').length;
+
+  it('is a 404 to participants and visitors, and so is its form, which changes nothing', async () => {
+    const before = await roles();
+    for (const v of [await signedIn('paul@else.example'), new Visitor(h, HOST)]) {
+      expect((await v.get('/manage/team')).status).toBe(404);
+      const posted = await v.post('/manage/team', { csrf: 'x', email: 'paul@else.example', role: 'owner' });
+      expect([403, 404]).toContain(posted.status);
+    }
+    expect(await roles()).toEqual(before);
+  });
+
+  it('shows a member the team, without a form, and refuses their post with the reason', async () => {
+    const v = await signedIn('tom@hearth.example');
+    const page = await v.get('/manage/team');
+    expect(page.status).toBe(200);
+    expect(rows(page.html).join('\n')).toMatch(/Olivia Owner olivia@hearth.example · Owner/);
+    expect(page.html).not.toContain('Invite a teammate');
+    const before = await roles();
+    const refused = await v.post('/manage/team', {
+      csrf: v.hidden('csrf'),
+      email: 'tom@hearth.example',
+      role: 'owner',
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.html).toContain('only the account’s owners and admins manage its team');
+    expect(await roles()).toEqual(before);
+  });
+
+  it('lets an admin invite and manage members, but not make an owner, change one, or change themselves', async () => {
+    const v = await signedIn('ada@hearth.example');
+    const page = await v.get('/manage/team');
+    expect(page.html).toContain('Invite a teammate');
+    // No owner in the admin's choices; no form on the owner's row or on their own.
+    expect(page.html).not.toContain('<option value="owner"');
+    const before = await roles();
+    for (const [email, role, says] of [
+      ['tom@hearth.example', 'owner', 'only an owner makes someone an owner'],
+      ['olivia@hearth.example', 'none', 'owns the account'],
+      ['ada@hearth.example', 'member', 'nobody changes their own place'],
+    ] as const) {
+      const refused = await v.post('/manage/team', { csrf: v.hidden('csrf'), email, role });
+      expect(refused.status, `${email} ${role}`).toBeGreaterThanOrEqual(403);
+      expect(refused.html).toContain(says);
+    }
+    expect(await roles()).toEqual(before);
+
+    const invited = await v.post('/manage/team', {
+      csrf: v.hidden('csrf'),
+      email: 'nia@new.example',
+      name: 'Nia New',
+      role: 'member',
+    });
+    expect(invited.status).toBe(303);
+    const mail = await mailTo(site.mailbox, 'nia@new.example', /on the Hearth team as member/);
+    expect(mail.text).toContain(`${HOST}/sign-in`);
+    expect(mail.text).toContain('Ada Admin put you');
+    // The invitee signs in with the address and finds the team's inbox and nav.
+    const nia = await signedIn('nia@new.example');
+    const home = await nia.get('/');
+    expect(home.html).toContain('href="/manage/team"');
+    const team = await v.get('/manage/team');
+    expect(rows(team.html).join('\n')).toContain('Nia New nia@new.example · Member');
+    expect(
+      (await v.post('/manage/team', { csrf: v.hidden('csrf'), email: 'nia@new.example', role: 'none' })).status,
+    ).toBe(303);
+    expect(await roles()).not.toContain('nia@new.example member');
+    // Off the team, her next page is a participant's: no team nav, no team page.
+    expect((await nia.get('/manage/team')).status).toBe(404);
+  });
+
+  it('lets the owner make an admin an owner and back, with forms on every row but their own', async () => {
+    const v = await signedIn('olivia@hearth.example');
+    const page = await v.get('/manage/team');
+    expect(page.html).toContain('<option value="owner"');
+    expect(forms(page.html)).toBeGreaterThanOrEqual(4);
+    const set = async (email: string, role: string) => {
+      await v.get('/manage/team');
+      return v.post('/manage/team', { csrf: v.hidden('csrf'), email, role });
+    };
+    expect((await set('ada@hearth.example', 'owner')).status).toBe(303);
+    expect(await roles()).toContain('ada@hearth.example owner');
+    expect((await set('ada@hearth.example', 'admin')).status).toBe(303);
+    expect(await roles()).toContain('ada@hearth.example admin');
+    const bad = await set('not-an-address', 'member');
+    expect(bad.status).toBe(422);
+    expect(bad.html).toContain('role="alert"');
+    const unknownRole = await set('ada@hearth.example', 'boss');
+    expect(unknownRole.status).toBe(422);
+    expect(await roles()).toContain('ada@hearth.example admin');
   });
 });

@@ -16,6 +16,7 @@ import type {
   ReplyStore,
   SiteSecrets,
   SiteStore,
+  TeamStore,
   UpdateConversationStore,
   Uploads,
   VisitorLimits,
@@ -111,6 +112,8 @@ export interface SiteDeps {
   /** The site's signing key (mail links, passes, form tokens). */
   secrets: SiteSecrets;
   inbox: InboxStore;
+  /** The account's team, as get_team and update_team_member change it. */
+  teamStore: TeamStore;
   moderation: ModerationStore;
   outbox: MailOutbox;
   limits: VisitorLimits;

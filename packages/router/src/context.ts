@@ -8,6 +8,7 @@ import {
   type MediaReferences,
   type MemberStore,
   type RateLimitState,
+  type TeamStore,
   tokenFromAuthorization,
   type UpdateConversationStore,
   type WebhookEndpointStore,
@@ -42,6 +43,8 @@ export interface ProcedureServices {
   media: Pick<MediaDeps, 'store'>;
   /** Which recordings a message still holds (another conversation's may hold the same). */
   mediaReferences: MediaReferences;
+  /** The account's team. */
+  teamStore: TeamStore;
   /** The account an API token acts for; null for an unknown or revoked token. */
   authenticate(token: string): Promise<Authenticated | null>;
   /** Records that a token was used; throttled, so not a write per request. */

@@ -10,6 +10,8 @@ import { updateConversationOperation } from './procedures/conversations/update-c
 import { changeIntakePageOperation } from './procedures/intake-pages/change-intake-page.ts';
 import { createIntakePageOperation } from './procedures/intake-pages/create-intake-page.ts';
 import { listIntakePagesOperation } from './procedures/intake-pages/list-intake-pages.ts';
+import { getTeamOperation } from './procedures/team/get-team.ts';
+import { updateTeamMemberOperation } from './procedures/team/update-team-member.ts';
 import { createWebhookOperation } from './procedures/webhooks/create-webhook.ts';
 import { deleteWebhookOperation } from './procedures/webhooks/delete-webhook.ts';
 import { listWebhooksOperation } from './procedures/webhooks/list-webhooks.ts';
@@ -49,6 +51,10 @@ const procedures = {
     createIntakePage: createIntakePageOperation,
     listIntakePages: listIntakePagesOperation,
     changeIntakePage: changeIntakePageOperation,
+  },
+  team: {
+    getTeam: getTeamOperation,
+    updateTeamMember: updateTeamMemberOperation,
   },
 };
 

@@ -12,12 +12,12 @@ import {
   memberStore,
   PgIntakePageAdminStore,
   PgMailOutbox,
+  PgTeamStore,
   PgWorkflowStore,
   pendingMigrations,
   revokeToken,
   setHost,
   setRateLimit,
-  setTeamRole,
 } from '@convo/db';
 import {
   addConversationMember,
@@ -28,6 +28,7 @@ import {
   type MemberOutcome,
   removeConversationMember,
   TEAM_ROLES,
+  updateTeamMember,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Command, Option } from 'commander';
@@ -229,9 +230,14 @@ export function registerCommands(program: Command, cli: Cli): void {
   example(
     user
       .command('team')
-      .description("put a user on the account's team with a role, or take them off it (--role none)")
+      .description(
+        "put someone on the account's team with a role (a new address becomes a user, and is mailed where " +
+          'to sign in), change their role, or take them off it (--role none): the rules of the team page and ' +
+          'of update_team_member',
+      )
       .requiredOption('--account <key>', 'account key')
-      .requiredOption('--email <email>', "the user's e-mail address")
+      .requiredOption('--email <email>', "the person's e-mail address")
+      .option('--name <name>', 'their name, for someone new to the account')
       .addOption(
         new Option('--role <role>', 'the role (none: off the team)')
           .choices([...TEAM_ROLES, 'none'])
@@ -240,12 +246,21 @@ export function registerCommands(program: Command, cli: Cli): void {
       .option('--json', 'print JSON')
       .action(async (o) => {
         const role = o.role === 'none' ? null : o.role;
-        const set = await withDatabase(cli, (em) => setTeamRole(em, o.account, o.email, role));
+        const set = await withDatabase(cli, async (em) =>
+          updateTeamMember(
+            { teamStore: new PgTeamStore(em), outbox: new PgMailOutbox(em) },
+            await findAccount(em, o.account),
+            'account',
+            { email: o.email, name: o.name, role },
+          ),
+        );
         emit(
           cli.io,
           o.json,
           set,
-          set.team ? `${set.email} is on the team as ${set.team}` : `${set.email} is off the team`,
+          `${set.role ? `${set.email} is on the team as ${set.role}` : `${set.email} is off the team`}${
+            set.mailed ? ' (mailed where to sign in)' : ''
+          }`,
         );
       }),
     'npm run cli -- user team --account acme --email sam@acme.example --role admin',

@@ -68,6 +68,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     workflows: services.workflows,
     members: services.members,
     updateConversationStore: services.updateConversationStore,
+    teamStore: services.teamStore,
     mediaReferences: services.mediaReferences,
     notifications: services.notifications,
     secrets: services.secrets,

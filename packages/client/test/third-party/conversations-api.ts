@@ -292,6 +292,46 @@ export interface paths {
         patch: operations["changeIntakePage"];
         trace?: never;
     };
+    "/team/get_team": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the team
+         * @description Not in the original service: the account’s team, owners first, then admins, then members, each by name. Participants (people who are only in conversations) are not listed.
+         */
+        get: operations["getTeam"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team/update_team_member": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite a teammate, change a role, or take someone off the team
+         * @description Not in the original service. An address that is nobody’s yet becomes a new user of the account, on the team with `role`; a participant’s joins the team; a teammate’s role changes; `none` takes them off the team (they stay in the conversations they are in, as a participant). Someone who joins the team is mailed where to sign in (`mailed`). The account’s owner stays an owner. The same rules hold on the team’s page, where only owners and admins may do this and only an owner makes or changes an owner.
+         */
+        post: operations["updateTeamMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -630,6 +670,33 @@ export interface components {
         /** @description The account's intake pages, oldest first, disabled ones included. */
         IntakePageList: {
             intake_pages: components["schemas"]["IntakePage"][];
+        };
+        Team: {
+            team: components["schemas"]["TeamMember"][];
+        };
+        TeamMember: {
+            id: number;
+            name: string;
+            email: string;
+            /**
+             * @description owner and admin see every conversation and manage the team; member sees the ones they are in
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description The person who owns the account: an owner whatever happens. */
+            account_owner: boolean;
+        };
+        TeamMemberChange: {
+            id: number;
+            name: string;
+            email: string;
+            /** @description null: not on the team (any more) */
+            role: ("owner" | "admin" | "member") | null;
+            account_owner: boolean;
+            /** @description Whether this call changed anything. */
+            changed: boolean;
+            /** @description Whether the person was sent a mail saying they are on the team now. */
+            mailed: boolean;
         };
         /** @description What a step does: post a message as a team member (text and/or a recording kept here), add tags, add people as members, mail team members, or send the `workflow_step` webhook event. */
         WorkflowActionOutput: {
@@ -3576,6 +3643,262 @@ export interface operations {
                 };
             };
             /** @description A member breaks its rule */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "team": [
+                     *         {
+                     *           "id": 1,
+                     *           "name": "Olivia Owner",
+                     *           "email": "olivia@acme.example",
+                     *           "role": "owner",
+                     *           "account_owner": true
+                     *         },
+                     *         {
+                     *           "id": 7,
+                     *           "name": "Sam Support",
+                     *           "email": "sam@acme.example",
+                     *           "role": "member",
+                     *           "account_owner": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The person’s e-mail address (compared without case). */
+                    email: string;
+                    /** @description Their name, for someone new to the account; else their address’s local part. */
+                    name?: string;
+                    /**
+                     * @description The role on the team; `none` takes them off it.
+                     * @enum {string}
+                     */
+                    role: "owner" | "admin" | "member" | "none";
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The person’s e-mail address (compared without case). */
+                    email: string;
+                    /** @description Their name, for someone new to the account; else their address’s local part. */
+                    name?: string;
+                    /**
+                     * @description The role on the team; `none` takes them off it.
+                     * @enum {string}
+                     */
+                    role: "owner" | "admin" | "member" | "none";
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "name": "Sam Support",
+                     *       "email": "sam@acme.example",
+                     *       "role": "member",
+                     *       "account_owner": false,
+                     *       "changed": true,
+                     *       "mailed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TeamMemberChange"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The address or name is not valid, nobody with that address is on the team (`none`), or the change would take the account’s owner off its owners */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -150,27 +150,6 @@ export async function addUser(
   return { id: user.id, email: user.email, name: user.name, team: user.teamRole };
 }
 
-/**
- * Puts a user on the account's team with a role, or (null) takes them off it. The account's owner
- * (the user who joins every new conversation) stays an owner.
- */
-export async function setTeamRole(em: EntityManager, key: string, email: string, role: TeamRole | null) {
-  const account = await findAccount(em, key);
-  const [found] = await query<{ id: number }>(
-    em,
-    'select id from account_user where account_id = ? and lower(email) = lower(?)',
-    [account.id, email],
-  );
-  const user = found ? await em.findOne(User, { id: found.id, account: account.id }) : null;
-  if (!user) throw new AdminError(`account ${key} has no user with e-mail ${JSON.stringify(email)}`);
-  if (account.owner?.id === user.id && role !== 'owner') {
-    throw new AdminError(`${user.email} owns the account and stays on its team as an owner`);
-  }
-  user.teamRole = role;
-  await em.flush();
-  return { id: user.id, email: user.email, name: user.name, team: role };
-}
-
 export async function revokeToken(em: EntityManager, accountId: number, tokenId: number) {
   const token = await em.findOne(ApiToken, { id: tokenId, account: accountId });
   if (!token) throw new AdminError(`no token ${tokenId} in this account`);

@@ -1,5 +1,5 @@
 import type { ConversationSettings, TeamRole } from '../records.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DOMAIN_ERRORS, DomainError } from '../shared/errors.ts';
 
 /*
  * Who may see what: the account's team and the people in its conversations. Every reader (the
@@ -62,7 +62,7 @@ export type Actor = 'account' | Viewer;
 
 /** The refusal of a person who may not manage the intake, as every use case that saves it says it. */
 export function requireIntakeManager(actor: Actor): void {
-  if (actor !== 'account' && !managesIntake(actor)) throw new DomainError('forbidden');
+  if (actor !== 'account' && !managesIntake(actor)) throw new DomainError('forbidden', DOMAIN_ERRORS.forbidden.example);
 }
 
 /**

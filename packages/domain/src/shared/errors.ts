@@ -32,7 +32,7 @@ export const DOMAIN_ERRORS = {
     message: `an account may have at most ${MAX_WORKFLOWS} workflows; disable or change one`,
     example: null,
   },
-  forbidden: { message: "only the account's owners and admins manage intake pages and workflows", example: null },
+  forbidden: { message: null, example: "only the account's owners and admins manage intake pages and workflows" },
 } as const satisfies Record<string, { message: string | null; example: string | null }>;
 
 export type DomainErrorCode = keyof typeof DOMAIN_ERRORS;

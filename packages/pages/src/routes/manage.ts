@@ -4,18 +4,21 @@ import {
   createIntakePage,
   createWorkflow,
   DomainError,
+  getTeam,
   isDomainError,
+  isTeamRole,
   listIntakePages,
   listWorkflows,
   managesIntake,
   parseIntakePageInput,
   parseWorkflowName,
+  updateTeamMember,
 } from '@convo/domain';
 import { Hono } from 'hono';
 import { notFound, type PageStatus, page } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
 import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
-import { intakePagesPage, type ManageProblem, workflowsPage } from '../views/manage.ts';
+import { intakePagesPage, type ManageProblem, teamPage, workflowsPage } from '../views/manage.ts';
 
 /** An id in a path: digits that fit the column, else the page is missing. */
 const ID = /^[1-9]\d{0,8}$/;
@@ -146,6 +149,45 @@ export function manageRoutes({ deps, posting }: SiteKit) {
       return `/manage/workflows#workflow-${id}`;
     }),
   );
+
+  /** The team's page, for everyone on the team (its forms for those who manage it); else the 404. */
+  async function teamList(c: SiteContext, status: PageStatus, problem?: ManageProblem) {
+    const signedIn = c.var.signedIn;
+    if (!signedIn?.teamRole) return notFound(c);
+    const view = teamPage(
+      { csrf: c.var.csrf, viewer: { userId: signedIn.user.id, role: signedIn.teamRole }, problem },
+      await getTeam(deps, c.env.account),
+    );
+    return page(c, status, view, 'Team', { form: true, headers: { 'cache-control': 'no-store' } });
+  }
+
+  routes.get('/manage/team', (c) => teamList(c, 200));
+  routes.post('/manage/team', posting.sameOrigin, async (c) => {
+    const signedIn = c.var.signedIn;
+    if (!signedIn?.teamRole) return notFound(c);
+    const fields = await posting.readPost(c);
+    if (fields instanceof Response) return fields;
+    const email = field(fields, 'email') ?? '';
+    const role = field(fields, 'role') ?? '';
+    const current = (await getTeam(deps, c.env.account)).find(
+      (m) => m.email.toLowerCase() === email.trim().toLowerCase(),
+    );
+    const form = current ? String(current.id) : 'new';
+    try {
+      if (role !== 'none' && !isTeamRole(role)) throw new DomainError('invalid_input', 'Choose a role.');
+      const done = await updateTeamMember(
+        deps,
+        c.env.account,
+        viewerOf(c),
+        { email, name: field(fields, 'name'), role: role === 'none' ? null : role },
+        signedIn.user.name,
+      );
+      return c.redirect(done.role ? `/manage/team#member-${done.id}` : '/manage/team', 303);
+    } catch (e) {
+      if (!isDomainError(e)) throw e;
+      return teamList(c, e.code === 'forbidden' ? 403 : 422, { form, message: e.message, fields });
+    }
+  });
 
   return routes;
 }

@@ -1,4 +1,11 @@
-import type { IntakePageView, WorkflowDefinitionView } from '@convo/domain';
+import {
+  type IntakePageView,
+  ROLE_LABELS,
+  TEAM_ROLES,
+  type TeamMemberView,
+  type TeamRole,
+  type WorkflowDefinitionView,
+} from '@convo/domain';
 import { html } from 'hono/html';
 import { csrfField } from './forms.ts';
 import type { Html } from './layout.ts';
@@ -31,7 +38,76 @@ export const manageNav = (intake = true): Html =>
     intake
       ? html`<li><a href="/manage/intake-pages">Intake pages</a></li><li><a href="/manage/workflows">Workflows</a></li>`
       : ''
-  }</ul></nav>`;
+  }<li><a href="/manage/team">Team</a></li><li><a href="/settings">Settings</a></li></ul></nav>`;
+
+/** Who looks at the team's page: their id, and what they may change (nothing, for a member). */
+export interface TeamViewer {
+  userId: number;
+  role: TeamRole;
+}
+
+const roleOptions = (roles: readonly TeamRole[], chosen: string) =>
+  roles.map((r) => html`<option value="${r}"${r === chosen ? html` selected` : ''}>${ROLE_LABELS[r]}</option>`);
+
+/**
+ * The team: who is on it and with which role; for its owners and admins, a form per teammate to
+ * change their role or take them off the team, and one to invite someone by address. What the
+ * viewer may not change (their own place, the account's owner, an owner when they are an admin)
+ * is shown without a form.
+ */
+export function teamPage(
+  state: { csrf: string; viewer: TeamViewer; problem?: ManageProblem | undefined },
+  team: TeamMemberView[],
+): Html {
+  const p = state.problem;
+  const { viewer } = state;
+  const manages = viewer.role !== 'member';
+  const grantable: readonly TeamRole[] = viewer.role === 'owner' ? TEAM_ROLES : ['admin', 'member'];
+  const row = (m: TeamMemberView) => {
+    const form = String(m.id);
+    const id = (name: string) => `member-${m.id}-${name}`;
+    const fixed = m.account_owner
+      ? 'Owns the account'
+      : m.id === viewer.userId
+        ? 'You'
+        : !manages || (viewer.role !== 'owner' && m.role === 'owner')
+          ? ''
+          : null;
+    const controls =
+      fixed !== null
+        ? html`<p class="meta">${fixed}</p>`
+        : html`<form method="post" action="/manage/team#member-${m.id}" class="inline">
+${csrfField(state.csrf)}<input type="hidden" name="email" value="${m.email}">
+<label for="${id('role')}">Role of ${m.name}</label><select id="${id('role')}" name="role">${roleOptions(grantable, value(p, form, 'role', m.role))}</select>
+<button type="submit">Change role</button>
+</form>
+<form method="post" action="/manage/team" class="inline">
+${csrfField(state.csrf)}<input type="hidden" name="email" value="${m.email}"><input type="hidden" name="role" value="none">
+<button type="submit" class="secondary">Remove ${m.name} from the team</button>
+</form>`;
+    return html`<li id="member-${m.id}" class="team-member"><div><strong>${m.name}</strong> <span class="meta">${m.email}</span> · ${ROLE_LABELS[m.role]}</div>
+${problemAt(p, form)}${controls}</li>`;
+  };
+  return html`<h1>Team</h1>
+<p class="meta">Owners and admins see every conversation and manage the team, intake pages and workflows; only an owner makes someone an owner. Members see the conversations they are in. Someone taken off the team stays in their conversations as a participant.</p>
+<ul class="manage-list team-list">${team.map(row)}</ul>
+${
+  manages
+    ? html`<section id="invite" aria-labelledby="invite-heading" class="manage">
+<h2 id="invite-heading">Invite a teammate</h2>
+${problemAt(p, 'new')}
+<form method="post" action="/manage/team#invite">
+${csrfField(state.csrf)}
+<p><label for="invite-email">E-mail address</label><input id="invite-email" name="email" type="email" autocomplete="off" maxlength="320" required value="${value(p, 'new', 'email', '')}"></p>
+<p><label for="invite-name">Name (optional)</label><input id="invite-name" name="name" autocomplete="off" maxlength="255" value="${value(p, 'new', 'name', '')}"></p>
+<p><label for="invite-role">Role</label><select id="invite-role" name="role">${roleOptions(grantable, value(p, 'new', 'role', 'member'))}</select></p>
+<p><button type="submit">Invite</button></p>
+<p class="meta">They get an e-mail saying where to sign in. Someone already in a conversation here joins the team with their account.</p>
+</form>
+</section>`
+    : ''
+}`;
+}
 
 export function intakePagesPage(
   state: { host: string; accountKey: string; csrf: string; problem?: ManageProblem | undefined },
