@@ -159,6 +159,7 @@ describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 
           ['/?archived=1', 'inbox-archive'],
           ['/c/invoice', 'conversation'],
           ['/c/pricing/delete', 'delete'],
+          ['/manage/team', 'team'],
         ] as const) {
           await page.goto(`${site}${path}`);
           expect(await page.evaluate('document.documentElement.scrollWidth > window.innerWidth'), path).toBe(false);
@@ -173,6 +174,27 @@ describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 
         await context.close();
       }
     }
+  });
+
+  it('invites a teammate and makes them an admin without JavaScript, on a phone', async () => {
+    const context = await asOwner(false, 375);
+    const page = await context.newPage();
+    await page.goto(`${site}/`);
+    await page.getByRole('link', { name: 'Team', exact: true }).click();
+    await page.getByLabel('E-mail address').fill('nia@northwind.example');
+    await page.getByLabel('Name (optional)').fill('Nia New');
+    await Promise.all([page.waitForURL(/#member-\d+$/), page.getByRole('button', { name: 'Invite' }).click()]);
+    const row = () => page.locator('li.team-member', { hasText: 'Nia New' });
+    expect(await row().textContent()).toContain('· Member');
+    await row().getByLabel('Role of Nia New').selectOption('admin');
+    await Promise.all([page.waitForURL(/#member-\d+$/), row().getByRole('button', { name: 'Change role' }).click()]);
+    expect(await row().textContent()).toContain('· Admin');
+    await Promise.all([
+      page.waitForURL(/\/manage\/team$/),
+      row().getByRole('button', { name: 'Remove Nia New from the team' }).click(),
+    ]);
+    expect(await row().count()).toBe(0);
+    await context.close();
   });
 
   it('deletes a conversation after asking, without JavaScript', async () => {

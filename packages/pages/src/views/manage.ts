@@ -32,13 +32,16 @@ const checked = (p: ManageProblem | undefined, form: string, name: string, saved
 const problemAt = (p: ManageProblem | undefined, form: string): Html | string =>
   p?.form === form ? html`<p class="problem" role="alert">${p.message}</p>` : '';
 
-/** The team's pages; intake pages and workflows only for those who manage them (owners and admins). */
+/**
+ * The team's pages; intake pages and workflows only for those who manage them (owners and admins).
+ * Settings is in the signed-in bar beside it, for everyone signed in.
+ */
 export const manageNav = (intake = true): Html =>
   html`<nav class="manage-nav" aria-label="The team's pages"><ul><li><a href="/">Inbox</a></li>${
     intake
       ? html`<li><a href="/manage/intake-pages">Intake pages</a></li><li><a href="/manage/workflows">Workflows</a></li>`
       : ''
-  }<li><a href="/manage/team">Team</a></li><li><a href="/settings">Settings</a></li></ul></nav>`;
+  }<li><a href="/manage/team">Team</a></li></ul></nav>`;
 
 /** Who looks at the team's page: their id, and what they may change (nothing, for a member). */
 export interface TeamViewer {
