@@ -256,7 +256,7 @@ describe('operator CLI', { timeout: 60_000 }, () => {
     expect(unknownRole.stderr).toMatch(/owner, admin, member, none/);
     // An address nobody has is invited: a new user on the team, mailed where to sign in (as the page does).
     const invited = await cli('user', 'team', '--account', 'acme', '--email', 'x_y@acme.example', '--role', 'admin');
-    expect(invited.stderr).toBe("");
+    expect(invited.stderr).toBe('');
     expect(invited.code).toBe(0);
     expect(invited.stdout).toMatch(/x_y@acme.example is on the team as admin \(mailed where to sign in\)/);
     const nobody = await cli('user', 'team', '--account', 'acme', '--email', 'z@acme.example', '--role', 'none');

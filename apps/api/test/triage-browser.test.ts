@@ -160,6 +160,7 @@ describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 
           ['/c/invoice', 'conversation'],
           ['/c/pricing/delete', 'delete'],
           ['/manage/team', 'team'],
+          ['/new', 'new'],
         ] as const) {
           await page.goto(`${site}${path}`);
           expect(await page.evaluate('document.documentElement.scrollWidth > window.innerWidth'), path).toBe(false);
@@ -194,6 +195,25 @@ describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 
       row().getByRole('button', { name: 'Remove Nia New from the team' }).click(),
     ]);
     expect(await row().count()).toBe(0);
+    await context.close();
+  });
+
+  it('starts a conversation from the inbox and sends it to someone, without JavaScript', async () => {
+    const context = await asOwner(false, 375);
+    const page = await context.newPage();
+    await page.goto(`${site}/`);
+    await page.getByRole('link', { name: 'New conversation' }).click();
+    await page.getByLabel('Title').fill('Your first week');
+    await page.getByLabel('First message (optional)').fill('Welcome aboard: here is the plan.');
+    await page.getByLabel('E-mail address').fill('wes@client.example');
+    await page.getByLabel('Their name, if they are new here').fill('Wes Client');
+    await Promise.all([
+      page.waitForURL(/\/c\/[\w-]+$/),
+      page.getByRole('button', { name: 'Start the conversation' }).click(),
+    ]);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Your first week');
+    expect(await page.locator('main').textContent()).toContain('Welcome aboard: here is the plan.');
+    expect(await page.locator('main').textContent()).toContain('Wes Client');
     await context.close();
   });
 

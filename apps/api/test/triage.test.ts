@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCall, auth, type Harness } from './support/harness.ts';
-import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
+import { mailTo, openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
 import { attr, elements, textOf, Visitor } from './support/site.ts';
 
 /*
@@ -251,6 +251,95 @@ describe('triage on the page', () => {
     for (const v of [participant, visitor]) {
       expect(elements((await v.get('/c/invoice')).html).some((e) => attr(e, 'id') === 'triage')).toBe(false);
     }
+  });
+});
+
+describe('the team starts a conversation', () => {
+  const count = async () =>
+    Number(
+      (
+        (await h.db.orm.em.fork().getConnection().execute('select count(*)::int as n from conversation')) as {
+          n: number;
+        }[]
+      )[0]?.n,
+    );
+
+  async function start(v: Visitor, fields: Record<string, string>) {
+    expect((await v.get('/new')).status).toBe(200);
+    return v.post('/new', { csrf: v.hidden('csrf'), submit: v.hidden('submit'), ...fields });
+  }
+
+  it('from the inbox, sends it to someone new, who is mailed its link and the first message', async () => {
+    const tim = await signIn(site, HOST, 'tim@triage.example');
+    expect((await tim.get('/')).html).toContain('href="/new"');
+    const started = await start(tim, {
+      title: 'Your onboarding',
+      text: 'Hi Nell,\nhere is how we start.',
+      to: 'nell@new.example',
+      to_name: 'Nell New',
+      visibility: 'private',
+    });
+    expect(started.status).toBe(303);
+    const slug = (started.headers.get('location') ?? '').replace('/c/', '');
+    const found = await apiCall(h, 'GET', `/conversations/get_conversation?slug=${slug}`, auth(TOKEN));
+    expect(found.body.title).toBe('Your onboarding');
+    expect(found.body.anyone_can_post).toBe(false);
+    expect(found.body.users.map((u: { name: string }) => u.name).sort()).toEqual(['Nell New', 'Tim Teammate']);
+    expect(found.body.messages.map((m: { text: string }) => m.text)).toEqual(['Hi Nell,\nhere is how we start.']);
+    const triaged = await triageOf(slug);
+    expect(triaged).toMatchObject({ source: 'team', state: 'waiting' });
+    const mail = await mailTo(site.mailbox, 'nell@new.example', /started a conversation with you/);
+    expect(mail.text).toContain('Tim Teammate (Triage Co) started a conversation with you');
+    expect(mail.text).toContain('Your onboarding');
+    expect(mail.text).toContain('> here is how we start.');
+    expect(mail.text).toContain(`${HOST}/c/${slug}`);
+    // The inbox says where it began.
+    const row = (await rows(tim)).find((r) => r.startsWith('Your onboarding'));
+    expect(row).toContain('Via the team');
+  });
+
+  it('takes a second send of the same form as the first: one conversation', async () => {
+    const olive = await signIn(site, HOST, 'olive@triage.example');
+    expect((await olive.get('/new')).status).toBe(200);
+    const fields = {
+      csrf: olive.hidden('csrf'),
+      submit: olive.hidden('submit'),
+      title: 'Once only',
+      visibility: 'public',
+    };
+    const before = await count();
+    const first = await olive.post('/new', fields);
+    const second = await olive.post('/new', fields);
+    expect(first.status).toBe(303);
+    expect(second.headers.get('location')).toBe(first.headers.get('location'));
+    expect(await count()).toBe(before + 1);
+  });
+
+  it('says why a start will not do, keeping what was typed, and writes nothing', async () => {
+    const olive = await signIn(site, HOST, 'olive@triage.example');
+    const before = await count();
+    for (const [fields, says] of [
+      [{ title: '   ', text: 'No title' }, 'Give the conversation a title.'],
+      [{ title: 'To nobody', to: 'not an address' }, 'e-mail'],
+      [{ title: 'x'.repeat(256) }, '255'],
+      [{ title: 'Long name', to: 'q@new.example', to_name: 'Q'.repeat(256) }, 'name'],
+    ] as const) {
+      const refused = await start(olive, fields);
+      expect(refused.status, JSON.stringify(fields)).toBe(422);
+      expect(refused.html).toContain('role="alert"');
+      expect(refused.html.toLowerCase()).toContain(says.toLowerCase());
+    }
+    expect(await count()).toBe(before);
+  });
+
+  it('is not there for a participant or a visitor, and their post writes nothing', async () => {
+    const before = await count();
+    for (const v of [await signIn(site, HOST, 'pia@else.example'), new Visitor(h, HOST)]) {
+      expect((await v.get('/new')).status).toBe(404);
+      const posted = await v.post('/new', { csrf: 'x', title: 'Sneaky' });
+      expect([403, 404]).toContain(posted.status);
+    }
+    expect(await count()).toBe(before);
   });
 });
 

@@ -19,6 +19,7 @@ export * from './conversations/remove-conversation-member.ts';
 export * from './conversations/schemas.ts';
 export * from './conversations/send-reply.ts';
 export * from './conversations/slug.ts';
+export * from './conversations/start-team-conversation.ts';
 export * from './conversations/title.ts';
 export * from './conversations/triage.ts';
 export * from './conversations/update-conversation.ts';

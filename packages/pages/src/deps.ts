@@ -1,5 +1,6 @@
 import type {
   Authenticated,
+  ConversationStore,
   InboxStore,
   IntakePageAdminStore,
   IntakeStore,
@@ -104,6 +105,8 @@ export interface SiteDeps {
   intakePageAdmin: IntakePageAdminStore;
   workflows: WorkflowStore;
   members: MemberStore;
+  /** Where the team's own starts are written, as create_conversation writes the API's. */
+  conversations: ConversationStore;
   /** A conversation's title and who may see and post in it, as update_conversation changes them. */
   updateConversationStore: UpdateConversationStore;
   /** Which recordings a message still holds, when a deleted conversation's are removed. */

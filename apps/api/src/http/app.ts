@@ -67,6 +67,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     intakePageAdmin: services.intakePageAdmin,
     workflows: services.workflows,
     members: services.members,
+    conversations: services.conversations,
     updateConversationStore: services.updateConversationStore,
     teamStore: services.teamStore,
     mediaReferences: services.mediaReferences,

@@ -12,6 +12,8 @@ import {
   managesIntake,
   parseIntakePageInput,
   parseWorkflowName,
+  runsConversation,
+  startTeamConversation,
   updateTeamMember,
 } from '@convo/domain';
 import { Hono } from 'hono';
@@ -19,6 +21,7 @@ import { notFound, type PageStatus, page } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
 import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { intakePagesPage, type ManageProblem, teamPage, workflowsPage } from '../views/manage.ts';
+import { newConversationForm, type StartProblem } from '../views/triage.ts';
 
 /** An id in a path: digits that fit the column, else the page is missing. */
 const ID = /^[1-9]\d{0,8}$/;
@@ -187,6 +190,42 @@ export function manageRoutes({ deps, posting }: SiteKit) {
       if (!isDomainError(e)) throw e;
       return teamList(c, e.code === 'forbidden' ? 403 : 422, { form, message: e.message, fields });
     }
+  });
+
+  /** The team's "New conversation" form (`/new`), for everyone on the team; else the 404. */
+  const startForm = (c: SiteContext, status: PageStatus, problem?: StartProblem) =>
+    page(
+      c,
+      status,
+      newConversationForm({
+        csrf: c.var.csrf,
+        submitKey: problem?.fields.get('submit')?.[0] ?? crypto.randomUUID(),
+        problem,
+      }),
+      'New conversation',
+      { form: true, headers: { 'cache-control': 'no-store' } },
+    );
+  routes.get('/new', (c) => (runsConversation(viewerOf(c)) ? startForm(c, 200) : notFound(c)));
+  routes.post('/new', posting.sameOrigin, async (c) => {
+    const signedIn = c.var.signedIn;
+    if (!signedIn || !runsConversation(viewerOf(c))) return notFound(c);
+    const fields = await posting.readPost(c);
+    if (fields instanceof Response) return fields;
+    const to = (field(fields, 'to') ?? '').trim();
+    const outcome = await startTeamConversation(
+      deps,
+      c.env.account,
+      { viewer: viewerOf(c), name: signedIn.user.name },
+      {
+        title: field(fields, 'title') ?? '',
+        text: field(fields, 'text') ?? '',
+        anyoneCanPost: field(fields, 'visibility') === 'public',
+        to: to === '' ? undefined : { email: to, name: field(fields, 'to_name') },
+        submitKey: field(fields, 'submit'),
+      },
+    );
+    if (outcome.kind === 'refused') return startForm(c, 422, { message: outcome.problem, fields });
+    return c.redirect(`/c/${outcome.slug}`, 303);
   });
 
   return routes;

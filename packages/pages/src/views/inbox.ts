@@ -67,7 +67,7 @@ export function inbox(account: string, p: InboxPage): Html {
   const f = p.filter;
   const filtered = f.search !== '' || f.tag !== '' || f.state !== '' || f.assignee !== '' || f.source !== '';
   const here = f.archived ? 'Archive' : 'Inbox';
-  return html`<h1>${here}</h1>
+  return html`<div class="heading-row"><h1>${here}</h1><a class="button" href="/new">New conversation</a></div>
 <p class="meta">${f.archived ? `The archived conversations of ${account}: one comes back to the inbox when someone outside the team writes.` : `The conversations of ${account}, latest activity first.`}</p>
 <nav class="inbox-views" aria-label="Inbox or archive"><ul class="views"><li>${f.archived ? html`<a href="/">Inbox</a>` : html`<a href="/" aria-current="page">Inbox</a>`}</li><li>${
     f.archived ? html`<a href="/?archived=1" aria-current="page">Archive</a>` : html`<a href="/?archived=1">Archive</a>`

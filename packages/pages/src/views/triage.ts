@@ -73,3 +73,40 @@ export const deleted = (): Html =>
   html`<h1>Conversation deleted</h1>
 <p>It is gone, with its messages and recordings.</p>
 <p><a href="/">Back to the inbox</a></p>`;
+
+/** A refused start: why, and what was sent, to fill the form again. */
+export interface StartProblem {
+  message: string;
+  fields: Map<string, string[]>;
+}
+
+/** The team's "New conversation" form: works without JavaScript; nothing is written until it is sent. */
+export function newConversationForm(state: {
+  csrf: string;
+  submitKey: string;
+  problem?: StartProblem | undefined;
+}): Html {
+  const p = state.problem;
+  const sent = (name: string, otherwise = '') => p?.fields.get(name)?.[0] ?? otherwise;
+  const visibility = sent('visibility', 'private');
+  const option = (value: string, label: string, hint: string) =>
+    html`<p class="check"><input type="radio" id="visibility-${value}" name="visibility" value="${value}"${visibility === value ? html` checked` : ''}><label for="visibility-${value}">${label} <span class="meta">${hint}</span></label></p>`;
+  return html`<h1>New conversation</h1>
+${p ? html`<p class="problem" role="alert">${p.message}</p>` : ''}
+<form method="post" action="/new" class="new-conversation">
+${csrfField(state.csrf)}<input type="hidden" name="submit" value="${state.submitKey}">
+<p><label for="new-title">Title</label><input id="new-title" name="title" maxlength="255" required value="${sent('title')}"></p>
+<p><label for="new-text">First message (optional)</label><textarea id="new-text" name="text" rows="5">${sent('text')}</textarea></p>
+<fieldset><legend>Send it to (optional)</legend>
+<p><label for="new-to">E-mail address</label><input id="new-to" name="to" type="email" autocomplete="off" maxlength="320" value="${sent('to')}"></p>
+<p><label for="new-to-name">Their name, if they are new here</label><input id="new-to-name" name="to_name" autocomplete="off" maxlength="255" value="${sent('to_name')}"></p>
+<p class="meta">They join the conversation and get an e-mail with its link and your first message.</p>
+</fieldset>
+<fieldset><legend>Who may see it</legend>
+${option('private', 'Private', '(its members, and the team’s owners and admins)')}
+${option('public', 'Anyone with the link', '(reads and replies)')}
+</fieldset>
+<p><button type="submit">Start the conversation</button></p>
+<p class="meta">You can record a video message in it once it is started.</p>
+</form>`;
+}
