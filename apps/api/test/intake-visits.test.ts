@@ -752,4 +752,62 @@ describe('a welcome recording above the form', () => {
     expect(elements((await new Visitor(h, HOST).get('/')).html).some((e) => e.tagName === 'audio')).toBe(false);
     expect((await new Visitor(h, HOST).get('/media/front/welcome/contact')).status).toBe(404);
   });
+  it('is picked on the intake pages’ form from the team’s recordings, recorded in a conversation of the team’s', async () => {
+    const owner = await signedIn('olivia@front.example');
+    // The form's link starts a conversation to record it in, its title suggested.
+    const list = await owner.get('/manage/intake-pages');
+    expect(list.html).toContain('href="/new?title=Welcome%20recording"');
+    const form = await owner.get('/new?title=Welcome%20recording');
+    expect(attr(present(elements(form.html).find((e) => attr(e, 'id') === 'new-title')), 'value')).toBe(
+      'Welcome recording',
+    );
+    const started = await owner.post('/new', {
+      csrf: owner.hidden('csrf'),
+      submit: owner.hidden('submit'),
+      title: 'Welcome recording',
+      visibility: 'private',
+    });
+    const slug = (started.headers.get('location') ?? '').replace('/c/', '');
+    const recorded = await owner.replyWithRecording(
+      slug,
+      { text: '' },
+      { name: 'hi.webm', type: 'audio/webm', bytes: new Uint8Array(readFileSync(join(FIXTURES, 'audio-3s.webm'))) },
+    );
+    expect(recorded.status).toBe(303);
+    const id = (await api(slug)).messages[0].id as number;
+
+    const page = await owner.get('/manage/intake-pages');
+    const options = elements(page.html)
+      .filter((e) => e.tagName === 'option' && attr(e, 'value') !== '')
+      .map((e) => `${attr(e, 'value')} ${textOf(e)}`);
+    expect(options).toContain(
+      `${id} Audio 0:03 by Olivia Owner in “Welcome recording”, ${new Date().toISOString().slice(0, 10)}`,
+    );
+    // A visitor's recording is theirs, not the team's to welcome with: not offered.
+    expect(options.filter((o) => o.includes('by Wanda'))).toEqual([]);
+
+    const contact = (await apiCall(h, 'GET', '/intake_pages', auth(TOKEN))).body.intake_pages.find(
+      (p: { key: string }) => p.key === 'contact',
+    );
+    const saved = await owner.post(`/manage/intake-pages/${contact.id}`, {
+      csrf: owner.hidden('csrf'),
+      name: contact.name,
+      key: contact.key,
+      title: contact.title,
+      welcome_text: contact.welcome_text,
+      welcome_recording: String(id),
+      workflow: contact.workflow_id === null ? '' : String(contact.workflow_id),
+      team: contact.team.join(', '),
+      ...(contact.primary ? { primary: 'on' } : {}),
+      ...(contact.allow_anonymous ? { allow_anonymous: 'on' } : {}),
+    });
+    expect(saved.status).toBe(303);
+    const welcome = present(elements((await new Visitor(h, HOST).get('/')).html).find((e) => e.tagName === 'audio'));
+    expect(attr(welcome, 'aria-label')).toBe('Welcome audio, 0:03');
+    const again = await owner.get('/manage/intake-pages');
+    const chosen = elements(again.html).find(
+      (e) => e.tagName === 'option' && attr(e, 'value') === String(id) && e.attrs.some((a) => a.name === 'selected'),
+    );
+    expect(chosen).toBeDefined();
+  });
 });

@@ -1,4 +1,10 @@
-import type { IntakePageAdminStore, IntakePageDefinition, IntakePageDraft, IntakePageWrite } from '@convo/domain';
+import type {
+  IntakePageAdminStore,
+  IntakePageDefinition,
+  IntakePageDraft,
+  IntakePageWrite,
+  TeamRecording,
+} from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type InferResult, sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
@@ -199,6 +205,33 @@ export class PgIntakePageAdminStore implements IntakePageAdminStore {
         .where('hidden_at', 'is', null),
     );
     return found !== undefined;
+  }
+
+  async teamRecordings(accountId: number, limit: number): Promise<TeamRecording[]> {
+    const rows = await exec(
+      this.em,
+      db
+        .selectFrom('message as m')
+        .innerJoin('account_user as u', (j) =>
+          j.onRef('u.id', '=', 'm.author_id').onRef('u.account_id', '=', 'm.account_id'),
+        )
+        .innerJoin('conversation as c', 'c.id', 'm.conversation_id')
+        .select(['m.id', 'm.message_type', 'm.recorded_duration_seconds', 'u.name', 'c.title', 'm.created_at'])
+        .where('m.account_id', '=', accountId)
+        .where('m.media_key', 'is not', null)
+        .where('m.hidden_at', 'is', null)
+        .where('u.team_role', 'is not', null)
+        .orderBy('m.id', 'desc')
+        .limit(limit),
+    );
+    return rows.map((r) => ({
+      messageId: r.id,
+      kind: r.message_type,
+      seconds: r.recorded_duration_seconds,
+      author: r.name,
+      conversationTitle: r.title,
+      createdAt: new Date(r.created_at),
+    }));
   }
 
   async hasWorkflow(accountId: number, workflowId: number): Promise<boolean> {

@@ -145,7 +145,22 @@ export interface IntakePageAdminStore {
   hasWorkflow(accountId: number, workflowId: number): Promise<boolean>;
   /** True when the account's message (not hidden) has a recording this server keeps. */
   hasRecording(accountId: number, messageId: number): Promise<boolean>;
+  /** The team's latest recordings this server keeps (not hidden), newest first: what a welcome may be. */
+  teamRecordings(accountId: number, limit: number): Promise<TeamRecording[]>;
 }
+
+/** A recording the team made, as the intake page's form offers it for a welcome. */
+export interface TeamRecording {
+  messageId: number;
+  kind: string;
+  seconds: number;
+  author: string;
+  conversationTitle: string;
+  createdAt: Date;
+}
+
+/** How many of the team's recordings the intake page's form offers. */
+export const WELCOME_CHOICES = 50;
 
 export const intakePageView = (p: IntakePageDefinition): IntakePageView => ({
   id: p.id,

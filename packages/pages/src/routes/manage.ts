@@ -15,6 +15,7 @@ import {
   runsConversation,
   startTeamConversation,
   updateTeamMember,
+  WELCOME_CHOICES,
 } from '@convo/domain';
 import { Hono } from 'hono';
 import { notFound, type PageStatus, page } from '../frame.ts';
@@ -50,14 +51,16 @@ export function manageRoutes({ deps, posting }: SiteKit) {
 
   async function intakePages(c: SiteContext, status: PageStatus, problem?: ManageProblem) {
     const account = c.env.account;
-    const [pages, workflows] = await Promise.all([
+    const [pages, workflows, recordings] = await Promise.all([
       listIntakePages(deps.intakePageAdmin, account),
       listWorkflows(deps.workflows, account),
+      deps.intakePageAdmin.teamRecordings(account.id, WELCOME_CHOICES),
     ]);
     const view = intakePagesPage(
       { host: account.host, accountKey: account.key, csrf: c.var.csrf, problem },
       pages,
       workflows,
+      recordings,
     );
     return page(c, status, view, 'Intake pages', { form: true, headers: { 'cache-control': 'no-store' } });
   }
@@ -201,6 +204,7 @@ export function manageRoutes({ deps, posting }: SiteKit) {
         csrf: c.var.csrf,
         submitKey: problem?.fields.get('submit')?.[0] ?? crypto.randomUUID(),
         problem,
+        title: c.req.query('title')?.slice(0, 255),
       }),
       'New conversation',
       { form: true, headers: { 'cache-control': 'no-store' } },

@@ -1,12 +1,15 @@
 import {
+  clockTime,
   type IntakePageView,
   ROLE_LABELS,
   TEAM_ROLES,
   type TeamMemberView,
+  type TeamRecording,
   type TeamRole,
   type WorkflowDefinitionView,
 } from '@convo/domain';
 import { html } from 'hono/html';
+import { KIND_NAMES } from './conversation.ts';
 import { csrfField } from './forms.ts';
 import type { Html } from './layout.ts';
 
@@ -116,8 +119,21 @@ export function intakePagesPage(
   state: { host: string; accountKey: string; csrf: string; problem?: ManageProblem | undefined },
   pages: IntakePageView[],
   workflows: WorkflowDefinitionView[],
+  recordings: TeamRecording[] = [],
 ): Html {
   const p = state.problem;
+  /** The team's recordings to welcome with; one chosen before that is no longer among them stays offered. */
+  const welcomeSelect = (id: string, chosen: string) => {
+    const listed = recordings.some((r) => String(r.messageId) === chosen);
+    return html`<select id="${id}" name="welcome_recording"><option value="">None</option>${
+      chosen !== '' && !listed
+        ? html`<option value="${chosen}" selected>Message ${chosen} (as chosen before)</option>`
+        : ''
+    }${recordings.map(
+      (r) =>
+        html`<option value="${r.messageId}"${String(r.messageId) === chosen ? html` selected` : ''}>${KIND_NAMES[r.kind] ?? 'Recording'} ${clockTime(r.seconds)} by ${r.author} in “${r.conversationTitle}”, ${r.createdAt.toISOString().slice(0, 10)}</option>`,
+    )}</select>`;
+  };
   const workflowSelect = (form: string, id: string, current: number | null) => {
     const chosen = value(p, form, 'workflow', current === null ? '' : String(current));
     return html`<select id="${id}" name="workflow"><option value="">No workflow</option>${workflows.map(
@@ -139,7 +155,8 @@ ${csrfField(state.csrf)}
 <p><label for="${id('key')}">Address key (/p/…)</label><input id="${id('key')}" name="key" maxlength="60" required value="${value(p, form, 'key', page.key)}"></p>
 <p><label for="${id('title')}">Title visitors see</label><input id="${id('title')}" name="title" maxlength="255" value="${value(p, form, 'title', page.title)}"></p>
 <p><label for="${id('welcome')}">Welcome text</label><textarea id="${id('welcome')}" name="welcome_text" rows="3" maxlength="5000">${value(p, form, 'welcome_text', page.welcome_text)}</textarea></p>
-<p><label for="${id('recording')}">Welcome recording, shown above the form: the number of a message with a recording (its address ends in #message-N; empty for none)</label><input id="${id('recording')}" name="welcome_recording" inputmode="numeric" maxlength="10" value="${value(p, form, 'welcome_recording', page.welcome_recording_message_id === null ? '' : String(page.welcome_recording_message_id))}"></p>
+<p><label for="${id('recording')}">Welcome recording, shown above the form</label>${welcomeSelect(id('recording'), value(p, form, 'welcome_recording', page.welcome_recording_message_id === null ? '' : String(page.welcome_recording_message_id)))}</p>
+<p class="meta">The team’s latest recordings. To make a new one, <a href="/new?title=Welcome%20recording">start a private conversation</a> and record it there: it is offered here next.</p>
 <p><label for="${id('workflow')}">Workflow</label>${workflowSelect(form, id('workflow'), page.workflow_id)}</p>
 <p><label for="${id('team')}">Team members who join each conversation (e-mails, one per line)</label><textarea id="${id('team')}" name="team" rows="2">${value(p, form, 'team', page.team.join('\n'))}</textarea></p>
 <p class="check"><input type="checkbox" id="${id('anonymous')}" name="allow_anonymous"${checked(p, form, 'allow_anonymous', page.allow_anonymous)}><label for="${id('anonymous')}">Visitors may start anonymously</label></p>

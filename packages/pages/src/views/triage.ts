@@ -85,6 +85,8 @@ export function newConversationForm(state: {
   csrf: string;
   submitKey: string;
   problem?: StartProblem | undefined;
+  /** A title to start from (a link may suggest one: "Welcome recording" from the intake pages). */
+  title?: string | undefined;
 }): Html {
   const p = state.problem;
   const sent = (name: string, otherwise = '') => p?.fields.get(name)?.[0] ?? otherwise;
@@ -95,7 +97,7 @@ export function newConversationForm(state: {
 ${p ? html`<p class="problem" role="alert">${p.message}</p>` : ''}
 <form method="post" action="/new" class="new-conversation">
 ${csrfField(state.csrf)}<input type="hidden" name="submit" value="${state.submitKey}">
-<p><label for="new-title">Title</label><input id="new-title" name="title" maxlength="255" required value="${sent('title')}"></p>
+<p><label for="new-title">Title</label><input id="new-title" name="title" maxlength="255" required value="${sent('title', state.title ?? '')}"></p>
 <p><label for="new-text">First message (optional)</label><textarea id="new-text" name="text" rows="5">${sent('text')}</textarea></p>
 <fieldset><legend>Send it to (optional)</legend>
 <p><label for="new-to">E-mail address</label><input id="new-to" name="to" type="email" autocomplete="off" maxlength="320" value="${sent('to')}"></p>
