@@ -706,6 +706,28 @@ describe('the team manages intake pages and workflows on the site', () => {
   });
 });
 
+describe('the titles of started conversations', () => {
+  it('follow the page’s pattern when the team sets one, and “{name}: {words}” when it clears it', async () => {
+    const feedback = (await apiCall(h, 'GET', '/intake_pages', auth(TOKEN))).body.intake_pages.find(
+      (p: { key: string }) => p.key === 'feedback',
+    );
+    const change = (conversation_title: string) =>
+      apiCall(h, 'PATCH', `/intake_pages/${feedback.id}`, auth(TOKEN), { conversation_title });
+    const set = await change('Feedback ({page}) from {name}: {words}');
+    expect(set.status).toBe(200);
+    expect(set.body.conversation_title).toBe('Feedback ({page}) from {name}: {words}');
+    const fields = { name: 'Fay', email: 'fay@v.example', text: 'Lovely {date} service' };
+    const slug = slugOf(await start(new Visitor(h, HOST), '/p/feedback', fields));
+    expect((await api(slug)).title).toBe(`Feedback (${feedback.name}) from Fay: Lovely {date} service`);
+
+    expect((await change('')).body.conversation_title).toBe('');
+    const plain = slugOf(await start(new Visitor(h, HOST), '/p/feedback', { ...fields, text: 'Plain again' }));
+    expect((await api(plain)).title).toBe('Fay: Plain again');
+    const long = await change('x'.repeat(201));
+    expect([long.status, long.body.code]).toEqual([422, 'invalid_input']);
+  });
+});
+
 describe('a welcome recording above the form', () => {
   it('shows a kept recording of the account chosen by the team, and refuses any other', async () => {
     // A recording of the account's: a visitor's start with one.

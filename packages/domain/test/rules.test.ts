@@ -82,6 +82,27 @@ describe('titles', () => {
     // Nothing to say: the account's naming applies.
     expect(startedTitle('Sam', { text: ' ' })).toBeNull();
   });
+  it('titles a start by the page’s pattern when it has one, never reading what was typed as a placeholder', () => {
+    const page = {
+      pattern: 'Support – {page}: {words} ({name}, {date})',
+      page: 'Contact us',
+      now: new Date('2026-11-21T10:00:00Z'),
+    };
+    expect(startedTitle('Tom', { text: 'My invoice' }, page)).toBe(
+      'Support – Contact us: My invoice (Tom, November 21st, 2026)',
+    );
+    expect(startedTitle(null, { text: '{name} {date}' }, page)).toBe(
+      'Support – Contact us: {name} {date} (A visitor, November 21st, 2026)',
+    );
+    expect(startedTitle('Sam', { text: '', mediaKind: 'video' }, { ...page, pattern: 'New: {words}' })).toBe(
+      'New: Video message',
+    );
+    // A pattern of placeholders alone that render to nothing: the account's naming applies.
+    expect(startedTitle('Sam', { text: '' }, { ...page, pattern: '{words}' })).toBeNull();
+    expect(
+      startedTitle('Sam', { text: 'x'.repeat(80) }, { ...page, pattern: `${'y'.repeat(190)} {words}` })?.length,
+    ).toBe(255);
+  });
   it('renders the default template like the original service', () => {
     expect(renderTitle('{date} Conversation', new Date('2026-11-21T10:00:00Z'))).toBe(
       'November 21st, 2026 Conversation',

@@ -21,6 +21,8 @@ const pageOf = (version: string, id = 7): PublicIntakePage => ({
   key: 'support',
   title: 'Support',
   welcomeText: '',
+  name: 'Support',
+  conversationTitle: '',
   welcomeRecording: null,
   allowAnonymous: true,
   primary: true,

@@ -421,6 +421,7 @@ export function registerCommands(program: Command, cli: Cli): void {
       .option('--key <key>', 'its address, /p/<key> (default: made from the name)')
       .option('--title <title>', 'shown above the form')
       .option('--welcome <text>', 'welcome text shown above the form')
+      .option('--conversation-title <pattern>', 'how its conversations are titled: {name}, {words}, {page}, {date}')
       .option('--primary', 'make it the primary intake page')
       .option('--anonymous', 'let visitors start without a name and an e-mail address')
       .option('--team <emails>', 'comma-separated team members who join each conversation started there', teamList)
@@ -433,6 +434,7 @@ export function registerCommands(program: Command, cli: Cli): void {
             key: o.key,
             title: o.title,
             welcomeText: o.welcome,
+            conversationTitle: o.conversationTitle,
             primary: o.primary === true,
             allowAnonymous: o.anonymous === true,
             team: o.team,
@@ -467,6 +469,7 @@ export function registerCommands(program: Command, cli: Cli): void {
       .option('--key <key>', 'new address, /p/<key>')
       .option('--title <title>', 'shown above the form')
       .option('--welcome <text>', 'welcome text')
+      .option('--conversation-title <pattern>', 'how its conversations are titled: {name}, {words}, {page}, {date}')
       .option(
         '--welcome-recording <message id>',
         'a message whose recording is shown above the form (0: none)',
@@ -494,6 +497,7 @@ export function registerCommands(program: Command, cli: Cli): void {
               key: o.key,
               title: o.title,
               welcome_text: o.welcome,
+              conversation_title: o.conversationTitle,
               welcome_recording_message_id:
                 o.welcomeRecording === undefined ? undefined : o.welcomeRecording === 0 ? null : o.welcomeRecording,
               primary: o.primary === true ? true : undefined,

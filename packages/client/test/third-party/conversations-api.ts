@@ -657,6 +657,7 @@ export interface components {
             title: string;
             welcome_text: string;
             welcome_recording_message_id: number | null;
+            conversation_title: string;
             primary: boolean;
             workflow_id: number | null;
             allow_anonymous: boolean;
@@ -3247,6 +3248,7 @@ export interface operations {
                      *           "title": "Talk to Acme",
                      *           "welcome_text": "Tell us what you need: type it, or record a video. We answer within a day.",
                      *           "welcome_recording_message_id": null,
+                     *           "conversation_title": "{name}: {words}",
                      *           "primary": true,
                      *           "workflow_id": 4,
                      *           "allow_anonymous": false,
@@ -3328,6 +3330,8 @@ export interface operations {
                     /** @description Shown above the form; the name when empty. */
                     title?: string;
                     welcome_text?: string;
+                    /** @description How conversations started on the page are titled: `{name}` (the person, or "A visitor"), `{words}` (their first words, or the kind of recording they sent), `{page}` (the page’s name), `{date}` and `{time}` (UTC). Empty: "{name}: {words}" ("Tom Tester: I need help with my invoice"). */
+                    conversation_title?: string;
                     /** @description A message of the account whose recording (kept by this server) is shown above the form, at `/p/<key>/welcome`; null for none. */
                     welcome_recording_message_id?: number | null;
                     /** @description The account’s primary intake page (at most one: making a page primary makes the other not). */
@@ -3361,6 +3365,7 @@ export interface operations {
                      *       "title": "Talk to Acme",
                      *       "welcome_text": "Tell us what you need: type it, or record a video. We answer within a day.",
                      *       "welcome_recording_message_id": null,
+                     *       "conversation_title": "{name}: {words}",
                      *       "primary": true,
                      *       "workflow_id": 4,
                      *       "allow_anonymous": false,
@@ -3514,6 +3519,8 @@ export interface operations {
                     /** @description Shown above the form; the name when empty. */
                     title?: string;
                     welcome_text?: string;
+                    /** @description How conversations started on the page are titled: `{name}` (the person, or "A visitor"), `{words}` (their first words, or the kind of recording they sent), `{page}` (the page’s name), `{date}` and `{time}` (UTC). Empty: "{name}: {words}" ("Tom Tester: I need help with my invoice"). */
+                    conversation_title?: string;
                     /** @description A message of the account whose recording (kept by this server) is shown above the form, at `/p/<key>/welcome`; null for none. */
                     welcome_recording_message_id?: number | null;
                     /** @description The account’s primary intake page (at most one: making a page primary makes the other not). */
@@ -3547,6 +3554,7 @@ export interface operations {
                      *       "title": "Talk to Acme",
                      *       "welcome_text": "Tell us what you need: type it, or record a video. We answer within a day.",
                      *       "welcome_recording_message_id": null,
+                     *       "conversation_title": "{name}: {words}",
                      *       "primary": true,
                      *       "workflow_id": 4,
                      *       "allow_anonymous": false,

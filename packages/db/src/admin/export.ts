@@ -105,12 +105,13 @@ async function header(em: EntityManager, a: AccountRow) {
     key: string;
     title: string;
     welcome_text: string;
+    conversation_title: string;
     allow_anonymous: boolean;
     disabled: boolean;
     team: string[] | string;
   }>(
     em,
-    `select p.id, p.name, p.is_primary, p.workflow_id, p.key, p.title, p.welcome_text, p.allow_anonymous,
+    `select p.id, p.name, p.is_primary, p.workflow_id, p.key, p.title, p.welcome_text, p.conversation_title, p.allow_anonymous,
        p.disabled_at is not null as disabled,
        (select coalesce(json_agg(u.email order by u.id), '[]') from intake_page_member m
           join account_user u on u.id = m.user_id where m.intake_page_id = p.id) as team
@@ -143,6 +144,7 @@ async function header(em: EntityManager, a: AccountRow) {
         key: p.key,
         ...(p.title === '' ? {} : { title: p.title }),
         ...(p.welcome_text === '' ? {} : { welcome_text: p.welcome_text }),
+        ...(p.conversation_title === '' ? {} : { conversation_title: p.conversation_title }),
         ...(p.allow_anonymous ? { allow_anonymous: true } : {}),
         ...(team.length === 0 ? {} : { team }),
         ...(p.disabled ? { disabled: true } : {}),

@@ -228,6 +228,7 @@ export async function createIntakePage(
     key?: string | undefined;
     title?: string | undefined;
     welcomeText?: string | undefined;
+    conversationTitle?: string | undefined;
     allowAnonymous?: boolean | undefined;
     team?: string[] | undefined;
     disabled?: boolean | undefined;
@@ -244,6 +245,7 @@ export async function createIntakePage(
         key: input.key,
         title: input.title,
         welcome_text: input.welcomeText,
+        conversation_title: input.conversationTitle,
         allow_anonymous: input.allowAnonymous,
         team: input.team,
         disabled: input.disabled,

@@ -37,6 +37,8 @@ export const IntakePage = defineEntity({
     key: p.string().length(60),
     title: p.string().length(255).default(''),
     welcomeText: p.text().default(''),
+    /** How conversations started on it are titled ({name}, {words}, {page}, {date}); empty: "{name}: {words}". */
+    conversationTitle: p.string().length(200).default(''),
     /** Visitors may start a conversation without giving a name and an e-mail address. */
     allowAnonymous: p.boolean().default(false),
     isPrimary: p.boolean().default(false),

@@ -48,6 +48,8 @@ const publicPage = () => {
       'ip.key',
       sql<string>`coalesce(nullif(ip.title, ''), ip.name)`.as('title'),
       'ip.welcome_text',
+      'ip.name',
+      'ip.conversation_title',
       'ip.allow_anonymous',
       'wm.id as welcome_id',
       'wm.message_type as welcome_kind',
@@ -77,6 +79,8 @@ const pageOf = (row: PageRow): PublicIntakePage => ({
   key: row.key,
   title: row.title,
   welcomeText: row.welcome_text,
+  name: row.name,
+  conversationTitle: row.conversation_title,
   welcomeRecording:
     row.welcome_id === null
       ? null

@@ -50,7 +50,7 @@ export const recordingName = (kind: string): string => RECORDING_NAMES[kind] ?? 
 
 /**
  * The title of a conversation a person started on an intake page: who and what, "Tom Tester: I
- * need help with my invoice". Their first words on one line, cut at a word within
+ * need help with my invoice", or as the page's pattern says ("Support: {words}"). Their first words on one line, cut at a word within
  * STARTED_TITLE_WORDS_LENGTH characters ("…" after); a recording sent without words is named by
  * its kind; an anonymous start is "A visitor". Null when nothing of it makes a title (the
  * account's naming applies then).
@@ -58,14 +58,27 @@ export const recordingName = (kind: string): string => RECORDING_NAMES[kind] ?? 
 export function startedTitle(
   who: string | null,
   message: { text: string; mediaKind?: string | undefined },
+  /** The intake page's pattern (empty: "{name}: {words}"), its name and the time of the start. */
+  page: { pattern: string; page: string; now: Date } = { pattern: '', page: '', now: new Date() },
 ): string | null {
   const words = message.text.replace(/\s+/gu, ' ').trim();
   const said = words.length <= STARTED_TITLE_WORDS_LENGTH ? words : `${cutAtWord(words, STARTED_TITLE_WORDS_LENGTH)}…`;
   const what = said || (message.mediaKind ? recordingName(message.mediaKind) : '');
-  if (!what) return null;
   const name = (who ?? '').replace(/\s+/gu, ' ').trim() || 'A visitor';
-  const title = `${name}: ${what}`;
-  return titleProblem(title) ? null : title;
+  if (page.pattern.trim() === '') {
+    if (!what) return null;
+    const title = `${name}: ${what}`;
+    return titleProblem(title) ? null : title;
+  }
+  // One pass over the pattern: what a visitor typed is never read as a placeholder.
+  const values: Record<string, string> = { '{name}': name, '{words}': what, '{page}': page.page };
+  for (const [placeholder, render] of Object.entries(TITLE_PLACEHOLDERS)) values[placeholder] = render(page.now);
+  const title = page.pattern
+    .replace(/\{(?:name|words|page|date|time)\}/g, (placeholder) => values[placeholder] ?? placeholder)
+    .replace(/\s+/gu, ' ')
+    .trim()
+    .slice(0, TITLE_MAX_LENGTH);
+  return title === '' || titleProblem(title) ? null : title;
 }
 
 /** `text` cut to at most `length` characters, at the last space if there is one past the middle. */

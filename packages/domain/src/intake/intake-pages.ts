@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TITLE_TEMPLATE_MAX_LENGTH } from '../conversations/title.ts';
 
 import { DomainError } from '../shared/errors.ts';
 
@@ -46,6 +47,14 @@ export const intakePageFields = {
   }),
   title: ZText('title').pipe(z.string().max(255)).meta({ description: 'Shown above the form; the name when empty.' }),
   welcome_text: ZText('welcome_text').pipe(z.string().max(5_000)),
+  conversation_title: ZText('conversation_title')
+    .pipe(z.string().max(TITLE_TEMPLATE_MAX_LENGTH))
+    .meta({
+      description:
+        'How conversations started on the page are titled: `{name}` (the person, or "A visitor"), `{words}` ' +
+        '(their first words, or the kind of recording they sent), `{page}` (the page’s name), `{date}` and ' +
+        '`{time}` (UTC). Empty: "{name}: {words}" ("Tom Tester: I need help with my invoice").',
+    }),
   welcome_recording_message_id: z.number().int().min(1).max(2_147_483_647).nullable().meta({
     description:
       'A message of the account whose recording (kept by this server) is shown above the form, at `/p/<key>/welcome`; null for none.',
@@ -87,6 +96,7 @@ export const ZIntakePage = z
     title: z.string(),
     welcome_text: z.string(),
     welcome_recording_message_id: z.number().int().nullable(),
+    conversation_title: z.string(),
     primary: z.boolean(),
     workflow_id: z.number().int().nullable(),
     allow_anonymous: z.boolean(),
@@ -106,6 +116,7 @@ export interface IntakePageDefinition {
   title: string;
   welcomeText: string;
   welcomeMessageId: number | null;
+  conversationTitle: string;
   primary: boolean;
   workflowId: number | null;
   allowAnonymous: boolean;
@@ -122,6 +133,7 @@ export interface IntakePageDraft {
   title: string;
   welcomeText: string;
   welcomeMessageId: number | null;
+  conversationTitle: string;
   primary: boolean;
   workflowId: number | null;
   allowAnonymous: boolean;
@@ -169,6 +181,7 @@ export const intakePageView = (p: IntakePageDefinition): IntakePageView => ({
   title: p.title,
   welcome_text: p.welcomeText,
   welcome_recording_message_id: p.welcomeMessageId,
+  conversation_title: p.conversationTitle,
   primary: p.primary,
   workflow_id: p.workflowId,
   allow_anonymous: p.allowAnonymous,
@@ -184,6 +197,7 @@ export interface IntakePageInput {
   title?: string | undefined;
   welcome_text?: string | undefined;
   welcome_recording_message_id?: number | null | undefined;
+  conversation_title?: string | undefined;
   primary?: boolean | undefined;
   workflow_id?: number | null | undefined;
   allow_anonymous?: boolean | undefined;
@@ -228,6 +242,7 @@ export async function draftOf(
     title: input.title ?? current?.title ?? '',
     welcomeText: input.welcome_text ?? current?.welcomeText ?? '',
     welcomeMessageId,
+    conversationTitle: input.conversation_title ?? current?.conversationTitle ?? '',
     primary: input.primary ?? current?.primary ?? false,
     workflowId,
     allowAnonymous: input.allow_anonymous ?? current?.allowAnonymous ?? false,

@@ -27,6 +27,10 @@ export interface PublicIntakePage {
   key: string;
   title: string;
   welcomeText: string;
+  /** Its name, as the team calls it ("Contact us"). */
+  name: string;
+  /** How conversations started on it are titled (empty: "{name}: {words}"). */
+  conversationTitle: string;
   /**
    * The welcome recording (a message's, kept here and not hidden): which message, its kind and
    * measured length; null when the page has none.
@@ -175,7 +179,12 @@ export async function startConversation(
     page.account,
     {
       // Who and what, for the team's inbox; the account's naming when neither says anything.
-      title: startedTitle(visitor?.name ?? null, { text: form.text, mediaKind: form.media?.kind }) ?? undefined,
+      title:
+        startedTitle(
+          visitor?.name ?? null,
+          { text: form.text, mediaKind: form.media?.kind },
+          { pattern: page.conversationTitle, page: page.name, now: new Date() },
+        ) ?? undefined,
       anyoneCanPost: false,
       allowAnonymousMessages: visitor === null,
       allowSearchEngines: false,

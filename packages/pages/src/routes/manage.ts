@@ -98,6 +98,7 @@ export function manageRoutes({ deps, posting }: SiteKit) {
       key: field(fields, 'key') ?? '',
       title: field(fields, 'title') ?? '',
       welcome_text: (field(fields, 'welcome_text') ?? '').replace(/\r\n?/g, '\n'),
+      conversation_title: field(fields, 'conversation_title') ?? '',
       welcome_recording_message_id: recording === '' ? null : /^\d{1,9}$/.test(recording) ? Number(recording) : -1,
       workflow_id: workflow === '' ? null : /^\d{1,9}$/.test(workflow) ? Number(workflow) : -1,
       team: (field(fields, 'team') ?? '').split(/[\s,]+/).filter((e) => e !== ''),

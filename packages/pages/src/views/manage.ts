@@ -154,6 +154,8 @@ ${csrfField(state.csrf)}
 <p><label for="${id('name')}">Name</label><input id="${id('name')}" name="name" maxlength="255" required value="${value(p, form, 'name', page.name)}"></p>
 <p><label for="${id('key')}">Address key (/p/…)</label><input id="${id('key')}" name="key" maxlength="60" required value="${value(p, form, 'key', page.key)}"></p>
 <p><label for="${id('title')}">Title visitors see</label><input id="${id('title')}" name="title" maxlength="255" value="${value(p, form, 'title', page.title)}"></p>
+<p><label for="${id('conversation-title')}">How its conversations are titled</label><input id="${id('conversation-title')}" name="conversation_title" maxlength="200" aria-describedby="${id('conversation-title-hint')}" placeholder="{name}: {words}" value="${value(p, form, 'conversation_title', page.conversation_title)}"></p>
+<p class="meta" id="${id('conversation-title-hint')}">{name} is the person (or “A visitor”), {words} their first words (or the kind of recording), {page} this page’s name, {date} the day. Empty: “{name}: {words}”, as “Tom Tester: I need help with my invoice”.</p>
 <p><label for="${id('welcome')}">Welcome text</label><textarea id="${id('welcome')}" name="welcome_text" rows="3" maxlength="5000">${value(p, form, 'welcome_text', page.welcome_text)}</textarea></p>
 <p><label for="${id('recording')}">Welcome recording, shown above the form</label>${welcomeSelect(id('recording'), value(p, form, 'welcome_recording', page.welcome_recording_message_id === null ? '' : String(page.welcome_recording_message_id)))}</p>
 <p class="meta">The team’s latest recordings. To make a new one, <a href="/new?title=Welcome%20recording">start a private conversation</a> and record it there: it is offered here next.</p>

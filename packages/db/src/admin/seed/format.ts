@@ -122,6 +122,8 @@ export const ZSeedAccountHeader = z.strictObject({
         key: z.string().optional(),
         title: z.string().optional(),
         welcome_text: z.string().optional(),
+        /** How conversations started on it are titled (see the API's intake page). */
+        conversation_title: z.string().optional(),
         allow_anonymous: z.boolean().optional(),
         /** Team members' e-mails. */
         team: z.array(z.string()).optional(),

@@ -108,6 +108,7 @@ async function loadHeader(
       key: page.key,
       title: page.title,
       welcomeText: page.welcome_text,
+      conversationTitle: page.conversation_title,
       allowAnonymous: page.allow_anonymous,
       team: page.team,
       disabled: page.disabled,

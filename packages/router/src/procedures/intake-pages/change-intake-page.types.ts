@@ -3,19 +3,8 @@ import { z } from 'zod';
 import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
 import { intakePageExample, intakePageNotFound, intakePageRules } from './intake-page.types.ts';
 
-export const ZChangeIntakePageInput = z.object({
-  id: ZIntakePageId,
-  name: intakePageFields.name.optional(),
-  key: intakePageFields.key.optional(),
-  title: intakePageFields.title.optional(),
-  welcome_text: intakePageFields.welcome_text.optional(),
-  welcome_recording_message_id: intakePageFields.welcome_recording_message_id.optional(),
-  primary: intakePageFields.primary.optional(),
-  workflow_id: intakePageFields.workflow_id.optional(),
-  allow_anonymous: intakePageFields.allow_anonymous.optional(),
-  team: intakePageFields.team.optional(),
-  disabled: intakePageFields.disabled.optional(),
-});
+/** Every member of a page, each optional: what is given changes. */
+export const ZChangeIntakePageInput = z.object({ id: ZIntakePageId, ...z.object(intakePageFields).partial().shape });
 
 export const changeIntakePageSpec = {
   input: ZChangeIntakePageInput,

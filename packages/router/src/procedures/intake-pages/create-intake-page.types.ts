@@ -3,20 +3,8 @@ import { z } from 'zod';
 import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
 import { intakePageExample, intakePageRules } from './intake-page.types.ts';
 
-const { name, ...optional } = intakePageFields;
-
-export const ZCreateIntakePageInput = z.object({
-  name,
-  key: optional.key.optional(),
-  title: optional.title.optional(),
-  welcome_text: optional.welcome_text.optional(),
-  welcome_recording_message_id: optional.welcome_recording_message_id.optional(),
-  primary: optional.primary.optional(),
-  workflow_id: optional.workflow_id.optional(),
-  allow_anonymous: optional.allow_anonymous.optional(),
-  team: optional.team.optional(),
-  disabled: optional.disabled.optional(),
-});
+/** A page's name, and any other of its members (the rest get their defaults). */
+export const ZCreateIntakePageInput = z.object(intakePageFields).partial().required({ name: true });
 
 export const createIntakePageSpec = {
   input: ZCreateIntakePageInput,

@@ -10,6 +10,7 @@ export const intakePageExample = {
   title: 'Talk to Acme',
   welcome_text: 'Tell us what you need: type it, or record a video. We answer within a day.',
   welcome_recording_message_id: null,
+  conversation_title: '{name}: {words}',
   primary: true,
   workflow_id: 4,
   allow_anonymous: false,
