@@ -678,11 +678,12 @@ describe('the team manages intake pages and workflows on the site', () => {
     await owner.get('/manage/workflows');
     const csrf = owner.hidden('csrf');
     const before = (await workflows()).length;
-    const bad = await owner.post('/manage/workflows', { csrf, name: 'Broken', steps: '[{"trigger": ' });
+    const json = { csrf, editor: 'json' };
+    const bad = await owner.post('/manage/workflows', { ...json, name: 'Broken', steps: '[{"trigger": ' });
     expect(bad.status).toBe(422);
     expect(bad.html).toContain('steps: not valid JSON');
     const unknown = await owner.post('/manage/workflows', {
-      csrf,
+      ...json,
       name: 'Unknown',
       steps: '[{"trigger":{"type":"moon.full"},"action":{"type":"add_tags","tags":["x"]}}]',
     });
@@ -691,18 +692,109 @@ describe('the team manages intake pages and workflows on the site', () => {
     expect((await workflows()).length).toBe(before);
 
     const steps = '[{"trigger":{"type":"conversation.created"},"action":{"type":"add_tags","tags":["site"]}}]';
-    const made = await owner.post('/manage/workflows', { csrf, name: 'From the site', steps });
+    const made = await owner.post('/manage/workflows', { ...json, name: 'From the site', steps });
     expect(made.status).toBe(303);
     const saved = (await workflows()).find((w: { name: string }) => w.name === 'From the site');
     expect(saved.steps).toEqual(JSON.parse(steps));
     const disabled = await owner.post(`/manage/workflows/${saved.id}`, {
-      csrf,
+      ...json,
       name: 'From the site',
       steps,
       disabled: 'on',
     });
     expect([disabled.status, location(disabled)]).toEqual([303, `/manage/workflows#workflow-${saved.id}`]);
     expect((await workflows()).find((w: { id: number }) => w.id === saved.id).disabled).toBe(true);
+  });
+});
+
+describe('the workflow step editor', () => {
+  const workflows = async () => (await apiCall(h, 'GET', '/workflows', auth(TOKEN))).body.workflows;
+
+  it('saves steps typed as fields, shows them as fields again, and says why it refuses, keeping them', async () => {
+    const owner = await signedIn('olivia@front.example');
+    await owner.get('/manage/workflows');
+    const csrf = owner.hidden('csrf');
+    const made = await owner.post('/manage/workflows', {
+      csrf,
+      editor: 'fields',
+      name: 'Editor made',
+      'step.0.trigger': 'message.created',
+      'step.0.by': 'participant',
+      'step.0.wait': '2',
+      'step.0.wait_unit': 'hours',
+      'step.0.action': 'post_message',
+      'step.0.as': 'olivia@front.example',
+      'step.0.text': 'Thanks!\r\nWe read every word.',
+      'step.0.recording': '',
+      'step.0.tags': 'ignored',
+    });
+    expect(made.status).toBe(303);
+    const saved = (await workflows()).find((w: { name: string }) => w.name === 'Editor made');
+    expect(saved.steps).toEqual([
+      {
+        trigger: { type: 'message.created', by: 'participant', delay_seconds: 7200 },
+        action: { type: 'post_message', as: 'olivia@front.example', text: 'Thanks!\nWe read every word.' },
+      },
+    ]);
+
+    // The page shows the saved step as fields, then a blank one to add.
+    const page = await owner.get('/manage/workflows');
+    const prefix = `workflow-${saved.id}-step`;
+    const byId = (id: string) => present(elements(page.html).find((e) => attr(e, 'id') === id));
+    const selected = (id: string) =>
+      attr(
+        present(byId(id).childNodes.find((o) => 'attrs' in o && o.attrs.some((a) => a.name === 'selected')) as never),
+        'value',
+      );
+    expect(selected(`${prefix}-0-trigger`)).toBe('message.created');
+    expect(attr(byId(`${prefix}-0-wait`), 'value')).toBe('2');
+    expect(selected(`${prefix}-0-wait-unit`)).toBe('hours');
+    expect(selected(`${prefix}-1-trigger`)).toBe('');
+
+    // A second step added, the first removed: the one left is the new one.
+    await owner.get('/manage/workflows');
+    const changed = await owner.post(`/manage/workflows/${saved.id}`, {
+      csrf: owner.hidden('csrf'),
+      editor: 'fields',
+      name: 'Editor made',
+      'step.0.trigger': 'message.created',
+      'step.0.by': 'participant',
+      'step.0.action': 'add_tags',
+      'step.0.remove': 'on',
+      'step.1.trigger': 'no_reply',
+      'step.1.from': 'team',
+      'step.1.wait': '1',
+      'step.1.wait_unit': 'days',
+      'step.1.action': 'notify',
+      'step.1.emails': 'olivia@front.example, sam@front.example',
+    });
+    expect(changed.status).toBe(303);
+    expect((await workflows()).find((w: { id: number }) => w.id === saved.id).steps).toEqual([
+      {
+        trigger: { type: 'no_reply', from: 'team', within_seconds: 86_400 },
+        action: { type: 'notify', emails: ['olivia@front.example', 'sam@front.example'] },
+      },
+    ]);
+
+    const before = JSON.stringify(await workflows());
+    await owner.get('/manage/workflows');
+    const refused = await owner.post(`/manage/workflows/${saved.id}`, {
+      csrf: owner.hidden('csrf'),
+      editor: 'fields',
+      name: 'Editor made',
+      'step.0.trigger': 'repeat',
+      'step.0.every': 'week',
+      'step.0.times': 'lots',
+      'step.0.action': 'add_tags',
+      'step.0.tags': 'weekly',
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.html).toMatch(/steps.*times/);
+    // What was typed is there again, to correct.
+    expect(attr(present(elements(refused.html).find((e) => attr(e, 'id') === `${prefix}-0-tags`)), 'value')).toBe(
+      'weekly',
+    );
+    expect(JSON.stringify(await workflows())).toBe(before);
   });
 });
 

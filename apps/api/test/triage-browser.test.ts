@@ -217,6 +217,37 @@ describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 
     await context.close();
   });
 
+  it('builds a workflow step by step with fields, showing only what the chosen trigger and action need', async () => {
+    const context = await asOwner(true, 375);
+    const page = await context.newPage();
+    await page.goto(`${site}/manage/workflows`);
+    const step = page.locator('#new-workflow fieldset.step').first();
+    // A blank step shows its trigger alone.
+    expect(await step.getByLabel('Whose message (when a message is posted)').isVisible()).toBe(false);
+    await page.locator('#new-workflow-name').fill('Tag the talkers');
+    await step.getByLabel('When', { exact: true }).selectOption('message.created');
+    expect(await step.getByLabel('Whose message (when a message is posted)').isVisible()).toBe(true);
+    expect(await step.getByLabel('How many times in all').isVisible()).toBe(false);
+    await step.getByLabel('Then', { exact: true }).selectOption('add_tags');
+    expect(await step.getByLabel('Post as').isVisible()).toBe(false);
+    await step.getByLabel('Tags, commas between').fill('talked');
+    await Promise.all([
+      page.waitForURL(/#workflow-\d+$/),
+      page.locator('#new-workflow').getByRole('button', { name: 'Save the steps' }).click(),
+    ]);
+    const saved = page.locator('section.manage', { hasText: 'Tag the talkers' });
+    expect(await saved.locator('fieldset.step').first().getByLabel('Tags, commas between').inputValue()).toBe('talked');
+    await saved.getByText('Advanced: the steps as JSON').click();
+    expect(JSON.parse(await saved.locator('textarea.code').inputValue())).toEqual([
+      {
+        trigger: { type: 'message.created', by: 'participant', delay_seconds: 0 },
+        action: { type: 'add_tags', tags: ['talked'] },
+      },
+    ]);
+    await page.screenshot({ path: join(SHOTS, 'workflow-editor-375.png'), fullPage: true });
+    await context.close();
+  });
+
   it('deletes a conversation after asking, without JavaScript', async () => {
     const context = await asOwner(false);
     const page = await context.newPage();

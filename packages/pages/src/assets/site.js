@@ -532,3 +532,24 @@ function showLocalTimes(root) {
     links[next].closest('li')?.scrollIntoView({ block: 'nearest' });
   });
 })();
+
+// The workflow step editor: only the fields of the chosen trigger and action show (without
+// JavaScript every field shows, each label saying when it counts); a blank "Add a step" shows
+// nothing but its trigger until one is chosen.
+(() => {
+  const sync = (step) => {
+    const trigger = step.querySelector('[data-choose="trigger"]')?.value ?? '';
+    const action = step.querySelector('[data-choose="action"]')?.value ?? '';
+    for (const p of step.querySelectorAll(':scope > p')) {
+      if (p.querySelector('[data-choose="trigger"]')) continue;
+      const shownFor = (kind, chosen) => !p.dataset[kind] || p.dataset[kind].split(' ').includes(chosen);
+      p.hidden = trigger === '' || !shownFor('trigger', trigger) || !shownFor('action', action);
+    }
+  };
+  for (const step of document.querySelectorAll('fieldset[data-step]')) {
+    sync(step);
+    step.addEventListener('change', (e) => {
+      if (e.target instanceof Element && e.target.matches('[data-choose]')) sync(step);
+    });
+  }
+})();

@@ -23,6 +23,7 @@ import type { SiteKit } from '../posting.ts';
 import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { intakePagesPage, type ManageProblem, teamPage, workflowsPage } from '../views/manage.ts';
 import { newConversationForm, type StartProblem } from '../views/triage.ts';
+import { stepsFromForm } from '../workflow-form.ts';
 
 /** An id in a path: digits that fit the column, else the page is missing. */
 const ID = /^[1-9]\d{0,8}$/;
@@ -30,8 +31,12 @@ const ID = /^[1-9]\d{0,8}$/;
 /** A checkbox: sent as `on` when ticked, absent when not. */
 const ticked = (fields: Map<string, string[]>, name: string) => field(fields, name) === 'on';
 
-/** Steps typed as JSON; a typing mistake is refused as the API refuses a body it cannot read. */
+/**
+ * The steps a workflow's form sends: from the step editor's fields, or (its "Save the JSON") as
+ * JSON, a typing mistake refused as the API refuses a body it cannot read.
+ */
 function stepsOf(fields: Map<string, string[]>): unknown {
+  if (field(fields, 'editor') !== 'json') return stepsFromForm((name) => field(fields, name));
   try {
     return JSON.parse(field(fields, 'steps') ?? '');
   } catch (e) {
@@ -66,7 +71,13 @@ export function manageRoutes({ deps, posting }: SiteKit) {
   }
 
   async function workflows(c: SiteContext, status: PageStatus, problem?: ManageProblem) {
-    const view = workflowsPage({ csrf: c.var.csrf, problem }, await listWorkflows(deps.workflows, c.env.account));
+    const account = c.env.account;
+    const [list, team, recordings] = await Promise.all([
+      listWorkflows(deps.workflows, account),
+      getTeam(deps, account),
+      deps.intakePageAdmin.teamRecordings(account.id, WELCOME_CHOICES),
+    ]);
+    const view = workflowsPage({ csrf: c.var.csrf, problem, team, recordings }, list);
     return page(c, status, view, 'Workflows', { form: true, headers: { 'cache-control': 'no-store' } });
   }
 

@@ -12,6 +12,7 @@ import { html } from 'hono/html';
 import { KIND_NAMES } from './conversation.ts';
 import { csrfField } from './forms.ts';
 import type { Html } from './layout.ts';
+import { stepsEditor } from './workflow-steps.ts';
 
 /*
  * The team's own pages for what runs the intake: its intake pages and its workflows, each a list
@@ -191,10 +192,34 @@ const EXAMPLE_STEPS = JSON.stringify(
 );
 
 export function workflowsPage(
-  state: { csrf: string; problem?: ManageProblem | undefined },
+  state: {
+    csrf: string;
+    problem?: ManageProblem | undefined;
+    /** Whom a step may post as, and the recordings it may post. */
+    team: TeamMemberView[];
+    recordings: TeamRecording[];
+  },
   workflows: WorkflowDefinitionView[],
 ): Html {
   const p = state.problem;
+  /** The steps as fields, then the same as JSON for those who prefer it, each with its own save. */
+  const steps = (
+    form: string,
+    prefix: string,
+    saved: WorkflowDefinitionView['steps'],
+    json: string,
+  ) => html`${stepsEditor({
+    prefix,
+    steps: saved,
+    sent: p?.form === form && p.fields.get('editor')?.[0] !== 'json' ? p.fields : undefined,
+    team: state.team,
+    recordings: state.recordings,
+  })}
+<p><button type="submit" name="editor" value="fields">Save the steps</button></p>
+<details class="advanced"${p?.form === form && p.fields.get('editor')?.[0] === 'json' ? html` open` : ''}><summary>Advanced: the steps as JSON</summary>
+<p><label for="${prefix}-steps">Steps (JSON: the API's WorkflowStep)</label><textarea id="${prefix}-steps" name="steps" rows="10" class="code" spellcheck="false">${value(p, form, 'steps', json)}</textarea></p>
+<p><button type="submit" name="editor" value="json">Save the JSON</button></p>
+</details>`;
   const item = (w: WorkflowDefinitionView) => {
     const form = String(w.id);
     const id = (name: string) => `workflow-${w.id}-${name}`;
@@ -204,14 +229,13 @@ ${problemAt(p, form)}
 <form method="post" action="/manage/workflows/${w.id}#workflow-${w.id}">
 ${csrfField(state.csrf)}
 <p><label for="${id('name')}">Name</label><input id="${id('name')}" name="name" maxlength="255" required value="${value(p, form, 'name', w.name)}"></p>
-<p><label for="${id('steps')}">Steps (JSON)</label><textarea id="${id('steps')}" name="steps" rows="10" class="code" spellcheck="false">${value(p, form, 'steps', JSON.stringify(w.steps, null, 2))}</textarea></p>
 <p class="check"><input type="checkbox" id="${id('disabled')}" name="disabled"${checked(p, form, 'disabled', w.disabled)}><label for="${id('disabled')}">Disabled (copied onto nothing new)</label></p>
-<p><button type="submit">Save ${w.name}</button></p>
+${steps(form, `workflow-${w.id}`, w.steps, JSON.stringify(w.steps, null, 2))}
 </form>
 </section></li>`;
   };
   return html`<h1>Workflows</h1>
-<p class="meta">What happens on its own in conversations started through an intake page: each step is a trigger and an action (see the API reference's WorkflowTrigger and WorkflowAction). A conversation keeps the copy it started with.</p>
+<p class="meta">What happens on its own in conversations started through an intake page: each step is a trigger (when) and an action (then what). A conversation keeps the copy it started with. The JSON under “Advanced” is the same steps as the API takes them (WorkflowStep).</p>
 ${workflows.length === 0 ? html`<p class="empty">No workflows yet.</p>` : html`<ul class="manage-list">${workflows.map(item)}</ul>`}
 <section id="new-workflow" aria-labelledby="new-workflow-heading" class="manage">
 <h2 id="new-workflow-heading">New workflow</h2>
@@ -219,8 +243,7 @@ ${problemAt(p, 'new')}
 <form method="post" action="/manage/workflows#new-workflow">
 ${csrfField(state.csrf)}
 <p><label for="new-workflow-name">Name</label><input id="new-workflow-name" name="name" maxlength="255" required value="${value(p, 'new', 'name', '')}"></p>
-<p><label for="new-workflow-steps">Steps (JSON)</label><textarea id="new-workflow-steps" name="steps" rows="10" class="code" spellcheck="false">${value(p, 'new', 'steps', EXAMPLE_STEPS)}</textarea></p>
-<p><button type="submit">Add the workflow</button></p>
+${steps('new', 'new-workflow', [], EXAMPLE_STEPS)}
 </form>
 </section>`;
 }
