@@ -165,7 +165,8 @@ async function startWithRecording(at: Page | Frame, who: { name: string; email: 
   await at.getByLabel('E-mail').fill(who.email);
   await at.getByLabel('Your message').fill(who.text);
   await at.getByRole('button', { name: 'Record audio' }).click();
-  await at.getByText(/Recording 0:0\d of/).waitFor();
+  await at.getByRole('button', { name: 'Start recording' }).click();
+  await at.getByText(/Recording 0:0\d of/).waitFor({ timeout: 6_000 });
   await new Promise((r) => setTimeout(r, 3_000));
   await at.getByRole('button', { name: 'Stop' }).click();
   await at.getByText(/Recorded 0:0\d/).waitFor();

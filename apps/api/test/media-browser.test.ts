@@ -18,7 +18,8 @@ import { auth, call, type Harness, openHarness } from './support/harness.ts';
 
 /*
  * Recording on the page as a person does it, in Chromium with a synthetic camera and microphone:
- * with JavaScript, "Record video" and "Record audio", stop after about 3 s, post; with JavaScript
+ * with JavaScript, "Record video" and "Record audio" (the preview and devices, then 3-2-1), stop after
+ * about 3 s, post; "Record screen" with the camera in a bubble on a canvas; with JavaScript
  * off, a recording chosen in the file input. The API then shows the kind and the duration the
  * server measured, and the page's player plays what was sent.
  */
@@ -129,7 +130,16 @@ describe.skipIf(!hasChromium)('recording in Chromium', () => {
       }
       await page.goto(`${site}/c/recorded`);
       await page.getByRole('button', { name: button }).click();
-      await page.getByText(/Recording 0:0\d of 10:00/).waitFor();
+      // First the preview, with the devices to choose from; then 3, 2, 1.
+      await page.getByRole('button', { name: 'Start recording' }).waitFor();
+      if (kind === 'video') {
+        expect(await page.locator('video.recorder-preview').isVisible()).toBe(true);
+        expect(await page.getByLabel('Camera').locator('option').count()).toBeGreaterThanOrEqual(1);
+      }
+      await page.getByRole('button', { name: 'Start recording' }).click();
+      await page.getByText('Recording starts in 3…').waitFor();
+      expect(await page.locator('.recorder-countdown').textContent()).toBe('3');
+      await page.getByText(/Recording 0:0\d of 10:00/).waitFor({ timeout: 6_000 });
       if (cut) {
         await page.waitForTimeout(3_000);
       } else {
@@ -175,6 +185,35 @@ describe.skipIf(!hasChromium)('recording in Chromium', () => {
       await context.close();
     },
   );
+
+  it('with JavaScript: a screen recording with the camera in a bubble, drawn on a canvas', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${site}/c/recorded`);
+    await page.getByRole('button', { name: 'Record screen' }).click();
+    await page.getByRole('button', { name: 'Start recording' }).waitFor();
+    expect(await page.getByLabel('Show my camera in a corner').isChecked()).toBe(true);
+    // What is previewed (and recorded) is the canvas: the screen, and the camera in its corner.
+    const drawn = await page.evaluate(`(async () => {
+      const preview = document.querySelector('video.recorder-preview');
+      const track = preview.srcObject.getVideoTracks()[0];
+      await new Promise((r) => setTimeout(r, 500));
+      return { canvas: track instanceof CanvasCaptureMediaStreamTrack, width: preview.videoWidth };
+    })()`);
+    expect(drawn).toEqual({ canvas: true, width: expect.any(Number) });
+    // Without the bubble, the screen as it is.
+    await page.getByLabel('Show my camera in a corner').uncheck();
+    await page.getByRole('button', { name: 'Start recording' }).waitFor();
+    await page.waitForTimeout(300);
+    expect(
+      await page.evaluate(
+        "document.querySelector('video.recorder-preview').srcObject.getVideoTracks()[0] instanceof CanvasCaptureMediaStreamTrack",
+      ),
+    ).toBe(false);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    expect(await page.getByRole('button', { name: 'Record screen' }).isVisible()).toBe(true);
+    await context.close();
+  });
 
   it('with JavaScript off: a recording chosen in the file input', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
@@ -222,6 +261,16 @@ describe.skipIf(!hasChromium)('recording in Chromium', () => {
       const overflow = await page.evaluate('document.documentElement.scrollWidth > window.innerWidth');
       expect(overflow).toBe(false);
       await page.locator('#reply').screenshot({ path: join(SHOTS, `recorder-${width}.png`) });
+      // Ready to record: the preview and the devices; then the countdown.
+      await page.getByRole('button', { name: 'Record screen' }).click();
+      await page.getByRole('button', { name: 'Start recording' }).waitFor();
+      await page.waitForTimeout(300);
+      expect(await axeViolations(page)).toEqual([]);
+      await page.locator('#reply').screenshot({ path: join(SHOTS, `recorder-ready-${width}.png`) });
+      await page.getByRole('button', { name: 'Start recording' }).click();
+      await page.getByText('Recording starts in 3…').waitFor();
+      await page.locator('#reply').screenshot({ path: join(SHOTS, `recorder-countdown-${width}.png`) });
+      await page.getByRole('button', { name: 'Cancel' }).click();
       await page.locator('video[src^="/media/"]').first().scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(SHOTS, `recording-${width}.png`) });
       await context.close();

@@ -51,8 +51,10 @@ function showLocalTimes(root) {
 })();
 
 // The reply form's recorder: with JavaScript, "Record video", "Record screen" and "Record audio"
-// (getUserMedia, getDisplayMedia, MediaRecorder), a live preview with the elapsed time against the
-// limit, stop, play back, record again. The recording is sent while it is made, as a resumable tus
+// (getUserMedia, getDisplayMedia, MediaRecorder). First a live preview with a choice of camera and
+// microphone (and, over a screen, the camera in a bubble, drawn on a canvas where the browser can),
+// then "Start recording" and a 3-2-1 countdown; while recording, the elapsed time against the
+// limit, pause and stop; then play back or record again. The recording is sent while it is made, as a resumable tus
 // upload (tus-js-client, loaded when someone records) that picks up after a dropped connection
 // from where the server stopped; the form then names the finished upload (`upload`). It is also
 // put into the form's own file input, so if the upload cannot be made the form posts it as it
@@ -98,6 +100,8 @@ function showLocalTimes(root) {
   ]
     .filter(([kind]) => kind !== 'screen' || typeof navigator.mediaDevices.getDisplayMedia === 'function')
     .map(([kind, label]) => el('button', { type: 'button', textContent: label, className: 'secondary', value: kind }));
+  const begin = el('button', { type: 'button', textContent: 'Start recording', hidden: true });
+  const cancel = el('button', { type: 'button', textContent: 'Cancel', className: 'secondary', hidden: true });
   const stop = el('button', { type: 'button', textContent: 'Stop', hidden: true });
   const pause = el('button', { type: 'button', textContent: 'Pause', className: 'secondary', hidden: true });
   const again = el('button', { type: 'button', textContent: 'Record again', className: 'secondary', hidden: true });
@@ -107,11 +111,27 @@ function showLocalTimes(root) {
   const kindField = el('input', { type: 'hidden', name: 'media_kind' });
   const uploadField = el('input', { type: 'hidden', name: 'upload' });
   const buttons = el('p', { className: 'recorder-buttons' });
-  buttons.append(...starts, pause, stop, again);
+  buttons.append(...starts, begin, cancel, pause, stop, again);
+  // Before recording: which camera and microphone, and the camera over a screen recording.
+  const choice = (label, name) => {
+    const select = el('select', { name: '', id: `recorder-${name}` });
+    const row = el('p', { className: 'recorder-device', hidden: true });
+    row.append(el('label', { textContent: label, htmlFor: select.id }), select);
+    return { row, select };
+  };
+  const camera = choice('Camera', 'camera');
+  const microphone = choice('Microphone', 'microphone');
+  const bubble = el('input', { type: 'checkbox', id: 'recorder-bubble', checked: true });
+  const bubbleRow = el('p', { className: 'check recorder-device', hidden: true });
+  bubbleRow.append(bubble, el('label', { textContent: 'Show my camera in a corner', htmlFor: bubble.id }));
+  const countdown = el('p', { className: 'recorder-countdown', hidden: true });
+  countdown.setAttribute('aria-live', 'assertive');
+  const devices = el('div', { className: 'recorder-devices' });
+  devices.append(camera.row, microphone.row, bubbleRow);
   // Once recorded, the form says what it carries, in place of the file input.
   const fileRow = input.closest('p');
   const attached = el('p', { className: 'recording-attached', hidden: true });
-  box.append(buttons, status, preview, kindField, uploadField);
+  box.append(buttons, status, devices, countdown, preview, kindField, uploadField);
   fileRow.before(box);
   fileRow.after(attached);
   const NAMES = { video: 'a video recording', screen: 'a screen recording', audio: 'an audio recording' };
@@ -207,34 +227,110 @@ function showLocalTimes(root) {
     status.textContent = `Sending your recording… ${upload.percent}%`;
   });
 
+  // What is drawn on the canvas of a screen recording with the camera over it, while it is.
+  let compositor = 0;
   const release = () => {
     for (const s of streams) for (const t of s.getTracks()) t.stop();
     streams = [];
     clearInterval(timer);
+    clearInterval(compositor);
+    clearTimeout(counting);
   };
-  const show = (recording) => {
-    for (const b of starts) b.hidden = recording;
-    stop.hidden = !recording;
-    pause.hidden = !recording;
+  // idle: the three starts; ready: the preview, the devices, Start and Cancel; counting and
+  // recording: Pause and Stop (counting: Cancel).
+  const show = (phase) => {
+    for (const b of starts) b.hidden = phase !== 'idle';
+    begin.hidden = phase !== 'ready';
+    cancel.hidden = phase !== 'ready' && phase !== 'counting';
+    devices.hidden = phase !== 'ready';
+    countdown.hidden = phase !== 'counting';
+    stop.hidden = phase !== 'recording';
+    pause.hidden = phase !== 'recording';
     pause.textContent = 'Pause';
   };
 
+  const chosen = (select) => (select.value ? { deviceId: { exact: select.value } } : true);
   async function capture(kind) {
-    if (kind === 'audio') return [await navigator.mediaDevices.getUserMedia({ audio: true })];
-    if (kind === 'video') return [await navigator.mediaDevices.getUserMedia({ video: true, audio: true })];
+    const audio = chosen(microphone.select);
+    if (kind === 'audio') return [await navigator.mediaDevices.getUserMedia({ audio })];
+    if (kind === 'video') return [await navigator.mediaDevices.getUserMedia({ video: chosen(camera.select), audio })];
     const screen = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: true });
     // The screen with the voice over it, when the microphone may be used; else the screen alone.
-    const voice = await navigator.mediaDevices.getUserMedia({ audio: true }).catch(() => null);
-    return voice ? [screen, voice] : [screen];
+    const voice = await navigator.mediaDevices.getUserMedia({ audio }).catch(() => null);
+    const face = bubble.checked
+      ? await navigator.mediaDevices.getUserMedia({ video: chosen(camera.select) }).catch(() => null)
+      : null;
+    return [screen, voice, face].filter(Boolean);
   }
 
-  async function record(kind) {
+  // The devices to choose from, named once a permission lets the browser say their names.
+  async function listDevices(kind, tracks) {
+    const found = await navigator.mediaDevices.enumerateDevices().catch(() => []);
+    const fill = ({ row, select }, type, track) => {
+      const list = found.filter((d) => d.kind === type && d.deviceId);
+      select.replaceChildren(
+        ...list.map((d, i) => el('option', { value: d.deviceId, textContent: d.label || `Device ${i + 1}` })),
+      );
+      const using = track?.getSettings?.().deviceId;
+      if (using) select.value = using;
+      row.hidden = list.length < 2 && !(list.length === 1 && type === 'videoinput');
+    };
+    const video = tracks.find((t) => t.kind === 'video' && !t.getSettings?.().displaySurface);
+    fill(camera, 'videoinput', video);
+    fill(
+      microphone,
+      'audioinput',
+      tracks.find((t) => t.kind === 'audio'),
+    );
+    if (kind === 'audio') camera.row.hidden = true;
+    bubbleRow.hidden = kind !== 'screen' || !found.some((d) => d.kind === 'videoinput');
+    if (kind === 'screen') camera.row.hidden = !bubble.checked || camera.row.hidden;
+  }
+
+  // The screen with the camera in a circle in its corner, drawn on a canvas (30 times a second
+  // while the page may draw: a hidden tab draws less often, as the browser allows).
+  function composite(screenStream, faceStream) {
+    const canvas = el('canvas');
+    const ctx = canvas.getContext('2d');
+    const screenVideo = el('video', { muted: true, playsInline: true, srcObject: screenStream });
+    const faceVideo = el('video', { muted: true, playsInline: true, srcObject: faceStream });
+    screenVideo.play().catch(() => {});
+    faceVideo.play().catch(() => {});
+    const draw = () => {
+      const w = screenVideo.videoWidth || 1280;
+      const h = screenVideo.videoHeight || 720;
+      if (canvas.width !== w || canvas.height !== h) Object.assign(canvas, { width: w, height: h });
+      ctx.drawImage(screenVideo, 0, 0, w, h);
+      const d = Math.round(Math.min(w, h) * 0.28);
+      const fw = faceVideo.videoWidth;
+      const fh = faceVideo.videoHeight;
+      if (!fw || !fh) return;
+      const side = Math.min(fw, fh);
+      const x = w - d - Math.round(d / 6);
+      const y = h - d - Math.round(d / 6);
+      ctx.save();
+      ctx.beginPath();
+      ctx.arc(x + d / 2, y + d / 2, d / 2, 0, 2 * Math.PI);
+      ctx.clip();
+      ctx.drawImage(faceVideo, (fw - side) / 2, (fh - side) / 2, side, side, x, y, d, d);
+      ctx.restore();
+    };
+    draw();
+    compositor = setInterval(draw, 1000 / 30);
+    return canvas.captureStream(30);
+  }
+
+  let prepared = null;
+  let counting = 0;
+  async function prepare(kind) {
     again.hidden = true;
+    release();
     status.textContent = 'Asking for your permission…';
     try {
       streams = await capture(kind);
     } catch (err) {
       release();
+      show('idle');
       status.textContent =
         err && err.name === 'NotAllowedError'
           ? 'Recording was not allowed. You can still write a reply, or choose a file below.'
@@ -243,9 +339,48 @@ function showLocalTimes(root) {
             : 'Recording could not start here. You can still write a reply, or choose a file below.';
       return;
     }
-    const tracks = streams.flatMap((s) => s.getTracks());
+    const all = streams.flatMap((s) => s.getTracks());
+    await listDevices(kind, all);
+    let tracks = all;
+    if (kind === 'screen' && streams.length > 1) {
+      const face = streams.find((s) => s.getVideoTracks().length > 0 && s !== streams[0]);
+      if (face) {
+        const drawn = composite(new MediaStream(streams[0].getVideoTracks()), face);
+        tracks = [...drawn.getVideoTracks(), ...all.filter((t) => t.kind === 'audio')];
+        streams.push(drawn);
+      }
+    }
     const stream = new MediaStream(tracks);
     const hasVideo = tracks.some((t) => t.kind === 'video');
+    preview.hidden = !hasVideo;
+    preview.controls = false;
+    preview.muted = true;
+    preview.removeAttribute('src');
+    preview.srcObject = stream;
+    if (hasVideo) preview.play().catch(() => {});
+    prepared = { kind, stream, hasVideo };
+    show('ready');
+    status.textContent =
+      kind === 'audio'
+        ? 'Your microphone is ready. Start when you are.'
+        : kind === 'screen'
+          ? 'This is what will be recorded. Start when you are.'
+          : 'This is how you look. Start when you are.';
+    begin.focus();
+  }
+
+  // 3, 2, 1, then the recording starts (Cancel stops it before).
+  function count(from) {
+    show('counting');
+    countdown.textContent = String(from);
+    status.textContent = `Recording starts in ${from}…`;
+    counting = setTimeout(() => (from > 1 ? count(from - 1) : record()), 1000);
+  }
+
+  function record() {
+    if (!prepared) return;
+    const { kind, stream, hasVideo } = prepared;
+    prepared = null;
     const mimeType = CANDIDATES[hasVideo ? 'video' : 'audio'].find((t) => MediaRecorder.isTypeSupported(t));
     recorder = new MediaRecorder(stream, mimeType ? { mimeType } : {});
     const type = bare(recorder.mimeType || mimeType || (hasVideo ? 'video/webm' : 'audio/webm'));
@@ -272,7 +407,7 @@ function showLocalTimes(root) {
     };
     recorder.onstop = () => {
       release();
-      show(false);
+      show('idle');
       sending.close();
       const file = new File(chunks, filename, { type });
       const files = new DataTransfer();
@@ -289,11 +424,6 @@ function showLocalTimes(root) {
       attach(kind, seconds);
       recorder = null;
     };
-    preview.hidden = !hasVideo;
-    preview.controls = false;
-    preview.muted = true;
-    preview.srcObject = stream;
-    if (hasVideo) preview.play().catch(() => {});
     // The time recorded: paused time does not count against the limit.
     let seconds = 0;
     let last = Date.now();
@@ -310,17 +440,31 @@ function showLocalTimes(root) {
     };
     tickNow = tick;
     // The recording's own end (a screen share stopped from the browser's bar) stops it too.
-    for (const t of tracks)
+    for (const t of streams.flatMap((s) => s.getTracks()))
       t.addEventListener('ended', () => recorder && recorder.state !== 'inactive' && recorder.stop());
     recorder.start(1000);
-    show(true);
+    show('recording');
     tick();
     timer = setInterval(tick, 250);
     stop.focus();
   }
 
   let tickNow = () => {};
-  for (const b of starts) b.addEventListener('click', () => record(b.value));
+  for (const b of starts) b.addEventListener('click', () => prepare(b.value));
+  begin.addEventListener('click', () => count(3));
+  cancel.addEventListener('click', () => {
+    release();
+    prepared = null;
+    preview.srcObject = null;
+    preview.hidden = true;
+    show('idle');
+    status.textContent = '';
+  });
+  // Another camera or microphone, or the bubble on or off: the preview starts again with it.
+  for (const select of [camera.select, microphone.select]) {
+    select.addEventListener('change', () => prepared && prepare(prepared.kind));
+  }
+  bubble.addEventListener('change', () => prepared && prepare(prepared.kind));
   stop.addEventListener('click', () => recorder && recorder.state !== 'inactive' && recorder.stop());
   pause.addEventListener('click', () => {
     if (recorder?.state === 'recording') {
