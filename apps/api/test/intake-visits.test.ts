@@ -741,9 +741,19 @@ describe('the workflow step editor', () => {
     const page = await owner.get('/manage/workflows');
     const prefix = `workflow-${saved.id}-step`;
     const byId = (id: string) => present(elements(page.html).find((e) => attr(e, 'id') === id));
+    /** The value of the option chosen in the select with this id. */
     const selected = (id: string) =>
       attr(
-        present(byId(id).childNodes.find((o) => 'attrs' in o && o.attrs.some((a) => a.name === 'selected')) as never),
+        present(
+          elements(page.html).find(
+            (e) =>
+              e.tagName === 'option' &&
+              e.attrs.some((a) => a.name === 'selected') &&
+              e.parentNode !== null &&
+              'attrs' in e.parentNode &&
+              e.parentNode.attrs.some((a) => a.name === 'id' && a.value === id),
+          ),
+        ),
         'value',
       );
     expect(selected(`${prefix}-0-trigger`)).toBe('message.created');

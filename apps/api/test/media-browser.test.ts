@@ -179,6 +179,15 @@ describe.skipIf(!hasChromium)('recording in Chromium', () => {
       const seconds = message?.recorded_duration_seconds ?? 0;
       expect(seconds).toBeGreaterThanOrEqual(2);
       expect(seconds).toBeLessThanOrEqual(4);
+      if (kind === 'video') {
+        // The still the recorder made of its first second: the player's poster, a JPEG.
+        const poster = await page.locator(`video[src^="/media/media/${id}?"]`).getAttribute('poster');
+        expect(poster).toMatch(new RegExp(`^/media/media/${id}/poster\\?`));
+        const head = await page.evaluate(
+          `fetch(${JSON.stringify(poster)}).then((r) => r.arrayBuffer()).then((b) => Array.from(new Uint8Array(b).slice(0, 3)))`,
+        );
+        expect(head).toEqual([0xff, 0xd8, 0xff]);
+      }
       const played = await playedDuration(page, id);
       expect(played).toBeGreaterThan(2);
       expect(played).toBeLessThan(5);

@@ -11,7 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSeed, PgMediaReferences } from '@convo/db';
-import { mediaVerdict, sweepRecordings } from '@convo/domain';
+import { mediaVerdict, posterKey, sweepRecordings } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskMedia } from '../src/media/backend.ts';
 import { DiskMediaStore } from '../src/media/disk-store.ts';
@@ -588,6 +588,58 @@ describe('recordings of people who sign in', () => {
     expect((await mia.get(`/media/prec/${id}`)).status).toBe(404);
   });
 
+  it('keeps a video’s poster beside it for whoever may play it, refuses one that is no JPEG, and deletes it with it', async () => {
+    // The smallest JPEG there is: start of image, a comment, end of image.
+    const jpeg = Uint8Array.from([0xff, 0xd8, 0xff, 0xfe, 0x00, 0x04, 0x68, 0x69, 0xff, 0xd9]);
+    const poster = `data:image/jpeg;base64,${Buffer.from(jpeg).toString('base64')}`;
+    const mia = await signIn(site, PEOPLE_HOST, 'mia@prec.example');
+    const before = files();
+    for (const bad of [
+      `data:image/png;base64,${Buffer.from(jpeg).toString('base64')}`,
+      `data:image/jpeg;base64,${Buffer.from('<svg onload=alert(1)>').toString('base64')}`,
+      `data:image/jpeg;base64,${Buffer.concat([Buffer.from(jpeg), Buffer.alloc(45 * 1024, 0xff), Buffer.from([0xff, 0xd9])]).toString('base64')}`,
+      'not a data url',
+    ]) {
+      const refused = await mia.replyWithRecording(
+        'private',
+        { text: 'Look', poster: bad },
+        fixture('video-3s.webm', 'video/webm'),
+      );
+      expect(refused.status, bad.slice(0, 30)).toBe(422);
+      expect(refused.html).toContain('poster is not a JPEG image');
+    }
+    expect(files()).toBe(before);
+
+    const posted = await mia.replyWithRecording(
+      'private',
+      { text: 'Look', poster },
+      fixture('video-3s.webm', 'video/webm'),
+    );
+    expect(posted.status).toBe(303);
+    const id = /#message-(\d+)$/.exec(posted.headers.get('location') ?? '')?.[1];
+    expect(files()).toBe(before + 2);
+    const page = await mia.get('/c/private');
+    expect(page.html).toContain(`poster="/media/prec/${id}/poster?c=private"`);
+    const still = await mia.get(`/media/prec/${id}/poster`);
+    expect(still.status).toBe(200);
+    expect(still.headers.get('content-type')).toBe('image/jpeg');
+    expect(still.headers.get('content-length')).toBe(String(jpeg.length));
+    expect(still.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+    // Nobody else: a visitor, another account's host.
+    expect((await new Visitor(site.h, PEOPLE_HOST).get(`/media/prec/${id}/poster`)).status).toBe(404);
+    // A recording without one has none (the page names none, the address is the 404).
+    const plain = await mia.replyWithRecording('private', { text: 'No still' }, fixture('video-3s.webm', 'video/webm'));
+    const plainId = /#message-(\d+)$/.exec(plain.headers.get('location') ?? '')?.[1];
+    expect((await mia.get('/c/private')).html).not.toContain(`/media/prec/${plainId}/poster`);
+    expect((await mia.get(`/media/prec/${plainId}/poster`)).status).toBe(404);
+
+    await mia.get('/c/private');
+    const deleted = await mia.post(`/c/private/messages/${id}`, { csrf: mia.hidden('csrf'), action: 'delete' });
+    expect(deleted.status).toBe(303);
+    expect((await mia.get(`/media/prec/${id}/poster`)).status).toBe(404);
+    expect(files()).toBe(before + 1);
+  });
+
   it("keeps a named reply's recording until its link is confirmed, then posts both", async () => {
     const visitor = new Visitor(site.h, PEOPLE_HOST);
     const waiting = await visitor.replyWithRecording(
@@ -818,6 +870,13 @@ describe('recordings nothing wants', () => {
     const [row] = await h.db.orm.em.fork().getConnection().execute(`select id from account where key = 'rec'`);
     const orphan = `${row.id}/${'0f'.repeat(16)}`;
     await h.services.media.store.put(orphan, [new Uint8Array([1, 2, 3])], LIMITS.maxBytes);
+    // A poster of a recording a message holds stays with it; one whose recording nothing holds goes.
+    const [held] = await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select media_key from message where media_key is not null limit 1`);
+    await h.services.media.store.put(posterKey(held.media_key), [new Uint8Array([0xff, 0xd8])], LIMITS.maxBytes);
+    await h.services.media.store.put(posterKey(orphan), [new Uint8Array([0xff, 0xd8])], LIMITS.maxBytes);
     // A reply under a name and an address: its recording waits for the mailed link.
     const waiting = await send(fixture('audio-3s.ogg', 'audio/ogg'), { name: 'Wanda', email: 'wanda@else.example' });
     expect(waiting.page.html).toContain('Check your e-mail');
@@ -831,9 +890,12 @@ describe('recordings nothing wants', () => {
     const cut = join(mediaDir, `${row.id}/${'0e'.repeat(16)}.part`);
     writeFileSync(cut, new Uint8Array(10));
     utimesSync(cut, old, old);
-    expect(await sweepRecordings({ store: h.services.media.store, references })).toBe(2);
+    expect(await sweepRecordings({ store: h.services.media.store, references })).toBe(3);
     expect(existsSync(cut)).toBe(false);
-    expect(files()).toEqual(before.filter((f) => !f.endsWith(orphan.split('/')[1] ?? '')));
+    const orphanName = orphan.split('/')[1] ?? '';
+    expect(files()).toEqual(before.filter((f) => !f.endsWith(orphanName) && !f.endsWith(`${orphanName}.poster`)));
+    expect(await h.services.media.store.size(posterKey(held.media_key))).toBe(2);
+    await h.services.media.store.remove(posterKey(held.media_key));
     // The link expires unconfirmed: its recording goes at the next sweep; the messages' stay.
     await h.db.orm.em
       .fork()

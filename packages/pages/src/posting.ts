@@ -1,4 +1,4 @@
-import type { LinkOptions, ReceivedFile, SiteAccount } from '@convo/domain';
+import { type LinkOptions, posterFromForm, type ReceivedFile, type SiteAccount } from '@convo/domain';
 import { csrf } from 'hono/csrf';
 import { SIGN_IN_LINK_TTL_SECONDS, secret } from './cookies.ts';
 import type { SiteDeps } from './deps.ts';
@@ -20,12 +20,14 @@ export interface Posting {
   readPost(c: SiteContext, formToken?: FormTokenCheck): Promise<Map<string, string[]> | Response>;
   /**
    * The same for a form that may carry a recording (the file field `media`): its fields and the
-   * file kept in the media store, which is removed again if the checks refuse the form.
+   * file kept in the media store, which is removed again if the checks refuse the form; and the
+   * recording's poster (`poster`, a JPEG as a data URL), checked by its bytes: one that is no
+   * JPEG refuses the form (422).
    */
   readPostWithRecording(
     c: SiteContext,
     formToken?: FormTokenCheck,
-  ): Promise<{ fields: Map<string, string[]>; file?: ReceivedFile } | Response>;
+  ): Promise<{ fields: Map<string, string[]>; file?: ReceivedFile; poster?: Uint8Array } | Response>;
   /** The 429 page when `key` (an address, an e-mail) has used its `limit` in the window; else null. */
   overLimit(c: SiteContext, key: string, limit: number, windowSeconds: number): Promise<Response | null>;
   /**
@@ -113,7 +115,15 @@ export function posting(deps: SiteDeps): Posting {
         if (!form.ok) return refused(c, form.status, form.message);
         const refusal = verdict === undefined ? await checked(c, form.fields, formToken) : null;
         if (refusal && form.file) await deps.media.store.remove(form.file.key);
-        return refusal ?? form;
+        if (refusal) return refusal;
+        const sent = form.fields.get('poster')?.[0] ?? '';
+        if (sent === '') return form;
+        const poster = posterFromForm(sent);
+        if ('problem' in poster) {
+          if (form.file) await deps.media.store.remove(form.file.key);
+          return refused(c, 422, poster.problem);
+        }
+        return { ...form, poster: poster.bytes };
       } finally {
         const left = (recordingBodies.get(client) ?? 1) - 1;
         if (left > 0) recordingBodies.set(client, left);

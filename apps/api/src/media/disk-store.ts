@@ -13,11 +13,11 @@ import { unavailableOr } from './unavailable.ts';
  * Readable by the server's own user only, as an export is: files 0600 in folders 0700.
  */
 
-/** What a key may look like: the server's own `<account id>/<hex>`; anything else is refused. */
-const KEY = /^\d{1,10}\/[0-9a-f]{32}$/;
+/** What a key may look like: the server's own `<account id>/<hex>`, or its poster's; anything else is refused. */
+const KEY = /^\d{1,10}\/[0-9a-f]{32}(?:\.poster)?$/;
 
 /** A recording being written (`<key>.part`); one a crash cut off stays behind until the sweep lists it. */
-const PART = /^\d{1,10}\/[0-9a-f]{32}\.part$/;
+const PART = /^\d{1,10}\/[0-9a-f]{32}(?:\.poster)?\.part$/;
 
 /** Files and folders of recordings: for the server's user alone. */
 export const FILE_MODE = 0o600;

@@ -21,8 +21,8 @@ import { unavailableOr } from './unavailable.ts';
  * who may see it, or streamed with ranges like the directory's.
  */
 
-/** What a key may look like: the server's own `<account id>/<hex>`. */
-const KEY = /^\d{1,10}\/[0-9a-f]{32}$/;
+/** What a key may look like: the server's own `<account id>/<hex>`, or its poster's. */
+const KEY = /^\d{1,10}\/[0-9a-f]{32}(?:\.poster)?$/;
 
 /** How long a presigned link to a recording works. */
 export const LINK_SECONDS = 300;

@@ -197,6 +197,8 @@ export const Message = defineEntity({
     mediaKey: p.string().length(80).nullable(),
     mediaContentType: p.string().length(100).nullable(),
     mediaBytes: p.bigint().nullable(),
+    /** A poster image is kept beside the recording (under its key with `.poster`). */
+    poster: p.boolean().default(false),
     /** The workflow step job that posted it (unique: a step posts once); null for a person's message. */
     workflowJobId: p.integer().nullable(),
     /** The form token a reply was posted with: a resubmitted form finds its message instead of posting again. */

@@ -159,6 +159,7 @@ const START = statement(
           'media_key',
           'media_content_type',
           'media_bytes',
+          'poster',
         ])
         .expression(
           q
@@ -180,6 +181,7 @@ const START = statement(
               sql<string | null>`${slot('mediaKey')}::varchar`.as('media_key'),
               sql<string | null>`${slot('contentType')}::varchar`.as('media_content_type'),
               sql<number | null>`${slot('bytes')}::bigint`.as('media_bytes'),
+              sql<boolean>`${slot('poster')}::boolean`.as('poster'),
             ]),
         )
         .returning(['id', 'conversation_id', 'author_id']),
@@ -288,6 +290,7 @@ function startArgs(accountId: number, s: IntakeStart) {
     mediaKey: media?.key ?? null,
     contentType: media?.contentType ?? null,
     bytes: media?.bytes ?? null,
+    poster: media?.poster === true,
     link: s.comeBack ? sha256(s.comeBack.token) : null,
     linkSeconds: s.comeBack?.ttlSeconds ?? 0,
     returnPath: s.comeBack?.returnPath ?? null,

@@ -56,6 +56,7 @@ const INSERT = statement(
           'media_key',
           'media_content_type',
           'media_bytes',
+          'poster',
         ])
         .expression(
           q
@@ -75,6 +76,7 @@ const INSERT = statement(
               sql<string | null>`${slot('mediaKey')}::varchar`.as('media_key'),
               sql<string | null>`${slot('contentType')}::varchar`.as('media_content_type'),
               sql<number | null>`${slot('bytes')}::bigint`.as('media_bytes'),
+              sql<boolean>`${slot('poster')}::boolean`.as('poster'),
             ])
             .where('c.id', '=', slot<number>('conversation'))
             .where('c.account_id', '=', account()),
@@ -211,6 +213,7 @@ export class PgReplyStore implements ReplyStore {
       mediaKey: media?.key ?? null,
       contentType: media?.contentType ?? null,
       bytes: media?.bytes ?? null,
+      poster: media?.poster === true,
     });
     if (!row) throw new Error(`conversation ${conversationId} of account ${accountId} is gone`);
     return { id: Number(row.id), created: row.created };

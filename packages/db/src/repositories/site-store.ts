@@ -53,15 +53,17 @@ const PAGE_MESSAGE_COLUMNS = [
   epochMicros('m.created_at').as('created_us'),
   'u.team_role as author_team',
   'm.claimed_name',
+  'm.poster',
 ] as const;
 
 const pageMessage = (
-  m: MessageColumns & { author_team: string | null; claimed_name: string | null; created_us: string },
+  m: MessageColumns & { author_team: string | null; claimed_name: string | null; created_us: string; poster: boolean },
 ): PageMessageRecord => ({
   ...message(m),
   createdAt: BigInt(m.created_us),
   authorTeamRole: !m.anonymous && isTeamRole(m.author_team) ? m.author_team : null,
   claimedName: m.claimed_name ?? null,
+  poster: m.poster,
 });
 
 /** A conversation's shown messages' ids in order, from the index message_conversation_order. */

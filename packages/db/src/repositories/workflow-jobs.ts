@@ -162,7 +162,14 @@ const POST_MESSAGE = statement(
     .with('recording', () =>
       db
         .selectFrom('message')
-        .select(['message_type', 'recorded_duration_seconds', 'media_key', 'media_content_type', 'media_bytes'])
+        .select([
+          'message_type',
+          'recorded_duration_seconds',
+          'media_key',
+          'media_content_type',
+          'media_bytes',
+          'poster',
+        ])
         .where('account_id', '=', slot<number>('account'))
         .where('id', '=', sql<number>`${slot('recording')}::int`)
         .where('media_key', 'is not', null)
@@ -182,6 +189,7 @@ const POST_MESSAGE = statement(
           'media_key',
           'media_content_type',
           'media_bytes',
+          'poster',
           'workflow_job_id',
         ])
         .expression(
@@ -200,6 +208,7 @@ const POST_MESSAGE = statement(
               'r.media_key',
               'r.media_content_type',
               'r.media_bytes',
+              sql<boolean>`coalesce(r.poster, false)`.as('poster'),
               sql<number>`${slot('job')}::int`.as('workflow_job_id'),
             ])
             .where('c.id', '=', slot<number>('conversation'))

@@ -1,4 +1,4 @@
-import type { MediaReferences, MediaStore } from '../media/media.ts';
+import { type MediaReferences, type MediaStore, removeRecording } from '../media/media.ts';
 import type { AccountContext } from '../records.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { UpdateConversationStore } from './ports.ts';
@@ -32,7 +32,7 @@ export async function deleteConversation(
     for (const key of keys) {
       if (wanted.has(key)) continue;
       try {
-        await deps.media.store.remove(key);
+        await removeRecording(deps.media.store, key);
       } catch {
         // Swept later: nothing refers to it any more.
       }

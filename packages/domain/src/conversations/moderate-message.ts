@@ -1,4 +1,4 @@
-import type { MediaDeps } from '../media/media.ts';
+import { type MediaDeps, removeRecording } from '../media/media.ts';
 import type { SiteAccount } from '../records.ts';
 import { managesMembers, maySee, type Viewer } from './access.ts';
 import type { SiteStore } from './ports.ts';
@@ -71,7 +71,7 @@ export async function moderateMessage(
       };
     }
     // A deleted message's recording goes with it (once the row is gone, nothing serves it).
-    if (deleted.mediaKey) await deps.media.store.remove(deleted.mediaKey);
+    if (deleted.mediaKey) await removeRecording(deps.media.store, deleted.mediaKey);
     return { kind: 'done', slug: access.slug };
   }
   if (!managesMembers(viewer)) {

@@ -120,6 +120,8 @@ export interface PageMessageRecord extends MessageRecord {
   authorTeamRole: TeamRole | null;
   /** An unconfirmed start's name (the message is anonymous until its address is confirmed); else null. */
   claimedName: string | null;
+  /** Its recording has a poster (served beside it at `…/poster`). */
+  poster: boolean;
 }
 
 /**

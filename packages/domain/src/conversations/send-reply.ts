@@ -1,5 +1,5 @@
 import { measureRecording } from '../media/measure-recording.ts';
-import type { MediaDeps } from '../media/media.ts';
+import { keepPoster, type MediaDeps, removeRecording } from '../media/media.ts';
 import type { ReceivedFile, Uploads, UploadVisitor } from '../media/uploads.ts';
 import type { LinkOptions, PeopleDeps } from '../people/people.ts';
 import type { SiteAccount } from '../records.ts';
@@ -35,7 +35,13 @@ export async function sendReply(
   viewer: Viewer,
   form: Omit<ReplyForm, 'media'> & { mediaKind?: string | undefined },
   recording: ReplyRecording,
-  options: { link: LinkOptions; granted: number | null; sender: string },
+  options: {
+    link: LinkOptions;
+    granted: number | null;
+    sender: string;
+    /** The poster the recorder made (checked by posterFromForm), kept beside a video or screen recording. */
+    poster?: Uint8Array | null | undefined;
+  },
 ): Promise<SendReplyOutcome> {
   let file = recording.kind === 'file' ? recording.file : null;
   if (recording.kind === 'upload') {
@@ -55,9 +61,9 @@ export async function sendReply(
   if (measured && !measured.ok) {
     return measured.busy ? { kind: 'busy', problem: measured.problem } : { kind: 'refused', problem: measured.problem };
   }
-  const media = measured?.media;
+  const media = measured?.media ? await keepPoster(deps.media, measured.media, options.poster) : undefined;
   const outcome = await postReply(deps, account, slug, viewer, { ...form, media }, options.link, options.granted);
   const kept = (outcome.kind === 'posted' && outcome.created) || outcome.kind === 'check_email';
-  if (media && !kept) await deps.media.store.remove(media.key);
+  if (media && !kept) await removeRecording(deps.media.store, media.key);
   return outcome;
 }

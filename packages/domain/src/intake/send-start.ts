@@ -1,5 +1,5 @@
 import { measureRecording } from '../media/measure-recording.ts';
-import type { MediaDeps } from '../media/media.ts';
+import { keepPoster, type MediaDeps, removeRecording } from '../media/media.ts';
 import type { ReceivedFile } from '../media/uploads.ts';
 import type { LinkOptions } from '../people/people.ts';
 import type { SiteAccount } from '../records.ts';
@@ -30,7 +30,13 @@ export async function sendStart(
   page: PublicIntakePage,
   form: Omit<IntakeForm, 'media'> & { mediaKind?: string | undefined },
   file: ReceivedFile | null,
-  options: { link: LinkOptions | null; sender: string; reread: () => Promise<PublicIntakePage | null> },
+  options: {
+    link: LinkOptions | null;
+    sender: string;
+    reread: () => Promise<PublicIntakePage | null>;
+    /** The poster the recorder made (checked by posterFromForm). */
+    poster?: Uint8Array | null | undefined;
+  },
 ): Promise<{ outcome: SendStartOutcome; page: PublicIntakePage | null }> {
   const measured = file ? await measureRecording(deps.media, file, form.mediaKind, options.sender) : null;
   if (measured && !measured.ok) {
@@ -39,7 +45,7 @@ export async function sendStart(
       : { kind: 'refused', problem: measured.problem };
     return { outcome, page };
   }
-  const media = measured?.media;
+  const media = measured?.media ? await keepPoster(deps.media, measured.media, options.poster) : undefined;
   const startOn = (on: PublicIntakePage) =>
     startConversation({ intake: deps.intake }, account, on, { ...form, media }, { link: options.link });
   let current: PublicIntakePage | null = page;
@@ -48,6 +54,6 @@ export async function sendStart(
     current = await options.reread();
     outcome = current && current.id === page.id ? await startOn(current) : outcome;
   }
-  if (media && !(outcome.kind === 'started' && outcome.created)) await deps.media.store.remove(media.key);
+  if (media && !(outcome.kind === 'started' && outcome.created)) await removeRecording(deps.media.store, media.key);
   return { outcome, page: current };
 }

@@ -41,6 +41,75 @@ export interface StoredMedia {
   bytes: number;
   /** `recorded_duration_seconds`: the measured duration, rounded, at least 1. */
   seconds: number;
+  /** A poster image is kept beside it (under posterKey(key)). */
+  poster?: boolean | undefined;
+}
+
+/*
+ * A recording's poster: a still the recorder makes in the browser from the recording's first
+ * second, shown by the player until it plays and in mails. It is kept beside the recording, under
+ * its key with a suffix, so whatever holds the recording (a message, a repost, a reply waiting for
+ * its link) holds its poster, and removing or sweeping the one takes the other.
+ */
+
+export const POSTER_SUFFIX = '.poster';
+
+/** Where a recording's poster is kept. */
+export const posterKey = (key: string): string => `${key}${POSTER_SUFFIX}`;
+
+/** The recording a kept key belongs to: itself, or the recording whose poster it is. */
+export const recordingKeyOf = (key: string): string =>
+  key.endsWith(POSTER_SUFFIX) ? key.slice(0, -POSTER_SUFFIX.length) : key;
+
+/**
+ * A poster is at most this large: a still 480 pixels wide is some 15 to 30 KB, and its data URL
+ * must fit a form field (MAX_BODY_BYTES, 64 KB by default) with room to spare.
+ */
+export const MAX_POSTER_BYTES = 44 * 1024;
+
+/**
+ * The poster a form sent (`data:image/jpeg;base64,…`), checked by its bytes: a JPEG image within
+ * MAX_POSTER_BYTES. Answers its bytes, or why not.
+ */
+export function posterFromForm(value: string): { bytes: Uint8Array } | { problem: string } {
+  const match = /^data:image\/jpeg;base64,([A-Za-z0-9+/]+={0,2})$/.exec(value.trim());
+  const refused = { problem: 'The recording’s poster is not a JPEG image: record it again.' };
+  if (!match?.[1] || (match[1].length * 3) / 4 > MAX_POSTER_BYTES + 3) return refused;
+  const binary = atob(match[1]);
+  const bytes = Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+  // A JPEG begins with its start-of-image marker and ends with its end-of-image marker.
+  const jpeg =
+    bytes.length > 4 &&
+    bytes[0] === 0xff &&
+    bytes[1] === 0xd8 &&
+    bytes[2] === 0xff &&
+    bytes[bytes.length - 2] === 0xff &&
+    bytes[bytes.length - 1] === 0xd9;
+  return jpeg && bytes.length <= MAX_POSTER_BYTES ? { bytes } : refused;
+}
+
+/**
+ * Keeps a video's or a screen recording's poster beside it; the recording says so. A poster that
+ * cannot be kept (the store is down) is left out: the recording goes on without one.
+ */
+export async function keepPoster(
+  deps: { store: MediaStore },
+  media: StoredMedia,
+  poster: Uint8Array | null | undefined,
+): Promise<StoredMedia> {
+  if (!poster || media.kind === 'audio') return media;
+  try {
+    await deps.store.put(posterKey(media.key), [poster], MAX_POSTER_BYTES);
+    return { ...media, poster: true };
+  } catch {
+    return media;
+  }
+}
+
+/** Forgets a recording and its poster. */
+export async function removeRecording(store: MediaStore, key: string): Promise<void> {
+  await store.remove(key);
+  await store.remove(posterKey(key));
 }
 
 /**
@@ -195,9 +264,10 @@ export async function sweepRecordings(
   let removed = 0;
   let batch: string[] = [];
   const check = async () => {
-    const wanted = await deps.references.referenced(batch);
+    // A poster is wanted as long as its recording is.
+    const wanted = await deps.references.referenced([...new Set(batch.map(recordingKeyOf))]);
     for (const key of batch) {
-      if (wanted.has(key)) continue;
+      if (wanted.has(recordingKeyOf(key))) continue;
       await deps.store.remove(key);
       removed += 1;
     }

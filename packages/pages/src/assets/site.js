@@ -110,6 +110,25 @@ function showLocalTimes(root) {
   const preview = el('video', { className: 'recorder-preview', playsInline: true, hidden: true });
   const kindField = el('input', { type: 'hidden', name: 'media_kind' });
   const uploadField = el('input', { type: 'hidden', name: 'upload' });
+  // A still of the recording's first second, sent with it as its poster (a JPEG, checked again by
+  // the server): what its player shows until it plays, and what its mails show.
+  const posterField = el('input', { type: 'hidden', name: 'poster' });
+  const takePoster = () => {
+    const w = preview.videoWidth;
+    const h = preview.videoHeight;
+    if (!w || !h) return;
+    const scale = Math.min(1, 480 / w);
+    const canvas = el('canvas', { width: Math.round(w * scale), height: Math.round(h * scale) });
+    canvas.getContext('2d').drawImage(preview, 0, 0, canvas.width, canvas.height);
+    // Within the server's 44 KB (its data URL within a form field): less quality until it fits.
+    for (const quality of [0.75, 0.6, 0.45]) {
+      const url = canvas.toDataURL('image/jpeg', quality);
+      if (url.startsWith('data:image/jpeg;base64,') && url.length <= 60_000) {
+        posterField.value = url;
+        return;
+      }
+    }
+  };
   const buttons = el('p', { className: 'recorder-buttons' });
   buttons.append(...starts, begin, cancel, pause, stop, again);
   // Before recording: which camera and microphone, and the camera over a screen recording.
@@ -131,7 +150,7 @@ function showLocalTimes(root) {
   // Once recorded, the form says what it carries, in place of the file input.
   const fileRow = input.closest('p');
   const attached = el('p', { className: 'recording-attached', hidden: true });
-  box.append(buttons, status, devices, countdown, preview, kindField, uploadField);
+  box.append(buttons, status, devices, countdown, preview, kindField, uploadField, posterField);
   fileRow.before(box);
   fileRow.after(attached);
   const NAMES = { video: 'a video recording', screen: 'a screen recording', audio: 'an audio recording' };
@@ -381,6 +400,7 @@ function showLocalTimes(root) {
     if (!prepared) return;
     const { kind, stream, hasVideo } = prepared;
     prepared = null;
+    posterField.value = '';
     const mimeType = CANDIDATES[hasVideo ? 'video' : 'audio'].find((t) => MediaRecorder.isTypeSupported(t));
     recorder = new MediaRecorder(stream, mimeType ? { mimeType } : {});
     const type = bare(recorder.mimeType || mimeType || (hasVideo ? 'video/webm' : 'audio/webm'));
@@ -406,6 +426,7 @@ function showLocalTimes(root) {
       sending.enqueue(e.data);
     };
     recorder.onstop = () => {
+      if (hasVideo && !posterField.value) takePoster();
       release();
       show('idle');
       sending.close();
@@ -418,6 +439,7 @@ function showLocalTimes(root) {
       preview.muted = false;
       preview.controls = true;
       preview.src = URL.createObjectURL(file);
+      if (posterField.value) preview.poster = posterField.value;
       preview.hidden = !hasVideo;
       again.hidden = false;
       status.textContent = `Recorded ${clock(seconds)}. Play it back, record again, or send it.`;
@@ -436,6 +458,7 @@ function showLocalTimes(root) {
         return;
       }
       status.textContent = `Recording ${clock(seconds)} of ${clock(maxSeconds)}`;
+      if (hasVideo && !posterField.value && seconds >= 1) takePoster();
       if (seconds >= maxSeconds && recorder?.state === 'recording') recorder.stop();
     };
     tickNow = tick;
@@ -482,6 +505,8 @@ function showLocalTimes(root) {
     forget();
     input.value = '';
     kindField.value = '';
+    posterField.value = '';
+    preview.removeAttribute('poster');
     preview.hidden = true;
     preview.removeAttribute('src');
     again.hidden = true;

@@ -171,7 +171,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
         : uploadId
           ? { kind: 'upload', id: uploadId, visitor: uploadVisitor(account.id, c.var.csrf) }
           : { kind: 'none' },
-      { link: posting.link(account), granted: reader.granted, sender: c.env.visit.clientIp },
+      { link: posting.link(account), granted: reader.granted, sender: c.env.visit.clientIp, poster: read.poster },
     );
     switch (outcome.kind) {
       case 'not_found':

@@ -132,6 +132,7 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
         sender: c.env.visit.clientIp,
         // Read earlier and changed since: started from the page as it is now, if it is the same page.
         reread: async () => find(c, at),
+        poster: read.poster,
       },
     );
     if (outcome.kind === 'busy') return busy(c, outcome.problem);

@@ -1,4 +1,4 @@
-import { INTAKE_PAGE_KEY_PATTERN, MEDIA_EXTENSIONS, type MessageMedia, openRecording } from '@convo/domain';
+import { INTAKE_PAGE_KEY_PATTERN, MEDIA_EXTENSIONS, type MessageMedia, openRecording, posterKey } from '@convo/domain';
 import { Hono } from 'hono';
 import parseRange from 'range-parser';
 import { notFound, page } from '../frame.ts';
@@ -110,21 +110,26 @@ export function mediaRoutes({ deps }: SiteKit) {
     return c.body(deps.media.store.read(key, start, end, release), status);
   }
 
-  routes.get('/media/:accountKey/:messageId', async (c) => {
+  /** The message's recording, when the reader may have it (else null: the 404). */
+  async function recordingFor(c: SiteContext): Promise<MessageMedia | null> {
     const account = c.env.account;
-    const id = c.req.param('messageId');
-    if (c.req.param('accountKey') !== account.key || !/^\d{1,9}$/.test(id)) return notFound(c);
+    const id = c.req.param('messageId') ?? '';
+    if (c.req.param('accountKey') !== account.key || !/^\d{1,9}$/.test(id)) return null;
     const viewer = viewerOf(c);
     const grants = viewer ? null : await passOf(deps, c);
-    const found = await openRecording(deps, account, Number(id), {
+    return openRecording(deps, account, Number(id), {
       viewer,
       authorization: c.req.header('authorization'),
       // Its number can be counted: an unlisted conversation's recording needs its slug (`?c=`) too.
       slug: c.req.query('c'),
       pass: (conversation) => (grants ? passReader(grants, conversation) : null),
     });
+  }
+
+  routes.get('/media/:accountKey/:messageId', async (c) => {
+    const found = await recordingFor(c);
     if (!found) return notFound(c);
-    return serve(c, found, `message-${id}`, found.conversation.anyoneCanPost ? 3600 : null);
+    return serve(c, found, `message-${c.req.param('messageId')}`, found.conversation.anyoneCanPost ? 3600 : null);
   });
 
   // An intake page's welcome recording: public, as the page that shows it.
@@ -136,6 +141,31 @@ export function mediaRoutes({ deps }: SiteKit) {
     const welcome = (await deps.intake.page(account.id, key))?.welcomeRecording;
     const found = welcome ? await deps.site.mediaOf(account.id, welcome.messageId) : null;
     return found ? serve(c, found, `welcome-${key}`, 300) : notFound(c);
+  });
+
+  // A recording's poster (after the welcome route: a page keyed `poster` is a welcome): for
+  // whoever may play the recording, the 404 for everyone else (and where it has none). A still of a few dozen KB: sent whole, from the store or its link.
+  routes.get('/media/:accountKey/:messageId/poster', async (c) => {
+    const found = await recordingFor(c);
+    const key = found ? posterKey(found.key) : null;
+    const size = key ? await deps.media.store.size(key).catch(() => null) : null;
+    if (!found || !key || !size) return notFound(c);
+    const store = deps.media.store;
+    if (store.link) {
+      c.header('cache-control', 'private, no-store');
+      return c.redirect(
+        await store.link(key, { contentType: 'image/jpeg', disposition: 'inline; filename="poster.jpg"' }),
+        302,
+      );
+    }
+    const open = found.conversation.anyoneCanPost;
+    c.header('content-type', 'image/jpeg');
+    c.header('content-length', String(size));
+    c.header('cache-control', open ? 'public, max-age=3600' : 'private, no-cache');
+    c.header('cross-origin-resource-policy', open ? 'cross-origin' : 'same-origin');
+    c.header('etag', `"${key.replace('/', '-')}"`);
+    if (c.req.method === 'HEAD') return c.body(null, 200);
+    return c.body(store.read(key, 0, size - 1), 200);
   });
 
   return routes;

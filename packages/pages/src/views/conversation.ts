@@ -69,12 +69,15 @@ function media(m: PageMessageRecord, accountKey: string, slug: string): Html {
   const name = KIND_NAMES[m.messageType] ?? 'Recording';
   if (m.hostedMedia) {
     // With its conversation's slug, the key an unlisted conversation's recordings need.
-    const src = `/media/${accountKey}/${m.id}?${new URLSearchParams({ c: slug })}`;
+    const query = new URLSearchParams({ c: slug });
+    const src = `/media/${accountKey}/${m.id}?${query}`;
     const label = `${name}${seconds ? `, ${seconds}` : ''}`;
+    // The still the recorder made of its first second, shown until it plays.
+    const poster = m.poster ? html` poster="/media/${accountKey}/${m.id}/poster?${query}"` : '';
     const player =
       m.messageType === 'audio'
         ? html`<audio controls preload="metadata" src="${src}" aria-label="${label}"></audio>`
-        : html`<video controls preload="metadata" playsinline src="${src}" aria-label="${label}"></video>`;
+        : html`<video controls preload="metadata" playsinline src="${src}"${poster} aria-label="${label}"></video>`;
     return html`<figure class="recording recording-${m.messageType}">${player}
 <figcaption>${label} · <a href="${src}&amp;download=1" download>Download</a></figcaption></figure>`;
   }
