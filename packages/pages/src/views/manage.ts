@@ -1,5 +1,4 @@
 import {
-  clockTime,
   type IntakePageView,
   ROLE_LABELS,
   TEAM_ROLES,
@@ -9,9 +8,9 @@ import {
   type WorkflowDefinitionView,
 } from '@convo/domain';
 import { html } from 'hono/html';
-import { KIND_NAMES } from './conversation.ts';
 import { csrfField } from './forms.ts';
 import type { Html } from './layout.ts';
+import { recordingSelect } from './recordings.ts';
 import { stepsEditor } from './workflow-steps.ts';
 
 /*
@@ -123,18 +122,6 @@ export function intakePagesPage(
   recordings: TeamRecording[] = [],
 ): Html {
   const p = state.problem;
-  /** The team's recordings to welcome with; one chosen before that is no longer among them stays offered. */
-  const welcomeSelect = (id: string, chosen: string) => {
-    const listed = recordings.some((r) => String(r.messageId) === chosen);
-    return html`<select id="${id}" name="welcome_recording"><option value="">None</option>${
-      chosen !== '' && !listed
-        ? html`<option value="${chosen}" selected>Message ${chosen} (as chosen before)</option>`
-        : ''
-    }${recordings.map(
-      (r) =>
-        html`<option value="${r.messageId}"${String(r.messageId) === chosen ? html` selected` : ''}>${KIND_NAMES[r.kind] ?? 'Recording'} ${clockTime(r.seconds)} by ${r.author} in “${r.conversationTitle}”, ${r.createdAt.toISOString().slice(0, 10)}</option>`,
-    )}</select>`;
-  };
   const workflowSelect = (form: string, id: string, current: number | null) => {
     const chosen = value(p, form, 'workflow', current === null ? '' : String(current));
     return html`<select id="${id}" name="workflow"><option value="">No workflow</option>${workflows.map(
@@ -158,7 +145,7 @@ ${csrfField(state.csrf)}
 <p><label for="${id('conversation-title')}">How its conversations are titled</label><input id="${id('conversation-title')}" name="conversation_title" maxlength="200" aria-describedby="${id('conversation-title-hint')}" placeholder="{name}: {words}" value="${value(p, form, 'conversation_title', page.conversation_title)}"></p>
 <p class="meta" id="${id('conversation-title-hint')}">{name} is the person (or “A visitor”), {words} their first words (or the kind of recording), {page} this page’s name, {date} the day. Empty: “{name}: {words}”, as “Tom Tester: I need help with my invoice”.</p>
 <p><label for="${id('welcome')}">Welcome text</label><textarea id="${id('welcome')}" name="welcome_text" rows="3" maxlength="5000">${value(p, form, 'welcome_text', page.welcome_text)}</textarea></p>
-<p><label for="${id('recording')}">Welcome recording, shown above the form</label>${welcomeSelect(id('recording'), value(p, form, 'welcome_recording', page.welcome_recording_message_id === null ? '' : String(page.welcome_recording_message_id)))}</p>
+<p><label for="${id('recording')}">Welcome recording, shown above the form</label>${recordingSelect({ id: id('recording'), name: 'welcome_recording' }, recordings, value(p, form, 'welcome_recording', page.welcome_recording_message_id === null ? '' : String(page.welcome_recording_message_id)))}</p>
 <p class="meta">The team’s latest recordings. To make a new one, <a href="/new?title=Welcome%20recording">start a private conversation</a> and record it there: it is offered here next.</p>
 <p><label for="${id('workflow')}">Workflow</label>${workflowSelect(form, id('workflow'), page.workflow_id)}</p>
 <p><label for="${id('team')}">Team members who join each conversation (e-mails, one per line)</label><textarea id="${id('team')}" name="team" rows="2">${value(p, form, 'team', page.team.join('\n'))}</textarea></p>

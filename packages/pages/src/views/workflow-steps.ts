@@ -1,9 +1,8 @@
 import type { TeamMemberView, TeamRecording, WorkflowStep } from '@convo/domain';
-import { clockTime } from '@convo/domain';
 import { html } from 'hono/html';
 import { formOfStep, MAX_FORM_STEPS } from '../workflow-form.ts';
-import { KIND_NAMES } from './conversation.ts';
 import type { Html } from './layout.ts';
+import { recordingSelect } from './recordings.ts';
 
 /*
  * A workflow's steps as fields, one fieldset a step and a blank one to add: when (the trigger and
@@ -57,8 +56,6 @@ function stepFields(s: StepsEditorState, n: number, step: Record<string, string>
   const get = (field: string, otherwise = '') => s.sent?.get(name(field))?.[0] ?? step?.[field] ?? otherwise;
   const trigger = get('trigger', adding ? '' : 'conversation.created');
   const action = get('action', 'post_message');
-  const recording = get('recording');
-  const listed = s.recordings.some((r) => String(r.messageId) === recording);
   return html`<fieldset class="step" data-step>
 <legend>${adding ? 'Add a step' : `Step ${n + 1}`}</legend>
 <p><label for="${id('trigger')}">When</label><select id="${id('trigger')}" name="${name('trigger')}" data-choose="trigger">${
@@ -102,12 +99,7 @@ function stepFields(s: StepsEditorState, n: number, step: Record<string, string>
       html`<option value="${m.email}"${m.email.toLowerCase() === get('as').toLowerCase() ? html` selected` : ''}>${m.name} (${m.email})</option>`,
   )}</select></p>
 <p data-action="post_message notify"><label for="${id('text')}">Text (the message posted, or a line in the mail)</label><textarea id="${id('text')}" name="${name('text')}" rows="3" maxlength="10000">${get('text')}</textarea></p>
-<p data-action="post_message"><label for="${id('recording')}">Recording to post with it</label><select id="${id('recording')}" name="${name('recording')}"><option value="">None</option>${
-    recording !== '' && !listed ? html`<option value="${recording}" selected>Message ${recording}</option>` : ''
-  }${s.recordings.map(
-    (r) =>
-      html`<option value="${r.messageId}"${String(r.messageId) === recording ? html` selected` : ''}>${KIND_NAMES[r.kind] ?? 'Recording'} ${clockTime(r.seconds)} by ${r.author} in “${r.conversationTitle}”</option>`,
-  )}</select></p>
+<p data-action="post_message"><label for="${id('recording')}">Recording to post with it</label>${recordingSelect({ id: id('recording'), name: name('recording') }, s.recordings, get('recording'))}</p>
 <p data-action="add_tags"><label for="${id('tags')}">Tags, commas between</label><input id="${id('tags')}" name="${name('tags')}" maxlength="2000" value="${get('tags')}"></p>
 <p data-action="add_members notify"><label for="${id('emails')}">People by e-mail address, commas between (to add, or to mail)</label><input id="${id('emails')}" name="${name('emails')}" maxlength="7000" value="${get('emails')}"></p>
 ${
