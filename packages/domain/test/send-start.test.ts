@@ -119,7 +119,8 @@ describe('sendStart', () => {
       reread: async () => pageOf('v2', 8),
     });
     expect(sent.outcome).toEqual({ kind: 'page_changed' });
-    expect(removed).toEqual([FILE.key]);
+    // The recording and whatever poster it had.
+    expect(removed).toEqual([FILE.key, `${FILE.key}.poster`]);
   });
 
   it('refuses a file that is no recording before starting anything, and keeps none of it', async () => {
