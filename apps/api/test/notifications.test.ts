@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadSeed, type TSeed } from '@convo/db';
 import { muteToken } from '@convo/domain';
+import { notificationHtml } from '@convo/pages';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { startNotifyWorker } from '../src/workers/notify.ts';
@@ -16,6 +19,7 @@ import { Visitor } from './support/site.ts';
  */
 
 const HOST = 'https://post.example.com';
+const FIXTURES = new URL('./fixtures/media/', import.meta.url).pathname;
 const BATCH_SECONDS = 2;
 /** Long enough for a batch to fall due, be queued and be sent. */
 const SETTLE_MS = BATCH_SECONDS * 1000 + 1500;
@@ -95,6 +99,53 @@ describe('a reply notifies the members', () => {
     expect(mail.text).toContain('> Sam answers');
     await settle();
     expect(mailsTo('sam@post.example')).toEqual([]);
+  });
+
+  it('writes an HTML part: the words escaped, a public video’s poster linked to it, a button to answer', async () => {
+    const jpeg = Uint8Array.from([0xff, 0xd8, 0xff, 0xfe, 0x00, 0x04, 0x68, 0x69, 0xff, 0xd9]);
+    const poster = `data:image/jpeg;base64,${Buffer.from(jpeg).toString('base64')}`;
+    const video = {
+      name: 'hi.webm',
+      type: 'video/webm',
+      bytes: new Uint8Array(readFileSync(join(FIXTURES, 'video-3s.webm'))),
+    };
+    const posted = await new Visitor(h, HOST).replyWithRecording('one', { text: '<b>Look</b> at this', poster }, video);
+    expect(posted.status).toBe(303);
+    const id = /#message-(\d+)$/.exec(posted.headers.get('location') ?? '')?.[1];
+    // The HTML part as sent (quoted-printable '=' undone).
+    const htmlOf = (mail: Mail) =>
+      mail.text.slice(mail.text.search(/Content-Type: text\/html/i)).replaceAll('=3D', '=');
+    const mail = htmlOf(await mailbox.next('olivia@post.example'));
+    expect(mail).toContain(`<img src="${HOST}/media/post/${id}/poster?c=one"`);
+    expect(mail).toContain(`<a href="${HOST}/c/one#message-${id}">`);
+    expect(mail).toContain('&lt;b&gt;Look&lt;/b&gt; at this');
+    expect(mail).not.toContain('<b>Look</b>');
+    expect(mail).toContain(`href="${HOST}/c/one#reply"`);
+    // A private conversation's recording is never shown in a mail (a mail client would fetch it
+    // without signing in): the same digest, private, has no image.
+    const digest = {
+      account: { id: 1, name: 'Post', host: HOST, key: 'post' },
+      conversation: { id: 1, title: 'Quiet', slug: 'quiet', anyoneCanPost: false },
+      recipient: { id: 1, name: 'Olivia', email: 'olivia@post.example' },
+      startedVia: null,
+      total: 1,
+      messages: [
+        {
+          id: 9,
+          authorName: 'Pat',
+          authorTeamRole: null,
+          text: '',
+          messageType: 'video',
+          createdAt: 0n,
+          poster: true,
+        },
+      ],
+    };
+    const links = { muteUrl: `${HOST}/u/1`, muteAllUrl: `${HOST}/u/2`, settingsUrl: `${HOST}/settings` };
+    expect(notificationHtml(digest, links)).not.toContain('<img');
+    expect(
+      notificationHtml({ ...digest, conversation: { ...digest.conversation, anyoneCanPost: true } }, links),
+    ).toContain(`<img src="${HOST}/media/post/9/poster?c=quiet"`);
   });
 
   it("costs the post no more statements with 50 members than with one (the mail is the worker's)", async () => {

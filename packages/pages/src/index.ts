@@ -10,4 +10,4 @@ export {
 } from './deps.ts';
 export { KeptFiles } from './kept-files.ts';
 export { createSite, loggedPath, type Site } from './site.ts';
-export { demoMailPage, mailHtml, type UnsentMail } from './views/mail.ts';
+export { demoMailPage, mailHtml, notificationHtml, type UnsentMail } from './views/mail.ts';

@@ -55,7 +55,7 @@ export function startMailWorker(queue: PgMailOutbox, mailing: MailOptions): Mail
       // One line, whatever an account's name or a title held: no header can be added through it.
       subject: oneLine(mail.subject),
       text: mail.body,
-      html: mailHtml(mail.body),
+      html: mail.html ?? mailHtml(mail.body),
       // Each on one line too: the values are ours (signed URLs), but no line break gets through.
       headers: Object.fromEntries(Object.entries(mail.headers ?? {}).map(([name, value]) => [name, oneLine(value)])),
     });

@@ -1,4 +1,5 @@
 import { type NotificationStore, type SiteSecrets, sendNotifications } from '@convo/domain';
+import { notificationHtml } from '@convo/pages';
 import type { Logger } from '../logger.ts';
 import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
 
@@ -28,7 +29,10 @@ export function startNotifyWorker(store: NotificationStore, secrets: SiteSecrets
     onError: options.onError,
     busy: options.busy,
     async step() {
-      const did = await sendNotifications(store, secrets, { batchSeconds: options.batchSeconds });
+      const did = await sendNotifications(store, secrets, {
+        batchSeconds: options.batchSeconds,
+        html: notificationHtml,
+      });
       if (did) options.onQueued?.();
       return did;
     },

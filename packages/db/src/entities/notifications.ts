@@ -60,6 +60,8 @@ export const OutgoingMail = defineEntity({
     recipient: p.string().length(320),
     subject: p.string().length(255),
     body: p.text().nullable(),
+    /** Its HTML part, when the domain wrote one (else the sender makes one of the body). */
+    html: p.text().nullable(),
     /** Headers beside From, To and Subject (List-Unsubscribe on notifications). */
     headers: p.json<Record<string, string>>().nullable(),
     createdAt: createdAt(),

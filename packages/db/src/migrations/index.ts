@@ -28,6 +28,7 @@ import { Migration20261203000000_message_search } from './Migration2026120300000
 import { Migration20261204000000_triage } from './Migration20261204000000_triage.ts';
 import { Migration20261205000000_intake_title_pattern } from './Migration20261205000000_intake_title_pattern.ts';
 import { Migration20261206000000_recording_posters } from './Migration20261206000000_recording_posters.ts';
+import { Migration20261207000000_mail_html } from './Migration20261207000000_mail_html.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -63,4 +64,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261204000000_triage', class: Migration20261204000000_triage },
   { name: 'Migration20261205000000_intake_title_pattern', class: Migration20261205000000_intake_title_pattern },
   { name: 'Migration20261206000000_recording_posters', class: Migration20261206000000_recording_posters },
+  { name: 'Migration20261207000000_mail_html', class: Migration20261207000000_mail_html },
 ];

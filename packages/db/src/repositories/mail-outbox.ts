@@ -8,6 +8,7 @@ export interface ClaimedMail {
   recipient: string;
   subject: string;
   body: string;
+  html: string | null;
   headers: Record<string, string> | null;
 }
 
@@ -24,8 +25,15 @@ export class PgMailOutbox implements MailOutbox {
   async enqueue(accountId: number, mail: OutgoingMail): Promise<void> {
     await query(
       this.em,
-      'insert into outgoing_mail (account_id, recipient, subject, body, headers) values (?, ?, ?, ?, ?::jsonb)',
-      [accountId, mail.to, mail.subject.slice(0, 255), mail.text, mail.headers ? JSON.stringify(mail.headers) : null],
+      'insert into outgoing_mail (account_id, recipient, subject, body, html, headers) values (?, ?, ?, ?, ?, ?::jsonb)',
+      [
+        accountId,
+        mail.to,
+        mail.subject.slice(0, 255),
+        mail.text,
+        mail.html ?? null,
+        mail.headers ? JSON.stringify(mail.headers) : null,
+      ],
     );
   }
 
@@ -44,7 +52,7 @@ export class PgMailOutbox implements MailOutbox {
          select id from outgoing_mail
          where sent_at is null and next_attempt_at <= now() and attempts < ?
          order by next_attempt_at, id limit ? for update skip locked)
-       returning id, recipient, subject, body, headers`,
+       returning id, recipient, subject, body, html, headers`,
       [MAIL_MAX_ATTEMPTS, limit],
     );
   }
@@ -54,7 +62,7 @@ export class PgMailOutbox implements MailOutbox {
     if (ids.length === 0) return;
     await query(
       this.em,
-      'update outgoing_mail set sent_at = now(), body = null, last_error = null where id = any(?::int[])',
+      'update outgoing_mail set sent_at = now(), body = null, html = null, last_error = null where id = any(?::int[])',
       [intArray(ids)],
     );
   }

@@ -89,13 +89,13 @@ const TAKE_DUE = `
  */
 const DIGESTS = `
   select d.conversation_id, d.user_id, a.id as account_id, a.name as account_name, a.host, a.key,
-    c.title, c.slug, u.name as user_name, u.email,
+    c.title, c.slug, c.anyone_can_post, u.name as user_name, u.email,
     case when ${startedOnIntakeSql('c', 'd.first_message_id')} then coalesce(${intakePageNameSql('c')}, 'an intake page')
       end as started_via,
     (select count(*)::int from message m where m.conversation_id = c.id and m.account_id = c.account_id
        and m.id >= d.first_message_id and m.author_id is distinct from u.id and m.hidden_at is null) as total,
     coalesce((select json_agg(x order by x.created_us, x.id) from (
-       select m.id, coalesce(au.name, m.claimed_name || '${UNVERIFIED_NAME_SUFFIX.replaceAll("'", "''")}') as author_name, au.team_role as author_team, m.text, m.message_type,
+       select m.id, coalesce(au.name, m.claimed_name || '${UNVERIFIED_NAME_SUFFIX.replaceAll("'", "''")}') as author_name, au.team_role as author_team, m.text, m.message_type, m.poster,
          (extract(epoch from m.created_at) * 1000000)::bigint::text as created_us
        from message m left join account_user au on au.id = m.author_id
        where m.conversation_id = c.id and m.account_id = c.account_id and m.id >= d.first_message_id
@@ -121,6 +121,7 @@ interface DigestRow {
   key: string;
   title: string;
   slug: string;
+  anyone_can_post: boolean;
   user_name: string;
   email: string;
   started_via: string | null;
@@ -134,12 +135,13 @@ interface MessageRow {
   author_team: string | null;
   text: string;
   message_type: string;
+  poster: boolean;
   created_us: string;
 }
 
 const digest = (r: DigestRow): DueDigest => ({
   account: { id: r.account_id, name: r.account_name, host: r.host, key: r.key },
-  conversation: { id: r.conversation_id, title: r.title, slug: r.slug },
+  conversation: { id: r.conversation_id, title: r.title, slug: r.slug, anyoneCanPost: r.anyone_can_post },
   recipient: { id: r.user_id, name: r.user_name, email: r.email },
   startedVia: r.started_via,
   total: r.total,
@@ -150,6 +152,7 @@ const digest = (r: DigestRow): DueDigest => ({
     text: m.text,
     messageType: m.message_type,
     createdAt: BigInt(m.created_us),
+    poster: m.poster,
   })),
 });
 

@@ -28,12 +28,14 @@ export interface DigestMessage {
   text: string;
   messageType: string;
   createdAt: bigint;
+  /** Its recording has a poster (mails show it where the conversation is public). */
+  poster: boolean;
 }
 
 /** A pending mail that fell due: for whom, about what, and everything that arrived since it began. */
 export interface DueDigest {
   account: SiteAccount;
-  conversation: { id: number; title: string; slug: string };
+  conversation: { id: number; title: string; slug: string; anyoneCanPost: boolean };
   recipient: { id: number; name: string; email: string };
   /**
    * Its first message started the conversation on an intake page: that page's name (the mail is
@@ -133,11 +135,15 @@ const RECORDING_NAMES: Record<string, string> = {
 const byline = (m: DigestMessage, team: string) =>
   m.authorName === null ? 'Someone (anonymous)' : m.authorTeamRole ? `${m.authorName} (${team} team)` : m.authorName;
 
-/** The mail of a due digest: who wrote, what (quoted), where; and the two ways to stop. */
-export function notificationMail(
-  d: DueDigest,
-  links: { muteUrl: string; muteAllUrl: string; settingsUrl: string },
-): OutgoingMail {
+/** Where a notification's links lead: stop this conversation's mail, all of it, the settings. */
+export interface NotificationLinks {
+  muteUrl: string;
+  muteAllUrl: string;
+  settingsUrl: string;
+}
+
+/** What a notification says above its messages ("New conversation from …", or how many are new). */
+export function notificationHeading(d: DueDigest): { subject: string; lead: string } {
   const team = d.account.name;
   const first = d.messages[0];
   const started =
@@ -149,6 +155,25 @@ export function notificationMail(
     (d.total === 1 && first
       ? `${first.authorName ?? 'Someone'} wrote in "${d.conversation.title}"`
       : `${d.total} new messages in "${d.conversation.title}"`);
+  const lead = started
+    ? `${started} on ${team}: "${d.conversation.title}"`
+    : `${d.total === 1 ? 'A new message' : `${d.total} new messages`} in "${d.conversation.title}" on ${team}:`;
+  return { subject: `${subject} on ${team}`, lead };
+}
+
+/** How a mail names a message's author: "Someone (anonymous)", or with the team's badge. */
+export const mailByline = (m: DigestMessage, team: string) => byline(m, team);
+
+/** A message's words as a mail quotes them: cut to NOTIFY_EXCERPT characters. */
+export const mailExcerpt = (text: string): string => excerpt(text);
+
+/** How a mail names a message's recording ("a video recording"). */
+export const mailRecordingName = (kind: string): string => RECORDING_NAMES[kind] ?? 'a recording';
+
+/** The mail of a due digest: who wrote, what (quoted), where; and the two ways to stop. */
+export function notificationMail(d: DueDigest, links: NotificationLinks): OutgoingMail {
+  const team = d.account.name;
+  const heading = notificationHeading(d);
   const url = conversationUrl(d.account, d.conversation.slug);
   const parts = d.messages.map((m) =>
     [
@@ -161,11 +186,9 @@ export function notificationMail(
   const left = d.total - d.messages.length;
   return {
     to: d.recipient.email,
-    subject: `${subject} on ${team}`,
+    subject: heading.subject,
     text: [
-      started
-        ? `${started} on ${team}: "${d.conversation.title}"`
-        : `${d.total === 1 ? 'A new message' : `${d.total} new messages`} in "${d.conversation.title}" on ${team}:`,
+      heading.lead,
       '',
       parts.join('\n\n'),
       ...(left > 0 ? ['', `…and ${left} more on the page.`] : []),
@@ -197,7 +220,12 @@ export const mailSettingsUrl = (account: SiteAccount): string => `${account.host
 export async function sendNotifications(
   store: NotificationStore,
   secrets: SiteSecrets,
-  options: { batchSeconds: number; limit?: number },
+  options: {
+    batchSeconds: number;
+    limit?: number;
+    /** The mail's HTML part (the pages' view of it); without it, the sender's escaped text. */
+    html?: (digest: DueDigest, links: NotificationLinks) => string;
+  },
 ): Promise<boolean> {
   const limit = options.limit ?? 50;
   const fannedOut = await store.fanOut(limit * 4, options.batchSeconds);
@@ -205,15 +233,16 @@ export async function sendNotifications(
   const key = await secrets.signingKey();
   const sent = await store.takeDue(limit, async (digest, outbox) => {
     const target = { accountId: digest.account.id, userId: digest.recipient.id };
-    const mail = notificationMail(digest, {
+    const links = {
       muteUrl: unsubscribeUrl(
         digest.account,
         await muteToken(key, { ...target, conversationId: digest.conversation.id }),
       ),
       muteAllUrl: unsubscribeUrl(digest.account, await muteToken(key, { ...target, conversationId: 0 })),
       settingsUrl: mailSettingsUrl(digest.account),
-    });
-    await outbox.enqueue(digest.account.id, mail);
+    };
+    const mail = notificationMail(digest, links);
+    await outbox.enqueue(digest.account.id, options.html ? { ...mail, html: options.html(digest, links) } : mail);
   });
   return fannedOut > 0 || sent > 0;
 }

@@ -3,11 +3,15 @@
  * notifications, workflow mail).
  */
 
-/** A mail as the domain writes it: plain text (the sender adds an escaped HTML part). */
+/**
+ * A mail as the domain writes it: plain text, and the HTML part a mail may carry (rendered by the
+ * pages' views; else the sender makes one of the text, escaped).
+ */
 export interface OutgoingMail {
   to: string;
   subject: string;
   text: string;
+  html?: string | undefined;
   /** Headers beside From, To and Subject, such as List-Unsubscribe (values on one line). */
   headers?: Record<string, string> | undefined;
 }

@@ -1,3 +1,15 @@
+import {
+  conversationUrl,
+  type DigestMessage,
+  type DueDigest,
+  formatNiceTime,
+  mailByline,
+  mailExcerpt,
+  mailRecordingName,
+  messageUrl,
+  type NotificationLinks,
+  notificationHeading,
+} from '@convo/domain';
 import { html } from 'hono/html';
 import { document } from './layout.ts';
 
@@ -9,6 +21,43 @@ export const mailHtml = (text: string): string =>
   String(html`<!doctype html>
 <html><body><div style="white-space: pre-wrap; font-family: sans-serif">${text}</div></body></html>
 `);
+
+/**
+ * A notification's HTML part, beside its text (notificationMail): who wrote, when, their words
+ * (escaped), a recording's poster linked to the message where the conversation is public (a mail
+ * client fetches it without signing in; a private one's is never in a mail), a button to answer,
+ * and the ways to stop. Inline styles only: mail clients drop style sheets.
+ */
+export function notificationHtml(d: DueDigest, links: NotificationLinks): string {
+  const team = d.account.name;
+  const url = conversationUrl(d.account, d.conversation.slug);
+  const query = new URLSearchParams({ c: d.conversation.slug });
+  const left = d.total - d.messages.length;
+  const message = (m: DigestMessage) => {
+    const link = messageUrl(url, m.id);
+    const still =
+      d.conversation.anyoneCanPost && m.poster && m.messageType !== 'audio'
+        ? html`<p style="margin:0 0 6px"><a href="${link}"><img src="${d.account.host}/media/${d.account.key}/${m.id}/poster?${query}" alt="Play ${mailRecordingName(m.messageType)} on the page" width="320" style="max-width:100%;border-radius:6px"></a></p>`
+        : '';
+    return html`<div style="margin:0 0 16px;padding:12px;border-left:3px solid #0b57b8;background:#f5f7fa">
+<p style="margin:0 0 6px;color:#4a5361"><strong style="color:#1f2733">${mailByline(m, team)}</strong>, ${formatNiceTime(m.createdAt)}</p>
+${m.messageType === 'text' ? '' : html`<p style="margin:0 0 6px">(${mailRecordingName(m.messageType)})</p>`}${still}
+${m.text.trim() === '' ? '' : html`<p style="margin:0 0 6px;white-space:pre-wrap">${mailExcerpt(m.text)}</p>`}
+<p style="margin:0"><a href="${link}">Open it on the page</a></p>
+</div>`;
+  };
+  return String(html`<!doctype html>
+<html><body style="font-family:sans-serif;color:#1f2733;max-width:600px">
+<p>${notificationHeading(d).lead}</p>
+${d.messages.map(message)}
+${left > 0 ? html`<p>…and ${left} more on the page.</p>` : ''}
+<p><a href="${url}#reply" style="display:inline-block;background:#0b57b8;color:#ffffff;padding:10px 16px;border-radius:6px;text-decoration:none">Answer on the page</a></p>
+<hr style="border:0;border-top:1px solid #d8dde3">
+<p style="font-size:13px;color:#4a5361">You get this as a member or follower of this conversation on ${team}.<br>
+<a href="${links.muteUrl}">No more mail about this conversation</a> · <a href="${links.muteAllUrl}">No more mail from ${team} at all</a> · <a href="${links.settingsUrl}">Your mail settings</a></p>
+</body></html>
+`);
+}
 
 /** A mail the demo did not send (no SMTP_URL), as its page lists it. */
 export interface UnsentMail {
