@@ -282,6 +282,14 @@ describe.skipIf(!hasChromium)('recording in Chromium', () => {
       await page.getByRole('button', { name: 'Cancel' }).click();
       await page.locator('video[src^="/media/"]').first().scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(SHOTS, `recording-${width}.png`) });
+      // A recording the browser cannot play says so beside its player, with the download below.
+      await page.evaluate(
+        "document.querySelector('figure.recording video').src = 'data:video/mp4;base64,AAAAAAAAAAAAAAAA'",
+      );
+      const note = page.locator('figure.recording .recording-unplayable').first();
+      await note.waitFor({ state: 'attached', timeout: 5_000 });
+      expect(await note.textContent()).toContain('This browser cannot play this recording.');
+      expect(await axeViolations(page)).toEqual([]);
       await context.close();
     }
   });

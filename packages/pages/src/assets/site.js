@@ -722,3 +722,25 @@ function showLocalTimes(root) {
     });
   }
 })();
+
+// A recording this browser cannot play (a codec it lacks, such as VP9 in MP4 on Safari) says so
+// beside its player and points to its download, instead of a player that never starts. Media
+// errors do not bubble: they are caught on their way down, for players added live too.
+document.addEventListener(
+  'error',
+  (e) => {
+    const player = e.target;
+    if (!(player instanceof HTMLMediaElement)) return;
+    const figure = player.closest('figure.recording');
+    const code = player.error?.code;
+    if (!figure || (code !== MediaError.MEDIA_ERR_SRC_NOT_SUPPORTED && code !== MediaError.MEDIA_ERR_DECODE)) return;
+    if (figure.querySelector('.recording-unplayable')) return;
+    const note = document.createElement('p');
+    note.className = 'recording-unplayable';
+    note.setAttribute('role', 'status');
+    note.textContent =
+      'This browser cannot play this recording. Download it to play it in another app, or open the page in another browser.';
+    figure.append(note);
+  },
+  true,
+);
