@@ -366,6 +366,87 @@ describe('hostile triage forms', () => {
   }, 120_000);
 });
 
+describe('hostile forms of the team’s new pages', () => {
+  it('New conversation, the team page and the step editor never answer a 5xx, and a refusal changes nothing', async () => {
+    const owner = await signIn(site, HOST, 'olive@triage.example');
+    await owner.get('/new');
+    const csrf = owner.hidden('csrf');
+    const db = h.db.orm.em.fork().getConnection();
+    const state = async () =>
+      JSON.stringify(
+        await db.execute(
+          `select (select count(*) from conversation) as c, (select count(*) from account_user) as u,
+                  (select string_agg(email || ':' || coalesce(team_role, '-'), ',' order by id) from account_user) as roles,
+                  (select string_agg(steps::text, ',' order by id) from workflow) as steps`,
+        ),
+      );
+    const value = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constantFrom(
+        '',
+        'owner',
+        'admin',
+        'none',
+        'public',
+        'private',
+        'message.created',
+        'repeat',
+        'add_tags',
+        'post_message',
+      ),
+      fc.constantFrom(
+        'olive@triage.example',
+        'tim@triage.example',
+        'x@y.example',
+        '\u0000',
+        'x'.repeat(3000),
+        '-1',
+        '1e9',
+      ),
+    );
+    const fields = {
+      '/new': fc.constantFrom('title', 'text', 'to', 'to_name', 'visibility', 'submit'),
+      '/manage/team': fc.constantFrom('email', 'name', 'role'),
+      '/manage/workflows': fc.constantFrom(
+        'name',
+        'editor',
+        'steps',
+        'step.0.trigger',
+        'step.0.by',
+        'step.0.wait',
+        'step.0.wait_unit',
+        'step.0.times',
+        'step.0.action',
+        'step.0.as',
+        'step.0.tags',
+        'step.0.emails',
+        'step.0.recording',
+        'step.25.trigger',
+      ),
+    };
+    const statuses: number[] = [];
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .constantFrom(...(Object.keys(fields) as (keyof typeof fields)[]))
+          .chain((path) => fc.tuple(fc.constant(path), fc.array(fc.tuple(fields[path], value), { maxLength: 6 }))),
+        async ([path, pairs]) => {
+          const before = await state();
+          const body = `csrf=${csrf}&${new URLSearchParams(pairs).toString()}`;
+          const res = await owner.post(path, {}, { body });
+          statuses.push(res.status);
+          expect([303, 400, 403, 404, 413, 422], `${path} ${body.slice(0, 120)}`).toContain(res.status);
+          if (res.status !== 303) expect(await state()).toBe(before);
+        },
+      ),
+      { numRuns: 60 },
+    );
+    // The forms were read, not refused at the door: some went through, some were refused as they said.
+    expect(statuses).toContain(422);
+    expect(statuses.some((s) => s === 303)).toBe(true);
+  }, 120_000);
+});
+
 describe('deleting a conversation', () => {
   it('is for owners and admins: a team member is refused, changing nothing', async () => {
     const teammate = await signIn(site, HOST, 'tim@triage.example');
