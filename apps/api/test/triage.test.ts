@@ -295,7 +295,7 @@ describe('the team starts a conversation', () => {
     expect(mail.text).toContain(`${HOST}/c/${slug}`);
     // The inbox says where it began.
     const row = (await rows(tim)).find((r) => r.startsWith('Your onboarding'));
-    expect(row).toContain('Via the team');
+    expect(row).toContain('With Nell New via the team; they have not written yet.');
   });
 
   it('takes a second send of the same form as the first: one conversation', async () => {

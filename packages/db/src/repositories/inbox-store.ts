@@ -167,13 +167,18 @@ const pageStatement = (name: string, searched: boolean) =>
         eb.selectFrom('account_user as u').select('u.name').whereRef('u.id', '=', 'p.assignee_id').as('assignee'),
         // The page it began on: its own, or the account's primary one.
         sql<string | null>`${sql.raw(intakePageNameSql('p'))}`.as('intake_page'),
-        // Who it is with: the first writer outside the team (an anonymous one under the name they gave).
-        sql<{ name: string | null; claimed: string | null } | null>`(select json_build_object('name', u.name,
-          'claimed', m.claimed_name)
+        // Who it is with: the first writer outside the team (an anonymous one under the name they
+        // gave); else its first member outside the team, who has not written yet (coalesce reads
+        // the members only for a conversation nobody outside the team wrote in).
+        sql<{ name: string | null; claimed: string | null; waiting?: boolean } | null>`coalesce((select
+          json_build_object('name', u.name, 'claimed', m.claimed_name)
         from message m left join account_user u on u.id = m.author_id
         where m.conversation_id = p.id and m.account_id = ${account()} and m.hidden_at is null
           and (u.id is null or u.team_role is null)
-        order by m.created_at, m.id limit 1)`.as('person'),
+        order by m.created_at, m.id limit 1), (select json_build_object('name', u.name, 'claimed', null, 'waiting', true)
+        from conversation_member cm join account_user u on u.id = cm.user_id
+        where cm.conversation_id = p.id and cm.account_id = ${account()} and u.team_role is null
+        order by u.id limit 1))`.as('person'),
         sql<{ kind: string; text: string; seconds: number; author: string | null } | null>`(select json_build_object(
           'kind', m.message_type, 'text', left(m.text, ${sql.lit(SNIPPET_READ)}), 'seconds', m.recorded_duration_seconds,
           'author', coalesce(u.name, m.claimed_name))
@@ -271,6 +276,7 @@ export class PgInboxStore implements InboxStore {
         person: r.person && {
           name: r.person.name ?? r.person.claimed,
           verified: r.person.name !== null,
+          waiting: r.person.waiting === true,
         },
         last: r.last && {
           kind: isMessageType(r.last.kind) ? r.last.kind : 'text',

@@ -18,12 +18,17 @@ import { cutAtWord, recordingName } from './title.ts';
  * opened it; filtered by a tag and searched by title.
  */
 
-/** Who a conversation is with: the first person outside the team who wrote in it. */
+/**
+ * Who a conversation is with: the first person outside the team who wrote in it; where nobody
+ * outside the team wrote yet, its first member outside the team (one the team sent it to).
+ */
 export interface InboxPerson {
   /** Null: an anonymous writer who gave no name. */
   name: string | null;
   /** False for a name an anonymous writer gave (shown "(not verified)"). */
   verified: boolean;
+  /** A member who has not written yet. */
+  waiting?: boolean | undefined;
 }
 
 /** The latest message a row shows a snippet of. */

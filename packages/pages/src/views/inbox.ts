@@ -47,7 +47,13 @@ function row(r: InboxRow): Html {
   const count = r.messageCount === 1 ? '1 message' : `${r.messageCount} messages`;
   return html`<li class="${r.unread ? 'unread' : 'read'}">
 <p class="inbox-title"><a href="/c/${r.slug}">${r.title}</a>${r.unread ? html` <span class="unread-mark">Unread</span>` : ''}</p>
-<p class="inbox-who">${r.person ? html`${personName(r.person)} <span class="meta">via ${via}</span>` : html`<span class="meta">Via ${via}; nobody outside the team has written yet.</span>`}</p>
+<p class="inbox-who">${
+    r.person
+      ? r.person.waiting
+        ? html`With ${personName(r.person)} <span class="meta">via ${via}; they have not written yet.</span>`
+        : html`${personName(r.person)} <span class="meta">via ${via}</span>`
+      : html`<span class="meta">Via ${via}; nobody outside the team has written yet.</span>`
+  }</p>
 ${
   r.last && words
     ? html`<p class="inbox-snippet"><span class="inbox-author">${r.last.author ?? 'A visitor'}:</span> ${words}</p>`
