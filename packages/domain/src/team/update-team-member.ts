@@ -81,7 +81,7 @@ function welcomeMail(account: TeamAccount, by: string | null, person: TeamPerson
   const who = by ?? `The ${account.name} team`;
   const can =
     role === 'member'
-      ? 'You see the conversations you are in, and the ones the team is given.'
+      ? 'You see the account’s public conversations and the private ones you are in.'
       : 'You see every conversation of the account, and manage its team, intake pages and workflows.';
   return {
     to: person.email,
