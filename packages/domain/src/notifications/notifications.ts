@@ -114,7 +114,8 @@ export async function readMuteToken(key: string, token: string): Promise<MuteTar
 
 // ---- The mail ----------------------------------------------------------------------------------
 
-const excerpt = (text: string): string => {
+/** A message's words as a mail quotes them: cut to NOTIFY_EXCERPT characters. */
+export const mailExcerpt = (text: string): string => {
   const chars = Array.from(text.trim());
   return chars.length <= NOTIFY_EXCERPT ? chars.join('') : `${chars.slice(0, NOTIFY_EXCERPT - 1).join('')}…`;
 };
@@ -125,14 +126,16 @@ const quoted = (text: string) =>
     .map((line) => `> ${line}`)
     .join('\n');
 
-/** How a mail names a message's recording; its caption, if any, is quoted below it. */
+/** How a mail names a message's recording ("a video recording"); its caption is quoted below it. */
 const RECORDING_NAMES: Record<string, string> = {
   video: 'a video recording',
   screen: 'a screen recording',
   audio: 'an audio recording',
 };
+export const mailRecordingName = (kind: string): string => RECORDING_NAMES[kind] ?? 'a recording';
 
-const byline = (m: DigestMessage, team: string) =>
+/** How a mail names a message's author: "Someone (anonymous)", or with the team's badge. */
+export const mailByline = (m: DigestMessage, team: string) =>
   m.authorName === null ? 'Someone (anonymous)' : m.authorTeamRole ? `${m.authorName} (${team} team)` : m.authorName;
 
 /** Where a notification's links lead: stop this conversation's mail, all of it, the settings. */
@@ -161,15 +164,6 @@ export function notificationHeading(d: DueDigest): { subject: string; lead: stri
   return { subject: `${subject} on ${team}`, lead };
 }
 
-/** How a mail names a message's author: "Someone (anonymous)", or with the team's badge. */
-export const mailByline = (m: DigestMessage, team: string) => byline(m, team);
-
-/** A message's words as a mail quotes them: cut to NOTIFY_EXCERPT characters. */
-export const mailExcerpt = (text: string): string => excerpt(text);
-
-/** How a mail names a message's recording ("a video recording"). */
-export const mailRecordingName = (kind: string): string => RECORDING_NAMES[kind] ?? 'a recording';
-
 /** The mail of a due digest: who wrote, what (quoted), where; and the two ways to stop. */
 export function notificationMail(d: DueDigest, links: NotificationLinks): OutgoingMail {
   const team = d.account.name;
@@ -177,9 +171,9 @@ export function notificationMail(d: DueDigest, links: NotificationLinks): Outgoi
   const url = conversationUrl(d.account, d.conversation.slug);
   const parts = d.messages.map((m) =>
     [
-      `${byline(m, team)}, ${formatNiceTime(m.createdAt)}:`,
-      ...(m.messageType === 'text' ? [] : [`> (${RECORDING_NAMES[m.messageType] ?? 'a recording'})`]),
-      ...(m.text.trim() === '' ? [] : [quoted(excerpt(m.text))]),
+      `${mailByline(m, team)}, ${formatNiceTime(m.createdAt)}:`,
+      ...(m.messageType === 'text' ? [] : [`> (${mailRecordingName(m.messageType)})`]),
+      ...(m.text.trim() === '' ? [] : [quoted(mailExcerpt(m.text))]),
       messageUrl(url, m.id),
     ].join('\n'),
   );

@@ -282,28 +282,29 @@ function showLocalTimes(root) {
     return [screen, voice, face].filter(Boolean);
   }
 
-  // The devices to choose from, named once a permission lets the browser say their names.
+  // The devices to choose from, named once a permission lets the browser say their names: the
+  // camera where the recording uses one (a video, or a screen with the bubble), the microphone.
   async function listDevices(kind, tracks) {
     const found = await navigator.mediaDevices.enumerateDevices().catch(() => []);
-    const fill = ({ row, select }, type, track) => {
+    const fill = ({ row, select }, type, track, used) => {
       const list = found.filter((d) => d.kind === type && d.deviceId);
       select.replaceChildren(
         ...list.map((d, i) => el('option', { value: d.deviceId, textContent: d.label || `Device ${i + 1}` })),
       );
       const using = track?.getSettings?.().deviceId;
       if (using) select.value = using;
-      row.hidden = list.length < 2 && !(list.length === 1 && type === 'videoinput');
+      row.hidden = !used || list.length === 0;
     };
+    const cameras = found.some((d) => d.kind === 'videoinput');
     const video = tracks.find((t) => t.kind === 'video' && !t.getSettings?.().displaySurface);
-    fill(camera, 'videoinput', video);
+    fill(camera, 'videoinput', video, kind === 'video' || (kind === 'screen' && bubble.checked));
     fill(
       microphone,
       'audioinput',
       tracks.find((t) => t.kind === 'audio'),
+      true,
     );
-    if (kind === 'audio') camera.row.hidden = true;
-    bubbleRow.hidden = kind !== 'screen' || !found.some((d) => d.kind === 'videoinput');
-    if (kind === 'screen') camera.row.hidden = !bubble.checked || camera.row.hidden;
+    bubbleRow.hidden = kind !== 'screen' || !cameras;
   }
 
   // The screen with the camera in a circle in its corner, drawn on a canvas (30 times a second

@@ -187,10 +187,9 @@ export function manageRoutes({ deps, posting }: SiteKit) {
     if (fields instanceof Response) return fields;
     const email = field(fields, 'email') ?? '';
     const role = field(fields, 'role') ?? '';
-    const current = (await getTeam(deps, c.env.account)).find(
-      (m) => m.email.toLowerCase() === email.trim().toLowerCase(),
-    );
-    const form = current ? String(current.id) : 'new';
+    // Which form it was (a teammate's row, or the invitation): where a refusal is shown.
+    const sent = field(fields, 'form') ?? '';
+    const form = ID.test(sent) ? sent : 'new';
     try {
       if (role !== 'none' && !isTeamRole(role)) throw new DomainError('invalid_input', 'Choose a role.');
       const done = await updateTeamMember(

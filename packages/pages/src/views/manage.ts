@@ -83,19 +83,22 @@ export function teamPage(
       fixed !== null
         ? html`<p class="meta">${fixed}</p>`
         : html`<form method="post" action="/manage/team#member-${m.id}" class="inline">
-${csrfField(state.csrf)}<input type="hidden" name="email" value="${m.email}">
+${csrfField(state.csrf)}<input type="hidden" name="form" value="${m.id}"><input type="hidden" name="email" value="${m.email}">
 <label for="${id('role')}">Role of ${m.name}</label><select id="${id('role')}" name="role">${roleOptions(grantable, value(p, form, 'role', m.role))}</select>
 <button type="submit">Change role</button>
 </form>
 <form method="post" action="/manage/team" class="inline">
-${csrfField(state.csrf)}<input type="hidden" name="email" value="${m.email}"><input type="hidden" name="role" value="none">
+${csrfField(state.csrf)}<input type="hidden" name="form" value="${m.id}"><input type="hidden" name="email" value="${m.email}"><input type="hidden" name="role" value="none">
 <button type="submit" class="secondary">Remove ${m.name} from the team</button>
 </form>`;
     return html`<li id="member-${m.id}" class="team-member"><div><strong>${m.name}</strong> <span class="meta">${m.email}</span> · ${ROLE_LABELS[m.role]}</div>
 ${problemAt(p, form)}${controls}</li>`;
   };
+  // A refusal is shown at its form; one of a form this viewer is not shown (a member's post) above.
+  const placed = p && ((p.form === 'new' && manages) || team.some((m) => String(m.id) === p.form));
   return html`<h1>Team</h1>
-<p class="meta">Owners and admins see every conversation and manage the team, intake pages and workflows; only an owner makes someone an owner. Members see the conversations they are in. Someone taken off the team stays in their conversations as a participant.</p>
+${p && !placed ? html`<p class="problem" role="alert">${p.message}</p>` : ''}
+<p class="meta">Owners and admins see every conversation and manage the team, intake pages and workflows; only an owner makes someone an owner. Members see the account's public conversations and the private ones they are in. Someone taken off the team stays in their conversations as a participant.</p>
 <ul class="manage-list team-list">${team.map(row)}</ul>
 ${
   manages
