@@ -30,18 +30,21 @@ export async function inbox(product: Server, unkept: Server) {
   }
   const cookie = { cookie: `convo_session=${SESSION}` };
   // The inbox as a team member opens it; searched for a few conversations' words (about 1 in 90
-  // of the titles, and their messages); searched for a word every message says; and filtered.
+  // of the titles, and their messages, far down the activity order); for a word every message
+  // says; for a word none says (the whole walk, then the index); and filtered.
   const pages: Scenario[] = [
     { name: 'inbox', path: () => '/', headers: cookie },
     { name: 'inbox ?q=conversation 42', path: () => '/?q=conversation%2042', headers: cookie },
     { name: 'inbox ?q=message', path: () => '/?q=message', headers: cookie },
+    { name: 'inbox ?q=zebra', path: () => '/?q=zebra', headers: cookie },
     { name: 'inbox ?state=open&assignee=nobody', path: () => '/?state=open&assignee=nobody', headers: cookie },
   ];
   const list: Scenario = { name: 'page 1', path: () => '/api/v1/conversations/get_conversations?page=1' };
   for (const p of pages) {
     const check = await fetchInbox(product, p.path());
     // A page the server gave up on (its statement timed out: 503) is counted in the row's non-2xx.
-    if (!check.includes('class="inbox"') && !check.includes('<title>Unavailable')) {
+    const answered = check.includes('class="inbox"') || check.includes('No conversation matches.');
+    if (!answered && !check.includes('<title>Unavailable')) {
       throw new Error(`the ${p.name} scenario's page is wrong: ${check.slice(0, 300)}`);
     }
   }

@@ -159,6 +159,12 @@ describe('the primary intake page at /', () => {
     expect(c.users.map((u: { email: string }) => u.email)).toEqual(['sam@front.example']);
     expect(c.messages).toHaveLength(1);
     expect(c.messages[0]).toMatchObject({ text: 'My order never came.', author: { anonymous: true } });
+    // Its words are the team's inbox search's from the start.
+    const [said] = await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select said::text as words from conversation where id = ?`, [c.id]);
+    expect(said.words).toBe("'came' 'my' 'never' 'order'");
 
     // This device opens it, the message under the name given and marked as not verified; another
     // device does not see it at all.

@@ -66,6 +66,13 @@ const idOf = async (text: string) =>
 
 const signedIn = (email: string) => signIn(site, HOST, email);
 
+/** Does the team's inbox find the conversation by these words? (What is hidden is not searched.) */
+const searchFinds = async (words: string) => {
+  const page = await (await signedIn('olivia@mod.example')).get(`/?q=${encodeURIComponent(words)}`);
+  expect(page.status).toBe(200);
+  return page.html.includes('href="/c/open"');
+};
+
 const act = async (v: Visitor, id: number | undefined, action: string) => {
   await v.get('/c/open');
   return v.post(`/c/open/messages/${id}`, { csrf: v.hidden('csrf'), action });
@@ -94,6 +101,9 @@ describe('hiding', () => {
     expect(page.html).toContain('Buy cheap things');
     // Hiding it twice changes nothing more.
     expect((await act(olivia, spam, 'hide')).status).toBe(404);
+    // The inbox's search no longer finds its words; the others' still.
+    expect(await searchFinds('cheap')).toBe(false);
+    expect(await searchFinds('old word')).toBe(true);
   });
 
   it('shows it again', async () => {
@@ -103,8 +113,10 @@ describe('hiding', () => {
         id: number;
       }[]
     )[0]?.id;
+    expect(await searchFinds('cheap')).toBe(false);
     expect((await act(olivia, spam, 'show')).status).toBe(303);
     expect(await texts()).toContain('Buy cheap things');
+    expect(await searchFinds('cheap things')).toBe(true);
   });
 
   it('is refused to a participant (403) and to a visitor who is not signed in (404)', async () => {
@@ -120,6 +132,7 @@ describe("deleting one's own message", () => {
   it('lets the author delete a new message of theirs, and nothing else', async () => {
     const paul = await signedIn('paul@else.example');
     expect((await paul.reply('open', { text: 'Oops, wrong thread' })).status).toBe(303);
+    expect(await searchFinds('oops')).toBe(true);
     const page = await paul.get('/c/open');
     expect(page.html).toContain('Delete my message');
     const fresh = await idOf('Oops, wrong thread');
@@ -128,6 +141,7 @@ describe("deleting one's own message", () => {
     const etag = (await get()).headers.get('etag') ?? '';
     expect((await act(paul, fresh, 'delete')).status).toBe(303);
     expect(await texts()).not.toContain('Oops, wrong thread');
+    expect(await searchFinds('oops')).toBe(false);
     expect((await get({ 'if-none-match': etag })).status).toBe(200);
   });
 

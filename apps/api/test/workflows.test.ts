@@ -185,6 +185,12 @@ describe('a conversation created through an intake page', () => {
       { text: 'Thanks for writing!', author: { anonymous: false, email: 'sam@flow.example' } },
     ]);
     expect(c.tags.map((t: { name: string }) => t.name).sort()).toEqual(['new', 'support']);
+    // The team's inbox search finds the words the step posted.
+    const [searched] = await sql<{ found: boolean }>(
+      `select (to_tsvector('simple', title) || said) @@ to_tsquery('simple', 'writing') as found from conversation where id = ?`,
+      [c.id],
+    );
+    expect(searched?.found).toBe(true);
     expect(c.users.map((u: { email: string }) => u.email).sort()).toEqual([
       'olivia@flow.example',
       'pat@customer.example',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalTags, snippet, stateAfterMessage, tagsFromText, tagsProblem } from '../src/index.ts';
+import { normalTags, searchTerms, snippet, stateAfterMessage, tagsFromText, tagsProblem } from '../src/index.ts';
 
 describe('a conversation’s state after a message', () => {
   it('opens on a message from the other side, whatever it was', () => {
@@ -36,5 +36,15 @@ describe('the inbox’s snippet of the latest message', () => {
   it('names a recording without words by its kind and length', () => {
     expect(snippet({ kind: 'video', text: '', seconds: 42, author: 'Tom' })).toBe('Video message, 0:42');
     expect(snippet({ kind: 'audio', text: ' ', seconds: 3725, author: 'Tom' })).toBe('Audio message, 1:02:05');
+  });
+});
+
+describe('the inbox’s search as it is typed', () => {
+  it('asks for every word whole but the last, which may be a word’s start; nothing typed is syntax', () => {
+    expect(searchTerms('Invoice  inv')).toBe('invoice & inv:*');
+    expect(searchTerms('HOUR')).toBe('hour:*');
+    expect(searchTerms("quiet & !one | ' :* quiet")).toBe('quiet & one:*');
+    expect(searchTerms(' !? ')).toBeNull();
+    expect(searchTerms('a b c d e f g h i j')).toBe('a & b & c & d & e & f & g & h:*');
   });
 });

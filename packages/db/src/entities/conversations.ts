@@ -102,6 +102,11 @@ export const Conversation = defineEntity({
     assignee: () => p.manyToOne(User).nullable().deleteRule('set null'),
     /** Out of the team's inbox until a message from the other side brings it back. */
     archivedAt: p.datetime().columnType('timestamptz(6)').nullable(),
+    /**
+     * The words its visible messages say, without positions, kept by the statements that write
+     * messages (repositories/said.ts); never loaded with the row.
+     */
+    said: p.string().columnType('tsvector').defaultRaw(`''::tsvector`).lazy(),
   },
   checks: [
     {
@@ -130,8 +135,9 @@ export const Conversation = defineEntity({
         'create index "conversation_account_activity" on "conversation" ("account_id", "last_activity_at" desc, "id" desc)',
     },
     {
-      name: 'conversation_title_search',
-      expression: `create index "conversation_title_search" on "conversation" using gin (to_tsvector('simple', "title"))`,
+      // The inbox's search: the title's words and those its messages say (repositories/said.ts).
+      name: 'conversation_search',
+      expression: `create index "conversation_search" on "conversation" using gin ((to_tsvector('simple', "title") || "said"))`,
     },
     {
       name: 'conversation_account_title_recent',
@@ -245,11 +251,6 @@ export const Message = defineEntity({
       name: 'message_workflow_job',
       expression:
         'create unique index "message_workflow_job" on "message" ("workflow_job_id") where "workflow_job_id" is not null',
-    },
-    {
-      // The inbox's search of what was said: words as written ('simple': no language's stemming).
-      name: 'message_text_search',
-      expression: `create index "message_text_search" on "message" using gin (to_tsvector('simple', "text"))`,
     },
   ],
 });

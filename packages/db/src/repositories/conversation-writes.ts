@@ -11,6 +11,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { SLUG_UNIQUE_INDEX } from '../entities/index.ts';
 import { changeMark } from './change-marks.ts';
 import { column, db, run, slot, statement } from './query.ts';
+import { wordsOf } from './said.ts';
 import { violatesUnique } from './sql.ts';
 import { webhookEvents } from './webhook-outbox.ts';
 import { workflowEvents } from './workflow-jobs.ts';
@@ -32,6 +33,7 @@ const CONVERSATION_COLUMNS = [
   'intake_page_id',
   'source',
   'workflow',
+  'said',
 ] as const;
 
 /** What each column is given: the slots `conversationArgs` fills. */
@@ -51,6 +53,8 @@ const conversationValues = () =>
     intake_page_id: sql<number | null>`${slot('intakePage')}::int`,
     source: sql<string>`${slot('source')}::varchar`,
     workflow: sql<WorkflowCopy | null>`${slot('workflow')}::jsonb`,
+    // The words of its first message, where one is written with it (an intake page's start).
+    said: wordsOf(sql<string>`${slot('firstText')}::text`),
   }) satisfies Record<(typeof CONVERSATION_COLUMNS)[number], RawBuilder<unknown>>;
 
 /** The conversation's insert (each value checked against its column's type). */
@@ -81,6 +85,7 @@ export const conversationArgs = (accountId: number, c: NewConversation) => ({
   workflow: c.workflow === null ? null : JSON.stringify(c.workflow),
   members: c.memberIds,
   hasWorkflow: c.workflow !== null,
+  firstText: '',
 });
 
 /**

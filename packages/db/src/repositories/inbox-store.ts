@@ -14,6 +14,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import { epochMicros, intakePageNameSql } from './conversation-reads.ts';
 import { db, exec, run, slot, statement } from './query.ts';
+import { searchedWords } from './said.ts';
 
 /*
  * The team's inbox: one statement a page. The page's rows come in the order of the index
@@ -26,104 +27,148 @@ const account = () => slot<number>('account');
 const reader = () => slot<number>('reader');
 
 /**
- * A search this many messages say is common: its page is found by reading conversations by
- * activity, not by collecting every match (which, for a word every message says, timed out at
- * 1,000,000 conversations).
+ * How many conversations a search reads down the inbox's order, checking each one's words, before
+ * it asks the index conversation_search for all of them instead. Words many conversations say
+ * fill a page within the first few; words few say are found by the index, whose matches are then
+ * few to order. (Counting the matches first, as before, timed out at 1,000,000 conversations for a
+ * word every message says: that count reads the index's whole list for the word.)
  */
-export const COMMON_MATCHES = 10_000;
+export const SEARCH_WALK = 1_000;
+
+/** The columns a page reads of each conversation, in every way to it. */
+const PAGE_COLUMNS = [
+  'c.id',
+  'c.account_id',
+  'c.title',
+  'c.slug',
+  'c.anyone_can_post',
+  'c.last_activity_at',
+  'c.state',
+  'c.source',
+  'c.assignee_id',
+  'c.archived_at',
+  'c.intake_page_id',
+  'c.via_primary_intake_page',
+] as const;
 
 /**
- * A page of the inbox; `searched`: only conversations whose title or one of whose messages the
- * team may read has the search's words. Two statements, so each is planned for its own case: a
- * search collects its matches from the full-text indexes (conversation_title_search,
- * message_text_search) when they are few, where scanning by activity would read the account's
- * every conversation; when they are many it scans (COMMON_MATCHES).
+ * The account's conversations in the inbox (or the archive) that the reader may see and the triage
+ * filters and the tag keep, unordered.
+ */
+const inboxed = () =>
+  db
+    .selectFrom('conversation as c')
+    .where('c.account_id', '=', account())
+    // The archive or the inbox; then each triage filter, when given.
+    .where(sql<boolean>`(c.archived_at is not null) = ${slot('archived')}::bool`)
+    .where(sql<boolean>`(${slot('state')}::text is null or c.state = ${slot('state')}::text)`)
+    .where(sql<boolean>`(${slot('source')}::text is null or c.source = ${slot('source')}::text)`)
+    .where(
+      sql<boolean>`(${slot('assignee')}::text is null
+            or (${slot('assignee')}::text = 'me' and c.assignee_id = ${reader()})
+            or (${slot('assignee')}::text = 'nobody' and c.assignee_id is null))`,
+    )
+    .where((eb) =>
+      eb.or([
+        eb.ref('c.anyone_can_post'),
+        sql<boolean>`${slot('seesAll')}::bool`,
+        eb.exists(
+          eb
+            .selectFrom('conversation_member as cm')
+            .select('cm.user_id')
+            .whereRef('cm.conversation_id', '=', 'c.id')
+            .where('cm.user_id', '=', reader()),
+        ),
+      ]),
+    )
+    .where((eb) =>
+      eb.or([
+        sql<boolean>`${slot('tag')}::text is null`,
+        eb.exists(
+          eb
+            .selectFrom('conversation_tag as ct')
+            .innerJoin('tag as t', (j) => j.onRef('t.id', '=', 'ct.tag_id').onRef('t.account_id', '=', 'ct.account_id'))
+            .select('ct.tag_id')
+            .whereRef('ct.conversation_id', '=', 'c.id')
+            .whereRef('ct.account_id', '=', 'c.account_id')
+            .where(sql<boolean>`lower(t.name) = ${slot('tag')}::text`),
+        ),
+      ]),
+    );
+
+/** The search's words matched against a conversation's (its title's and its visible messages'). */
+const says = (c: string) => sql<boolean>`${searchedWords(c)} @@ to_tsquery('simple', ${slot('terms')}::text)`;
+
+/** The page's conversations, newest activity first. */
+const listedPage = () =>
+  inboxed()
+    .select(PAGE_COLUMNS)
+    .orderBy('c.last_activity_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(slot<number>('limit'))
+    .offset(slot<number>('offset'));
+
+/** The page's conversations among those that say the search's words (pageStatement says how). */
+const searchedPage = () =>
+  db
+    .with('head', () =>
+      inboxed()
+        .select(['c.id', 'c.last_activity_at', says('c').as('hit')])
+        .orderBy('c.last_activity_at', 'desc')
+        .orderBy('c.id', 'desc')
+        .limit(slot<number>('walk')),
+    )
+    .with('hits', (q) =>
+      q.selectFrom('head').select(['id', 'last_activity_at']).where('hit', '=', true).limit(slot<number>('need')),
+    )
+    .with('walked', () =>
+      db.selectNoFrom(
+        sql<boolean>`(select count(*) from hits) >= ${slot('need')}::int
+          or (select count(*) from head) < ${slot('walk')}::int`.as('enough'),
+      ),
+    )
+    .with(
+      (cte) => cte('indexed').materialized(),
+      () =>
+        inboxed()
+          .select(['c.id', 'c.last_activity_at'])
+          .where(says('c'))
+          .where(sql<boolean>`not (select enough from walked)`),
+    )
+    // The page's ids first, then their rows: only the kept ones are read again.
+    .with('found', (q) =>
+      q
+        .selectFrom((f) =>
+          f
+            .selectFrom('hits')
+            .selectAll()
+            .where(sql<boolean>`(select enough from walked)`)
+            .unionAll(f.selectFrom('indexed').selectAll())
+            .as('f'),
+        )
+        .selectAll()
+        .orderBy('f.last_activity_at', 'desc')
+        .orderBy('f.id', 'desc')
+        .limit(slot<number>('limit'))
+        .offset(slot<number>('offset')),
+    )
+    .selectFrom('found as f')
+    .innerJoin('conversation as c', 'c.id', 'f.id')
+    .select(PAGE_COLUMNS);
+
+/**
+ * A page of the inbox, newest activity first; `searched`: only conversations that say the search's
+ * words. A search walks the first SEARCH_WALK conversations in the page's order, checking each, and
+ * stops as soon as the page is full; when that walk ends short of it (words few conversations say,
+ * or a page far down), the index conversation_search names every match and those are ordered. The
+ * index's part is fenced (materialized) so that it is planned for its own case, and it runs only
+ * when the walk fell short.
  */
 const pageStatement = (name: string, searched: boolean) =>
   statement(
     name,
     db
-      .with('page', (q) => {
-        const listed = q
-          .selectFrom('conversation as c')
-          .select([
-            'c.id',
-            'c.account_id',
-            'c.title',
-            'c.slug',
-            'c.anyone_can_post',
-            'c.last_activity_at',
-            'c.state',
-            'c.source',
-            'c.assignee_id',
-            'c.archived_at',
-            'c.intake_page_id',
-            'c.via_primary_intake_page',
-          ])
-          .where('c.account_id', '=', account())
-          // The archive or the inbox; then each triage filter, when given.
-          .where(sql<boolean>`(c.archived_at is not null) = ${slot('archived')}::bool`)
-          .where(sql<boolean>`(${slot('state')}::text is null or c.state = ${slot('state')}::text)`)
-          .where(sql<boolean>`(${slot('source')}::text is null or c.source = ${slot('source')}::text)`)
-          .where(
-            sql<boolean>`(${slot('assignee')}::text is null
-            or (${slot('assignee')}::text = 'me' and c.assignee_id = ${reader()})
-            or (${slot('assignee')}::text = 'nobody' and c.assignee_id is null))`,
-          )
-          .where((eb) =>
-            eb.or([
-              eb.ref('c.anyone_can_post'),
-              sql<boolean>`${slot('seesAll')}::bool`,
-              eb.exists(
-                eb
-                  .selectFrom('conversation_member as cm')
-                  .select('cm.user_id')
-                  .whereRef('cm.conversation_id', '=', 'c.id')
-                  .where('cm.user_id', '=', reader()),
-              ),
-            ]),
-          )
-          .where((eb) =>
-            eb.or([
-              sql<boolean>`${slot('tag')}::text is null`,
-              eb.exists(
-                eb
-                  .selectFrom('conversation_tag as ct')
-                  .innerJoin('tag as t', (j) =>
-                    j.onRef('t.id', '=', 'ct.tag_id').onRef('t.account_id', '=', 'ct.account_id'),
-                  )
-                  .select('ct.tag_id')
-                  .whereRef('ct.conversation_id', '=', 'c.id')
-                  .whereRef('ct.account_id', '=', 'c.account_id')
-                  .where(sql<boolean>`lower(t.name) = ${slot('tag')}::text`),
-              ),
-            ]),
-          )
-          .orderBy('c.last_activity_at', 'desc')
-          .orderBy('c.id', 'desc')
-          .limit(slot<number>('limit'))
-          .offset(slot<number>('offset'));
-        const terms = sql`to_tsquery('simple', ${slot('terms')}::text)`;
-        const said = sql`m.account_id = ${account()} and m.hidden_at is null and to_tsvector('simple', m.text) @@ ${terms}`;
-        // Words few messages say: their conversations are collected from the indexes first.
-        // Words many say (COMMON_MATCHES or more; counting stops there): the rows are read by
-        // activity, each checked, and a page is found after a few. Each conversation's own
-        // messages are read by its index, fenced (offset 0) so the planner does not reach for
-        // the full-text index, whose bitmap for a common word is every message of the table.
-        return searched
-          ? listed.where(
-              sql<boolean>`case when (select count(*) from (select 1 from message m where ${said}
-                  limit ${slot('common')}::int) common) < ${slot('common')}::int
-                then c.id in (select t.id from conversation t where t.account_id = ${account()}
-                    and to_tsvector('simple', t.title) @@ ${terms}
-                  union select m.conversation_id from message m where ${said})
-                else to_tsvector('simple', c.title) @@ ${terms}
-                  or exists (select 1 from (select m.text from message m where m.conversation_id = c.id
-                      and m.account_id = ${account()} and m.hidden_at is null offset 0) mine
-                    where to_tsvector('simple', mine.text) @@ ${terms}) end`,
-            )
-          : listed;
-      })
+      .with('page', () => (searched ? searchedPage() : listedPage()))
       .selectFrom('page as p')
       .select((eb) => [
         'p.id',
@@ -238,12 +283,12 @@ const MINE = statement(
 
 export class PgInboxStore implements InboxStore {
   private readonly em: EntityManager;
-  private readonly commonMatches: number;
+  private readonly walk: number;
 
-  /** `commonMatches`: COMMON_MATCHES (tests make it small, to walk both ways of searching). */
-  constructor(em: EntityManager, commonMatches = COMMON_MATCHES) {
+  /** `walk`: SEARCH_WALK (tests change it, to take each way to a searched page). */
+  constructor(em: EntityManager, walk = SEARCH_WALK) {
     this.em = em;
-    this.commonMatches = commonMatches;
+    this.walk = walk;
   }
 
   async page(accountId: number, who: { userId: number; seesAll: boolean }, filter: InboxQuery, window: PageWindow) {
@@ -262,7 +307,12 @@ export class PgInboxStore implements InboxStore {
     const rows =
       filter.terms === null
         ? await run(this.em, PAGE.all, args)
-        : await run(this.em, PAGE.searched, { ...args, terms: filter.terms, common: this.commonMatches });
+        : await run(this.em, PAGE.searched, {
+            ...args,
+            terms: filter.terms,
+            walk: this.walk,
+            need: window.offset + window.limit + 1,
+          });
     const page = rows.slice(0, window.limit).map(
       (r): InboxRow => ({
         id: r.id,

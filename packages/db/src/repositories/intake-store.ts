@@ -279,6 +279,7 @@ function startArgs(accountId: number, s: IntakeStart) {
   const media = s.message.media;
   return {
     ...conversationArgs(accountId, s.conversation),
+    firstText: s.message.text,
     pageKey: s.page.key,
     pageVersion: s.page.version,
     email: s.visitor?.email ?? null,

@@ -1,14 +1,25 @@
 import type { HiddenMessage, ModerationStore } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { changeMark } from './change-marks.ts';
 import { column, db, run, slot, statement } from './query.ts';
+import { saidOf } from './said.ts';
 import { webhookEvents } from './webhook-outbox.ts';
 
 /*
  * Hiding, showing again and deleting a message: each one statement with the account's change mark
  * (and, for hiding, the message_hidden event), moved only when the message changed.
  */
+
+/**
+ * The conversation of the changed message says again what its visible messages say, `shown`
+ * naming them as they are after the change (the statement's other parts see them as before).
+ */
+const resaid = (source: string, shown: RawBuilder<boolean>) =>
+  db
+    .updateTable('conversation')
+    .set({ said: saidOf(sql<number>`conversation.id`, shown) })
+    .where('id', 'in', sql<number>`(select conversation_id from ${sql.table(source)})`);
 
 /** The account of the rows of `source` (all of one account). */
 const accountOf = (source: string) => sql<number>`(select account_id from ${sql.table(source)} limit 1)`;
@@ -26,6 +37,7 @@ const HIDE = statement(
         .where('hidden_at', 'is', null)
         .returning(['id', 'account_id', 'conversation_id']),
     )
+    .with('resaid', () => resaid('changed', sql<boolean>`m.hidden_at is null and m.id not in (select id from changed)`))
     .with('webhook_ev', () =>
       webhookEvents('changed', column('changed.account_id'), {
         type: 'message_hidden',
@@ -49,8 +61,9 @@ const SHOW = statement(
         .where('conversation_id', '=', slot<number>('conversation'))
         .where('id', '=', slot<number>('message'))
         .where('hidden_at', 'is not', null)
-        .returning(['id', 'account_id']),
+        .returning(['id', 'account_id', 'conversation_id']),
     )
+    .with('resaid', () => resaid('changed', sql<boolean>`(m.hidden_at is null or m.id in (select id from changed))`))
     .with('change_mark', () => changeMark('changed', accountOf('changed')))
     .selectFrom('changed')
     .select(sql<number>`count(*)::int`.as('n')),
@@ -71,8 +84,9 @@ const DELETE_OWN = statement(
         .where('id', '=', slot<number>('message'))
         .where('author_id', '=', slot<number>('author'))
         .where('created_at', '>', sql<Date>`now() - make_interval(secs => ${slot('windowSeconds')}::float8)`)
-        .returning(['id', 'account_id', 'media_key']),
+        .returning(['id', 'account_id', 'conversation_id', 'media_key']),
     )
+    .with('resaid', () => resaid('gone', sql<boolean>`m.hidden_at is null and m.id not in (select id from gone)`))
     .with('change_mark', () => changeMark('gone', accountOf('gone')))
     .selectFrom('gone')
     .select(

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { changeMark } from './change-marks.ts';
 import { notifyEvents } from './notification-store.ts';
 import { column, db, run, slot, statement } from './query.ts';
+import { saidAfter } from './said.ts';
 import { webhookEvents } from './webhook-outbox.ts';
 import { workflowEvents } from './workflow-jobs.ts';
 
@@ -88,7 +89,12 @@ const INSERT = statement(
       q
         .updateTable('conversation')
         .from(who())
-        .set({ last_activity_at: sql<Date>`now()`, state: stateAfter(), archived_at: archivedAfter() })
+        .set({
+          last_activity_at: sql<Date>`now()`,
+          state: stateAfter(),
+          archived_at: archivedAfter(),
+          said: saidAfter(sql<string>`${slot('text')}::text`),
+        })
         .where('id', '=', slot<number>('conversation'))
         .where('account_id', '=', account())
         .where((eb) => eb.exists(eb.selectFrom('added').select('added.id'))),

@@ -22,6 +22,7 @@ import { markChange } from './change-marks.ts';
 import { PgMailOutbox } from './mail-outbox.ts';
 import { notifyEvents } from './notification-store.ts';
 import { column, db, rowsOf, run, sameAddress, slot, statement } from './query.ts';
+import { saidAfter } from './said.ts';
 import { fromJson, query } from './sql.ts';
 import { makeTags } from './tags.ts';
 import { webhookEvents } from './webhook-outbox.ts';
@@ -221,7 +222,7 @@ const POST_MESSAGE = statement(
     .with('touched', (q) =>
       q
         .updateTable('conversation')
-        .set({ last_activity_at: sql<Date>`now()` })
+        .set({ last_activity_at: sql<Date>`now()`, said: saidAfter(sql<string>`${slot('text')}::text`) })
         .where('id', 'in', q.selectFrom('added').select('conversation_id')),
     )
     .with('joined', (q) =>

@@ -194,9 +194,11 @@ export const SEARCH_WORDS = 8;
 
 /**
  * A search as PostgreSQL's full-text query (the 'simple' configuration: words lower-cased, no
- * language's stemming): every word must be the start of a word of the title or of one message
- * ("inv" finds "invoice"). Only letters and digits make words, so nothing typed is query syntax;
- * null when nothing is left to search for.
+ * language's stemming): every word must be said in the conversation (its title or a visible
+ * message), whole, except the last, which may be the start of a word, as it is while it is typed
+ * ("invoice inv" finds "invoice invoices"). Only letters and digits make words, so nothing typed is
+ * query syntax; null when nothing is left to search for. (Every word a start was slow: the index
+ * reads every word a start matches before it can intersect them, all of a common word's list.)
  */
 export function searchTerms(search: string): string | null {
   const words =
@@ -204,8 +206,8 @@ export function searchTerms(search: string): string | null {
       .normalize('NFC')
       .toLowerCase()
       .match(/[\p{L}\p{N}]+/gu) ?? [];
-  const kept = [...new Set(words)].slice(0, SEARCH_WORDS).map((w) => `${w.slice(0, 100)}:*`);
-  return kept.length > 0 ? kept.join(' & ') : null;
+  const kept = [...new Set(words)].slice(0, SEARCH_WORDS).map((w) => w.slice(0, 100));
+  return kept.length > 0 ? `${kept.join(' & ')}:*` : null;
 }
 
 /** What a row says of its latest message: its words' start on one line, or "Video message, 0:42". */

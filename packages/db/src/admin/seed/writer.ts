@@ -19,6 +19,7 @@ import { SLUG_UNIQUE_INDEX } from '../../entities/index.ts';
 import { markChange } from '../../repositories/change-marks.ts';
 import { notifyEvents } from '../../repositories/notification-store.ts';
 import { column, db, exec } from '../../repositories/query.ts';
+import { saidOf } from '../../repositories/said.ts';
 import { intArray, query } from '../../repositories/sql.ts';
 import { webhookEvents } from '../../repositories/webhook-outbox.ts';
 import { AdminError } from '../errors.ts';
@@ -333,14 +334,19 @@ export async function loadBatch(
          media text, created_at timestamptz, hidden bool, media_key text, media_content_type text, media_bytes bigint)`;
   if (options.emitEvents) await insertAnnounced(em, refs.id, messages, insertMessages, 'message_created');
   else await insertRows(em, refs.id, messages, insertMessages);
-  // The inbox orders by latest activity: the newest message loaded, or the creation.
-  await query(
+  // The inbox orders by latest activity (the newest message loaded, or the creation) and searches
+  // what the visible messages say.
+  await exec(
     em,
-    `update conversation c set last_activity_at = coalesce(
-       (select max(m.created_at) from message m where m.conversation_id = c.id and m.account_id = c.account_id),
-       c.created_at)
-     where c.account_id = ? and c.id = any(?::int[])`,
-    [refs.id, intArray(ids)],
+    db
+      .updateTable('conversation as c')
+      .set({
+        last_activity_at: sql<Date>`coalesce((select max(m.created_at) from message m
+          where m.conversation_id = c.id and m.account_id = c.account_id), c.created_at)`,
+        said: saidOf(sql<number>`c.id`, sql<boolean>`m.hidden_at is null`),
+      })
+      .where('c.account_id', '=', refs.id)
+      .where(sql<boolean>`c.id = any(${intArray(ids)}::int[])`),
   );
   // What the API answers for the account changed: conditional requests see it at once.
   await markChange(em, refs.id);
