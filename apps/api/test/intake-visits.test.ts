@@ -107,8 +107,8 @@ async function start(v: Visitor, path: string, fields: Record<string, string>) {
 const FIXTURES = new URL('./fixtures/media/', import.meta.url).pathname;
 
 /** A visitor signed in through the mailed link. */
-async function signedIn(email: string): Promise<Visitor> {
-  const v = new Visitor(h, HOST);
+async function signedIn(email: string, host = HOST): Promise<Visitor> {
+  const v = new Visitor(h, host);
   await v.get('/sign-in');
   await v.post('/sign-in', { csrf: v.hidden('csrf'), email, return: '/' });
   expect((await v.confirm(signInLink(await mailbox.next(email)))).status).toBe(303);
@@ -884,9 +884,7 @@ describe('a welcome recording above the form', () => {
   });
   it('is picked on the intake pages’ form from the team’s recordings, recorded in a conversation of the team’s', async () => {
     const owner = await signedIn('olivia@front.example');
-    // The form's link starts a conversation to record it in, its title suggested.
-    const list = await owner.get('/manage/intake-pages');
-    expect(list.html).toContain('href="/new?title=Welcome%20recording"');
+    // A conversation started to record it in, its title suggested by the address.
     const form = await owner.get('/new?title=Welcome%20recording');
     expect(attr(present(elements(form.html).find((e) => attr(e, 'id') === 'new-title')), 'value')).toBe(
       'Welcome recording',
@@ -939,5 +937,99 @@ describe('a welcome recording above the form', () => {
       (e) => e.tagName === 'option' && attr(e, 'value') === String(id) && e.attrs.some((a) => a.name === 'selected'),
     );
     expect(chosen).toBeDefined();
+  });
+
+  it('is recorded right on the team’s page for it, by an owner or admin only', async () => {
+    const video = {
+      name: 'welcome.webm',
+      type: 'video/webm',
+      bytes: new Uint8Array(readFileSync(join(FIXTURES, 'video-3s.webm'))),
+    };
+    const contact = (await apiCall(h, 'GET', '/intake_pages', auth(TOKEN))).body.intake_pages.find(
+      (p: { key: string }) => p.key === 'contact',
+    );
+    const path = `/manage/intake-pages/${contact.id}/welcome`;
+    const state = async () =>
+      JSON.stringify([
+        (await apiCall(h, 'GET', '/intake_pages', auth(TOKEN))).body.intake_pages,
+        await count('message'),
+        await count('conversation'),
+      ]);
+    const before = await state();
+    // Nobody else reaches it: a visitor, a participant, a team member, another account's owner.
+    for (const v of [
+      new Visitor(h, HOST),
+      await signedIn('pat@customer.example'),
+      await signedIn('sam@front.example'),
+    ]) {
+      await v.get('/');
+      const csrf = v.hidden('csrf');
+      expect((await v.get(path)).status).toBe(404);
+      expect((await v.postMultipart(path, { csrf, submit: crypto.randomUUID() }, video)).status).toBe(404);
+    }
+    // Another account's owner, on their own site, finds no such page of theirs.
+    const eve = await signedIn('eve@elsewhere.example', OTHER_HOST);
+    expect((await eve.get('/manage/intake-pages')).status).toBe(200);
+    expect((await eve.get(path)).status).toBe(404);
+    expect(
+      (await eve.postMultipart(path, { csrf: eve.hidden('csrf'), submit: crypto.randomUUID() }, video)).status,
+    ).toBe(404);
+    const owner = await signedIn('olivia@front.example');
+    expect((await owner.get('/manage/intake-pages')).html).toContain(`href="${path}"`);
+    for (const missing of ['/manage/intake-pages/999999/welcome', '/manage/intake-pages/x/welcome']) {
+      expect((await owner.get(missing)).status).toBe(404);
+    }
+    // The recorder's form: a file input the recorder records into, and a way back.
+    const form = await owner.get(path);
+    expect(form.status).toBe(200);
+    expect(form.html).toContain(`A welcome video for ${contact.name}`);
+    expect(
+      elements(form.html).some(
+        (e) => e.tagName === 'input' && attr(e, 'type') === 'file' && attr(e, 'name') === 'media',
+      ),
+    ).toBe(true);
+    // Refusals say why and change nothing: no recording, a file that is no recording.
+    const csrf = owner.hidden('csrf');
+    const none = await owner.postMultipart(path, { csrf, submit: owner.hidden('submit') });
+    expect([none.status, textOf(present(elements(none.html).find((e) => attr(e, 'role') === 'alert')))]).toEqual([
+      422,
+      'Record a welcome video, or choose a file of one.',
+    ]);
+    const text = { name: 'notes.webm', type: 'video/webm', bytes: new TextEncoder().encode('not a recording at all') };
+    expect((await owner.postMultipart(path, { csrf, submit: owner.hidden('submit') }, text)).status).toBe(422);
+    expect((await owner.postMultipart(path, { csrf: 'forged', submit: crypto.randomUUID() }, video)).status).toBe(403);
+    expect(await state()).toBe(before);
+
+    // Recorded: the page's welcome at once, kept in an archived, closed conversation of the team's.
+    await owner.get(path);
+    const submit = owner.hidden('submit');
+    const sent = await owner.postMultipart(path, { csrf, submit, media_kind: 'video' }, video);
+    expect([sent.status, location(sent)]).toEqual([303, `/manage/intake-pages#page-${contact.id}`]);
+    const page = (await apiCall(h, 'GET', '/intake_pages', auth(TOKEN))).body.intake_pages.find(
+      (p: { key: string }) => p.key === 'contact',
+    );
+    expect(page.welcome_recording_message_id).toEqual(expect.any(Number));
+    const welcome = present(elements((await new Visitor(h, HOST).get('/')).html).find((e) => e.tagName === 'video'));
+    expect(attr(welcome, 'src')).toBe('/media/front/welcome/contact');
+    const [kept] = await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `select c.title, c.state, c.archived_at is not null as archived, c.anyone_can_post, m.message_type
+         from message m join conversation c on c.id = m.conversation_id where m.id = ?`,
+        [page.welcome_recording_message_id],
+      );
+    expect(kept).toEqual({
+      title: `Welcome video: ${contact.name}`,
+      state: 'closed',
+      archived: true,
+      anyone_can_post: false,
+      message_type: 'video',
+    });
+    // The same form sent again records nothing more.
+    const messages = await count('message');
+    const again = await owner.postMultipart(path, { csrf, submit, media_kind: 'video' }, video);
+    expect(again.status).toBe(303);
+    expect(await count('message')).toBe(messages);
   });
 });

@@ -153,6 +153,8 @@ describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 
         const context = await asOwner(javaScript, width);
         const page = await context.newPage();
         const suffix = javaScript ? '' : '-nojs';
+        await page.goto(`${site}/manage/intake-pages`);
+        const welcome = (await page.locator('a[href$="/welcome"]').first().getAttribute('href')) ?? '';
         for (const [path, name] of [
           ['/', 'inbox'],
           ['/?q=invoice', 'inbox-search'],
@@ -161,6 +163,7 @@ describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 
           ['/c/pricing/delete', 'delete'],
           ['/manage/team', 'team'],
           ['/new', 'new'],
+          [welcome, 'welcome-recorder'],
         ] as const) {
           await page.goto(`${site}${path}`);
           expect(await page.evaluate('document.documentElement.scrollWidth > window.innerWidth'), path).toBe(false);

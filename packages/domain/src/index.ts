@@ -32,6 +32,7 @@ export * from './intake/change-intake-page.ts';
 export * from './intake/create-intake-page.ts';
 export * from './intake/intake-pages.ts';
 export * from './intake/list-intake-pages.ts';
+export * from './intake/record-intake-welcome.ts';
 export * from './intake/send-start.ts';
 export * from './intake/start-conversation.ts';
 export * from './live/live.ts';

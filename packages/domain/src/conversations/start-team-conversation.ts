@@ -36,7 +36,7 @@ export interface TeamStartDeps {
   clock?: () => EpochMicros;
 }
 
-export type TeamStartOutcome = { kind: 'started'; slug: string } | { kind: 'refused'; problem: string };
+export type TeamStartOutcome = { kind: 'started'; id: number; slug: string } | { kind: 'refused'; problem: string };
 
 /** A slug drawn again when it collides (as create does). */
 const SLUG_ATTEMPTS = 3;
@@ -90,15 +90,22 @@ export async function startTeamConversation(
       const once = await deps.conversations.insertOnce(account.id, draft, {
         key: `team-start:${submitKey}`,
         request: `team-start:${viewer.userId}`,
-        answer: () => ({ slug: draft.slug }),
+        answer: (stored) => ({ id: stored.id, slug: draft.slug }),
       });
       if (once.kind === 'stored') {
         id = once.stored.id;
         break;
       }
       const first = once.kind === 'replay' ? once.answer : null;
-      if (first && typeof first === 'object' && 'slug' in first && typeof first.slug === 'string') {
-        return { kind: 'started', slug: first.slug };
+      if (
+        first &&
+        typeof first === 'object' &&
+        'slug' in first &&
+        typeof first.slug === 'string' &&
+        'id' in first &&
+        typeof first.id === 'number'
+      ) {
+        return { kind: 'started', id: first.id, slug: first.slug };
       }
       return { kind: 'refused', problem: 'This form was already used. Open “New conversation” again.' };
     } catch (e) {
@@ -128,5 +135,5 @@ export async function startTeamConversation(
       });
     }
   }
-  return { kind: 'started', slug: draft.slug };
+  return { kind: 'started', id, slug: draft.slug };
 }

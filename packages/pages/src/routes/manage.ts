@@ -12,16 +12,17 @@ import {
   managesIntake,
   parseIntakePageInput,
   parseWorkflowName,
+  recordIntakeWelcome,
   runsConversation,
   startTeamConversation,
   updateTeamMember,
   WELCOME_CHOICES,
 } from '@convo/domain';
 import { Hono } from 'hono';
-import { notFound, type PageStatus, page } from '../frame.ts';
+import { busy, notFound, type PageStatus, page } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
 import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
-import { intakePagesPage, type ManageProblem, teamPage, workflowsPage } from '../views/manage.ts';
+import { intakePagesPage, type ManageProblem, teamPage, welcomeRecorderPage, workflowsPage } from '../views/manage.ts';
 import { newConversationForm, type StartProblem } from '../views/triage.ts';
 import { stepsFromForm } from '../workflow-form.ts';
 
@@ -140,6 +141,55 @@ export function manageRoutes({ deps, posting }: SiteKit) {
       return `/manage/intake-pages#page-${id}`;
     }),
   );
+
+  /** The welcome recorder of one intake page (the owners' and admins'), with a refusal's reason. */
+  async function welcomeRecorder(c: SiteContext, status: PageStatus, problem?: string) {
+    const id = c.req.param('id') ?? '';
+    const found = manages(c) && ID.test(id) ? await deps.intakePageAdmin.find(c.env.account.id, Number(id)) : null;
+    if (!found) return notFound(c);
+    const view = welcomeRecorderPage({
+      csrf: c.var.csrf,
+      page: { id: found.id, name: found.name, key: found.key },
+      submitKey: crypto.randomUUID(),
+      limits: deps.media.limits,
+      problem,
+    });
+    return page(c, status, view, `Welcome video: ${found.name}`, {
+      form: true,
+      headers: { 'cache-control': 'no-store' },
+    });
+  }
+
+  routes.get('/manage/intake-pages/:id/welcome', (c) => welcomeRecorder(c, 200));
+  routes.post('/manage/intake-pages/:id/welcome', posting.sameOrigin, async (c) => {
+    const id = c.req.param('id');
+    const signedIn = c.var.signedIn;
+    if (!signedIn || !manages(c) || !ID.test(id)) return notFound(c);
+    const read = await posting.readPostWithRecording(c);
+    if (read instanceof Response) return read;
+    try {
+      const outcome = await recordIntakeWelcome(
+        deps,
+        c.env.account,
+        { viewer: viewerOf(c), name: signedIn.user.name },
+        Number(id),
+        {
+          file: read.file,
+          mediaKind: field(read.fields, 'media_kind'),
+          poster: read.poster,
+          submitKey: field(read.fields, 'submit'),
+        },
+        { link: posting.link(c.env.account), sender: c.env.visit.clientIp },
+      );
+      if (outcome.kind === 'busy') return busy(c, outcome.problem);
+      if (outcome.kind === 'refused') return welcomeRecorder(c, 422, outcome.problem);
+      return c.redirect(`/manage/intake-pages#page-${id}`, 303);
+    } catch (e) {
+      if (!isDomainError(e)) throw e;
+      if (e.code.endsWith('_not_found') || e.code === 'forbidden') return notFound(c);
+      return welcomeRecorder(c, 422, e.message);
+    }
+  });
 
   routes.get('/manage/workflows', (c) => (manages(c) ? workflows(c, 200) : notFound(c)));
   routes.post('/manage/workflows', posting.sameOrigin, (c) =>

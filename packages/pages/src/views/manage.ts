@@ -1,5 +1,6 @@
 import {
   type IntakePageView,
+  type MediaLimits,
   ROLE_LABELS,
   TEAM_ROLES,
   type TeamMemberView,
@@ -8,7 +9,7 @@ import {
   type WorkflowDefinitionView,
 } from '@convo/domain';
 import { html } from 'hono/html';
-import { csrfField } from './forms.ts';
+import { csrfField, recordingInput } from './forms.ts';
 import type { Html } from './layout.ts';
 import { recordingSelect } from './recordings.ts';
 import { stepsEditor } from './workflow-steps.ts';
@@ -149,7 +150,7 @@ ${csrfField(state.csrf)}
 <p class="meta" id="${id('conversation-title-hint')}">{name} is the person (or “A visitor”), {words} their first words (or the kind of recording), {page} this page’s name, {date} the day. Empty: “{name}: {words}”, as “Tom Tester: I need help with my invoice”.</p>
 <p><label for="${id('welcome')}">Welcome text</label><textarea id="${id('welcome')}" name="welcome_text" rows="3" maxlength="5000">${value(p, form, 'welcome_text', page.welcome_text)}</textarea></p>
 <p><label for="${id('recording')}">Welcome recording, shown above the form</label>${recordingSelect({ id: id('recording'), name: 'welcome_recording' }, recordings, value(p, form, 'welcome_recording', page.welcome_recording_message_id === null ? '' : String(page.welcome_recording_message_id)))}</p>
-<p class="meta">The team’s latest recordings. To make a new one, <a href="/new?title=Welcome%20recording">start a private conversation</a> and record it there: it is offered here next.</p>
+<p class="meta">The team’s latest recordings. <a href="/manage/intake-pages/${page.id}/welcome">Record a new welcome video</a> for this page.</p>
 <p><label for="${id('workflow')}">Workflow</label>${workflowSelect(form, id('workflow'), page.workflow_id)}</p>
 <p><label for="${id('team')}">Team members who join each conversation (e-mails, one per line)</label><textarea id="${id('team')}" name="team" rows="2">${value(p, form, 'team', page.team.join('\n'))}</textarea></p>
 <p class="check"><input type="checkbox" id="${id('anonymous')}" name="allow_anonymous"${checked(p, form, 'allow_anonymous', page.allow_anonymous)}><label for="${id('anonymous')}">Visitors may start anonymously</label></p>
@@ -172,6 +173,30 @@ ${csrfField(state.csrf)}
 <p><button type="submit">Add the page</button></p>
 </form>
 </section>`;
+}
+
+/**
+ * Recording an intake page's welcome video right there: one form, which the recorder (with
+ * JavaScript) records into; without it, a file chosen or taken with the device's camera.
+ */
+export function welcomeRecorderPage(state: {
+  csrf: string;
+  page: { id: number; name: string; key: string };
+  submitKey: string;
+  limits: MediaLimits;
+  problem?: string | undefined;
+}): Html {
+  const back = `/manage/intake-pages#page-${state.page.id}`;
+  return html`<p class="meta"><a href="${back}">Back to the intake pages</a></p>
+<h1>A welcome video for ${state.page.name}</h1>
+<p>Visitors of <a href="/p/${state.page.key}">the page</a> see it above the form before they write. Say who you are and what happens after they send their message. Once sent it replaces the page’s welcome recording, and it is kept among the team’s recordings (in an archived conversation “Welcome video: ${state.page.name}”) to choose again.</p>
+${state.problem ? html`<p class="problem" role="alert">${state.problem}</p>` : ''}
+<form method="post" action="/manage/intake-pages/${state.page.id}/welcome" class="reply welcome" enctype="multipart/form-data" data-max-seconds="${state.limits.maxSeconds}">
+${csrfField(state.csrf)}
+<input type="hidden" name="submit" value="${state.submitKey}">
+${recordingInput('welcome-media', state.limits)}
+<p><button type="submit">Use it on the page</button></p>
+</form>`;
 }
 
 /** What a new workflow's steps start as: one step, for the team to change. */
