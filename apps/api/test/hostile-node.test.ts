@@ -24,7 +24,12 @@ const MESSAGE = 'm'.repeat(100_000);
  * itself (time to refuse, memory under a burst) are held tightly on PostgreSQL, as CI runs them.
  */
 const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
-const FAST_MS = ON_POSTGRES ? 50 : 250;
+/*
+ * What "at once" means for a refusal and /healthz beside it: a parser that spent time per field
+ * would take seconds on these forms. Not a speed target (the bench has those): 50 ms on
+ * PostgreSQL failed once on a loaded machine at 55 ms, with nothing wrong.
+ */
+const FAST_MS = ON_POSTGRES ? 150 : 250;
 if (!ON_POSTGRES) {
   console.warn(
     'hostile-node.test.ts: on embedded PGlite the time and memory bounds are loose; set DATABASE_URL for the tight ones',
