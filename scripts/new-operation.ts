@@ -3,10 +3,10 @@
  *
  * Writes a new operation the way CONTRIBUTING.md's recipe has it, compiling and tested from the
  * start, for you to make it do what it is for:
- *   packages/domain/src/<domain area>/<verb-noun>.ts   the use case (getMessages)
- *   packages/domain/src/<domain area>/views.ts         + its answer's wire shape (ZGetMessagesAnswer)
- *   packages/domain/src/<domain area>/ports.ts         + the port it reads through (GetMessagesStore)
- *   packages/db/src/repositories/<verb-noun>-store.ts  the port's store (PgGetMessagesStore), one query
+ *   packages/domain/src/<domain area>/<verb-noun>.ts   the use case (getReactions)
+ *   packages/domain/src/<domain area>/views.ts         + its answer's wire shape (ZGetReactionsAnswer)
+ *   packages/domain/src/<domain area>/ports.ts         + the port it reads through (GetReactionsStore)
+ *   packages/db/src/repositories/<verb-noun>-store.ts  the port's store (PgGetReactionsStore), one query
  *   packages/router/src/procedures/<area>/<verb-noun>.types.ts and .ts   its declaration and procedure
  *   packages/router/src/router.ts, context.ts          + its registration, + the port among the services
  *   apps/api/src/start/services.ts                     + the store built
@@ -26,7 +26,7 @@ const { values, positionals } = parseArgs({
 });
 const [area, name] = positionals;
 if (!area || !name || !/^[a-z][a-zA-Z]*$/.test(area) || !/^[a-z]+[A-Z][a-zA-Z]*$/.test(name)) {
-  console.error('usage: npm run new:operation -- <area> <verbNoun>   e.g. messages getMessages');
+  console.error('usage: npm run new:operation -- <area> <verbNoun>   e.g. reactions getReactions');
   process.exit(2);
 }
 const root = values.root ?? new URL('..', import.meta.url).pathname;

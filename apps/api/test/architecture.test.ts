@@ -80,6 +80,7 @@ describe('the code', () => {
     webhooks: 5,
     notifications: 5,
     team: 5,
+    messages: 5,
     workflows: 6,
   };
 

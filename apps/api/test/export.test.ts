@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type ExportOptions, exportAccounts, loadSeed, loadSeedAccounts, type TSeed } from '@convo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSeedFile } from '../src/cli/seed-file.ts';
-import { auth, call, createJson, get, type Harness, openHarness, REST } from './support/harness.ts';
+import { apiCall, auth, call, createJson, get, type Harness, openHarness, REST } from './support/harness.ts';
 
 /*
  * An account's data goes out and comes back whole: examples/seed.json and a generated account
@@ -165,7 +165,16 @@ beforeAll(async () => {
   // A few made through the API too: through the primary page, a secondary page, and none.
   const token = tokens.source.get('generated') as string;
   for (const body of [{ primary_intake_page: true }, { title: 'Via the API' }, { slug: 'api-made' }]) {
-    expect((await createJson(source, token, body)).status).toBe(201);
+    const made = await createJson(source, token, body);
+    expect(made.status).toBe(201);
+    // A message kept as HTML goes out and comes back as HTML.
+    if (body.slug === 'api-made') {
+      const posted = await apiCall(source, 'POST', '/messages/create_message', auth(token), {
+        conversation_id: made.body.id,
+        text: '<p>Kept <b>as HTML</b>: https://example.com/x</p>',
+      });
+      expect(posted.status).toBe(201);
+    }
   }
 }, 120_000);
 
@@ -187,6 +196,7 @@ describe('export, and loading an export back', () => {
     const second = await exportText(restored);
     expect(second.length).toBe(first.length);
     expect(second === first).toBe(true);
+    expect(first).toContain('"format":"html"');
     // It is the seed format, one conversation a line, with what it leaves out said.
     const parsed = JSON.parse(first) as { comment: string; accounts: { tokens?: unknown; conversations: unknown[] }[] };
     expect(parsed.comment).toMatch(/Not included: API tokens, webhook endpoints and their signing secrets/);

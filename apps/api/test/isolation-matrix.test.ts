@@ -42,6 +42,16 @@ beforeAll(async () => {
     Array.from({ length: 57 }, (_, i) => createJson(h, a.token, { title: `Alpha ${i}`, slug: `alpha-${i}` })),
   );
   aIds = [made.body.id, ...more.map((r) => r.body.id)];
+  // A message in the private conversation, for get_messages to find (or not).
+  expect(
+    (
+      await restPost(
+        headersFor('own'),
+        { conversation_id: made.body.id, text: 'Alpha secret words' },
+        '../messages/create_message',
+      )
+    ).status,
+  ).toBe(201);
   await createJson(h, b.token, { title: 'Beta only', slug: 'beta-only' });
   const extra = await newToken(h, a.id);
   await revoke(h, a.id, extra.id);
@@ -415,6 +425,49 @@ const OPERATIONS: Operation[] = [
     write: true,
     send: (hd, l) => trpcMutation('team.updateTeamMember', teamChange(hd, l), hd),
   },
+  {
+    name: 'REST get_messages of a conversation',
+    of: 'messages.getMessages',
+    send: (hd, l) =>
+      apiCall(
+        h,
+        'GET',
+        `/messages/get_messages?conversation_slug=${l === 'secret' ? SECRET.slug : 'no-such-slug'}`,
+        hd,
+      ),
+  },
+  {
+    name: 'REST get_messages, all',
+    of: 'messages.getMessages',
+    send: (hd) => apiCall(h, 'GET', '/messages/get_messages', hd),
+  },
+  {
+    name: 'tRPC messages.getMessages',
+    of: 'messages.getMessages',
+    send: (hd, l) =>
+      trpcQuery('messages.getMessages', { conversation_slug: l === 'secret' ? SECRET.slug : 'no-such-slug' }, hd),
+  },
+  {
+    name: 'REST create_message',
+    of: 'messages.createMessage',
+    write: true,
+    send: (hd, l) =>
+      apiCall(h, 'POST', '/messages/create_message', hd, {
+        conversation_id: l === 'secret' ? aIds[0] : 2_000_000_000,
+        text: 'Into the matrix',
+      }),
+  },
+  {
+    name: 'tRPC messages.createMessage',
+    of: 'messages.createMessage',
+    write: true,
+    send: (hd, l) =>
+      trpcMutation(
+        'messages.createMessage',
+        { conversation_id: l === 'secret' ? aIds[0] : 2_000_000_000, text: 'Into the matrix' },
+        hd,
+      ),
+  },
 ];
 
 /** Each account's conversations, webhook endpoints, members and users, as `account:what:count`. */
@@ -427,6 +480,7 @@ const counts = async (): Promise<string[]> => {
        union all select account_id, 'webhooks', count(*)::int from webhook_endpoint group by account_id
        union all select account_id, 'members', count(*)::int from conversation_member group by account_id
        union all select account_id, 'users', count(*)::int from account_user group by account_id
+       union all select account_id, 'messages', count(*)::int from message group by account_id
        union all select account_id, 'workflows ' || max(name) || ' ' || max(updated_at)::text, count(*)::int
                  from workflow group by account_id
        union all select account_id, 'intake pages ' || max(title) || ' ' || max(updated_at)::text, count(*)::int

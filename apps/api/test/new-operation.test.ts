@@ -41,13 +41,13 @@ describe('npm run new:operation', () => {
   it('writes operations that type-check and pass their tests, registered and named once', async () => {
     const generate = (...args: string[]) =>
       run(NODE, [join(scratch, 'scripts/new-operation.ts'), ...args, '--root', scratch], { cwd: scratch });
-    const read = await generate('messages', 'getMessages');
-    expect(read.stdout).toContain('getMessages: GET /api/v1/messages/get_messages, tRPC messages.getMessages');
+    const read = await generate('reactions', 'getReactions');
+    expect(read.stdout).toContain('getReactions: GET /api/v1/reactions/get_reactions, tRPC reactions.getReactions');
     // A write in an area whose domain folder has ports but no views.ts yet.
     const write = await generate('webhooks', 'pingWebhook');
     expect(write.stdout).toContain('POST /api/v1/webhooks/ping_webhook');
     // Run again, it refuses and writes nothing.
-    await expect(generate('messages', 'getMessages')).rejects.toMatchObject({
+    await expect(generate('reactions', 'getReactions')).rejects.toMatchObject({
       stderr: expect.stringMatching(/exists already/),
     });
     await run(NODE, [join(scratch, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: scratch });
@@ -56,7 +56,7 @@ describe('npm run new:operation', () => {
       [
         join(scratch, 'node_modules/vitest/vitest.mjs'),
         'run',
-        'apps/api/test/get-messages.test.ts',
+        'apps/api/test/get-reactions.test.ts',
         'apps/api/test/ping-webhook.test.ts',
         'apps/api/test/architecture.test.ts',
       ],

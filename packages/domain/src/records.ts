@@ -23,6 +23,11 @@ export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 export const isMessageType = (value: unknown): value is MessageType => MESSAGE_TYPES.some((t) => t === value);
 
+/** How a message's text is kept: as written (`text`), or as the safe subset of HTML (`html`, people/message-text.ts). */
+export const MESSAGE_FORMATS = ['text', 'html'] as const;
+
+export type MessageFormat = (typeof MESSAGE_FORMATS)[number];
+
 /**
  * Where a conversation stands for the team (the inbox's triage): `open` (waiting on us),
  * `waiting` (on them) or `closed`. A message from the other side opens it again; a reply by the
@@ -106,6 +111,8 @@ export interface MessageRecord {
   recordedDurationSeconds: number;
   author: MessageAuthorRecord;
   text: string;
+  /** How `text` is kept: as written, or as the safe subset of HTML (the API's create_message). */
+  format: MessageFormat;
   /** A recording's URL elsewhere (brought in by a seed or an import); null for one kept here. */
   downloadMediaUrl: string | null;
   /** True when this server keeps the recording: its URL is the account's `/media/…`. */

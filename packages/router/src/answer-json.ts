@@ -1,4 +1,4 @@
-import type { ConversationListView, WireJson } from '@convo/domain';
+import type { WireJson } from '@convo/domain';
 
 /*
  * Answers' JSON text, made once per answer object. A producer that hands the same object out
@@ -25,17 +25,20 @@ export function viewOf<T extends object>(wire: WireJson<T>): T {
 }
 
 /**
- * A page of conversations whose JSON its store wrote (WireJson): written as that text, and parsed
- * only when something reads its members (tRPC's serializer, the answer checks).
+ * A page (of conversations, of messages) whose JSON its store wrote (WireJson): written as that
+ * text, and parsed only when something reads its one member, the list (tRPC's serializer, the
+ * answer checks).
  */
-export function listViewOf(page: WireJson<ConversationListView>): ConversationListView {
-  let parsed: ConversationListView | undefined;
-  const view: ConversationListView = {
-    get conversations() {
-      parsed ??= JSON.parse(page.text);
-      return parsed?.conversations ?? [];
+export function listViewOf<K extends string, E>(page: WireJson<Record<K, E[]>>, member: K): Record<K, E[]> {
+  let parsed: Record<K, E[]> | undefined;
+  const view = {} as Record<K, E[]>;
+  Object.defineProperty(view, member, {
+    enumerable: true,
+    get: () => {
+      parsed ??= JSON.parse(page.text) as Record<K, E[]>;
+      return parsed[member] ?? [];
     },
-  };
+  });
   texts.set(view, page.text);
   return view;
 }

@@ -7,7 +7,9 @@ import {
   type MediaDeps,
   type MediaReferences,
   type MemberStore,
+  type MessageStore,
   type RateLimitState,
+  type ReplyStore,
   type TeamStore,
   tokenFromAuthorization,
   type UpdateConversationStore,
@@ -45,6 +47,10 @@ export interface ProcedureServices {
   mediaReferences: MediaReferences;
   /** The account's team. */
   teamStore: TeamStore;
+  /** The messages resource's reads (create_message's answer, get_messages). */
+  messageStore: MessageStore;
+  /** Where a message is posted: the same statement as a reply on a conversation's page. */
+  replies: ReplyStore;
   /** The account an API token acts for; null for an unknown or revoked token. */
   authenticate(token: string): Promise<Authenticated | null>;
   /** Records that a token was used; throttled, so not a write per request. */

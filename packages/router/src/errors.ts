@@ -16,6 +16,7 @@ interface TransportError {
  */
 export const ERRORS = {
   conversation_not_found: { trpc: 'NOT_FOUND', status: 404, message: null },
+  message_not_found: { trpc: 'NOT_FOUND', status: 404, message: null },
   invalid_input: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   intake_page_unusable: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   intake_page_not_found: { trpc: 'NOT_FOUND', status: 404, message: null },

@@ -62,6 +62,11 @@ export interface OperationSpec {
    * 304 without running it (reads only: the tag follows the account's change mark).
    */
   conditional?: true;
+  /**
+   * Its REST members may also be given as query parameters of a POST (the original service
+   * documents create_message's so); a member the body gives wins over the query's.
+   */
+  queryToo?: true;
   /** The OpenAPI document's account of it, beyond what the generator says. */
   doc: {
     description: string;

@@ -10,6 +10,8 @@ import { updateConversationOperation } from './procedures/conversations/update-c
 import { changeIntakePageOperation } from './procedures/intake-pages/change-intake-page.ts';
 import { createIntakePageOperation } from './procedures/intake-pages/create-intake-page.ts';
 import { listIntakePagesOperation } from './procedures/intake-pages/list-intake-pages.ts';
+import { createMessageOperation } from './procedures/messages/create-message.ts';
+import { getMessagesOperation } from './procedures/messages/get-messages.ts';
 import { getTeamOperation } from './procedures/team/get-team.ts';
 import { updateTeamMemberOperation } from './procedures/team/update-team-member.ts';
 import { createWebhookOperation } from './procedures/webhooks/create-webhook.ts';
@@ -55,6 +57,10 @@ const procedures = {
   team: {
     getTeam: getTeamOperation,
     updateTeamMember: updateTeamMemberOperation,
+  },
+  messages: {
+    getMessages: getMessagesOperation,
+    createMessage: createMessageOperation,
   },
 };
 

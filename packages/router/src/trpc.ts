@@ -37,10 +37,18 @@ const t = initTRPC
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
+/**
+ * What an input's issues are said as: each member's path and zod's message, but a required member
+ * left out as the original service says it ("Required parameter conversation_id is missing").
+ */
 const describeIssues = (issues: z.core.$ZodIssue[]): string =>
   issues
     .slice(0, 5)
-    .map((i) => `${i.path.length > 0 ? i.path.join('.') : 'input'}: ${i.message}`)
+    .map((i) => {
+      const path = i.path.length > 0 ? i.path.join('.') : 'input';
+      const missing = i.code === 'invalid_type' && i.path.length > 0 && /received undefined$/.test(i.message);
+      return missing ? `Required parameter ${path} is missing` : `${path}: ${i.message}`;
+    })
     .join('; ');
 
 /** Domain errors and input that breaks its schema become rows of the error table, for REST and tRPC alike. */

@@ -132,7 +132,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
 
   // Each operation's declaration says what the generator cannot: statuses and their error bodies,
   // the success status, examples, headers and header parameters.
-  for (const { meta, doc: declared, input, conditional } of operations) {
+  for (const { meta, doc: declared, input, conditional, queryToo } of operations) {
     const op = paths[meta.openapi.path]?.[meta.openapi.method.toLowerCase()] as Json;
     op.security = security;
     op.description = declared.description;
@@ -142,7 +142,21 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
     if (declared.parameters) op.parameters = declared.parameters;
     if (op.requestBody) {
       // No body at all is read as `{}`: a request too, when every member is optional.
-      op.requestBody.required = !input.safeParse(undefined).success;
+      op.requestBody.required = !input.safeParse(undefined).success && !queryToo;
+      // Each body member may come in the query instead: the same schemas, as parameters.
+      if (queryToo) {
+        const schema = op.requestBody.content['application/json'].schema as Json;
+        op.parameters = [
+          ...(op.parameters ?? []),
+          ...Object.entries((schema.properties ?? {}) as Record<string, Json>).map(([name, member]) => ({
+            name,
+            in: 'query',
+            required: false,
+            description: `${member.description ?? name} (in the query, or as the body's member of that name, which wins)`,
+            schema: member,
+          })),
+        ];
+      }
       for (const [type, media] of Object.entries(op.requestBody.content as Record<string, Json>)) {
         const example = declared.requestExamples?.[type];
         if (example) media.examples = { titled: { value: example } };

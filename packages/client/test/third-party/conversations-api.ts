@@ -332,6 +332,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/messages/get_messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a page of the account's messages, newest first
+         * @description Up to 50 messages a page, newest first, of one conversation or of all the account's; pages count from 1, and a page past the last (or no message at all) is a 404 with the spec's error body. Hidden messages are not listed.
+         */
+        get: operations["getMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages/create_message": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a message into a conversation
+         * @description Posts a message into one of the account's conversations, as a reply on its page is posted: members who follow it are notified, `message_created` webhooks fire, its workflow runs and open pages show it at once; a registered author joins its members. The members may be given as query parameters (as the original service documents them), as a JSON body, or as a form. Answers the message as get_messages shows it.
+         */
+        post: operations["createMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -699,6 +739,47 @@ export interface components {
             /** @description Whether the person was sent a mail saying they are on the team now. */
             mailed: boolean;
         };
+        GetMessagesAnswer: {
+            messages: components["schemas"]["MessageDetail"][];
+        };
+        MessageDetail: {
+            id: number;
+            conversation_id: number;
+            /**
+             * @description `text`: a typed message. `video`: a camera recording with sound. `screen`: a screen recording (with or without the camera and microphone). `audio`: a microphone recording. A recording may also carry text (a caption), else `text` is "".
+             * @enum {string}
+             */
+            message_type: "text" | "video" | "screen" | "audio";
+            /** @description The recording's duration as the server measured it from the bytes, rounded to the nearest second (at least 1); 0 for a text message. */
+            recorded_duration_seconds: number;
+            author: components["schemas"]["MessageAuthor"];
+            /** @description `<conversation_url>#message-<id>`: the conversation page, at this message. */
+            message_url: string;
+            /** @description `{account_host}/embeds/messages/<account_key>/<id>&show_author=true`: this message alone, for an iframe on any site; the author shows only with show_author=true. */
+            embed_message_url: string;
+            /** @description `{account_host}/media/<account_key>/<id>`: the recording's bytes (Range requests answered), stable for the message's life; a private conversation's only for those who may see it or with the account's token. null for a text message. */
+            download_media_url: string | null;
+            text: string;
+            /** @description The template the message was made from, as it was named then; null when none. */
+            message_template: {
+                id: number;
+                name: string;
+            } | null;
+            /**
+             * @description When it was posted, UTC, `YYYY-MM-DD HH:MM:SS.ffffff`.
+             * @example 2026-11-27 14:03:09.123456
+             */
+            message_created_time: string;
+            /**
+             * @description The same time for people (spelled as the original service spells it).
+             * @example November 27th, 2026 02:03PM UTC
+             */
+            message_credated_time_nice: string;
+            /** @description An internal note only the account's team sees. Always false for now. */
+            internal: boolean;
+            /** @description The message whose thread it replies in; null for a message of the conversation itself. */
+            parent_message_id: number | null;
+        };
         /** @description What a step does: post a message as a team member (text and/or a recording kept here), add tags, add people as members, mail team members, or send the `workflow_step` webhook event. */
         WorkflowActionOutput: {
             /** @constant */
@@ -742,7 +823,7 @@ export interface components {
              * @description A machine-readable code.
              * @enum {string}
              */
-            code: "conversation_not_found" | "invalid_input" | "intake_page_unusable" | "intake_page_not_found" | "intake_page_key_taken" | "intake_page_limit_reached" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "workflow_not_found" | "workflow_limit_reached" | "unauthorized" | "forbidden" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "json_sent_as_form" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
+            code: "conversation_not_found" | "message_not_found" | "invalid_input" | "intake_page_unusable" | "intake_page_not_found" | "intake_page_key_taken" | "intake_page_limit_reached" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "workflow_not_found" | "workflow_limit_reached" | "unauthorized" | "forbidden" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "json_sent_as_form" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
         };
     };
     responses: never;
@@ -3907,6 +3988,335 @@ export interface operations {
                 };
             };
             /** @description The address or name is not valid, nobody with that address is on the team (`none`), or the change would take the account’s owner off its owners */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMessages: {
+        parameters: {
+            query?: {
+                conversation_slug?: string;
+                page?: number;
+                created_after?: string;
+                created_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /**
+                     * @description Links to the next, previous and first pages, as get_conversations has them.
+                     * @example </api/v1/messages/get_messages?page=3>; rel="next"
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messages": [
+                     *         {
+                     *           "id": 7,
+                     *           "conversation_id": 42,
+                     *           "message_type": "text",
+                     *           "recorded_duration_seconds": 0,
+                     *           "author": {
+                     *             "anonymous": false,
+                     *             "id": 1,
+                     *             "name": "Olive Owner",
+                     *             "email": "olive@acme.example.com"
+                     *           },
+                     *           "message_url": "https://acme.example.com/c/billing-question#message-7",
+                     *           "embed_message_url": "https://acme.example.com/embeds/messages/acme/7&show_author=true",
+                     *           "download_media_url": null,
+                     *           "text": "<p>Thanks! Your refund is on its way: <a href=\"https://acme.example.com/refunds\" rel=\"nofollow ugc noopener\">https://acme.example.com/refunds</a></p>",
+                     *           "message_template": null,
+                     *           "message_created_time": "2026-11-27 14:03:09.123456",
+                     *           "message_credated_time_nice": "November 27th, 2026 02:03PM UTC",
+                     *           "internal": false,
+                     *           "parent_message_id": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GetMessagesAnswer"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No message is found (none at all, none in the times asked, or a page past the last), or the slug names no conversation */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The page is not a whole number ≥ 1, or a time is not ISO 8601 */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createMessage: {
+        parameters: {
+            query?: {
+                /** @description The conversation of this account the message goes into. (in the query, or as the body's member of that name, which wins) */
+                conversation_id?: number;
+                /** @description The message. Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. (in the query, or as the body's member of that name, which wins) */
+                text?: string;
+                /** @description The author: the account's owner or a member of its team. Absent: an anonymous message. (in the query, or as the body's member of that name, which wins) */
+                user_email?: string;
+            };
+            header?: {
+                /**
+                 * @description One header of up to 255 printable ASCII characters other than a comma. A retry with the same key and the same request answers the same message again (201, `Idempotent-Replayed: true`) and posts nothing; the same key with another request is refused with 422 `idempotency_key_reused`. The key is kept with the message, for as long as the message is.
+                 * @example order-1234-reply
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The conversation of this account the message goes into. */
+                    conversation_id: number;
+                    /** @description The message. Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
+                    text?: string;
+                    /** @description The author: the account's owner or a member of its team. Absent: an anonymous message. */
+                    user_email?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The conversation of this account the message goes into. */
+                    conversation_id: number;
+                    /** @description The message. Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
+                    text?: string;
+                    /** @description The author: the account's owner or a member of its team. Absent: an anonymous message. */
+                    user_email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The message was posted */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "conversation_id": 42,
+                     *       "message_type": "text",
+                     *       "recorded_duration_seconds": 0,
+                     *       "author": {
+                     *         "anonymous": false,
+                     *         "id": 1,
+                     *         "name": "Olive Owner",
+                     *         "email": "olive@acme.example.com"
+                     *       },
+                     *       "message_url": "https://acme.example.com/c/billing-question#message-7",
+                     *       "embed_message_url": "https://acme.example.com/embeds/messages/acme/7&show_author=true",
+                     *       "download_media_url": null,
+                     *       "text": "<p>Thanks! Your refund is on its way: <a href=\"https://acme.example.com/refunds\" rel=\"nofollow ugc noopener\">https://acme.example.com/refunds</a></p>",
+                     *       "message_template": null,
+                     *       "message_created_time": "2026-11-27 14:03:09.123456",
+                     *       "message_credated_time_nice": "November 27th, 2026 02:03PM UTC",
+                     *       "internal": false,
+                     *       "parent_message_id": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageDetail"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No conversation of this account has that id */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A member is missing or breaks its rule (`Required parameter conversation_id is missing`), the author is not on the account's team, or the Idempotency-Key was used for another request */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

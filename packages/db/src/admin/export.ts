@@ -181,7 +181,7 @@ const conversationsPage = (em: EntityManager, accountId: number, afterId: number
          'tags', coalesce((select json_agg(t.name order by t.id) from conversation_tag ct
                    join tag t on t.id = ct.tag_id where ct.conversation_id = c.id), '[]'),
          'messages', coalesce((select json_agg(json_build_object(
-                   'author', u.email, 'text', m.text, 'type', m.message_type,
+                   'author', u.email, 'text', m.text, 'format', m.format, 'type', m.message_type,
                    'recorded_duration_seconds', m.recorded_duration_seconds,
                    'download_media_url', coalesce(m.download_media_url, case when m.media_key is not null
                      then (select host from account where id = m.account_id) || '/media/' ||

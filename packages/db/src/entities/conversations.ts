@@ -1,4 +1,10 @@
-import { CONVERSATION_SOURCES, CONVERSATION_STATES, SLUG_KEY_SQL, type WorkflowCopy } from '@convo/domain';
+import {
+  CONVERSATION_SOURCES,
+  CONVERSATION_STATES,
+  MESSAGE_FORMATS,
+  SLUG_KEY_SQL,
+  type WorkflowCopy,
+} from '@convo/domain';
 import { defineEntity, p } from '@mikro-orm/core';
 import { Account, User } from './accounts.ts';
 import { createdAt, liveTrigger } from './columns.ts';
@@ -198,6 +204,8 @@ export const Message = defineEntity({
     /** A start's name while the address given is unconfirmed (no author yet: anonymous); null once confirmed. */
     claimedName: p.string().length(255).nullable(),
     text: p.text().default(''),
+    /** How `text` is kept: the domain's MessageFormat (as written, or the safe subset of HTML the API takes). */
+    format: p.string().length(8).default('text'),
     downloadMediaUrl: p.text().nullable(),
     /** A recording this server keeps: its key in the media store, probed type and size. */
     mediaKey: p.string().length(80).nullable(),
@@ -228,6 +236,7 @@ export const Message = defineEntity({
   checks: [
     { name: 'message_author_or_anonymous', expression: '"anonymous" = ("author_id" is null)' },
     { name: 'message_type_known', expression: `"message_type" in ('text', 'video', 'screen', 'audio')` },
+    { name: 'message_format_known', expression: `"format" in (${MESSAGE_FORMATS.map((f) => `'${f}'`).join(', ')})` },
     {
       name: 'message_media_is_recording',
       expression: `"media_key" is null or ("message_type" <> 'text' and "media_content_type" is not null and "media_bytes" is not null)`,
@@ -237,6 +246,11 @@ export const Message = defineEntity({
     {
       name: 'message_conversation_order',
       expression: 'create index "message_conversation_order" on "message" ("conversation_id", "created_at", "id")',
+    },
+    {
+      // get_messages across the account's conversations, newest first.
+      name: 'message_account_recent',
+      expression: 'create index "message_account_recent" on "message" ("account_id", "created_at" desc, "id" desc)',
     },
     {
       name: 'message_media_key',

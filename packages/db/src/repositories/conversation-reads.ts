@@ -111,6 +111,7 @@ export const MESSAGE_COLUMNS = [
   'u.name as author_name',
   'u.email as author_email',
   'm.text',
+  'm.format',
   'm.download_media_url as media',
 ] as const;
 
@@ -136,6 +137,7 @@ export interface MessageColumns {
   author_name: string | null;
   author_email: string | null;
   text: string;
+  format: string;
   media: string | null;
   hosted: boolean;
 }
@@ -152,6 +154,7 @@ export function message(m: MessageColumns): MessageRecord {
         ? { anonymous: true }
         : { anonymous: false, id: m.author_id, name: m.author_name ?? '', email: m.author_email ?? '' },
     text: m.text,
+    format: m.format === 'html' ? 'html' : 'text',
     downloadMediaUrl: m.media,
     hostedMedia: m.hosted,
   };
@@ -261,6 +264,39 @@ const JSON_COLUMNS = [
 ] as const;
 
 /**
+ * A message `m` (its author `u` left-joined, its conversation `c`) as the API shows it: the spec's
+ * Message in the conversation operations (`spec`), or the messages resource's (`detail`,
+ * ZMessageDetail: its template, its creation times, whether it is internal, its thread).
+ */
+export const messageJson = (shown: 'spec' | 'detail') => {
+  const author = sql<string>`case when m.anonymous or u.id is null then '{"anonymous":true}'
+    else concat('{"anonymous":false,"id":', u.id, ',"name":', coalesce(to_json(u.name)::text, '""'),
+      ',"email":', coalesce(to_json(u.email)::text, '""'), '}') end`;
+  return sql<string>`concat(
+      '{"id":', m.id,
+      ',"conversation_id":', c.id,
+      ',"message_type":', ${json(col('m.message_type'))},
+      ',"recorded_duration_seconds":', m.recorded_duration_seconds,
+      ',"author":', ${author},
+      ',"message_url":', ${json(sql`${host()} || '/c/' || c.slug || '#message-' || m.id`)},
+      ',"embed_message_url":', ${json(sql`${host()} || '/embeds/messages/' || ${key()} || '/' || m.id || '&show_author=true'`)},
+      ',"download_media_url":', ${json(
+        sql`case when m.media_key is not null then ${host()} || '/media/' || ${key()} || '/' || m.id
+          else m.download_media_url end`,
+      )},
+      ',"text":', ${json(col('m.text'))},
+      ${
+        shown === 'detail'
+          ? sql`',"message_template":null,"message_created_time":"',
+            to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'),
+            '","message_credated_time_nice":"', to_char(m.created_at at time zone 'UTC', 'FMMonth FMDDth, YYYY HH12:MIAM'),
+            ' UTC","internal":false,"parent_message_id":null',`
+          : sql``
+      }
+      '}')`;
+};
+
+/**
  * One conversation `c` as the API shows it: listed (listedConversationView), alone, with its
  * creation times (conversationView; the times as time.ts writes them), or updated: alone, then its
  * triage (ZUpdatedConversation).
@@ -279,24 +315,8 @@ const conversationJson = (shown: 'listed' | 'alone' | 'updated') => {
     sql`from conversation_tag ct join tag t on t.id = ct.tag_id
       where ct.conversation_id = c.id and ct.account_id = c.account_id`,
   );
-  const author = sql<string>`case when m.anonymous or u.id is null then '{"anonymous":true}'
-    else concat('{"anonymous":false,"id":', u.id, ',"name":', coalesce(to_json(u.name)::text, '""'),
-      ',"email":', coalesce(to_json(u.email)::text, '""'), '}') end`;
   const messages = array(
-    sql<string>`concat(
-      '{"id":', m.id,
-      ',"conversation_id":', c.id,
-      ',"message_type":', ${json(col('m.message_type'))},
-      ',"recorded_duration_seconds":', m.recorded_duration_seconds,
-      ',"author":', ${author},
-      ',"message_url":', ${json(sql`${url} || '#message-' || m.id`)},
-      ',"embed_message_url":', ${json(sql`${host()} || '/embeds/messages/' || ${key()} || '/' || m.id || '&show_author=true'`)},
-      ',"download_media_url":', ${json(
-        sql`case when m.media_key is not null then ${host()} || '/media/' || ${key()} || '/' || m.id
-          else m.download_media_url end`,
-      )},
-      ',"text":', ${json(col('m.text'))},
-      '}')`,
+    messageJson('spec'),
     sql`m.created_at, m.id`,
     sql`from message m left join account_user u on u.id = m.author_id
       where m.conversation_id = c.id and m.account_id = c.account_id and m.hidden_at is null`,

@@ -6,6 +6,7 @@ import {
   isConversationState,
   isMessageType,
   isTeamRole,
+  messageHtmlText,
   type PageWindow,
   SNIPPET_READ,
   type TeamMember,
@@ -224,8 +225,17 @@ const pageStatement = (name: string, searched: boolean) =>
         from conversation_member cm join account_user u on u.id = cm.user_id
         where cm.conversation_id = p.id and cm.account_id = ${account()} and u.team_role is null
         order by u.id limit 1))`.as('person'),
-        sql<{ kind: string; text: string; seconds: number; author: string | null } | null>`(select json_build_object(
-          'kind', m.message_type, 'text', left(m.text, ${sql.lit(SNIPPET_READ)}), 'seconds', m.recorded_duration_seconds,
+        // A message kept as HTML is read further, for its words once its markup is gone.
+        sql<{
+          kind: string;
+          text: string;
+          format: string;
+          seconds: number;
+          author: string | null;
+        } | null>`(select json_build_object(
+          'kind', m.message_type, 'format', m.format,
+          'text', left(m.text, case when m.format = 'html' then ${sql.lit(4 * SNIPPET_READ)} else ${sql.lit(SNIPPET_READ)} end),
+          'seconds', m.recorded_duration_seconds,
           'author', coalesce(u.name, m.claimed_name))
         from message m left join account_user u on u.id = m.author_id
         where m.conversation_id = p.id and m.account_id = ${account()} and m.hidden_at is null
@@ -330,7 +340,7 @@ export class PgInboxStore implements InboxStore {
         },
         last: r.last && {
           kind: isMessageType(r.last.kind) ? r.last.kind : 'text',
-          text: r.last.text,
+          text: r.last.format === 'html' ? messageHtmlText(r.last.text) : r.last.text,
           seconds: r.last.seconds,
           author: r.last.author,
         },

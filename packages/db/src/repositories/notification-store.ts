@@ -2,6 +2,7 @@ import {
   type DueDigest,
   isTeamRole,
   type MailOutbox,
+  messageHtmlText,
   NOTIFY_MAX_MESSAGES,
   type NotificationStore,
   UNVERIFIED_NAME_SUFFIX,
@@ -95,7 +96,7 @@ const DIGESTS = `
     (select count(*)::int from message m where m.conversation_id = c.id and m.account_id = c.account_id
        and m.id >= d.first_message_id and m.author_id is distinct from u.id and m.hidden_at is null) as total,
     coalesce((select json_agg(x order by x.created_us, x.id) from (
-       select m.id, coalesce(au.name, m.claimed_name || '${UNVERIFIED_NAME_SUFFIX.replaceAll("'", "''")}') as author_name, au.team_role as author_team, m.text, m.message_type, m.poster,
+       select m.id, coalesce(au.name, m.claimed_name || '${UNVERIFIED_NAME_SUFFIX.replaceAll("'", "''")}') as author_name, au.team_role as author_team, m.text, m.format, m.message_type, m.poster,
          (extract(epoch from m.created_at) * 1000000)::bigint::text as created_us
        from message m left join account_user au on au.id = m.author_id
        where m.conversation_id = c.id and m.account_id = c.account_id and m.id >= d.first_message_id
@@ -134,6 +135,7 @@ interface MessageRow {
   author_name: string | null;
   author_team: string | null;
   text: string;
+  format: string;
   message_type: string;
   poster: boolean;
   created_us: string;
@@ -149,7 +151,8 @@ const digest = (r: DigestRow): DueDigest => ({
     id: m.id,
     authorName: m.author_name,
     authorTeamRole: m.author_name !== null && isTeamRole(m.author_team) ? m.author_team : null,
-    text: m.text,
+    // A message kept as HTML is mailed as its words.
+    text: m.format === 'html' ? messageHtmlText(m.text) : m.text,
     messageType: m.message_type,
     createdAt: BigInt(m.created_us),
     poster: m.poster,

@@ -2,7 +2,7 @@ import type { StoredMedia } from '../media/media.ts';
 
 /* The ports of the people area: the people of an account's site, their sessions, links and pending replies. */
 
-import type { TeamRole, UserRecord } from '../records.ts';
+import type { MessageFormat, TeamRole, UserRecord } from '../records.ts';
 
 /** A reply that waits for its author to confirm the link mailed to the address they gave. */
 export interface PendingReply {
@@ -59,6 +59,8 @@ export interface PeopleStore {
 export interface NewReply {
   authorId: number | null;
   text: string;
+  /** How `text` is kept: as written (a reply's, always), or as the safe subset of HTML (the API's). */
+  format?: MessageFormat | undefined;
   submitKey: string | null;
   media?: StoredMedia | undefined;
   /** An anonymous reply's name, given without an address: shown as nobody's word. */

@@ -8,6 +8,7 @@ import { MAX_INTAKE_PAGES, MAX_WEBHOOK_ENDPOINTS, MAX_WORKFLOWS } from './limits
  */
 export const DOMAIN_ERRORS = {
   conversation_not_found: { message: 'No conversations found', example: null },
+  message_not_found: { message: 'No messages found', example: null },
   invalid_input: { message: null, example: "slug: slug may contain only ASCII letters, digits, '_' and '-'" },
   slug_taken: { message: 'slug is already used by another conversation in this account', example: null },
   intake_page_unusable: { message: null, example: 'intake page not found or not usable for this request' },

@@ -7,10 +7,11 @@ import {
   PAGE_MESSAGES,
   type PageMessageRecord,
   pageOf,
+  safeMessageHtml,
   type UserRecord,
   unverifiedName,
 } from '@convo/domain';
-import { html } from 'hono/html';
+import { html, raw } from 'hono/html';
 import { find } from 'linkifyjs';
 import type { Html } from './layout.ts';
 
@@ -42,6 +43,16 @@ export function linkified(text: string): Html {
   }
   parts.push(text.slice(at));
   return html`${parts}`;
+}
+
+/**
+ * A message's words: as written, with their web addresses as links; or, posted through the API
+ * with markup, its safe subset of HTML, sanitized again here (what is stored is never trusted).
+ */
+function messageText(m: PageMessageRecord): Html | string {
+  if (m.text === '') return '';
+  if (m.format === 'html') return html`<div class="text rich">${raw(safeMessageHtml(m.text))}</div>`;
+  return html`<p class="text">${linkified(m.text)}</p>`;
 }
 
 /** Who wrote it: a name nobody verified says so (an anonymous reply's, an unconfirmed start's). */
@@ -114,7 +125,7 @@ export function message(
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
   return html`<article class="message"${display.anchor ? html` id="message-${m.id}"` : ''}>
 <header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
-${m.text === '' ? '' : html`<p class="text">${linkified(m.text)}</p>`}
+${messageText(m)}
 ${media(m, display.accountKey, display.slug)}${display.actions ?? ''}
 </article>`;
 }

@@ -123,7 +123,10 @@ export function mountRest(
     const fields = !authenticated
       ? {}
       : takesBody(route.method)
-        ? await bodyInput(req, options.body, route.kinds)
+        ? {
+            ...(route.operation.queryToo ? queryInput(url, route.kinds) : {}),
+            ...(await bodyInput(req, options.body, route.kinds)),
+          }
         : queryInput(url, route.kinds);
     // The path's own parameters win over a body or query field of the same name.
     const input = Object.assign(

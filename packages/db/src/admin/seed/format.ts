@@ -1,5 +1,6 @@
 import {
   DEFAULT_TITLE_TEMPLATE,
+  MESSAGE_FORMATS,
   MESSAGE_TYPES,
   microsFromDate,
   TEAM_ROLES,
@@ -36,6 +37,8 @@ export const ZSeedMessage = z.strictObject({
   /** E-mail of one of the account's users, or null for an anonymous author. */
   author: z.string().nullable().default(null),
   text: ZText('message text').default(''),
+  /** `html`: the text is the safe subset of HTML create_message keeps (sanitized again when loaded). */
+  format: z.enum(MESSAGE_FORMATS).default('text'),
   type: z.enum(MESSAGE_TYPES).default('text'),
   recorded_duration_seconds: z.number().int().min(0).max(2_147_483_647).default(0),
   download_media_url: z.string().nullable().default(null),

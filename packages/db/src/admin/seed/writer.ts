@@ -8,6 +8,7 @@ import {
   type MessageType,
   pendingTimers,
   type StoredMedia,
+  safeMessageHtml,
   timestamptzText,
   titleKey,
   type WebhookEventType,
@@ -271,7 +272,9 @@ export async function loadBatch(
         duration: kept?.seconds ?? m.recorded_duration_seconds,
         author: m.author === null ? null : userId(refs, m.author, where),
         anonymous: m.author === null,
-        text: m.text,
+        // HTML brought in is held to the same subset as the API's, whatever the file says.
+        text: m.format === 'html' ? safeMessageHtml(m.text) : m.text,
+        format: m.format,
         media: kept ? null : m.download_media_url,
         created_at: m.created_at ?? c.created_at ?? null,
         hidden: m.hidden,
@@ -327,11 +330,12 @@ export async function loadBatch(
   );
   const insertMessages: RowsInsert = (account, rows) =>
     sql`insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
-         text, download_media_url, created_at, hidden_at, media_key, media_content_type, media_bytes)
-       select ${account}::int, c, type, duration, author, anonymous, text, media, coalesce(created_at, now()),
+         text, format, download_media_url, created_at, hidden_at, media_key, media_content_type, media_bytes)
+       select ${account}::int, c, type, duration, author, anonymous, text, format, media, coalesce(created_at, now()),
          case when hidden then now() end, media_key, media_content_type, media_bytes
        from jsonb_to_recordset(${rows}::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
-         media text, created_at timestamptz, hidden bool, media_key text, media_content_type text, media_bytes bigint)`;
+         format text, media text, created_at timestamptz, hidden bool, media_key text, media_content_type text,
+         media_bytes bigint)`;
   if (options.emitEvents) await insertAnnounced(em, refs.id, messages, insertMessages, 'message_created');
   else await insertRows(em, refs.id, messages, insertMessages);
   // The inbox orders by latest activity (the newest message loaded, or the creation) and searches

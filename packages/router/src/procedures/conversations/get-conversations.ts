@@ -17,7 +17,7 @@ export const getConversationsOperation = defineOperation(getConversationsSpec, (
     };
     const { view, position } = await ctx.services.conversationLists.remember(at, async () => {
       const { page, position } = await getConversations(ctx.services, account, input);
-      return { view: listViewOf(page), position };
+      return { view: listViewOf(page, 'conversations'), position };
     });
     return answer(view, { pagePosition: position });
   }),

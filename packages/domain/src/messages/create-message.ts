@@ -1,0 +1,74 @@
+import { idempotencyKeyProblem } from '../conversations/create-conversation.ts';
+import type { UpdateConversationStore } from '../conversations/ports.ts';
+import { messageBody } from '../people/message-text.ts';
+import type { ReplyStore } from '../people/ports.ts';
+import type { AccountContext } from '../records.ts';
+import { DomainError } from '../shared/errors.ts';
+import type { WireJson } from '../shared/wire-json.ts';
+import type { MessageStore } from './ports.ts';
+import type { MessageDetailView } from './views.ts';
+
+/** What create_message is asked (the API's members, as the procedure read them). */
+export interface CreateMessageInput {
+  conversationId: number;
+  text?: string | undefined;
+  /** The author: the account's owner or a team member; absent, the message is anonymous. */
+  userEmail?: string | undefined;
+}
+
+/** The message's own key among the account's form tokens: `api:` and the key's SHA-256 (64 characters at most). */
+async function submitKeyOf(idempotencyKey: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(idempotencyKey)));
+  return `api:${Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')}`.slice(0, 64);
+}
+
+/**
+ * create_message: posts a message into one of the account's conversations, by the same statement
+ * as a reply on its page (so webhooks, notifications, workflows, the live streams and membership
+ * follow as they do for one), and answers it as get_messages shows it. Its author is a person of
+ * the account's team, or nobody (anonymous). With an Idempotency-Key, a retry of the same request
+ * answers the same message again (`replayed`) and posts nothing; the same key for another
+ * request is refused. The key is kept with the message, as long as the message is.
+ */
+export async function createMessage(
+  deps: { messageStore: MessageStore; replies: ReplyStore; updateConversationStore: UpdateConversationStore },
+  account: AccountContext,
+  input: CreateMessageInput,
+  options: { idempotencyKey?: string | undefined } = {},
+): Promise<{ view: WireJson<MessageDetailView>; replayed: boolean }> {
+  const key = options.idempotencyKey;
+  const keyProblem = key === undefined ? null : idempotencyKeyProblem(key);
+  if (keyProblem) throw new DomainError('invalid_input', keyProblem);
+  if (input.text === undefined) throw new DomainError('invalid_input', 'Required parameter text is missing');
+  const body = messageBody(input.text);
+  let authorId: number | null = null;
+  if (input.userEmail !== undefined) {
+    authorId = await deps.updateConversationStore.teamMemberId(account.id, input.userEmail);
+    if (authorId === null) {
+      throw new DomainError(
+        'invalid_input',
+        `user_email: ${input.userEmail} is not the account's owner or a member of its team`,
+      );
+    }
+  }
+  if (!(await deps.messageStore.conversationExists(account.id, input.conversationId))) {
+    throw new DomainError('conversation_not_found');
+  }
+  const submitKey = key === undefined ? null : await submitKeyOf(key);
+  const { id, created } = await deps.replies.insert(account.id, input.conversationId, {
+    authorId,
+    text: body.text,
+    format: body.format,
+    submitKey,
+  });
+  if (!created) {
+    const first = await deps.messageStore.posted(account.id, id);
+    const same =
+      first?.conversationId === input.conversationId && first.authorId === authorId && first.text === body.text;
+    if (!same) throw new DomainError('idempotency_key_reused');
+  }
+  const view = await deps.messageStore.one(account, id);
+  // Hidden by the team between the post and this read: as if it were not there.
+  if (!view) throw new DomainError('message_not_found');
+  return { view, replayed: !created };
+}

@@ -1,0 +1,35 @@
+import type { PageWindow } from '../shared/paging.ts';
+import type { AccountAddress } from '../shared/urls.ts';
+import type { WireJson } from '../shared/wire-json.ts';
+import type { GetMessagesAnswer, MessageDetailView } from './views.ts';
+
+/** Which of the account's messages get_messages reads: of one conversation or all, within times. */
+export interface MessageQuery {
+  /** The conversation, by its slug as slugKey compares it; null: every conversation of the account. */
+  conversationSlugKey: string | null;
+  /** Posted at or after, and before, these instants (ISO 8601 text PostgreSQL reads), when given. */
+  createdAfter: string | null;
+  createdBefore: string | null;
+}
+
+/** The account's messages as the messages resource answers them, built where they are stored. */
+export interface MessageStore {
+  /**
+   * A page, newest first; `conversationFound` false when a slug was asked and names no
+   * conversation of the account.
+   */
+  page(
+    account: AccountAddress & { id: number },
+    query: MessageQuery,
+    window: PageWindow,
+  ): Promise<{ page: WireJson<GetMessagesAnswer>; count: number; hasMore: boolean; conversationFound: boolean }>;
+  /** One message of the account (not hidden), as create_message answers it; null when there is none. */
+  one(account: AccountAddress & { id: number }, messageId: number): Promise<WireJson<MessageDetailView> | null>;
+  /** What a message was posted as: for telling an Idempotency-Key's retry from another request. */
+  posted(
+    accountId: number,
+    messageId: number,
+  ): Promise<{ conversationId: number; authorId: number | null; text: string } | null>;
+  /** The conversation of the account with this id, if it has one. */
+  conversationExists(accountId: number, conversationId: number): Promise<boolean>;
+}

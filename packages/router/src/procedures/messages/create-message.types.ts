@@ -1,0 +1,87 @@
+import { ZMessageDetail } from '@convo/domain';
+import { z } from 'zod';
+import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
+import { messageDetailExample } from './message.types.ts';
+
+export const ZCreateMessageInput = z
+  .object({
+    conversation_id: z
+      .number()
+      .int()
+      .min(1)
+      .max(2_147_483_647)
+      .meta({ description: 'The conversation of this account the message goes into.' }),
+    text: z.string().meta({
+      description:
+        'The message. Without markup it is kept as written (the page shows its line breaks and links its web ' +
+        'addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code ' +
+        '(`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is ' +
+        'removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a ' +
+        'link. Up to 10,000 characters.',
+    }),
+    user_email: z.string().max(320).meta({
+      description: "The author: the account's owner or a member of its team. Absent: an anonymous message.",
+    }),
+  })
+  .partial({ text: true, user_email: true });
+
+export const createMessageSpec = {
+  input: ZCreateMessageInput,
+  output: ZMessageDetail,
+  queryToo: true,
+  meta: {
+    successStatus: 201,
+    openapi: {
+      method: 'POST',
+      path: '/messages/create_message',
+      summary: 'Post a message into a conversation',
+      tags: ['messages'],
+      protect: true,
+      contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
+      successDescription: 'The message was posted',
+    },
+  },
+  doc: {
+    description:
+      "Posts a message into one of the account's conversations, as a reply on its page is posted: members who follow " +
+      'it are notified, `message_created` webhooks fire, its workflow runs and open pages show it at once; a ' +
+      'registered author joins its members. The members may be given as query parameters (as the original service ' +
+      'documents them), as a JSON body, or as a form. Answers the message as get_messages shows it.',
+    example: messageDetailExample,
+    requestExamples: {
+      'application/json': {
+        conversation_id: 42,
+        text: 'Thanks! Your refund is on its way.',
+        user_email: 'olive@acme.example.com',
+      },
+    },
+    headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } },
+    parameters: [
+      {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'One header of up to 255 printable ASCII characters other than a comma. A retry with the same key and the ' +
+          'same request answers the same message again (201, `Idempotent-Replayed: true`) and posts nothing; the same ' +
+          'key with another request is refused with 422 `idempotency_key_reused`. The key is kept with the message, ' +
+          'for as long as the message is.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+        example: 'order-1234-reply',
+      },
+    ],
+    errors: {
+      ...BODY_ERRORS,
+      '404': {
+        description: 'No conversation of this account has that id',
+        codes: ['conversation_not_found'],
+      },
+      '422': {
+        description:
+          'A member is missing or breaks its rule (`Required parameter conversation_id is missing`), the author is not ' +
+          "on the account's team, or the Idempotency-Key was used for another request",
+        codes: ['invalid_input', 'idempotency_key_reused'],
+      },
+    },
+  },
+} satisfies OperationSpec;
