@@ -345,8 +345,10 @@ export async function loadBatch(
     db
       .updateTable('conversation as c')
       .set({
+        // By the conversation alone: with the account too, a planner without statistics yet (a
+        // fresh load) read the whole account's index message_account_recent once a conversation.
         last_activity_at: sql<Date>`coalesce((select max(m.created_at) from message m
-          where m.conversation_id = c.id and m.account_id = c.account_id), c.created_at)`,
+          where m.conversation_id = c.id), c.created_at)`,
         said: saidOf(sql<number>`c.id`, sql<boolean>`m.hidden_at is null`),
       })
       .where('c.account_id', '=', refs.id)
