@@ -38,6 +38,24 @@ export const BODY_ERRORS = {
   },
 } as const satisfies Record<string, OperationError>;
 
+/**
+ * What the OpenAPI document says of an operation that takes an Idempotency-Key: the header (its
+ * `rule`, which each says in its own words) and the header a replayed answer carries.
+ */
+export const idempotencyDoc = (rule: string, example: string) => ({
+  headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } },
+  parameters: [
+    {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description: rule,
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+      example,
+    },
+  ],
+});
+
 export interface OperationSpec {
   /**
    * trpc-to-openapi's meta (method, path, summary, tags), and the status a success answers with;

@@ -1,6 +1,6 @@
 import { ZCreatedConversation, ZSlug, ZTitle } from '@convo/domain';
 import { z } from 'zod';
-import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
+import { BODY_ERRORS, idempotencyDoc, type OperationSpec } from '../../operation.ts';
 import { conversationExample } from './conversation.types.ts';
 
 export const ZCreateConversationInput = z.object({
@@ -44,22 +44,14 @@ export const createConversationSpec = {
         anyone_can_post: true,
       },
     },
-    headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } },
-    parameters: [
-      {
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        description:
-          'One header of up to 255 printable ASCII characters other than a comma (HTTP joins repeated headers ' +
-          'with commas, so a comma is refused as a repeated key), remembered for 24 hours per account. A retry with the same key and ' +
-          'the same body answers the first 201 again (status and body) and creates nothing; the same key with a ' +
-          'different body is refused with 422 `idempotency_key_reused`. A concurrent retry waits for the first. ' +
-          'Refused creates are not remembered: their retry runs again.',
-        schema: { type: 'string', minLength: 1, maxLength: 255 },
-        example: 'order-1234-conversation',
-      },
-    ],
+    ...idempotencyDoc(
+      'One header of up to 255 printable ASCII characters other than a comma (HTTP joins repeated headers ' +
+        'with commas, so a comma is refused as a repeated key), remembered for 24 hours per account. A retry with the same key and ' +
+        'the same body answers the first 201 again (status and body) and creates nothing; the same key with a ' +
+        'different body is refused with 422 `idempotency_key_reused`. A concurrent retry waits for the first. ' +
+        'Refused creates are not remembered: their retry runs again.',
+      'order-1234-conversation',
+    ),
     errors: {
       ...BODY_ERRORS,
       '409': {

@@ -1,6 +1,6 @@
 import { ZMessageDetail } from '@convo/domain';
 import { z } from 'zod';
-import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
+import { BODY_ERRORS, idempotencyDoc, type OperationSpec } from '../../operation.ts';
 import { messageDetailExample } from './message.types.ts';
 
 export const ZCreateMessageInput = z
@@ -55,21 +55,13 @@ export const createMessageSpec = {
         user_email: 'olive@acme.example.com',
       },
     },
-    headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } },
-    parameters: [
-      {
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        description:
-          'One header of up to 255 printable ASCII characters other than a comma. A retry with the same key and the ' +
-          'same request answers the same message again (201, `Idempotent-Replayed: true`) and posts nothing; the same ' +
-          'key with another request is refused with 422 `idempotency_key_reused`. The key is kept with the message, ' +
-          'for as long as the message is.',
-        schema: { type: 'string', minLength: 1, maxLength: 255 },
-        example: 'order-1234-reply',
-      },
-    ],
+    ...idempotencyDoc(
+      'One header of up to 255 printable ASCII characters other than a comma. A retry with the same key and the ' +
+        'same request answers the same message again (201, `Idempotent-Replayed: true`) and posts nothing; the same ' +
+        'key with another request is refused with 422 `idempotency_key_reused`. The key is kept with the message, ' +
+        'for as long as the message is.',
+      'order-1234-reply',
+    ),
     errors: {
       ...BODY_ERRORS,
       '404': {
