@@ -18,6 +18,8 @@ describe('a message’s text as the API takes it', () => {
     // Sanitizing again changes nothing (the pages do, before they show it).
     expect(safeMessageHtml(text)).toBe(text);
     expect(messageHtmlText(text)).toBe('See https://x.example/a?b=1&c=2 and y\n2 < 3');
+    // A link whose address is not allowed is only its text.
+    expect(messageBody('<p><a href="javascript:alert(1)" onclick="x()">click</a> me</p>').text).toBe('<p>click me</p>');
   });
 
   it('refuses what is not a message', () => {

@@ -45,21 +45,25 @@ function linkifyEscaped(escaped: string): string {
 }
 
 /**
- * The bare web addresses of sanitized HTML as links, outside the links it has. Its tags never hold
- * a `>` (sanitize-html escapes one in an attribute), so they split it from its text; a text node
- * is whole here, where sanitize-html's own text filter sees it cut at every character reference.
+ * The bare web addresses of sanitized HTML as links, outside the links it has; a link left without
+ * an address (a `javascript:` one) is only its text. Its tags never hold a `>` (sanitize-html
+ * escapes one in an attribute), so they split it from its text; a text node is whole here, where
+ * sanitize-html's own text filter sees it cut at every character reference.
  */
 function linkifyHtml(safe: string): string {
-  let inLink = 0;
+  /** The open links, each with whether it was kept (it has an address). */
+  const links: boolean[] = [];
   return safe
     .split(/(<[^>]*>)/)
     .map((part) => {
-      if (part.startsWith('<')) {
-        if (/^<a[\s>]/i.test(part)) inLink++;
-        else if (/^<\/a>/i.test(part)) inLink = Math.max(0, inLink - 1);
-        return part;
+      if (/^<a[\s>]/i.test(part)) {
+        const kept = /\shref="/i.test(part);
+        links.push(kept);
+        return kept ? part : '';
       }
-      return inLink > 0 || part === '' ? part : linkifyEscaped(part);
+      if (/^<\/a>/i.test(part)) return links.pop() === false ? '' : part;
+      if (part.startsWith('<')) return part;
+      return links.some((kept) => kept) || part === '' ? part : linkifyEscaped(part);
     })
     .join('');
 }
