@@ -29,6 +29,8 @@ let revoked: string;
 let aIds: number[];
 /** Alpha's webhook endpoints: one for each delete its own token makes, one no other credential may touch. */
 let alphaHooks: { rest: number; trpc: number; guarded: number };
+/** Alpha's message templates, as its hooks: one for each delete its own token makes, one nobody else may touch. */
+let alphaTemplates: { rest: number; trpc: number; guarded: number };
 
 const SECRET = { title: 'Alpha private plans', slug: 'alpha-private' };
 
@@ -59,6 +61,13 @@ beforeAll(async () => {
   const hook = async () =>
     (await restHooks(headersFor('own'), 'POST', '', { url: 'http://127.0.0.1:9/alpha-hook' })).body.id as number;
   alphaHooks = { rest: await hook(), trpc: await hook(), guarded: await hook() };
+  const template = async (name: string) =>
+    (await restTemplates(headersFor('own'), 'POST', '', { name, text: 'Alpha template words' })).body.id as number;
+  alphaTemplates = {
+    rest: await template('alpha rest'),
+    trpc: await template('alpha trpc'),
+    guarded: await template('alpha guarded'),
+  };
 });
 afterAll(async () => h?.close());
 
@@ -128,6 +137,14 @@ const restHooks = restAt('webhooks');
 const hookTarget = (headers: Record<string, string>, l: 'secret' | 'absent', own: 'rest' | 'trpc') =>
   l === 'absent' ? 999_999 : headers.authorization === `Bearer ${a.token}` ? alphaHooks[own] : alphaHooks.guarded;
 
+/** The template a change or delete aims at: as hookTarget. */
+const templateTarget = (headers: Record<string, string>, l: 'secret' | 'absent', own: 'rest' | 'trpc') =>
+  l === 'absent'
+    ? 999_999
+    : headers.authorization === `Bearer ${a.token}`
+      ? alphaTemplates[own]
+      : alphaTemplates.guarded;
+
 /** The conversation a delete aims at: with alpha's token one of two given up to it, else one that stays; or none. */
 const deleteTarget = (headers: Record<string, string>, l: 'secret' | 'absent', own: 'rest' | 'trpc') =>
   l === 'absent'
@@ -151,6 +168,7 @@ const unique = () => `matrix-${++created}`;
 const restWorkflows = restAt('workflows');
 const TAG_STEP = { trigger: { type: 'conversation.created' }, action: { type: 'add_tags', tags: ['matrix'] } };
 const restPages = restAt('intake_pages');
+const restTemplates = restAt('message_templates');
 /** The intake page a change aims at: alpha's (whoever asks), or none. */
 const pageTarget = (l: 'secret' | 'absent') => (l === 'absent' ? 999_999 : a.secondaryPageId);
 /** The workflow a change aims at: alpha's (whoever asks), or none. */
@@ -468,6 +486,53 @@ const OPERATIONS: Operation[] = [
         hd,
       ),
   },
+  {
+    name: 'REST list message templates',
+    of: 'messageTemplates.listMessageTemplates',
+    send: (hd) => restTemplates(hd, 'GET'),
+  },
+  {
+    name: 'REST create a message template',
+    of: 'messageTemplates.createMessageTemplate',
+    write: true,
+    send: (hd) => restTemplates(hd, 'POST', '', { name: unique(), text: 'Made in the matrix' }),
+  },
+  {
+    name: 'REST change a message template',
+    of: 'messageTemplates.updateMessageTemplate',
+    write: true,
+    send: (hd, l) => restTemplates(hd, 'PATCH', `/${templateTarget(hd, l, 'rest')}`, { text: 'Changed' }),
+  },
+  {
+    name: 'REST delete a message template',
+    of: 'messageTemplates.deleteMessageTemplate',
+    write: true,
+    send: (hd, l) => restTemplates(hd, 'DELETE', `/${templateTarget(hd, l, 'rest')}`),
+  },
+  {
+    name: 'tRPC messageTemplates.listMessageTemplates',
+    of: 'messageTemplates.listMessageTemplates',
+    send: (hd) => trpcQuery('messageTemplates.listMessageTemplates', {}, hd),
+  },
+  {
+    name: 'tRPC messageTemplates.createMessageTemplate',
+    of: 'messageTemplates.createMessageTemplate',
+    write: true,
+    send: (hd) => trpcMutation('messageTemplates.createMessageTemplate', { name: unique(), text: 'Matrix' }, hd),
+  },
+  {
+    name: 'tRPC messageTemplates.updateMessageTemplate',
+    of: 'messageTemplates.updateMessageTemplate',
+    write: true,
+    send: (hd, l) =>
+      trpcMutation('messageTemplates.updateMessageTemplate', { id: templateTarget(hd, l, 'trpc'), text: 'Hi' }, hd),
+  },
+  {
+    name: 'tRPC messageTemplates.deleteMessageTemplate',
+    of: 'messageTemplates.deleteMessageTemplate',
+    write: true,
+    send: (hd, l) => trpcMutation('messageTemplates.deleteMessageTemplate', { id: templateTarget(hd, l, 'trpc') }, hd),
+  },
 ];
 
 /** Each account's conversations, webhook endpoints, members and users, as `account:what:count`. */
@@ -485,6 +550,8 @@ const counts = async (): Promise<string[]> => {
                  from workflow group by account_id
        union all select account_id, 'intake pages ' || max(title) || ' ' || max(updated_at)::text, count(*)::int
                  from intake_page group by account_id
+       union all select account_id, 'templates ' || max(text) || ' ' || max(updated_at)::text, count(*)::int
+                 from message_template group by account_id
        order by 1, 2`,
     )) as { account_id: number; what: string; n: number }[];
   return rows.map((r) => `${r.account_id}:${r.what}:${r.n}`);

@@ -25,6 +25,7 @@ export * from './repositories/live-log.ts';
 export * from './repositories/mail-outbox.ts';
 export * from './repositories/media-references.ts';
 export * from './repositories/message-store.ts';
+export * from './repositories/message-template-store.ts';
 export * from './repositories/moderation-store.ts';
 export * from './repositories/notification-store.ts';
 export * from './repositories/people-store.ts';

@@ -28,6 +28,12 @@ export const MESSAGE_FORMATS = ['text', 'html'] as const;
 
 export type MessageFormat = (typeof MESSAGE_FORMATS)[number];
 
+/** The message template a message was made from, as it was named then. */
+export interface TemplateRef {
+  id: number;
+  name: string;
+}
+
 /**
  * Where a conversation stands for the team (the inbox's triage): `open` (waiting on us),
  * `waiting` (on them) or `closed`. A message from the other side opens it again; a reply by the

@@ -8,6 +8,7 @@ import {
   type MediaReferences,
   type MemberStore,
   type MessageStore,
+  type MessageTemplateStore,
   type RateLimitState,
   type ReplyStore,
   type TeamStore,
@@ -49,6 +50,8 @@ export interface ProcedureServices {
   teamStore: TeamStore;
   /** The messages resource's reads (create_message's answer, get_messages). */
   messageStore: MessageStore;
+  /** The team's message templates. */
+  messageTemplates: MessageTemplateStore;
   /** Where a message is posted: the same statement as a reply on a conversation's page. */
   replies: ReplyStore;
   /** The account an API token acts for; null for an unknown or revoked token. */

@@ -28,6 +28,9 @@ export const ERRORS = {
   webhook_limit_reached: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   workflow_not_found: { trpc: 'NOT_FOUND', status: 404, message: null },
   workflow_limit_reached: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
+  message_template_not_found: { trpc: 'NOT_FOUND', status: 404, message: null },
+  message_template_name_taken: { trpc: 'CONFLICT', status: 409, message: null },
+  message_template_limit_reached: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
   unauthorized: {
     trpc: 'UNAUTHORIZED',
     status: 401,

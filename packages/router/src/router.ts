@@ -10,6 +10,10 @@ import { updateConversationOperation } from './procedures/conversations/update-c
 import { changeIntakePageOperation } from './procedures/intake-pages/change-intake-page.ts';
 import { createIntakePageOperation } from './procedures/intake-pages/create-intake-page.ts';
 import { listIntakePagesOperation } from './procedures/intake-pages/list-intake-pages.ts';
+import { createMessageTemplateOperation } from './procedures/message-templates/create-message-template.ts';
+import { deleteMessageTemplateOperation } from './procedures/message-templates/delete-message-template.ts';
+import { listMessageTemplatesOperation } from './procedures/message-templates/list-message-templates.ts';
+import { updateMessageTemplateOperation } from './procedures/message-templates/update-message-template.ts';
 import { createMessageOperation } from './procedures/messages/create-message.ts';
 import { getMessagesOperation } from './procedures/messages/get-messages.ts';
 import { getTeamOperation } from './procedures/team/get-team.ts';
@@ -61,6 +65,12 @@ const procedures = {
   messages: {
     getMessages: getMessagesOperation,
     createMessage: createMessageOperation,
+  },
+  messageTemplates: {
+    listMessageTemplates: listMessageTemplatesOperation,
+    createMessageTemplate: createMessageTemplateOperation,
+    updateMessageTemplate: updateMessageTemplateOperation,
+    deleteMessageTemplate: deleteMessageTemplateOperation,
   },
 };
 

@@ -372,6 +372,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/message_templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's message templates
+         * @description Not in the spec. The team's library of reusable messages: a name (unique in the account, ignoring case), a text (create_message's rules: plain, or the safe subset of HTML) and a recording taken from a message of the account. create_message with `message_template_id`, the reply form on a conversation’s page and a workflow’s `post_message` step make messages from one: its text replaces the text given, a template without text puts the text given under its recording, and the message is its creator’s unless an author is named. Messages made from a template keep its id and name (`message_template`) when it is changed or deleted. An account may keep up to 500 templates.
+         */
+        get: operations["listMessageTemplates"];
+        put?: never;
+        /**
+         * Add a message template
+         * @description Not in the spec. The team's library of reusable messages: a name (unique in the account, ignoring case), a text (create_message's rules: plain, or the safe subset of HTML) and a recording taken from a message of the account. create_message with `message_template_id`, the reply form on a conversation’s page and a workflow’s `post_message` step make messages from one: its text replaces the text given, a template without text puts the text given under its recording, and the message is its creator’s unless an author is named. Messages made from a template keep its id and name (`message_template`) when it is changed or deleted. An account may keep up to 500 templates. Its creator is the account's owner (on the team's site: whoever saves it).
+         */
+        post: operations["createMessageTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/message_templates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a message template
+         * @description Not in the spec. Takes the template out of the library; messages made from it stay as they are (their `message_template` keeps its id and name). A template of another account answers 404, as one that does not exist does.
+         */
+        delete: operations["deleteMessageTemplate"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a message template
+         * @description Not in the spec. The team's library of reusable messages: a name (unique in the account, ignoring case), a text (create_message's rules: plain, or the safe subset of HTML) and a recording taken from a message of the account. create_message with `message_template_id`, the reply form on a conversation’s page and a workflow’s `post_message` step make messages from one: its text replaces the text given, a template without text puts the text given under its recording, and the message is its creator’s unless an author is named. Messages made from a template keep its id and name (`message_template`) when it is changed or deleted. An account may keep up to 500 templates. Changes what is given (`recording_message_id: null` takes the recording away) and answers the template as it is now. A template of another account answers 404, as one that does not exist does.
+         */
+        patch: operations["updateMessageTemplate"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -780,6 +828,37 @@ export interface components {
             /** @description The message whose thread it replies in; null for a message of the conversation itself. */
             parent_message_id: number | null;
         };
+        /** @description The account's message templates, by name. */
+        MessageTemplateList: {
+            message_templates: components["schemas"]["MessageTemplate"][];
+        };
+        MessageTemplate: {
+            id: number;
+            name: string;
+            /** @description As kept: as written, or the safe subset of HTML. */
+            text: string;
+            /** @description The recording a message made from it carries; null for none. */
+            recording: {
+                /** @enum {string} */
+                message_type: "video" | "screen" | "audio";
+                recorded_duration_seconds: number;
+            } | null;
+            /** @description Who made it: messages made from it are theirs. Null once they left the team. */
+            creator: {
+                id: number;
+                name: string;
+                email: string;
+            } | null;
+            /** @description ISO 8601, UTC. */
+            created_at: string;
+            /** @description ISO 8601, UTC. */
+            updated_at: string;
+        };
+        DeletedMessageTemplate: {
+            id: number;
+            /** @constant */
+            deleted: true;
+        };
         /** @description What a step does: post a message as a team member (text and/or a recording kept here), add tags, add people as members, mail team members, or send the `workflow_step` webhook event. */
         WorkflowActionOutput: {
             /** @constant */
@@ -823,7 +902,7 @@ export interface components {
              * @description A machine-readable code.
              * @enum {string}
              */
-            code: "conversation_not_found" | "message_not_found" | "invalid_input" | "intake_page_unusable" | "intake_page_not_found" | "intake_page_key_taken" | "intake_page_limit_reached" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "workflow_not_found" | "workflow_limit_reached" | "unauthorized" | "forbidden" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "json_sent_as_form" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
+            code: "conversation_not_found" | "message_not_found" | "invalid_input" | "intake_page_unusable" | "intake_page_not_found" | "intake_page_key_taken" | "intake_page_limit_reached" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "workflow_not_found" | "workflow_limit_reached" | "message_template_not_found" | "message_template_name_taken" | "message_template_limit_reached" | "unauthorized" | "forbidden" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "json_sent_as_form" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
         };
     };
     responses: never;
@@ -4175,10 +4254,12 @@ export interface operations {
             query?: {
                 /** @description The conversation of this account the message goes into. (in the query, or as the body's member of that name, which wins) */
                 conversation_id?: number;
-                /** @description The message. Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. (in the query, or as the body's member of that name, which wins) */
+                /** @description The message (required unless a template gives it). Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. (in the query, or as the body's member of that name, which wins) */
                 text?: string;
-                /** @description The author: the account's owner or a member of its team. Absent: an anonymous message. (in the query, or as the body's member of that name, which wins) */
+                /** @description The author: the account's owner or a member of its team. Absent: the template's creator when a template is given, else an anonymous message. (in the query, or as the body's member of that name, which wins) */
                 user_email?: string;
+                /** @description A template of the account: its text replaces `text` (a template without text puts `text` under its recording), and the message keeps its id and name (`message_template`). (in the query, or as the body's member of that name, which wins) */
+                message_template_id?: number;
             };
             header?: {
                 /**
@@ -4195,18 +4276,22 @@ export interface operations {
                 "application/json": {
                     /** @description The conversation of this account the message goes into. */
                     conversation_id: number;
-                    /** @description The message. Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
+                    /** @description The message (required unless a template gives it). Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
                     text?: string;
-                    /** @description The author: the account's owner or a member of its team. Absent: an anonymous message. */
+                    /** @description The author: the account's owner or a member of its team. Absent: the template's creator when a template is given, else an anonymous message. */
                     user_email?: string;
+                    /** @description A template of the account: its text replaces `text` (a template without text puts `text` under its recording), and the message keeps its id and name (`message_template`). */
+                    message_template_id?: number;
                 };
                 "application/x-www-form-urlencoded": {
                     /** @description The conversation of this account the message goes into. */
                     conversation_id: number;
-                    /** @description The message. Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
+                    /** @description The message (required unless a template gives it). Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
                     text?: string;
-                    /** @description The author: the account's owner or a member of its team. Absent: an anonymous message. */
+                    /** @description The author: the account's owner or a member of its team. Absent: the template's creator when a template is given, else an anonymous message. */
                     user_email?: string;
+                    /** @description A template of the account: its text replaces `text` (a template without text puts `text` under its recording), and the message keeps its id and name (`message_template`). */
+                    message_template_id?: number;
                 };
             };
         };
@@ -4268,7 +4353,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No conversation of this account has that id */
+            /** @description No conversation (or message template) of this account has that id */
             404: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4317,6 +4402,556 @@ export interface operations {
                 };
             };
             /** @description A member is missing or breaks its rule (`Required parameter conversation_id is missing`), the author is not on the account's team, or the Idempotency-Key was used for another request */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMessageTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message_templates": [
+                     *         {
+                     *           "id": 5,
+                     *           "name": "Refund on its way",
+                     *           "text": "Thanks for your patience! Your refund is on its way and reaches you within 5 working days.",
+                     *           "recording": {
+                     *             "message_type": "video",
+                     *             "recorded_duration_seconds": 42
+                     *           },
+                     *           "creator": {
+                     *             "id": 1,
+                     *             "name": "Olive Owner",
+                     *             "email": "olive@acme.example.com"
+                     *           },
+                     *           "created_at": "2026-11-28T10:15:00.000Z",
+                     *           "updated_at": "2026-11-28T10:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageTemplateList"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createMessageTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How the team finds it (unique in the account, ignoring case). */
+                    name: string;
+                    /** @description Its message, under the rules of create_message’s `text` (plain, or the safe subset of HTML). Empty: a template of its recording alone, under which a message made from it puts the text it is given. */
+                    text?: string;
+                    /** @description A message of the account (not hidden) whose recording, kept by this server, the template keeps; null for none. The template keeps the recording even when that message is deleted. */
+                    recording_message_id?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The template was added */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 5,
+                     *       "name": "Refund on its way",
+                     *       "text": "Thanks for your patience! Your refund is on its way and reaches you within 5 working days.",
+                     *       "recording": {
+                     *         "message_type": "video",
+                     *         "recorded_duration_seconds": 42
+                     *       },
+                     *       "creator": {
+                     *         "id": 1,
+                     *         "name": "Olive Owner",
+                     *         "email": "olive@acme.example.com"
+                     *       },
+                     *       "created_at": "2026-11-28T10:15:00.000Z",
+                     *       "updated_at": "2026-11-28T10:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageTemplate"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description name is already used by another message template of this account */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A member breaks its rule (no text and no recording, a message without a recording kept here or of another account), or the account keeps as many templates as it may */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMessageTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 5,
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeletedMessageTemplate"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no message template with this id in this account */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The id is not a whole number from 1 */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateMessageTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How the team finds it (unique in the account, ignoring case). */
+                    name?: string;
+                    /** @description Its message, under the rules of create_message’s `text` (plain, or the safe subset of HTML). Empty: a template of its recording alone, under which a message made from it puts the text it is given. */
+                    text?: string;
+                    /** @description A message of the account (not hidden) whose recording, kept by this server, the template keeps; null for none. The template keeps the recording even when that message is deleted. */
+                    recording_message_id?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 5,
+                     *       "name": "Refund sent",
+                     *       "text": "Thanks for your patience! Your refund is on its way and reaches you within 5 working days.",
+                     *       "recording": {
+                     *         "message_type": "video",
+                     *         "recorded_duration_seconds": 42
+                     *       },
+                     *       "creator": {
+                     *         "id": 1,
+                     *         "name": "Olive Owner",
+                     *         "email": "olive@acme.example.com"
+                     *       },
+                     *       "created_at": "2026-11-28T10:15:00.000Z",
+                     *       "updated_at": "2026-11-28T10:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageTemplate"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no message template with this id in this account */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description name is already used by another message template of this account */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A member breaks its rule */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -217,6 +217,9 @@ export const Message = defineEntity({
     workflowJobId: p.integer().nullable(),
     /** The form token a reply was posted with: a resubmitted form finds its message instead of posting again. */
     submitKey: p.string().length(64).nullable(),
+    /** The message template it was made from, by id and name as they were (no reference: the template may go). */
+    templateId: p.integer().nullable(),
+    templateName: p.string().length(255).nullable(),
     createdAt: createdAt(),
     /** Hidden by the team: in no answer, but kept (and exported as hidden). */
     hiddenAt: p.datetime().columnType('timestamptz(6)').nullable(),
@@ -265,6 +268,53 @@ export const Message = defineEntity({
       name: 'message_workflow_job',
       expression:
         'create unique index "message_workflow_job" on "message" ("workflow_job_id") where "workflow_job_id" is not null',
+    },
+  ],
+});
+
+/**
+ * The team's library of reusable messages (the domain's messages/templates.ts). A template keeps
+ * its own copy of a recording's columns: the recording stays while a template or a message holds
+ * its key (media references), whatever becomes of the message it was taken from.
+ */
+export const MessageTemplate = defineEntity({
+  name: 'MessageTemplate',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    name: p.string().length(255),
+    text: p.text().default(''),
+    format: p.string().length(8).default('text'),
+    creator: () => p.manyToOne(User).nullable().deleteRule('set null'),
+    messageType: p.string().length(32).default('text'),
+    recordedDurationSeconds: p.integer().default(0),
+    mediaKey: p.string().length(80).nullable(),
+    mediaContentType: p.string().length(100).nullable(),
+    mediaBytes: p.bigint().nullable(),
+    poster: p.boolean().default(false),
+    createdAt: createdAt(),
+    updatedAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+  },
+  checks: [
+    {
+      name: 'message_template_format_known',
+      expression: `"format" in (${MESSAGE_FORMATS.map((f) => `'${f}'`).join(', ')})`,
+    },
+    {
+      name: 'message_template_media_is_recording',
+      expression: `"media_key" is null or ("message_type" <> 'text' and "media_content_type" is not null and "media_bytes" is not null)`,
+    },
+  ],
+  indexes: [
+    {
+      name: 'message_template_account_name_unique',
+      expression:
+        'create unique index "message_template_account_name_unique" on "message_template" ("account_id", lower("name"))',
+    },
+    {
+      name: 'message_template_media_key',
+      expression:
+        'create index "message_template_media_key" on "message_template" ("media_key") where "media_key" is not null',
     },
   ],
 });

@@ -23,6 +23,7 @@ import {
   IntakePage,
   IntakePageMember,
   Message,
+  MessageTemplate,
   Tag,
   Workflow,
 } from './conversations.ts';
@@ -67,6 +68,7 @@ export type Schema =
   | typeof Tag
   | typeof ConversationTag
   | typeof Message
+  | typeof MessageTemplate
   | typeof ConversationRead
   | typeof WorkflowJob
   | typeof WorkflowEvent
@@ -104,6 +106,7 @@ export const entities: EntitySchema[] = [
   Tag,
   ConversationTag,
   Message,
+  MessageTemplate,
   ConversationRead,
   WorkflowJob,
   WorkflowEvent,

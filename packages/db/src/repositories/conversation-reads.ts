@@ -287,7 +287,9 @@ export const messageJson = (shown: 'spec' | 'detail') => {
       ',"text":', ${json(col('m.text'))},
       ${
         shown === 'detail'
-          ? sql`',"message_template":null,"message_created_time":"',
+          ? sql`',"message_template":', case when m.template_id is null then 'null'
+              else concat('{"id":', m.template_id, ',"name":', ${json(col('m.template_name'))}, '}') end,
+            ',"message_created_time":"',
             to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'),
             '","message_credated_time_nice":"', to_char(m.created_at at time zone 'UTC', 'FMMonth FMDDth, YYYY HH12:MIAM'),
             ' UTC","internal":false,"parent_message_id":null',`

@@ -3,8 +3,9 @@ import type { EntityManager } from '@mikro-orm/core';
 import { query } from './sql.ts';
 
 /**
- * The recordings still wanted, among `keys`: a message's (any account's: a key names its own), or
- * a reply's waiting for a mailed link that has not expired. One statement per batch.
+ * The recordings still wanted, among `keys`: a message's or a template's (any account's: a key
+ * names its own), or a reply's waiting for a mailed link that has not expired. One statement per
+ * batch.
  */
 export class PgMediaReferences implements MediaReferences {
   private readonly em: EntityManager;
@@ -20,9 +21,11 @@ export class PgMediaReferences implements MediaReferences {
       this.em,
       `select media_key as key from message where media_key = any(?::text[])
        union
+       select media_key from message_template where media_key = any(?::text[])
+       union
        select pending_reply->'media'->>'key' from sign_in_link
        where expires_at > now() and used_at is null and pending_reply->'media'->>'key' = any(?::text[])`,
-      [list, list],
+      [list, list, list],
     );
     return new Set(rows.map((r) => r.key));
   }

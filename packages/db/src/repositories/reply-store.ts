@@ -59,6 +59,8 @@ const INSERT = statement(
           'media_content_type',
           'media_bytes',
           'poster',
+          'template_id',
+          'template_name',
         ])
         .expression(
           q
@@ -80,6 +82,8 @@ const INSERT = statement(
               sql<string | null>`${slot('contentType')}::varchar`.as('media_content_type'),
               sql<number | null>`${slot('bytes')}::bigint`.as('media_bytes'),
               sql<boolean>`${slot('poster')}::boolean`.as('poster'),
+              sql<number | null>`${slot('templateId')}::int`.as('template_id'),
+              sql<string | null>`${slot('templateName')}::varchar`.as('template_name'),
             ])
             .where('c.id', '=', slot<number>('conversation'))
             .where('c.account_id', '=', account()),
@@ -223,6 +227,8 @@ export class PgReplyStore implements ReplyStore {
       contentType: media?.contentType ?? null,
       bytes: media?.bytes ?? null,
       poster: media?.poster === true,
+      templateId: reply.template?.id ?? null,
+      templateName: reply.template?.name ?? null,
     });
     if (!row) throw new Error(`conversation ${conversationId} of account ${accountId} is gone`);
     return { id: Number(row.id), created: row.created };

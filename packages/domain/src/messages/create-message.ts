@@ -1,19 +1,23 @@
 import { idempotencyKeyProblem } from '../conversations/create-conversation.ts';
 import type { UpdateConversationStore } from '../conversations/ports.ts';
+import type { StoredMedia } from '../media/media.ts';
 import { messageBody } from '../people/message-text.ts';
 import type { ReplyStore } from '../people/ports.ts';
-import type { AccountContext } from '../records.ts';
+import type { AccountContext, MessageFormat, TemplateRef } from '../records.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { WireJson } from '../shared/wire-json.ts';
 import type { MessageStore } from './ports.ts';
+import { fromTemplate, type MessageTemplateStore } from './templates.ts';
 import type { MessageDetailView } from './views.ts';
 
 /** What create_message is asked (the API's members, as the procedure read them). */
 export interface CreateMessageInput {
   conversationId: number;
   text?: string | undefined;
-  /** The author: the account's owner or a team member; absent, the message is anonymous. */
+  /** The author: the account's owner or a team member; absent, the template's creator, else anonymous. */
   userEmail?: string | undefined;
+  /** A template of the account whose content the message takes. */
+  messageTemplateId?: number | undefined;
 }
 
 /** The message's own key among the account's form tokens: `api:` and the key's SHA-256 (64 characters at most). */
@@ -28,10 +32,16 @@ async function submitKeyOf(idempotencyKey: string): Promise<string> {
  * follow as they do for one), and answers it as get_messages shows it. Its author is a person of
  * the account's team, or nobody (anonymous). With an Idempotency-Key, a retry of the same request
  * answers the same message again (`replayed`) and posts nothing; the same key for another
- * request is refused. The key is kept with the message, as long as the message is.
+ * request is refused. The key is kept with the message, as long as the message is. A template
+ * gives its content (templates.ts) and, unless an author is named, its creator as the author.
  */
 export async function createMessage(
-  deps: { messageStore: MessageStore; replies: ReplyStore; updateConversationStore: UpdateConversationStore },
+  deps: {
+    messageStore: MessageStore;
+    messageTemplates: MessageTemplateStore;
+    replies: ReplyStore;
+    updateConversationStore: UpdateConversationStore;
+  },
   account: AccountContext,
   input: CreateMessageInput,
   options: { idempotencyKey?: string | undefined } = {},
@@ -39,9 +49,18 @@ export async function createMessage(
   const key = options.idempotencyKey;
   const keyProblem = key === undefined ? null : idempotencyKeyProblem(key);
   if (keyProblem) throw new DomainError('invalid_input', keyProblem);
-  if (input.text === undefined) throw new DomainError('invalid_input', 'Required parameter text is missing');
-  const body = messageBody(input.text);
+  let content: { text: string; format: MessageFormat; media?: StoredMedia | undefined; template?: TemplateRef };
   let authorId: number | null = null;
+  if (input.messageTemplateId !== undefined) {
+    const template = await deps.messageTemplates.find(account.id, input.messageTemplateId);
+    if (!template) throw new DomainError('message_template_not_found');
+    content = fromTemplate(template, input.text);
+    authorId = template.creator?.id ?? null;
+  } else if (input.text === undefined) {
+    throw new DomainError('invalid_input', 'Required parameter text is missing');
+  } else {
+    content = messageBody(input.text);
+  }
   if (input.userEmail !== undefined) {
     authorId = await deps.updateConversationStore.teamMemberId(account.id, input.userEmail);
     if (authorId === null) {
@@ -57,14 +76,16 @@ export async function createMessage(
   const submitKey = key === undefined ? null : await submitKeyOf(key);
   const { id, created } = await deps.replies.insert(account.id, input.conversationId, {
     authorId,
-    text: body.text,
-    format: body.format,
+    text: content.text,
+    format: content.format,
+    media: content.media,
+    template: content.template,
     submitKey,
   });
   if (!created) {
     const first = await deps.messageStore.posted(account.id, id);
     const same =
-      first?.conversationId === input.conversationId && first.authorId === authorId && first.text === body.text;
+      first?.conversationId === input.conversationId && first.authorId === authorId && first.text === content.text;
     if (!same) throw new DomainError('idempotency_key_reused');
   }
   const view = await deps.messageStore.one(account, id);

@@ -2,7 +2,7 @@ import type { StoredMedia } from '../media/media.ts';
 
 /* The ports of the people area: the people of an account's site, their sessions, links and pending replies. */
 
-import type { MessageFormat, TeamRole, UserRecord } from '../records.ts';
+import type { MessageFormat, TeamRole, TemplateRef, UserRecord } from '../records.ts';
 
 /** A reply that waits for its author to confirm the link mailed to the address they gave. */
 export interface PendingReply {
@@ -65,6 +65,8 @@ export interface NewReply {
   media?: StoredMedia | undefined;
   /** An anonymous reply's name, given without an address: shown as nobody's word. */
   claimedName?: string | null | undefined;
+  /** The message template it was made from (its id and name, kept as they were). */
+  template?: TemplateRef | undefined;
 }
 
 /** Where replies are written. */

@@ -1,4 +1,4 @@
-import { MAX_INTAKE_PAGES, MAX_WEBHOOK_ENDPOINTS, MAX_WORKFLOWS } from './limits.ts';
+import { MAX_INTAKE_PAGES, MAX_MESSAGE_TEMPLATES, MAX_WEBHOOK_ENDPOINTS, MAX_WORKFLOWS } from './limits.ts';
 
 /**
  * Every rule violation the domain can report, each with its message and an example of what a
@@ -31,6 +31,15 @@ export const DOMAIN_ERRORS = {
   workflow_not_found: { message: 'no workflow with this id in this account', example: null },
   workflow_limit_reached: {
     message: `an account may have at most ${MAX_WORKFLOWS} workflows; disable or change one`,
+    example: null,
+  },
+  message_template_not_found: { message: 'no message template with this id in this account', example: null },
+  message_template_name_taken: {
+    message: 'name is already used by another message template of this account',
+    example: null,
+  },
+  message_template_limit_reached: {
+    message: `an account may keep at most ${MAX_MESSAGE_TEMPLATES} message templates; delete one first`,
     example: null,
   },
   forbidden: { message: null, example: "only the account's owners and admins manage intake pages and workflows" },

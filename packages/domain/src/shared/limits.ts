@@ -8,3 +8,6 @@ export const MAX_WEBHOOK_ENDPOINTS = 20;
 
 /** Workflows one account may keep. */
 export const MAX_WORKFLOWS = 100;
+
+/** Message templates one account may keep. */
+export const MAX_MESSAGE_TEMPLATES = 500;

@@ -9,7 +9,12 @@ export const createMessageOperation = defineOperation(createMessageSpec, (proced
     const { view, replayed } = await createMessage(
       ctx.services,
       ctx.account,
-      { conversationId: input.conversation_id, text: input.text, userEmail: input.user_email },
+      {
+        conversationId: input.conversation_id,
+        text: input.text,
+        userEmail: input.user_email,
+        messageTemplateId: input.message_template_id,
+      },
       { idempotencyKey: ctx.idempotencyKey ?? undefined },
     );
     return answer(viewOf(view), { idempotentReplay: replayed });

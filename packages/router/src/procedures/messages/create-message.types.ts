@@ -1,4 +1,4 @@
-import { ZMessageDetail } from '@convo/domain';
+import { ZMessageDetail, ZMessageTemplateId } from '@convo/domain';
 import { z } from 'zod';
 import { BODY_ERRORS, idempotencyDoc, type OperationSpec } from '../../operation.ts';
 import { messageDetailExample } from './message.types.ts';
@@ -13,17 +13,27 @@ export const ZCreateMessageInput = z
       .meta({ description: 'The conversation of this account the message goes into.' }),
     text: z.string().meta({
       description:
-        'The message. Without markup it is kept as written (the page shows its line breaks and links its web ' +
+        'The message (required unless a template gives it). Without markup it is kept as written (the page shows its line breaks and links its web ' +
         'addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code ' +
         '(`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is ' +
         'removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a ' +
         'link. Up to 10,000 characters.',
     }),
-    user_email: z.string().max(320).meta({
-      description: "The author: the account's owner or a member of its team. Absent: an anonymous message.",
+    user_email: z
+      .string()
+      .max(320)
+      .meta({
+        description:
+          "The author: the account's owner or a member of its team. Absent: the template's creator when a template is " +
+          'given, else an anonymous message.',
+      }),
+    message_template_id: ZMessageTemplateId.meta({
+      description:
+        'A template of the account: its text replaces `text` (a template without text puts `text` under its recording), ' +
+        'and the message keeps its id and name (`message_template`).',
     }),
   })
-  .partial({ text: true, user_email: true });
+  .partial({ text: true, user_email: true, message_template_id: true });
 
 export const createMessageSpec = {
   input: ZCreateMessageInput,
@@ -65,8 +75,8 @@ export const createMessageSpec = {
     errors: {
       ...BODY_ERRORS,
       '404': {
-        description: 'No conversation of this account has that id',
-        codes: ['conversation_not_found'],
+        description: 'No conversation (or message template) of this account has that id',
+        codes: ['conversation_not_found', 'message_template_not_found'],
       },
       '422': {
         description:
