@@ -10,6 +10,7 @@ import type {
   MediaDeps,
   MediaReferences,
   MemberStore,
+  MessageTemplateStore,
   ModerationStore,
   NotificationStore,
   PeopleStore,
@@ -104,6 +105,8 @@ export interface SiteDeps {
   /** The team's intake pages and workflows, as the API manages them. */
   intakePageAdmin: IntakePageAdminStore;
   workflows: WorkflowStore;
+  /** The team's message templates, as the API keeps them. */
+  messageTemplates: MessageTemplateStore;
   members: MemberStore;
   /** Where the team's own starts are written, as create_conversation writes the API's. */
   conversations: ConversationStore;

@@ -66,6 +66,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     intake: services.intake,
     intakePageAdmin: services.intakePageAdmin,
     workflows: services.workflows,
+    messageTemplates: services.messageTemplates,
     members: services.members,
     conversations: services.conversations,
     updateConversationStore: services.updateConversationStore,

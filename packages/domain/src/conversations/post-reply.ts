@@ -1,6 +1,6 @@
 import type { StoredMedia } from '../media/media.ts';
 import { type LinkOptions, type PeopleDeps, replyProblem, replyText, sendSignInLink } from '../people/people.ts';
-import type { SiteAccount } from '../records.ts';
+import type { SiteAccount, TemplateRef } from '../records.ts';
 import { emailProblem, nameProblem } from '../shared/person.ts';
 import { maySee, type Viewer } from './access.ts';
 import type { SiteStore } from './ports.ts';
@@ -14,6 +14,8 @@ export interface ReplyForm {
   submitKey?: string | undefined;
   /** A recording sent with the form, already kept and measured; `text` is then its caption. */
   media?: StoredMedia | undefined;
+  /** The message template the team member started from: its name, and its recording when none was sent. */
+  template?: { ref: TemplateRef; media: StoredMedia | null } | undefined;
 }
 
 export type ReplyOutcome =
@@ -63,11 +65,11 @@ export async function postReply(
   const conversation = await replyTarget(deps, account, slug, viewer, granted);
   if (!conversation) return { kind: 'not_found' };
   // A recording may go without a caption; a text reply needs its text.
-  const problem = form.media && form.text.trim() === '' ? null : replyProblem(form.text);
+  const media = form.media ?? form.template?.media ?? undefined;
+  const problem = media && form.text.trim() === '' ? null : replyProblem(form.text);
   if (problem) return { kind: 'refused', problem };
-  const text = form.media && form.text.trim() === '' ? '' : replyText(form.text);
+  const text = media && form.text.trim() === '' ? '' : replyText(form.text);
   const submitKey = form.submitKey && /^[\w-]{16,64}$/.test(form.submitKey) ? form.submitKey : null;
-  const media = form.media;
   const post = async (authorId: number | null, claimedName: string | null = null): Promise<ReplyOutcome> => {
     const { id, created } = await deps.replies.insert(account.id, conversation.id, {
       authorId,
@@ -75,6 +77,7 @@ export async function postReply(
       submitKey,
       media,
       claimedName,
+      template: form.template?.ref,
     });
     return { kind: 'posted', messageId: id, slug: conversation.slug, created };
   };

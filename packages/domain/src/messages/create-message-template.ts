@@ -17,7 +17,7 @@ import {
  */
 export async function createMessageTemplate(
   deps: { messageTemplates: MessageTemplateStore },
-  account: Pick<AccountContext, 'id' | 'owner'>,
+  account: Pick<AccountContext, 'id'> & Partial<Pick<AccountContext, 'owner'>>,
   input: MessageTemplateInput,
   actor: Actor,
 ): Promise<MessageTemplateView> {

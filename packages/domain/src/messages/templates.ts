@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Actor, managesIntake } from '../conversations/access.ts';
+import { type Actor, managesIntake, type Viewer } from '../conversations/access.ts';
 import type { StoredMedia } from '../media/media.ts';
 import { messageBody } from '../people/message-text.ts';
 import type { MessageFormat, TemplateRef } from '../records.ts';
@@ -193,3 +193,31 @@ export function fromTemplate(
         : messageBody(givenText);
   return { ...body, media: template.media ?? undefined, template: { id: template.id, name: template.name } };
 }
+
+/**
+ * The library as a conversation's reply form offers it: to anyone on the account's team; to
+ * anyone else there is none.
+ */
+export async function templatesForReply(
+  deps: { messageTemplates: MessageTemplateStore },
+  accountId: number,
+  viewer: Viewer,
+): Promise<MessageTemplateRecord[]> {
+  return viewer?.teamRole ? deps.messageTemplates.list(accountId) : [];
+}
+
+/** One template of the library for a reply, as templatesForReply offers it; null when it is not offered. */
+export async function templateForReply(
+  deps: { messageTemplates: MessageTemplateStore },
+  accountId: number,
+  viewer: Viewer,
+  id: number,
+): Promise<MessageTemplateRecord | null> {
+  return viewer?.teamRole ? deps.messageTemplates.find(accountId, id) : null;
+}
+
+/** What a reply made from a template carries beside the text written: the template's recording and name. */
+export const replyTemplateOf = (t: MessageTemplateRecord) => ({
+  ref: { id: t.id, name: t.name },
+  media: t.media,
+});

@@ -13,10 +13,15 @@ import {
   type ModerationAction,
   managesMembers,
   markConversationRead,
+  type MessageTemplateRecord,
+  messageHtmlText,
   moderateMessage,
+  replyTemplateOf,
   runsConversation,
   sendReply,
   tagsFromText,
+  templateForReply,
+  templatesForReply,
   viewConversation,
 } from '@convo/domain';
 import { Hono } from 'hono';
@@ -28,6 +33,7 @@ import type { SiteKit } from '../posting.ts';
 import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { conversation, excerpt } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
+import { templateRecordingName } from '../views/manage.ts';
 import { conversationMailChoice } from '../views/mail-choices.ts';
 import { hiddenMessages, messageActions } from '../views/moderation.ts';
 import { confirmDelete, deleted, type TriageDraft, triageForm } from '../views/triage.ts';
@@ -39,6 +45,17 @@ export const pageParam = (c: SiteContext): number | null | undefined => {
   if (given === undefined) return null;
   return /^[1-9]\d{0,8}$/.test(given) ? Number(given) : undefined;
 };
+
+/** A template as the reply form names it: its id, name and recording in words. */
+const templateDraft = (t: MessageTemplateRecord): NonNullable<forms.ReplyDraft['template']> => ({
+  id: t.id,
+  name: t.name,
+  recording: t.media ? templateRecordingName({ message_type: t.media.kind, recorded_duration_seconds: t.media.seconds }) : null,
+});
+
+/** A template's id as a form or a query gives it: digits that fit the column, else none. */
+const templateIdOf = (given: string | undefined): number | null =>
+  given !== undefined && /^[1-9]\d{0,8}$/.test(given) ? Number(given) : null;
 
 /** A conversation's page (`conversation_url`), and the replies posted from its form. */
 export function conversationRoutes({ deps, posting }: SiteKit) {
@@ -64,15 +81,27 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     const url = conversationUrl(account, found.slug);
     // A visitor whose device started it posts as themselves (the pass's person, a member).
     const poster = c.var.signedIn?.user ?? found.users.find((u) => u.id === reader.viewer?.userId) ?? null;
+    const viewer = viewerOf(c);
+    // The team's templates; `?template=N` (the picker) starts the reply from one.
+    const templates = await templatesForReply(deps, account.id, viewer);
+    let draft = drafts.reply;
+    const asked = status === 200 ? templateIdOf(c.req.query('template')) : null;
+    const chosen = asked === null ? undefined : templates.find((t) => t.id === asked);
+    if (chosen) {
+      draft = {
+        text: chosen.format === 'html' ? messageHtmlText(chosen.text) : chosen.text,
+        template: templateDraft(chosen),
+      };
+    }
     const reply = forms.replyForm(found, {
       csrf: c.var.csrf,
       // Only needs to be unique per form: the platform's UUID is the cheapest source.
       submitKey: crypto.randomUUID(),
       signedIn: poster,
-      draft: drafts.reply,
+      draft,
       limits: deps.media.limits,
+      templates: templates.map((t) => ({ id: t.id, name: t.name })),
     });
-    const viewer = viewerOf(c);
     await markConversationRead(deps, account, viewer, found.id);
     const mail = viewer
       ? conversationMailChoice(found.slug, await conversationMail(deps, account, viewer, found), c.var.csrf)
@@ -149,7 +178,19 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       submitKey: field(fields, 'submit'),
     };
     const slug = c.req.param('slug');
-    const refuse = (problem: string) => conversationPage(c, 422, slug, { reply: { ...form, problem } });
+    // A reply started from a template: the team's, else refused (the form offers none to anyone else).
+    const templateGiven = field(fields, 'template');
+    const templateId = templateIdOf(templateGiven);
+    const template =
+      templateId === null ? null : await templateForReply(deps, account.id, viewerOf(c), templateId);
+    const refuse = (problem: string) =>
+      conversationPage(c, 422, slug, {
+        reply: { ...form, problem, template: template ? templateDraft(template) : undefined },
+      });
+    if (templateGiven !== undefined && !template) {
+      if (read.file) await deps.media.store.remove(read.file.key);
+      return refuse('That template is not in the team’s library (any more): write the reply without it.');
+    }
     const email = form.email?.trim().toLowerCase();
     if (email && !c.var.signedIn) {
       const limited = await posting.mailLimit(c, email);
@@ -165,7 +206,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       account,
       slug,
       reader.viewer,
-      { ...form, mediaKind: field(fields, 'media_kind') },
+      { ...form, mediaKind: field(fields, 'media_kind'), template: template ? replyTemplateOf(template) : undefined },
       read.file
         ? { kind: 'file', file: read.file }
         : uploadId

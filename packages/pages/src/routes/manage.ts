@@ -2,19 +2,24 @@ import {
   changeIntakePage,
   changeWorkflow,
   createIntakePage,
+  createMessageTemplate,
   createWorkflow,
+  deleteMessageTemplate,
   DomainError,
   getTeam,
   isDomainError,
   isTeamRole,
   listIntakePages,
+  listMessageTemplates,
   listWorkflows,
   managesIntake,
   parseIntakePageInput,
+  parseMessageTemplateInput,
   parseWorkflowName,
   recordIntakeWelcome,
   runsConversation,
   startTeamConversation,
+  updateMessageTemplate,
   updateTeamMember,
   WELCOME_CHOICES,
 } from '@convo/domain';
@@ -22,7 +27,14 @@ import { Hono } from 'hono';
 import { busy, notFound, type PageStatus, page } from '../frame.ts';
 import type { SiteKit } from '../posting.ts';
 import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
-import { intakePagesPage, type ManageProblem, teamPage, welcomeRecorderPage, workflowsPage } from '../views/manage.ts';
+import {
+  intakePagesPage,
+  type ManageProblem,
+  teamPage,
+  templatesPage,
+  welcomeRecorderPage,
+  workflowsPage,
+} from '../views/manage.ts';
 import { newConversationForm, type StartProblem } from '../views/triage.ts';
 import { stepsFromForm } from '../workflow-form.ts';
 
@@ -215,6 +227,49 @@ export function manageRoutes({ deps, posting }: SiteKit) {
         viewerOf(c),
       );
       return `/manage/workflows#workflow-${id}`;
+    }),
+  );
+
+  async function templates(c: SiteContext, status: PageStatus, problem?: ManageProblem) {
+    const account = c.env.account;
+    const [list, recordings] = await Promise.all([
+      listMessageTemplates(deps, account),
+      deps.intakePageAdmin.teamRecordings(account.id, WELCOME_CHOICES),
+    ]);
+    const view = templatesPage({ csrf: c.var.csrf, problem, recordings }, list.message_templates);
+    return page(c, status, view, 'Message templates', { form: true, headers: { 'cache-control': 'no-store' } });
+  }
+
+  /** A template's form: its recording kept (`keep`), none, or a message's (its id). */
+  const templateInput = (fields: Map<string, string[]>) => {
+    const recording = (field(fields, 'recording') ?? '').trim();
+    return parseMessageTemplateInput({
+      name: field(fields, 'name') ?? '',
+      text: (field(fields, 'text') ?? '').replace(/\r\n?/g, '\n'),
+      ...(recording === 'keep'
+        ? {}
+        : { recording_message_id: recording === '' ? null : /^\d{1,9}$/.test(recording) ? Number(recording) : -1 }),
+    });
+  };
+
+  routes.get('/manage/templates', (c) => (manages(c) ? templates(c, 200) : notFound(c)));
+  routes.post('/manage/templates', posting.sameOrigin, (c) =>
+    save(c, 'new', templates, async (fields) => {
+      const made = await createMessageTemplate(deps, c.env.account, templateInput(fields), viewerOf(c));
+      return `/manage/templates#template-${made.id}`;
+    }),
+  );
+  routes.post('/manage/templates/:id', posting.sameOrigin, (c) =>
+    save(c, c.req.param('id'), templates, async (fields) => {
+      const id = Number(c.req.param('id'));
+      await updateMessageTemplate(deps, c.env.account, id, templateInput(fields), viewerOf(c));
+      return `/manage/templates#template-${id}`;
+    }),
+  );
+  routes.post('/manage/templates/:id/delete', posting.sameOrigin, (c) =>
+    save(c, c.req.param('id'), templates, async () => {
+      await deleteMessageTemplate(deps, c.env.account, Number(c.req.param('id')), viewerOf(c));
+      return '/manage/templates';
     }),
   );
 

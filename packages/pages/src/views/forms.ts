@@ -17,6 +17,20 @@ export interface ReplyDraft {
   name?: string;
   email?: string;
   problem?: string;
+  /** The message template the reply starts from: its id, name and recording (in words), if any. */
+  template?: { id: number; name: string; recording: string | null } | undefined;
+}
+
+/**
+ * The team's "Use a template" picker above the reply form: a plain GET form, so the page comes
+ * back with the template's text in the reply box to change before posting (JavaScript or not).
+ */
+function templatePicker(slug: string, templates: readonly { id: number; name: string }[], chosen: number | null): Html {
+  return html`<form method="get" action="/c/${slug}#reply" class="template-picker">
+<p><label for="reply-template">Use a template</label><select id="reply-template" name="template">${templates.map(
+    (t) => html`<option value="${t.id}"${t.id === chosen ? html` selected` : ''}>${t.name}</option>`,
+  )}</select> <button type="submit" class="secondary">Insert</button></p>
+</form>`;
 }
 
 /** The reply form under a conversation's messages: a plain form that posts to the page itself. */
@@ -28,9 +42,16 @@ export function replyForm(
     signedIn: UserRecord | null;
     draft?: ReplyDraft | undefined;
     limits: MediaLimits;
+    /** The team's message templates (anyone else: none, and no picker). */
+    templates?: readonly { id: number; name: string }[] | undefined;
   },
 ): Html {
   const d = state.draft ?? {};
+  const templates = state.templates ?? [];
+  const fromTemplate = d.template
+    ? html`<input type="hidden" name="template" value="${d.template.id}">
+<p class="note template-note">From the template “${d.template.name}”${d.template.recording ? `, with its recording (${d.template.recording})` : ''}: change the text as you like before you post it. <a href="/c/${c.slug}#reply">Write without it</a></p>`
+    : '';
   const identity = state.signedIn
     ? html`<p class="note">Posting as ${state.signedIn.name}.</p>`
     : c.allowAnonymousMessages
@@ -43,10 +64,12 @@ export function replyForm(
   return html`<section id="reply" aria-labelledby="reply-heading">
 <h2 id="reply-heading">Reply</h2>
 ${d.problem ? html`<p class="problem" role="alert">${d.problem}</p>` : ''}
+${templates.length > 0 ? templatePicker(c.slug, templates, d.template?.id ?? null) : ''}
 <form method="post" action="/c/${c.slug}#reply" class="reply" enctype="multipart/form-data" data-max-seconds="${state.limits.maxSeconds}" data-conversation="${c.slug}" data-uploader="${UPLOADER.path}">
 ${csrfField(state.csrf)}
 <input type="hidden" name="submit" value="${state.submitKey}">
 ${identity}
+${fromTemplate}
 <p><label for="reply-text">Your reply</label><textarea id="reply-text" name="text" rows="5" maxlength="10000" aria-describedby="reply-text-note">${d.text ?? ''}</textarea></p>
 <p class="note" id="reply-text-note">Write a reply, send a recording, or both.</p>
 ${recordingInput('reply-media', state.limits)}

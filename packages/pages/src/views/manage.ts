@@ -1,6 +1,8 @@
 import {
+  clockTime,
   type IntakePageView,
   type MediaLimits,
+  type MessageTemplateView,
   ROLE_LABELS,
   TEAM_ROLES,
   type TeamMemberView,
@@ -11,6 +13,7 @@ import {
 import { html } from 'hono/html';
 import { csrfField, recordingInput } from './forms.ts';
 import type { Html } from './layout.ts';
+import { KIND_NAMES } from './conversation.ts';
 import { recordingSelect } from './recordings.ts';
 import { stepsEditor } from './workflow-steps.ts';
 
@@ -43,7 +46,7 @@ const problemAt = (p: ManageProblem | undefined, form: string): Html | string =>
 export const manageNav = (intake = true): Html =>
   html`<nav class="manage-nav" aria-label="The team's pages"><ul><li><a href="/">Inbox</a></li>${
     intake
-      ? html`<li><a href="/manage/intake-pages">Intake pages</a></li><li><a href="/manage/workflows">Workflows</a></li>`
+      ? html`<li><a href="/manage/intake-pages">Intake pages</a></li><li><a href="/manage/workflows">Workflows</a></li><li><a href="/manage/templates">Templates</a></li>`
       : ''
   }<li><a href="/manage/team">Team</a></li></ul></nav>`;
 
@@ -259,6 +262,64 @@ ${problemAt(p, 'new')}
 ${csrfField(state.csrf)}
 <p><label for="new-workflow-name">Name</label><input id="new-workflow-name" name="name" maxlength="255" required value="${value(p, 'new', 'name', '')}"></p>
 ${steps('new', 'new-workflow', [], EXAMPLE_STEPS)}
+</form>
+</section>`;
+}
+
+/** A template's recording in words: "Video, 0:42". */
+export const templateRecordingName = (r: NonNullable<MessageTemplateView['recording']>): string =>
+  `${KIND_NAMES[r.message_type] ?? 'Recording'}, ${clockTime(r.recorded_duration_seconds)}`;
+
+/**
+ * The team's message templates (`/manage/templates`, owners and admins): each with its form (name,
+ * text, recording: kept, none, or one of the team's latest) and a button that deletes it, then the
+ * form that adds one. The same use cases as `/api/v1/message_templates`.
+ */
+export function templatesPage(
+  state: { csrf: string; problem?: ManageProblem | undefined; recordings: TeamRecording[] },
+  templates: MessageTemplateView[],
+): Html {
+  const p = state.problem;
+  const fields = (form: string, prefix: string, t: MessageTemplateView | null) => {
+    const keep = t?.recording ? templateRecordingName(t.recording) : null;
+    return html`<p><label for="${prefix}-name">Name</label><input id="${prefix}-name" name="name" maxlength="255" required value="${value(p, form, 'name', t?.name ?? '')}"></p>
+<p><label for="${prefix}-text">Text</label><textarea id="${prefix}-text" name="text" rows="5" maxlength="10000" aria-describedby="${prefix}-text-note">${value(p, form, 'text', t?.text ?? '')}</textarea></p>
+<p class="meta" id="${prefix}-text-note">Plain text, or simple HTML (paragraphs, bold, italics, links, lists, quotes, code). May be empty when the template has a recording: the reply written with it goes under the recording.</p>
+<p><label for="${prefix}-recording">Recording</label>${recordingSelect(
+      { id: `${prefix}-recording`, name: 'recording' },
+      state.recordings,
+      value(p, form, 'recording', keep ? 'keep' : ''),
+      keep ? `Keep its recording (${keep})` : undefined,
+    )}</p>`;
+  };
+  const item = (t: MessageTemplateView) => {
+    const form = String(t.id);
+    const prefix = `template-${t.id}`;
+    return html`<li><section id="${prefix}" aria-labelledby="${prefix}-heading" class="manage">
+<h2 id="${prefix}-heading">${t.name}</h2>
+<p class="meta">${t.creator ? `By ${t.creator.name}` : 'By someone no longer on the team'}${t.recording ? ` · ${templateRecordingName(t.recording)}` : ''}</p>
+${problemAt(p, form)}
+<form method="post" action="/manage/templates/${t.id}#${prefix}">
+${csrfField(state.csrf)}
+${fields(form, prefix, t)}
+<p><button type="submit">Save ${t.name}</button></p>
+</form>
+<form method="post" action="/manage/templates/${t.id}/delete" class="inline">
+${csrfField(state.csrf)}
+<button type="submit" class="secondary">Delete ${t.name}</button>
+</form>
+</section></li>`;
+  };
+  return html`<h1>Message templates</h1>
+<p class="meta">Messages the team sends again and again. Anyone on the team picks one in a conversation’s reply form (“Use a template”), where it can still be changed before it is posted; workflows and the API post them as they are. Messages made from a template keep what they got when it changes or is deleted.</p>
+${templates.length === 0 ? html`<p class="empty">No templates yet.</p>` : html`<ul class="manage-list">${templates.map(item)}</ul>`}
+<section id="new-template" aria-labelledby="new-template-heading" class="manage">
+<h2 id="new-template-heading">New template</h2>
+${problemAt(p, 'new')}
+<form method="post" action="/manage/templates#new-template">
+${csrfField(state.csrf)}
+${fields('new', 'new-template', null)}
+<p><button type="submit">Add the template</button></p>
 </form>
 </section>`;
 }
