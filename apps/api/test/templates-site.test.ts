@@ -175,6 +175,35 @@ describe('the library at /manage/templates', () => {
   });
 });
 
+describe('a workflow’s step', () => {
+  it('posts a template chosen in the step editor', async () => {
+    const [{ id } = { id: 0 }] = await sql<{ id: number }>('select id from message_template');
+    const page = await admin.get('/manage/workflows');
+    expect(options(page.html, 'new-workflow-step-0-template')).toEqual([
+      ['', 'None'],
+      [String(id), 'Refund sent'],
+    ]);
+    const made = await admin.post('/manage/workflows', {
+      csrf: admin.hidden('csrf'),
+      editor: 'fields',
+      name: 'With a template',
+      'step.0.trigger': 'conversation.created',
+      'step.0.action': 'post_message',
+      'step.0.as': 'ada@templates.example',
+      'step.0.text': '',
+      'step.0.recording': '',
+      'step.0.template': String(id),
+    });
+    expect(made.status).toBe(303);
+    const saved = (await apiCall(h, 'GET', '/workflows', auth(TOKEN))).body.workflows.find(
+      (w: { name: string }) => w.name === 'With a template',
+    );
+    expect(saved.steps[0].action).toEqual({ type: 'post_message', as: 'ada@templates.example', template_id: id });
+    const again = await admin.get('/manage/workflows');
+    expect(again.html).toMatch(new RegExp(`<option value="${id}" selected>Refund sent</option>`));
+  });
+});
+
 describe('the reply form’s template picker', () => {
   it('is offered to the whole team and to nobody else', async () => {
     for (const who of [admin, member]) {

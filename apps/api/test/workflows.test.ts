@@ -134,6 +134,16 @@ describe('saving a workflow', () => {
       /has no recording kept here/,
     ],
     [
+      "another account's message template",
+      [{ ...step, action: { type: 'post_message', as: 'sam@flow.example', template_id: 2_000_000_000 } }],
+      /template_id: no message template 2000000000 in this account/,
+    ],
+    [
+      'a post_message with nothing to post',
+      [{ ...step, action: { type: 'post_message', as: 'sam@flow.example' } }],
+      /post_message needs text, a recording_message_id or a template_id/,
+    ],
+    [
       'a recording id past the column (2^31)',
       [{ ...step, action: { type: 'post_message', as: 'sam@flow.example', recording_message_id: 2 ** 31 } }],
       /recording_message_id/,
@@ -237,6 +247,42 @@ describe('a conversation created through an intake page', () => {
     } finally {
       await sql('delete from webhook_endpoint where account_id = ?', [flow]);
     }
+  });
+
+  it('posts a message template as it is when the step runs, and fails the step once it is gone', async () => {
+    const template = await api('POST', '/message_templates', {
+      name: 'Welcome words',
+      text: '<p>Welcome <b>aboard</b>!</p>',
+    });
+    expect(template.status).toBe(201);
+    const { slug } = await throughPage('Templated', [
+      {
+        trigger: { type: 'conversation.created' },
+        action: { type: 'post_message', as: 'sam@flow.example', template_id: template.body.id, text: 'not this' },
+      },
+    ]);
+    const c = await until(slug, (c) => c.workflow.steps[0].state === 'done');
+    expect(c.messages).toMatchObject([
+      { text: '<p>Welcome <b>aboard</b>!</p>', author: { email: 'sam@flow.example' } },
+    ]);
+    const [posted] = (await api('GET', `/messages/get_messages?conversation_slug=${slug}`)).body.messages;
+    expect(posted.message_template).toEqual({ id: template.body.id, name: 'Welcome words' });
+
+    const later = await throughPage('Templated later', [
+      {
+        trigger: { type: 'conversation.created', delay_seconds: 3600 },
+        action: { type: 'post_message', as: 'sam@flow.example', template_id: template.body.id },
+      },
+    ]);
+    await until(later.slug, async () => (await jobs(later.slug)).length === 1);
+    expect((await api('DELETE', `/message_templates/${template.body.id}`)).status).toBe(200);
+    for (let attempt = 1; attempt <= WORKFLOW_RETRY_SECONDS.length + 1; attempt++) {
+      await fastForward(later.slug, 0);
+      await until(later.slug, async () => (await jobs(later.slug))[0]?.attempts === attempt);
+    }
+    const failed = await until(later.slug, (c) => c.workflow.steps[0].state === 'failed');
+    expect(failed.workflow.steps[0].error).toBe(`message template ${template.body.id} is gone`);
+    expect(failed.messages).toEqual([]);
   });
 
   it("keeps its copy when the page's workflow changes later", async () => {

@@ -54,6 +54,7 @@ export function stepsFromForm(field: (name: string) => string | undefined): unkn
     const kind = get('action');
     const text = get('text').replace(/\r\n?/g, '\n');
     const recording = get('recording');
+    const template = get('template');
     const action =
       kind === 'post_message'
         ? {
@@ -61,6 +62,7 @@ export function stepsFromForm(field: (name: string) => string | undefined): unkn
             as: get('as'),
             ...(text.trim() === '' ? {} : { text }),
             ...(recording === '' ? {} : { recording_message_id: whole(recording) }),
+            ...(template === '' ? {} : { template_id: whole(template) }),
           }
         : kind === 'add_tags'
           ? { type: kind, tags: list(get('tags')) }
@@ -92,6 +94,7 @@ export function formOfStep(step: WorkflowStep): Record<string, string> {
     as: a.type === 'post_message' ? a.as : '',
     text: a.type === 'post_message' || a.type === 'notify' ? (a.text ?? '') : '',
     recording: a.type === 'post_message' && a.recording_message_id !== undefined ? String(a.recording_message_id) : '',
+    template: a.type === 'post_message' && a.template_id !== undefined ? String(a.template_id) : '',
     tags: a.type === 'add_tags' ? a.tags.join(', ') : '',
     emails: a.type === 'add_members' || a.type === 'notify' ? a.emails.join(', ') : '',
   };

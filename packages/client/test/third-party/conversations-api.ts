@@ -469,7 +469,7 @@ export interface components {
             /** @description Runs in all, then it ends. */
             times: number;
         };
-        /** @description What a step does: post a message as a team member (text and/or a recording kept here), add tags, add people as members, mail team members, or send the `workflow_step` webhook event. */
+        /** @description What a step does: post a message as a team member (text and/or a recording kept here, or a template), add tags, add people as members, mail team members, or send the `workflow_step` webhook event. */
         WorkflowAction: {
             /** @constant */
             type: "post_message";
@@ -481,6 +481,8 @@ export interface components {
             text?: string;
             /** @description A message of this account whose recording (kept by this server) is posted again. */
             recording_message_id?: number;
+            /** @description A message template of this account, as create_message takes one: its text replaces `text` (a template without text puts `text` under its recording), its recording is posted, and the message keeps its name. Read when the step runs: a template changed since posts as it is then; one deleted fails the step. */
+            template_id?: number;
         } | {
             /** @constant */
             type: "add_tags";
@@ -859,7 +861,7 @@ export interface components {
             /** @constant */
             deleted: true;
         };
-        /** @description What a step does: post a message as a team member (text and/or a recording kept here), add tags, add people as members, mail team members, or send the `workflow_step` webhook event. */
+        /** @description What a step does: post a message as a team member (text and/or a recording kept here, or a template), add tags, add people as members, mail team members, or send the `workflow_step` webhook event. */
         WorkflowActionOutput: {
             /** @constant */
             type: "post_message";
@@ -871,6 +873,8 @@ export interface components {
             text?: string;
             /** @description A message of this account whose recording (kept by this server) is posted again. */
             recording_message_id?: number;
+            /** @description A message template of this account, as create_message takes one: its text replaces `text` (a template without text puts `text` under its recording), its recording is posted, and the message keeps its name. Read when the step runs: a template changed since posts as it is then; one deleted fails the step. */
+            template_id?: number;
         } | {
             /** @constant */
             type: "add_tags";

@@ -147,7 +147,8 @@ async function insertJobs(
 
 /**
  * Posts a step's message: at most once per job (the unique workflow_job_id), with its events (the
- * runner moves the account's change mark once for its batch).
+ * runner moves the account's change mark once for its batch). A template, when the step names
+ * one, is read as it is now: its text (else the step's) and its recording (else the step's).
  */
 const POST_MESSAGE = statement(
   'workflow_post_message',
@@ -176,6 +177,24 @@ const POST_MESSAGE = statement(
         .where('media_key', 'is not', null)
         .where('hidden_at', 'is', null),
     )
+    .with('tpl', () =>
+      db
+        .selectFrom('message_template')
+        .select([
+          'id',
+          'name',
+          'text',
+          'format',
+          'message_type',
+          'recorded_duration_seconds',
+          'media_key',
+          'media_content_type',
+          'media_bytes',
+          'poster',
+        ])
+        .where('account_id', '=', slot<number>('account'))
+        .where('id', '=', sql<number>`${slot('template')}::int`),
+    )
     .with('added', (q) =>
       q
         .insertInto('message')
@@ -187,42 +206,61 @@ const POST_MESSAGE = statement(
           'author_id',
           'anonymous',
           'text',
+          'format',
           'media_key',
           'media_content_type',
           'media_bytes',
           'poster',
           'workflow_job_id',
+          'template_id',
+          'template_name',
         ])
         .expression(
           q
             .selectFrom('conversation as c')
             .crossJoin('author')
             .leftJoin('recording as r', (j) => j.onTrue())
+            .leftJoin('tpl as t', (j) => j.onTrue())
             .select([
               'c.account_id',
               'c.id',
-              sql<string>`coalesce(r.message_type, 'text')`.as('message_type'),
-              sql<number>`coalesce(r.recorded_duration_seconds, 0)`.as('recorded_duration_seconds'),
+              sql<string>`case when t.media_key is not null then t.message_type else coalesce(r.message_type, 'text') end`.as(
+                'message_type',
+              ),
+              sql<number>`case when t.media_key is not null then t.recorded_duration_seconds
+                else coalesce(r.recorded_duration_seconds, 0) end`.as('recorded_duration_seconds'),
               'author.id',
               sql<boolean>`false`.as('anonymous'),
-              sql<string>`${slot('text')}::text`.as('text'),
-              'r.media_key',
-              'r.media_content_type',
-              'r.media_bytes',
-              sql<boolean>`coalesce(r.poster, false)`.as('poster'),
+              sql<string>`case when t.text <> '' then t.text else ${slot('text')}::text end`.as('text'),
+              sql<string>`case when t.text <> '' then t.format else 'text' end`.as('format'),
+              sql<string | null>`coalesce(t.media_key, r.media_key)`.as('media_key'),
+              sql<
+                string | null
+              >`case when t.media_key is not null then t.media_content_type else r.media_content_type end`.as(
+                'media_content_type',
+              ),
+              sql<string | null>`case when t.media_key is not null then t.media_bytes else r.media_bytes end`.as(
+                'media_bytes',
+              ),
+              sql<boolean>`case when t.media_key is not null then t.poster else coalesce(r.poster, false) end`.as(
+                'poster',
+              ),
               sql<number>`${slot('job')}::int`.as('workflow_job_id'),
+              sql<number | null>`t.id`.as('template_id'),
+              sql<string | null>`t.name`.as('template_name'),
             ])
             .where('c.id', '=', slot<number>('conversation'))
             .where('c.account_id', '=', slot<number>('account'))
-            .where(sql<boolean>`(${slot('recording')}::int is null or r.media_key is not null)`),
+            .where(sql<boolean>`(${slot('recording')}::int is null or r.media_key is not null)`)
+            .where(sql<boolean>`(${slot('template')}::int is null or t.id is not null)`),
         )
         .onConflict((c) => c.column('workflow_job_id').where('workflow_job_id', 'is not', null).doNothing())
-        .returning(['id', 'account_id', 'conversation_id', 'author_id']),
+        .returning(['id', 'account_id', 'conversation_id', 'author_id', 'text']),
     )
     .with('touched', (q) =>
       q
         .updateTable('conversation')
-        .set({ last_activity_at: sql<Date>`now()`, said: saidAfter(sql<string>`${slot('text')}::text`) })
+        .set({ last_activity_at: sql<Date>`now()`, said: saidAfter(sql<string>`(select a.text from added a)`) })
         .where('id', 'in', q.selectFrom('added').select('conversation_id')),
     )
     .with('joined', (q) =>
@@ -250,6 +288,7 @@ const POST_MESSAGE = statement(
     .selectNoFrom([
       sql<number>`(select count(*)::int from author)`.as('authors'),
       sql<number>`(select count(*)::int from recording)`.as('recordings'),
+      sql<number>`(select count(*)::int from tpl)`.as('templates'),
     ]),
 );
 
@@ -270,11 +309,12 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
       );
       return { answered: row?.answered ?? false, superseded: row?.superseded ?? false };
     },
-    async postMessage({ as, text, recordingMessageId }) {
+    async postMessage({ as, text, recordingMessageId, templateId }) {
       const [row] = await run(tx, POST_MESSAGE, {
         account: accountId,
         as,
         recording: recordingMessageId,
+        template: templateId,
         text,
         job: ctx.job.id,
         conversation: conversationId,
@@ -283,6 +323,7 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
       if (recordingMessageId !== null && row.recordings === 0) {
         return `message ${recordingMessageId} has no recording kept here`;
       }
+      if (templateId !== null && row.templates === 0) return `message template ${templateId} is gone`;
       return null;
     },
     async addTags(tags: string[]) {

@@ -89,7 +89,12 @@ export class PgWorkflowStore implements WorkflowStore {
     return row ? record(row) : null;
   }
 
-  async references(accountId: number, emails: string[], messageIds: number[]): Promise<WorkflowReferences> {
+  async references(
+    accountId: number,
+    emails: string[],
+    messageIds: number[],
+    templateIds: number[],
+  ): Promise<WorkflowReferences> {
     const people = await query<{ email: string; team_role: string | null }>(
       this.em,
       'select lower(email) as email, team_role from account_user where account_id = ? and lower(email) in (select lower(x) from jsonb_array_elements_text(?::jsonb) x)',
@@ -100,10 +105,16 @@ export class PgWorkflowStore implements WorkflowStore {
       `select id from message where account_id = ? and id in (select x::int from jsonb_array_elements_text(?::jsonb) x) and media_key is not null and hidden_at is null`,
       [accountId, JSON.stringify(messageIds)],
     );
+    const templates = await query<{ id: number }>(
+      this.em,
+      'select id from message_template where account_id = ? and id in (select x::int from jsonb_array_elements_text(?::jsonb) x)',
+      [accountId, JSON.stringify(templateIds)],
+    );
     return {
       team: new Set(people.filter((p) => p.team_role !== null).map((p) => p.email)),
       people: new Set(people.map((p) => p.email)),
       recordings: new Set(recordings.map((r) => Number(r.id))),
+      templates: new Set(templates.map((t) => Number(t.id))),
     };
   }
 }

@@ -77,6 +77,18 @@ export const ZWorkflowAction = z
       recording_message_id: z.number().int().min(1).max(2_147_483_647).optional().meta({
         description: 'A message of this account whose recording (kept by this server) is posted again.',
       }),
+      template_id: z
+        .number()
+        .int()
+        .min(1)
+        .max(2_147_483_647)
+        .optional()
+        .meta({
+          description:
+            'A message template of this account, as create_message takes one: its text replaces `text` (a template ' +
+            'without text puts `text` under its recording), its recording is posted, and the message keeps its name. ' +
+            'Read when the step runs: a template changed since posts as it is then; one deleted fails the step.',
+        }),
     }),
     z.strictObject({
       type: z.literal('add_tags'),
@@ -98,13 +110,18 @@ export const ZWorkflowAction = z
       type: z.literal('webhook'),
     }),
   ])
-  .refine((a) => a.type !== 'post_message' || a.text !== undefined || a.recording_message_id !== undefined, {
-    message: 'post_message needs text, a recording_message_id, or both',
-  })
+  .refine(
+    (a) =>
+      a.type !== 'post_message' ||
+      a.text !== undefined ||
+      a.recording_message_id !== undefined ||
+      a.template_id !== undefined,
+    { message: 'post_message needs text, a recording_message_id or a template_id' },
+  )
   .meta({
     id: 'WorkflowAction',
     description:
-      'What a step does: post a message as a team member (text and/or a recording kept here), add tags, add ' +
+      'What a step does: post a message as a team member (text and/or a recording kept here, or a template), add tags, add ' +
       'people as members, mail team members, or send the `workflow_step` webhook event.',
   });
 

@@ -54,6 +54,8 @@ export interface WorkflowReferences {
   people: Set<string>;
   /** Ids of the account's messages whose recording this server keeps. */
   recordings: Set<number>;
+  /** Ids of the account's message templates. */
+  templates: Set<number>;
 }
 
 export interface WorkflowStore {
@@ -71,7 +73,12 @@ export interface WorkflowStore {
     id: number,
     change: { name?: string | undefined; steps?: WorkflowStep[] | undefined; disabled?: boolean | undefined },
   ): Promise<WorkflowDefinitionRecord | null>;
-  references(accountId: number, emails: string[], messageIds: number[]): Promise<WorkflowReferences>;
+  references(
+    accountId: number,
+    emails: string[],
+    messageIds: number[],
+    templateIds: number[],
+  ): Promise<WorkflowReferences>;
 }
 
 export const workflowDefinitionView = (r: WorkflowDefinitionRecord): WorkflowDefinitionView => ({
@@ -87,16 +94,18 @@ export const workflowDefinitionView = (r: WorkflowDefinitionRecord): WorkflowDef
 export async function checkReferences(store: WorkflowStore, accountId: number, steps: WorkflowStep[]): Promise<void> {
   const emails = new Set<string>();
   const messageIds = new Set<number>();
+  const templateIds = new Set<number>();
   for (const { action: a } of steps) {
     if (a.type === 'post_message') {
       emails.add(a.as.trim().toLowerCase());
       if (a.recording_message_id !== undefined) messageIds.add(a.recording_message_id);
+      if (a.template_id !== undefined) templateIds.add(a.template_id);
     }
     if (a.type === 'add_members' || a.type === 'notify') {
       for (const e of a.emails) emails.add(e.trim().toLowerCase());
     }
   }
-  const known = await store.references(accountId, [...emails], [...messageIds]);
+  const known = await store.references(accountId, [...emails], [...messageIds], [...templateIds]);
   const problems: string[] = [];
   steps.forEach(({ action: a }, i) => {
     const at = `steps[${i}].action`;
@@ -105,6 +114,9 @@ export async function checkReferences(store: WorkflowStore, accountId: number, s
       if (!known.team.has(lower(a.as))) problems.push(`${at}.as: ${a.as} is not on the account's team`);
       if (a.recording_message_id !== undefined && !known.recordings.has(a.recording_message_id)) {
         problems.push(`${at}.recording_message_id: message ${a.recording_message_id} has no recording kept here`);
+      }
+      if (a.template_id !== undefined && !known.templates.has(a.template_id)) {
+        problems.push(`${at}.template_id: no message template ${a.template_id} in this account`);
       }
     }
     if (a.type === 'notify') {

@@ -37,7 +37,12 @@ export interface WorkflowActions {
   /** Whether the other side answered after `messageId`, and whether `side` wrote again since (messages people wrote). */
   silenceSince(messageId: number, side: MessageSide): Promise<{ answered: boolean; superseded: boolean }>;
   /** Posts as the team member with this address (null: done; else why not). */
-  postMessage(input: { as: string; text: string; recordingMessageId: number | null }): Promise<string | null>;
+  postMessage(input: {
+    as: string;
+    text: string;
+    recordingMessageId: number | null;
+    templateId: number | null;
+  }): Promise<string | null>;
   addTags(tags: string[]): Promise<void>;
   /** Adds the account's people with these addresses; the addresses that are nobody's come back. */
   addMembers(emails: string[]): Promise<string[]>;
@@ -110,6 +115,7 @@ export async function runWorkflowStep(
         as: a.as,
         text: a.text ?? '',
         recordingMessageId: a.recording_message_id ?? null,
+        templateId: a.template_id ?? null,
       });
       if (refused) throw new WorkflowStepFailed(refused);
       break;

@@ -9,11 +9,11 @@ import {
   endStartingPasses,
   isConversationState,
   isIndexable,
+  type MessageTemplateRecord,
   MODERATION_ACTIONS,
   type ModerationAction,
   managesMembers,
   markConversationRead,
-  type MessageTemplateRecord,
   messageHtmlText,
   moderateMessage,
   replyTemplateOf,
@@ -33,8 +33,8 @@ import type { SiteKit } from '../posting.ts';
 import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { conversation, excerpt } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
-import { templateRecordingName } from '../views/manage.ts';
 import { conversationMailChoice } from '../views/mail-choices.ts';
+import { templateRecordingName } from '../views/manage.ts';
 import { hiddenMessages, messageActions } from '../views/moderation.ts';
 import { confirmDelete, deleted, type TriageDraft, triageForm } from '../views/triage.ts';
 import { liveAddresses } from './events.ts';
@@ -50,7 +50,9 @@ export const pageParam = (c: SiteContext): number | null | undefined => {
 const templateDraft = (t: MessageTemplateRecord): NonNullable<forms.ReplyDraft['template']> => ({
   id: t.id,
   name: t.name,
-  recording: t.media ? templateRecordingName({ message_type: t.media.kind, recorded_duration_seconds: t.media.seconds }) : null,
+  recording: t.media
+    ? templateRecordingName({ message_type: t.media.kind, recorded_duration_seconds: t.media.seconds })
+    : null,
 });
 
 /** A template's id as a form or a query gives it: digits that fit the column, else none. */
@@ -181,8 +183,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     // A reply started from a template: the team's, else refused (the form offers none to anyone else).
     const templateGiven = field(fields, 'template');
     const templateId = templateIdOf(templateGiven);
-    const template =
-      templateId === null ? null : await templateForReply(deps, account.id, viewerOf(c), templateId);
+    const template = templateId === null ? null : await templateForReply(deps, account.id, viewerOf(c), templateId);
     const refuse = (problem: string) =>
       conversationPage(c, 422, slug, {
         reply: { ...form, problem, template: template ? templateDraft(template) : undefined },

@@ -4,8 +4,8 @@ import {
   createIntakePage,
   createMessageTemplate,
   createWorkflow,
-  deleteMessageTemplate,
   DomainError,
+  deleteMessageTemplate,
   getTeam,
   isDomainError,
   isTeamRole,
@@ -85,12 +85,16 @@ export function manageRoutes({ deps, posting }: SiteKit) {
 
   async function workflows(c: SiteContext, status: PageStatus, problem?: ManageProblem) {
     const account = c.env.account;
-    const [list, team, recordings] = await Promise.all([
+    const [list, team, recordings, templates] = await Promise.all([
       listWorkflows(deps.workflows, account),
       getTeam(deps, account),
       deps.intakePageAdmin.teamRecordings(account.id, WELCOME_CHOICES),
+      listMessageTemplates(deps, account),
     ]);
-    const view = workflowsPage({ csrf: c.var.csrf, problem, team, recordings }, list);
+    const view = workflowsPage(
+      { csrf: c.var.csrf, problem, team, recordings, templates: templates.message_templates },
+      list,
+    );
     return page(c, status, view, 'Workflows', { form: true, headers: { 'cache-control': 'no-store' } });
   }
 

@@ -11,9 +11,9 @@ import {
   type WorkflowDefinitionView,
 } from '@convo/domain';
 import { html } from 'hono/html';
+import { KIND_NAMES } from './conversation.ts';
 import { csrfField, recordingInput } from './forms.ts';
 import type { Html } from './layout.ts';
-import { KIND_NAMES } from './conversation.ts';
 import { recordingSelect } from './recordings.ts';
 import { stepsEditor } from './workflow-steps.ts';
 
@@ -213,9 +213,10 @@ export function workflowsPage(
   state: {
     csrf: string;
     problem?: ManageProblem | undefined;
-    /** Whom a step may post as, and the recordings it may post. */
+    /** Whom a step may post as, and the recordings and templates it may post. */
     team: TeamMemberView[];
     recordings: TeamRecording[];
+    templates: readonly { id: number; name: string }[];
   },
   workflows: WorkflowDefinitionView[],
 ): Html {
@@ -232,6 +233,7 @@ export function workflowsPage(
     sent: p?.form === form && p.fields.get('editor')?.[0] !== 'json' ? p.fields : undefined,
     team: state.team,
     recordings: state.recordings,
+    templates: state.templates,
   })}
 <p><button type="submit" name="editor" value="fields">Save the steps</button></p>
 <details class="advanced"${p?.form === form && p.fields.get('editor')?.[0] === 'json' ? html` open` : ''}><summary>Advanced: the steps as JSON</summary>

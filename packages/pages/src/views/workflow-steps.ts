@@ -37,6 +37,8 @@ export interface StepsEditorState {
   sent?: Map<string, string[]> | undefined;
   team: TeamMemberView[];
   recordings: TeamRecording[];
+  /** The account's message templates a step may post. */
+  templates: readonly { id: number; name: string }[];
 }
 
 export function stepsEditor(s: StepsEditorState): Html {
@@ -99,6 +101,9 @@ function stepFields(s: StepsEditorState, n: number, step: Record<string, string>
       html`<option value="${m.email}"${m.email.toLowerCase() === get('as').toLowerCase() ? html` selected` : ''}>${m.name} (${m.email})</option>`,
   )}</select></p>
 <p data-action="post_message notify"><label for="${id('text')}">Text (the message posted, or a line in the mail)</label><textarea id="${id('text')}" name="${name('text')}" rows="3" maxlength="10000">${get('text')}</textarea></p>
+<p data-action="post_message"><label for="${id('template')}">Or a message template (its text and recording take the place of those above)</label><select id="${id('template')}" name="${name('template')}"><option value="">None</option>${s.templates.map(
+    (t) => html`<option value="${t.id}"${String(t.id) === get('template') ? html` selected` : ''}>${t.name}</option>`,
+  )}</select></p>
 <p data-action="post_message"><label for="${id('recording')}">Recording to post with it</label>${recordingSelect({ id: id('recording'), name: name('recording') }, s.recordings, get('recording'))}</p>
 <p data-action="add_tags"><label for="${id('tags')}">Tags, commas between</label><input id="${id('tags')}" name="${name('tags')}" maxlength="2000" value="${get('tags')}"></p>
 <p data-action="add_members notify"><label for="${id('emails')}">People by e-mail address, commas between (to add, or to mail)</label><input id="${id('emails')}" name="${name('emails')}" maxlength="7000" value="${get('emails')}"></p>
