@@ -264,6 +264,30 @@ describe('operator CLI', { timeout: 60_000 }, () => {
     expect(nobody.stderr).toMatch(/nobody with that e-mail address is on the team/);
   });
 
+  it('keeps message templates by the API’s rules', async () => {
+    const made = await json(
+      'template',
+      'create',
+      '--account',
+      'acme',
+      '--name',
+      'Thanks',
+      '--text',
+      'Thanks <b>a lot</b>!',
+    );
+    expect(made).toMatchObject({ name: 'Thanks', text: 'Thanks <b>a lot</b>!', recording: null });
+    const taken = await cli('template', 'create', '--account', 'acme', '--name', 'THANKS', '--text', 'Again');
+    expect([taken.code, taken.stderr]).toEqual([
+      1,
+      'error: name is already used by another message template of this account\n',
+    ]);
+    const empty = await cli('template', 'create', '--account', 'acme', '--name', 'Empty');
+    expect(empty.stderr).toMatch(/a template without a recording needs a text/);
+    expect(await json('template', 'list', '--account', 'acme')).toMatchObject([{ id: made.id, name: 'Thanks' }]);
+    const listed = await cli('template', 'list', '--account', 'acme');
+    expect(listed.stdout).toBe(`${made.id}\tThanks\n`);
+  });
+
   it('issues, lists and revokes tokens; a revoked token stops working', async () => {
     const issued = await json('token', 'create', '--account', 'acme', '--name', 'zapier');
     expect(await apiStatus(issued.token)).toBe(404);
@@ -723,6 +747,8 @@ describe('operator CLI', { timeout: 60_000 }, () => {
       ['webhook', 'remove'],
       ['webhook', 'deliveries'],
       ['webhook', 'redeliver'],
+      ['template', 'create'],
+      ['template', 'list'],
     ];
     for (const command of commands) {
       const help = await cli(...command, '--help');

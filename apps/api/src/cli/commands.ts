@@ -40,6 +40,7 @@ import { type Cli, emit, example, int, jsonArray, withDatabase } from './helpers
 import { configuredMedia, importRecordings } from './media-files.ts';
 import { seedProgress } from './progress.ts';
 import { readSeedFile } from './seed-file.ts';
+import { registerTemplateCommands } from './templates.ts';
 import { registerWebhookCommands } from './webhooks.ts';
 
 export type { Cli, CliIo } from './helpers.ts';
@@ -47,6 +48,7 @@ export type { Cli, CliIo } from './helpers.ts';
 export function registerCommands(program: Command, cli: Cli): void {
   registerDemo(program, cli);
   registerWebhookCommands(program, cli);
+  registerTemplateCommands(program, cli);
   registerDataCommands(program, cli);
 
   example(

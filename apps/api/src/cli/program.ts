@@ -18,7 +18,9 @@ const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.
 
 export async function runCli(args: readonly string[], io: CliIo): Promise<number> {
   const program = new Command('convo')
-    .description('Operate a Conversations API: accounts, tokens, users, workflows, intake pages, seeds, the server.')
+    .description(
+      'Operate a Conversations API: accounts, tokens, users, workflows, intake pages, templates, seeds, the server.',
+    )
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) });

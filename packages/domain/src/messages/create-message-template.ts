@@ -1,5 +1,5 @@
 import type { Actor } from '../conversations/access.ts';
-import type { AccountContext } from '../records.ts';
+import type { AccountContext, UserRecord } from '../records.ts';
 import { MAX_MESSAGE_TEMPLATES } from '../shared/limits.ts';
 import {
   type MessageTemplateInput,
@@ -17,7 +17,7 @@ import {
  */
 export async function createMessageTemplate(
   deps: { messageTemplates: MessageTemplateStore },
-  account: Pick<AccountContext, 'id'> & Partial<Pick<AccountContext, 'owner'>>,
+  account: Pick<AccountContext, 'id'> & { owner?: Pick<UserRecord, 'id'> | null },
   input: MessageTemplateInput,
   actor: Actor,
 ): Promise<MessageTemplateView> {
