@@ -115,6 +115,16 @@ interface RecordedRow {
 }
 
 /** The messages of an account's conversation `slug` with their recordings' keys, read in this process. */
+/** Rows of a statement, on a connection of its own (the CLI's processes hold the database between). */
+async function pgQuery(text: string, params: unknown[] = []): Promise<unknown[]> {
+  const orm = await openSameDatabase();
+  try {
+    return await orm.em.getConnection().execute(text, params);
+  } finally {
+    await orm.close();
+  }
+}
+
 async function recordedMessages(account: string, slug: string): Promise<RecordedRow[]> {
   const orm = await openSameDatabase();
   try {
@@ -413,11 +423,16 @@ describe('operator CLI', { timeout: 60_000 }, () => {
               key: 'recs',
               name: 'Recs',
               host: 'recs.example.com',
+              users: [{ email: 'rae@recs.example', name: 'Rae', team: 'admin' }],
+              message_templates: [
+                { name: 'Voice hello', creator: 'rae@recs.example', media_file: audio, type: 'audio' },
+                { name: 'Thanks', text: '<p>Thanks <b>a lot</b><script>x()</script></p>', format: 'html' },
+              ],
               conversations: [
                 {
                   slug: 'with-media',
                   messages: [
-                    { text: 'Look', media_file: fixture, type: 'screen' },
+                    { text: 'Look', media_file: fixture, type: 'screen', template: 'Gone template' },
                     // The seed says video; the bytes are audio only: audio it is.
                     { text: '', media_file: audio, type: 'video' },
                     {
@@ -451,6 +466,19 @@ describe('operator CLI', { timeout: 60_000 }, () => {
         undefined,
       ]);
       expect(messages[2].download_media_url).toBe('https://cdn.example/a.mp3');
+      // The templates go with it, a recording beside the JSON, and so does the name a message was made from.
+      expect(messages[0].template).toBe('Gone template');
+      expect(exported.accounts[0].message_templates).toEqual([
+        {
+          name: 'Voice hello',
+          text: '',
+          format: 'text',
+          creator: 'rae@recs.example',
+          type: 'audio',
+          media_file: expect.stringMatching(/^recs-media\/recs\/[0-9a-f]{32}\.ogg$/),
+        },
+        { name: 'Thanks', text: '<p>Thanks <b>a lot</b></p>', format: 'html' },
+      ]);
       expect(await readFile(join(dir, messages[0].media_file))).toEqual(await readFile(fixture));
       expect((await stat(join(dir, messages[0].media_file))).mode & 0o777).toBe(0o600);
 
@@ -464,6 +492,27 @@ describe('operator CLI', { timeout: 60_000 }, () => {
         loaded.map((m) => [m.message_type, m.recorded_duration_seconds, m.media_content_type]),
       );
       expect(again[0]?.media_key).not.toBe(loaded[0]?.media_key);
+      const templates = await pgQuery(
+        `select t.name, t.text, t.message_type, t.recorded_duration_seconds, u.email from message_template t
+         join account a on a.id = t.account_id left join account_user u on u.id = t.creator_id
+         where a.key = 'recs2' order by t.id`,
+      );
+      expect(templates).toEqual([
+        {
+          name: 'Voice hello',
+          text: '',
+          message_type: 'audio',
+          recorded_duration_seconds: 3,
+          email: 'rae@recs.example',
+        },
+        {
+          name: 'Thanks',
+          text: '<p>Thanks <b>a lot</b></p>',
+          message_type: 'text',
+          recorded_duration_seconds: 0,
+          email: null,
+        },
+      ]);
       expect(await readFile(join(mediaDir, again[0]?.media_key ?? ''))).toEqual(await readFile(fixture));
 
       // Without a folder for them, an export on standard output names recordings by their address.

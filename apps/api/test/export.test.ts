@@ -127,6 +127,10 @@ function generatedAccount(): TSeed['accounts'][number] {
       { name: 'Twin', workflow: 2 },
       { name: 'Twin', workflow: 3 },
     ],
+    message_templates: [
+      { name: 'Welcome ✓', text: 'Hello,\nand welcome.', creator: 'owner@gen.example' },
+      { name: 'Rich', text: '<p>Rich <i>text</i></p>', format: 'html' },
+    ],
     conversations,
   };
 }
@@ -173,6 +177,13 @@ beforeAll(async () => {
         conversation_id: made.body.id,
         text: '<p>Kept <b>as HTML</b>: https://example.com/x</p>',
       });
+      // One made from a template keeps the template's name.
+      const templates = await apiCall(source, 'GET', '/message_templates', auth(token));
+      const fromTemplate = await apiCall(source, 'POST', '/messages/create_message', auth(token), {
+        conversation_id: made.body.id,
+        message_template_id: templates.body.message_templates[0].id,
+      });
+      expect(fromTemplate.body.message_template.name).toBe('Rich');
       expect(posted.status).toBe(201);
     }
   }
@@ -225,6 +236,14 @@ describe('export, and loading an export back', () => {
         const [x, y] = [await get(source, a, path), await get(restored, b, path)];
         expect(x.status).toBe(200);
         expect(withoutIds(y.body)).toEqual(withoutIds(x.body));
+      }
+      // The template library and the messages made from one, as the messages resource shows them.
+      for (const path of ['/message_templates', '/messages/get_messages?conversation_slug=api-made']) {
+        const [x, y] = [await apiCall(source, 'GET', path, auth(a)), await apiCall(restored, 'GET', path, auth(b))];
+        expect(y.status).toBe(x.status);
+        const times = (body: unknown) =>
+          JSON.parse(JSON.stringify(withoutIds(body)).replace(/"(created|updated)_at":"[^"]+"/g, '"$1_at":"T"'));
+        expect(times(y.body)).toEqual(times(x.body));
       }
     }
   }, 240_000);

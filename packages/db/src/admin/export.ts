@@ -48,7 +48,19 @@ export interface ExportedRecording {
 interface ExportedMessage extends Record<string, unknown> {
   media_key: string | null;
   media_content_type: string | null;
+  template: string | null;
 }
+
+/** A recording copied out beside the export (the seed's `media_file`); null when the export copies none. */
+const copiedOut = (
+  options: ExportOptions,
+  account: string,
+  key: string | null,
+  contentType: string | null,
+): Promise<string | null> =>
+  key !== null && contentType !== null && options.media
+    ? options.media({ account, key, contentType })
+    : Promise.resolve(null);
 
 export interface ExportProgress {
   account: string;
@@ -85,7 +97,7 @@ function referencer<T extends { id: number; name: string }>(rows: T[]) {
 
 const json = (v: unknown) => JSON.stringify(v);
 
-async function header(em: EntityManager, a: AccountRow) {
+async function header(em: EntityManager, a: AccountRow, options: ExportOptions) {
   const users = await query<{ email: string; name: string; team_role: TeamRole | null }>(
     em,
     'select email, name, team_role from account_user where account_id = ? order by id',
@@ -118,6 +130,20 @@ async function header(em: EntityManager, a: AccountRow) {
      from intake_page p where p.account_id = ? order by p.id`,
     [a.id],
   );
+  const templates = await query<{
+    name: string;
+    text: string;
+    format: string;
+    creator: string | null;
+    message_type: string;
+    media_key: string | null;
+    media_content_type: string | null;
+  }>(
+    em,
+    `select t.name, t.text, t.format, u.email as creator, t.message_type, t.media_key, t.media_content_type
+     from message_template t left join account_user u on u.id = t.creator_id where t.account_id = ? order by t.id`,
+    [a.id],
+  );
   const workflowRef = referencer(workflows);
   const pageRef = referencer(pages);
   const fields: Record<string, unknown> = {
@@ -135,6 +161,20 @@ async function header(em: EntityManager, a: AccountRow) {
       steps: typeof w.steps === 'string' ? JSON.parse(w.steps) : w.steps,
       ...(w.disabled ? { disabled: true } : {}),
     })),
+    // A template's recording needs the export's media files: without them, it is left out.
+    message_templates: await Promise.all(
+      templates.map(async (t) => {
+        const file = await copiedOut(options, a.key, t.media_key, t.media_content_type);
+        if (t.text === '' && file === null) return null;
+        return {
+          name: t.name,
+          text: t.text,
+          format: t.format,
+          ...(t.creator === null ? {} : { creator: t.creator }),
+          ...(file === null ? {} : { type: t.message_type, media_file: file }),
+        };
+      }),
+    ).then((all) => all.filter((t) => t !== null)),
     intake_pages: pages.map((p) => {
       const team: string[] = typeof p.team === 'string' ? JSON.parse(p.team) : p.team;
       return {
@@ -188,6 +228,7 @@ const conversationsPage = (em: EntityManager, accountId: number, afterId: number
                           (select key from account where id = m.account_id) || '/' || m.id end),
                    'created_at', ${TIME('m.created_at')},
                    'hidden', m.hidden_at is not null,
+                   'template', m.template_name,
                    'media_key', m.media_key, 'media_content_type', m.media_content_type)
                  order by m.created_at, m.id)
                from message m left join account_user u on u.id = m.author_id
@@ -242,7 +283,7 @@ export async function* exportAccounts(
     yield `{"comment":${json(EXPORT_COMMENT)},\n"accounts":[`;
     for (const [i, account] of rows.entries()) {
       progress.account = account.key;
-      const { fields, workflowRef, pageRef, primaryRef } = await header(fork, account);
+      const { fields, workflowRef, pageRef, primaryRef } = await header(fork, account, options);
       const head = json(fields);
       yield `${i === 0 ? '\n' : ',\n'}${head.slice(0, -1)},"conversations":[`;
       let after = 0;
@@ -261,13 +302,14 @@ export async function* exportAccounts(
               ? null
               : { of: workflowRef(c.workflow_id, `${where}'s workflow`), name: workflow_name, steps: workflow_steps };
           const messages = await Promise.all(
-            (line.messages as ExportedMessage[]).map(({ media_key, media_content_type, ...m }) =>
-              media_key !== null && media_content_type !== null && options.media
-                ? options
-                    .media({ account: account.key, key: media_key, contentType: media_content_type })
-                    .then((file) => ({ ...m, download_media_url: null, media_file: file }))
-                : m,
-            ),
+            (line.messages as ExportedMessage[]).map(async ({ media_key, media_content_type, template, ...m }) => {
+              const file = await copiedOut(options, account.key, media_key, media_content_type);
+              return {
+                ...m,
+                ...(template === null ? {} : { template }),
+                ...(file === null ? {} : { download_media_url: null, media_file: file }),
+              };
+            }),
           );
           lines.push(
             json({

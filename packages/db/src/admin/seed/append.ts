@@ -80,6 +80,13 @@ export async function accountRefs(em: EntityManager, accountId: number): Promise
     workflows,
     intakePages,
     tags: new Map(tags.map((t) => [t.name.toLowerCase(), t.id])),
+    templates: new Map(
+      (
+        await query<{ id: number; name: string }>(em, 'select id, name from message_template where account_id = ?', [
+          accountId,
+        ])
+      ).map((t) => [t.name.toLowerCase(), t.id]),
+    ),
   };
 }
 

@@ -51,6 +51,8 @@ export const ZSeedMessage = z.strictObject({
   created_at: ZTimestamp.optional(),
   /** Hidden by the team: loaded, but in no answer (an export marks them so). */
   hidden: z.boolean().default(false),
+  /** The name of the message template it was made from, as it was then (the account's template of that name, if any). */
+  template: z.string().min(1).max(255).optional(),
 });
 
 export const ZSeedConversation = z.strictObject({
@@ -114,6 +116,23 @@ export const ZSeedAccountHeader = z.strictObject({
    */
   workflows: z
     .array(z.strictObject({ name: z.string(), steps: z.array(z.unknown()), disabled: z.boolean().optional() }))
+    .default([]),
+  /**
+   * The team's message templates (names unique ignoring case): a text under create_message's rules
+   * (`html`: the safe subset, sanitized again when loaded), the user who made it, and a recording
+   * as a message's (`media_file`, probed when loaded; `type` tells a screen recording from a camera one).
+   */
+  message_templates: z
+    .array(
+      z.strictObject({
+        name: ZText('template name').pipe(z.string().trim().min(1).max(255)),
+        text: ZText('template text').pipe(z.string().max(10_000)).default(''),
+        format: z.enum(MESSAGE_FORMATS).default('text'),
+        creator: z.string().optional(),
+        type: z.enum(MESSAGE_TYPES).default('video'),
+        media_file: z.string().min(1).max(4096).optional(),
+      }),
+    )
     .default([]),
   /** Intake pages, made by the API's rules (docs/api.md): the key is made from the name when omitted. */
   intake_pages: z

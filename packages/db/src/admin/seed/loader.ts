@@ -1,4 +1,10 @@
-import { createWebhook, DomainError, type SubscribedWebhookView, type WebhookTargets } from '@convo/domain';
+import {
+  createWebhook,
+  DomainError,
+  type SubscribedWebhookView,
+  safeMessageHtml,
+  type WebhookTargets,
+} from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { z } from 'zod';
 import { query } from '../../repositories/sql.ts';
@@ -132,6 +138,7 @@ async function loadHeader(
       workflows,
       intakePages,
       tags,
+      templates: new Map(),
     },
     tokens,
   };
@@ -174,6 +181,44 @@ async function subscribeSeedWebhooks(
   return made;
 }
 
+/** The account's message templates, each with its recording kept and measured as a message's is. */
+async function loadTemplates(
+  em: EntityManager,
+  refs: AccountRefs,
+  header: TSeedAccountHeader,
+  media: SeedOptions['media'],
+): Promise<void> {
+  for (const t of header.message_templates) {
+    const where = `account ${header.key}, message template ${t.name}`;
+    if (refs.templates.has(t.name.toLowerCase())) throw new AdminError(`${where}: the name appears twice`);
+    if (t.text.trim() === '' && t.media_file === undefined) throw new AdminError(`${where}: no text and no recording`);
+    if (t.media_file !== undefined && !media) throw new AdminError(`${t.media_file}: this load takes no media files`);
+    const kept = t.media_file === undefined || !media ? null : await media(t.media_file, t.type, refs.id);
+    const creator = t.creator === undefined ? null : refs.users.get(t.creator.toLowerCase());
+    if (creator === undefined) throw new AdminError(`${where}: ${t.creator} is not a user of the account`);
+    const [row] = await query<{ id: number }>(
+      em,
+      `insert into message_template (account_id, name, text, format, creator_id, message_type, recorded_duration_seconds,
+         media_key, media_content_type, media_bytes)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id`,
+      [
+        refs.id,
+        t.name,
+        // HTML brought in is held to the same subset as the API's, whatever the file says.
+        t.format === 'html' ? safeMessageHtml(t.text) : t.text,
+        t.format,
+        creator,
+        kept?.kind ?? 'text',
+        kept?.seconds ?? 0,
+        kept?.key ?? null,
+        kept?.contentType ?? null,
+        kept?.bytes ?? null,
+      ],
+    );
+    refs.templates.set(t.name.toLowerCase(), Number(row?.id));
+  }
+}
+
 export async function loadSeedAccount(
   em: EntityManager,
   headerInput: unknown,
@@ -184,6 +229,7 @@ export async function loadSeedAccount(
   const header = parse(ZSeedAccountHeader, headerInput, 'account');
   const { refs, tokens } = await loadHeader(em, header);
   const webhooks = await subscribeSeedWebhooks(em, refs.id, header, webhookTargets);
+  await loadTemplates(em, refs, header, batchOptions.media);
   counts.accounts += 1;
   counts.users += refs.users.size;
   counts.tags += await ensureTags(em, refs, header.tags);

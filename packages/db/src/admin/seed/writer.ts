@@ -85,6 +85,8 @@ export interface AccountRefs extends Pick<AccountContext, 'titleTemplate' | 'def
   workflows: Named<WorkflowRecord>;
   intakePages: Named<IntakePageRecord>;
   tags: Map<string, number>;
+  /** The account's message templates, by lower-cased name. */
+  templates: Map<string, number>;
 }
 
 function userId(refs: AccountRefs, email: string, where: string): number {
@@ -281,6 +283,8 @@ export async function loadBatch(
         media_key: kept?.key ?? null,
         media_content_type: kept?.contentType ?? null,
         media_bytes: kept?.bytes ?? null,
+        template_id: m.template === undefined ? null : (refs.templates.get(m.template.toLowerCase()) ?? null),
+        template_name: m.template ?? null,
       });
     }
   });
@@ -330,12 +334,13 @@ export async function loadBatch(
   );
   const insertMessages: RowsInsert = (account, rows) =>
     sql`insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
-         text, format, download_media_url, created_at, hidden_at, media_key, media_content_type, media_bytes)
+         text, format, download_media_url, created_at, hidden_at, media_key, media_content_type, media_bytes,
+         template_id, template_name)
        select ${account}::int, c, type, duration, author, anonymous, text, format, media, coalesce(created_at, now()),
-         case when hidden then now() end, media_key, media_content_type, media_bytes
+         case when hidden then now() end, media_key, media_content_type, media_bytes, template_id, template_name
        from jsonb_to_recordset(${rows}::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
          format text, media text, created_at timestamptz, hidden bool, media_key text, media_content_type text,
-         media_bytes bigint)`;
+         media_bytes bigint, template_id int, template_name text)`;
   if (options.emitEvents) await insertAnnounced(em, refs.id, messages, insertMessages, 'message_created');
   else await insertRows(em, refs.id, messages, insertMessages);
   // The inbox orders by latest activity (the newest message loaded, or the creation) and searches
