@@ -75,9 +75,10 @@ const conversation = async (slug: string) =>
 
 const hasSettings = (html: string) =>
   elements(html).some((e) => e.tagName === 'details' && attr(e, 'id') === 'conversation-settings');
+/** The settings' boxes (the reply form's "Internal note" box is the reply's, not a setting). */
 const boxes = (html: string) =>
   elements(html)
-    .filter((e) => e.tagName === 'input' && attr(e, 'type') === 'checkbox')
+    .filter((e) => e.tagName === 'input' && attr(e, 'type') === 'checkbox' && attr(e, 'name') !== 'internal')
     .map((e) => attr(e, 'name'));
 
 /** Opens the page and sends its settings form with `fields` (the CSRF token taken from the page). */

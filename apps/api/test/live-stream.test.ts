@@ -33,6 +33,7 @@ const event = (position: string, kind: LiveEventKind = 'posted', userId: number 
   conversationId: kind === 'signed_out' || kind === 'team_changed' ? null : 10,
   messageId: kind === 'posted' ? Number(position.split('.')[1]) : null,
   userId,
+  internal: false,
 });
 
 /** A feed in memory; `gate` holds a read until the test lets it through. */

@@ -175,6 +175,19 @@ describe('create_message', () => {
     expect(await count()).toBe(before);
   });
 
+  it('posts an internal note from the query or the body, which the spec’d operations never show', async () => {
+    const q = await post(a, undefined, {}, `?conversation_id=${second.id}&text=Team%20only&internal=true`);
+    expect([q.status, q.body.internal]).toEqual([201, true]);
+    const b = await post(a, { conversation_id: second.id, text: 'Also team only', internal: true });
+    expect([b.status, b.body.internal]).toEqual([201, true]);
+    const wrong = await post(a, { conversation_id: second.id, text: 'x', internal: 'yes' });
+    expect([wrong.status, wrong.body.code]).toEqual([422, 'invalid_input']);
+    const got = await apiCall(h, 'GET', '/conversations/get_conversation?slug=second', auth(a));
+    expect(got.body.messages.map((m: { text: string }) => m.text)).not.toContain('Team only');
+    const listed = await list(a, '?conversation_slug=second');
+    expect(listed.body.messages.slice(0, 2).map((m: { internal: boolean }) => m.internal)).toEqual([true, true]);
+  });
+
   it('posts once per Idempotency-Key, and refuses the key for another request', async () => {
     const key = { 'idempotency-key': 'reply-1' };
     const one = await post(a, { conversation_id: first.id, text: 'Once' }, key);

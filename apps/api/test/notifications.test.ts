@@ -138,6 +138,7 @@ describe('a reply notifies the members', () => {
           messageType: 'video',
           createdAt: 0n,
           poster: true,
+          internal: false,
         },
       ],
     };

@@ -16,6 +16,7 @@ import {
 } from '../src/workers/webhook-target.ts';
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '../src/workers/webhooks.ts';
 import {
+  apiCall,
   auth,
   BASE,
   type Call,
@@ -251,7 +252,27 @@ describe('webhooks', () => {
     expect(event.data).toEqual({
       conversation: { id: created.body.id, slug: 'replied-to' },
       message: api.messages[0],
+      internal: false,
     });
+  });
+
+  it('marks an internal note’s message_created internal, a message the spec’d operations never list', async () => {
+    const created = await createJson(h, a.token, { title: 'Noted', slug: 'noted' });
+    await until(() => received.length === 1);
+    const note = await apiCall(h, 'POST', '/messages/create_message', auth(a.token), {
+      conversation_id: created.body.id,
+      text: 'For the team only',
+      internal: true,
+    });
+    expect([note.status, note.body.internal]).toEqual([201, true]);
+    await until(() => received.length === 2);
+    const event = JSON.parse(received[1]?.body ?? '{}');
+    expect(event).toMatchObject({
+      type: 'message_created',
+      data: { conversation: { id: created.body.id, slug: 'noted' }, internal: true, message: { id: note.body.id } },
+    });
+    expect(event.data.message.text).toBe('For the team only');
+    expect((await get(h, a.token, 'get_conversation?slug=noted')).body.messages).toEqual([]);
   });
 
   it('delivers message_created for a recording with the media fields the API shows', async () => {

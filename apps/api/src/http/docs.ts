@@ -35,13 +35,14 @@ const PAGE = `<!doctype html>
  * The document sits beside the docs page; validatorUrl null keeps Swagger UI from calling out.
  * Deep links are off: Swagger UI puts each one inside the operation's toggle button, a link
  * nested in a button that screen readers and keyboards cannot reach apart. What Swagger UI leaves
- * unnamed or unreachable (the server and example selects, code samples that scroll) is named and
- * made focusable as it renders.
+ * unnamed or unreachable (the server and example selects, a boolean parameter's select, code
+ * samples that scroll) is named and made focusable as it renders.
  */
 const INIT = `const NAMES = { servers: 'Server', 'examples-select-element': 'Example' };
 function repair(root) {
   for (const select of root.querySelectorAll('select:not([aria-label])')) {
-    const name = NAMES[select.id] || NAMES[select.className];
+    const row = select.closest('tr[data-param-name]');
+    const name = NAMES[select.id] || NAMES[select.className] || (row && row.getAttribute('data-param-name'));
     if (name) select.setAttribute('aria-label', name);
   }
   for (const code of root.querySelectorAll('.microlight:not([tabindex])')) code.setAttribute('tabindex', '0');
@@ -72,6 +73,8 @@ const CSS = `.swagger-ui .info .title small { background: #4f5663; }
 .swagger-ui .json-schema-2020-12-expand-deep-button, .swagger-ui .json-schema-2020-12__attribute,
 .swagger-ui .json-schema-2020-12-keyword__name--secondary, .swagger-ui .json-schema-2020-12-keyword__value--secondary,
 .swagger-ui .model-hint, .swagger-ui .prop-type, .swagger-ui .model .property.primitive { color: #4f5663; }
+.swagger-ui .parameters select[disabled] { color: #4f5663; background-color: #fff; opacity: 1; }
+.swagger-ui .renderedMarkdown code { color: #6b0fbf; }
 `;
 
 const SECURITY = {

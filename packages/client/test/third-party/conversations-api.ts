@@ -425,7 +425,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`. `message_hidden`: the ids of a message the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
+         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks). `message_hidden`: the ids of a message the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
          * @enum {string}
          */
         WebhookEventType: "conversation_created" | "conversation_updated" | "conversation_deleted" | "message_created" | "message_hidden" | "workflow_step";
@@ -825,7 +825,7 @@ export interface components {
              * @example November 27th, 2026 02:03PM UTC
              */
             message_credated_time_nice: string;
-            /** @description An internal note only the account's team sees. Always false for now. */
+            /** @description An internal note: only the account's team sees it (create_message's `internal`). */
             internal: boolean;
             /** @description The message whose thread it replies in; null for a message of the conversation itself. */
             parent_message_id: number | null;
@@ -4264,6 +4264,8 @@ export interface operations {
                 user_email?: string;
                 /** @description A template of the account: its text replaces `text` (a template without text puts `text` under its recording), and the message keeps its id and name (`message_template`). (in the query, or as the body's member of that name, which wins) */
                 message_template_id?: number;
+                /** @description An internal note: only the account's team sees it, on the conversation's page (marked so), in the team's inbox and live updates, in mail to the team, in get_messages (`internal: true`) and in `message_created` webhooks (`internal: true`). Never in get_conversation, get_conversations or create_conversation, never on an embed, never to a participant or visitor (its message and media addresses are 404 to them). It moves neither the conversation’s state nor its place in anyone’s list, runs no workflow step and is not searched. (in the query, or as the body's member of that name, which wins) */
+                internal?: boolean;
             };
             header?: {
                 /**
@@ -4286,6 +4288,8 @@ export interface operations {
                     user_email?: string;
                     /** @description A template of the account: its text replaces `text` (a template without text puts `text` under its recording), and the message keeps its id and name (`message_template`). */
                     message_template_id?: number;
+                    /** @description An internal note: only the account's team sees it, on the conversation's page (marked so), in the team's inbox and live updates, in mail to the team, in get_messages (`internal: true`) and in `message_created` webhooks (`internal: true`). Never in get_conversation, get_conversations or create_conversation, never on an embed, never to a participant or visitor (its message and media addresses are 404 to them). It moves neither the conversation’s state nor its place in anyone’s list, runs no workflow step and is not searched. */
+                    internal?: boolean;
                 };
                 "application/x-www-form-urlencoded": {
                     /** @description The conversation of this account the message goes into. */
@@ -4296,6 +4300,8 @@ export interface operations {
                     user_email?: string;
                     /** @description A template of the account: its text replaces `text` (a template without text puts `text` under its recording), and the message keeps its id and name (`message_template`). */
                     message_template_id?: number;
+                    /** @description An internal note: only the account's team sees it, on the conversation's page (marked so), in the team's inbox and live updates, in mail to the team, in get_messages (`internal: true`) and in `message_created` webhooks (`internal: true`). Never in get_conversation, get_conversations or create_conversation, never on an embed, never to a participant or visitor (its message and media addresses are 404 to them). It moves neither the conversation’s state nor its place in anyone’s list, runs no workflow step and is not searched. */
+                    internal?: boolean;
                 };
             };
         };

@@ -49,6 +49,7 @@ interface ExportedMessage extends Record<string, unknown> {
   media_key: string | null;
   media_content_type: string | null;
   template: string | null;
+  internal: boolean;
 }
 
 /** A recording copied out beside the export (the seed's `media_file`); null when the export copies none. */
@@ -228,7 +229,7 @@ const conversationsPage = (em: EntityManager, accountId: number, afterId: number
                           (select key from account where id = m.account_id) || '/' || m.id end),
                    'created_at', ${TIME('m.created_at')},
                    'hidden', m.hidden_at is not null,
-                   'template', m.template_name,
+                   'template', m.template_name, 'internal', m.internal,
                    'media_key', m.media_key, 'media_content_type', m.media_content_type)
                  order by m.created_at, m.id)
                from message m left join account_user u on u.id = m.author_id
@@ -302,14 +303,17 @@ export async function* exportAccounts(
               ? null
               : { of: workflowRef(c.workflow_id, `${where}'s workflow`), name: workflow_name, steps: workflow_steps };
           const messages = await Promise.all(
-            (line.messages as ExportedMessage[]).map(async ({ media_key, media_content_type, template, ...m }) => {
-              const file = await copiedOut(options, account.key, media_key, media_content_type);
-              return {
-                ...m,
-                ...(template === null ? {} : { template }),
-                ...(file === null ? {} : { download_media_url: null, media_file: file }),
-              };
-            }),
+            (line.messages as ExportedMessage[]).map(
+              async ({ media_key, media_content_type, template, internal, ...m }) => {
+                const file = await copiedOut(options, account.key, media_key, media_content_type);
+                return {
+                  ...m,
+                  ...(internal ? { internal } : {}),
+                  ...(template === null ? {} : { template }),
+                  ...(file === null ? {} : { download_media_url: null, media_file: file }),
+                };
+              },
+            ),
           );
           lines.push(
             json({

@@ -217,6 +217,8 @@ export const Message = defineEntity({
     workflowJobId: p.integer().nullable(),
     /** The form token a reply was posted with: a resubmitted form finds its message instead of posting again. */
     submitKey: p.string().length(64).nullable(),
+    /** An internal note: only the account's team sees it (pages, streams, mail, the API's get_messages). */
+    internal: p.boolean().default(false),
     /** The message template it was made from, by id and name as they were (no reference: the template may go). */
     templateId: p.integer().nullable(),
     templateName: p.string().length(255).nullable(),

@@ -19,6 +19,8 @@ export const LiveEvent = defineEntity({
     kind: p.string().length(16),
     messageId: p.integer().nullable(),
     userId: p.integer().nullable(),
+    /** An event of an internal note: for the team's streams alone. */
+    internal: p.boolean().default(false),
     createdAt: createdAt().index('live_event_created'),
   },
   indexes: [

@@ -92,14 +92,19 @@ export const tagsOf = (eb: OnConversation) =>
       .orderBy('t.id'),
   ).as('tags');
 
-/** A conversation's shown messages with their authors (the `m` and `u` the columns below read). */
-export const shownMessages = (eb: OnConversation) =>
+/**
+ * A conversation's shown messages with their authors (the `m` and `u` the columns below read):
+ * not hidden, and internal notes only where `team` holds (the team's own page; never the spec's
+ * operations).
+ */
+export const shownMessages = (eb: OnConversation, team: RawBuilder<boolean> = sql<boolean>`false`) =>
   eb
     .selectFrom('message as m')
     .leftJoin('account_user as u', 'u.id', 'm.author_id')
     .whereRef('m.conversation_id', '=', 'conversation.id')
     .whereRef('m.account_id', '=', 'conversation.account_id')
-    .where('m.hidden_at', 'is', null);
+    .where('m.hidden_at', 'is', null)
+    .where(sql<boolean>`(not m.internal or ${team})`);
 
 /** A message's fields as the API answers them (mapped by `message`). */
 export const MESSAGE_COLUMNS = [
@@ -292,7 +297,7 @@ export const messageJson = (shown: 'spec' | 'detail') => {
             ',"message_created_time":"',
             to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'),
             '","message_credated_time_nice":"', to_char(m.created_at at time zone 'UTC', 'FMMonth FMDDth, YYYY HH12:MIAM'),
-            ' UTC","internal":false,"parent_message_id":null',`
+            ' UTC","internal":', case when m.internal then 'true' else 'false' end, ',"parent_message_id":null',`
           : sql``
       }
       '}')`;
@@ -321,7 +326,7 @@ const conversationJson = (shown: 'listed' | 'alone' | 'updated') => {
     messageJson('spec'),
     sql`m.created_at, m.id`,
     sql`from message m left join account_user u on u.id = m.author_id
-      where m.conversation_id = c.id and m.account_id = c.account_id and m.hidden_at is null`,
+      where m.conversation_id = c.id and m.account_id = c.account_id and m.hidden_at is null and not m.internal`,
   );
   const workflow = sql<string>`case when c.workflow is null then '{}'
     else concat('{"id":', coalesce((c.workflow->'id')::text, 'null'), ',"name":', coalesce((c.workflow->'name')::text, 'null'),

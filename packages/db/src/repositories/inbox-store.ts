@@ -221,7 +221,7 @@ const pageStatement = (name: string, searched: boolean) =>
           json_build_object('name', u.name, 'claimed', m.claimed_name)
         from message m left join account_user u on u.id = m.author_id
         where m.conversation_id = p.id and m.account_id = ${account()} and m.hidden_at is null
-          and (u.id is null or u.team_role is null)
+          and not m.internal and (u.id is null or u.team_role is null)
         order by m.created_at, m.id limit 1), (select json_build_object('name', u.name, 'claimed', null, 'waiting', true)
         from conversation_member cm join account_user u on u.id = cm.user_id
         where cm.conversation_id = p.id and cm.account_id = ${account()} and u.team_role is null

@@ -27,14 +27,15 @@ export const LIVE_RETENTION_HOURS = 24;
 const readSql = (scope: string) => `
   with h as (select pg_current_snapshot() as s),
   e as (
-    select e.xid::text || '.' || e.id as position, e.kind, e.account_id, e.conversation_id, e.message_id, e.user_id
+    select e.xid::text || '.' || e.id as position, e.kind, e.account_id, e.conversation_id, e.message_id, e.user_id,
+      e.internal
     from live_event e, h
     where (e.xid, e.id) > ($1::xid8, $2::bigint) and e.xid < pg_snapshot_xmin(h.s) ${scope}
     order by e.xid, e.id
     limit $3)
   select e.*, null::boolean as held, null::boolean as stale from e
   union all
-  select null, null, null, null, null, null,
+  select null, null, null, null, null, null, null,
     exists (select 1 from live_event e where (e.xid, e.id) > ($1::xid8, $2::bigint)
       and e.xid >= pg_snapshot_xmin(h.s) and e.xid < pg_snapshot_xmax(h.s) ${scope}),
     $1::xid8 > pg_snapshot_xmax(h.s)
@@ -68,6 +69,7 @@ interface EventRow {
   conversation_id: number | null;
   message_id: number | null;
   user_id: number | null;
+  internal: boolean | null;
   held: boolean | null;
   stale: boolean | null;
 }
@@ -112,6 +114,7 @@ export class PgLiveLog implements LiveLog {
         conversationId: row.conversation_id,
         messageId: row.message_id,
         userId: row.user_id,
+        internal: row.internal === true,
       });
     }
     return { events, held, stale };

@@ -44,7 +44,8 @@ export const notifyEvents = (
 
 /**
  * Who is told of a message: the conversation's members, and its followers while it is public;
- * never its author, nor anyone who muted the conversation or all of the account's mail.
+ * never its author, nor anyone who muted the conversation or all of the account's mail; of an
+ * internal note, only those on the account's team.
  */
 const FAN_OUT = `
   with ev as (
@@ -63,6 +64,8 @@ const FAN_OUT = `
       where f.conversation_id = c.id and f.account_id = c.account_id and c.anyone_can_post
     ) r on true
     where r.user_id is distinct from ev.author_id
+      and (not exists (select 1 from message im where im.id = ev.message_id and im.internal)
+           or exists (select 1 from account_user tu where tu.id = r.user_id and tu.team_role is not null))
       and not exists (select 1 from notification_mute m where m.account_id = ev.account_id and m.user_id = r.user_id
                       and m.conversation_id in (0, ev.conversation_id))
     group by 1, 2, 3
@@ -94,13 +97,16 @@ const DIGESTS = `
     case when ${startedOnIntakeSql('c', 'd.first_message_id')} then coalesce(${intakePageNameSql('c')}, 'an intake page')
       end as started_via,
     (select count(*)::int from message m where m.conversation_id = c.id and m.account_id = c.account_id
-       and m.id >= d.first_message_id and m.author_id is distinct from u.id and m.hidden_at is null) as total,
+       and m.id >= d.first_message_id and m.author_id is distinct from u.id and m.hidden_at is null
+       and (not m.internal or u.team_role is not null)) as total,
     coalesce((select json_agg(x order by x.created_us, x.id) from (
-       select m.id, coalesce(au.name, m.claimed_name || '${UNVERIFIED_NAME_SUFFIX.replaceAll("'", "''")}') as author_name, au.team_role as author_team, m.text, m.format, m.message_type, m.poster,
+       select m.id, coalesce(au.name, m.claimed_name || '${UNVERIFIED_NAME_SUFFIX.replaceAll("'", "''")}') as author_name, au.team_role as author_team, m.text, m.format, m.message_type, m.poster, m.internal,
          (extract(epoch from m.created_at) * 1000000)::bigint::text as created_us
        from message m left join account_user au on au.id = m.author_id
        where m.conversation_id = c.id and m.account_id = c.account_id and m.id >= d.first_message_id
          and m.author_id is distinct from u.id and m.hidden_at is null
+         -- An internal note is told to the team alone, whatever mail it falls in.
+         and (not m.internal or u.team_role is not null)
        order by m.created_at, m.id limit ${NOTIFY_MAX_MESSAGES}) x), '[]'::json) as messages
   from jsonb_to_recordset(?::jsonb) as d(conversation_id int, user_id int, account_id int, first_message_id int)
   join account a on a.id = d.account_id
@@ -138,6 +144,7 @@ interface MessageRow {
   format: string;
   message_type: string;
   poster: boolean;
+  internal: boolean;
   created_us: string;
 }
 
@@ -156,6 +163,7 @@ const digest = (r: DigestRow): DueDigest => ({
     messageType: m.message_type,
     createdAt: BigInt(m.created_us),
     poster: m.poster,
+    internal: m.internal === true,
   })),
 });
 

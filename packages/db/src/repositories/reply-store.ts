@@ -61,6 +61,7 @@ const INSERT = statement(
           'poster',
           'template_id',
           'template_name',
+          'internal',
         ])
         .expression(
           q
@@ -84,6 +85,7 @@ const INSERT = statement(
               sql<boolean>`${slot('poster')}::boolean`.as('poster'),
               sql<number | null>`${slot('templateId')}::int`.as('template_id'),
               sql<string | null>`${slot('templateName')}::varchar`.as('template_name'),
+              sql<boolean>`${slot('internal')}::boolean`.as('internal'),
             ])
             .where('c.id', '=', slot<number>('conversation'))
             .where('c.account_id', '=', account()),
@@ -103,7 +105,9 @@ const INSERT = statement(
         })
         .where('id', '=', slot<number>('conversation'))
         .where('account_id', '=', account())
-        .where((eb) => eb.exists(eb.selectFrom('added').select('added.id'))),
+        .where((eb) => eb.exists(eb.selectFrom('added').select('added.id')))
+        // An internal note changes nothing anyone outside the team could notice.
+        .where(sql<boolean>`not ${slot('internal')}::boolean`),
     )
     .with('joined', (q) =>
       q
@@ -139,7 +143,8 @@ const INSERT = statement(
         {
           account: sql<number>`${account()}::int`,
           conversation: column('added.conversation_id'),
-          when: sql<boolean>`exists (select 1 from conversation c where c.id = added.conversation_id and c.workflow is not null)`,
+          when: sql<boolean>`not ${slot('internal')}::boolean
+            and exists (select 1 from conversation c where c.id = added.conversation_id and c.workflow is not null)`,
         },
         { message: column('added.id'), author: author() },
       ),
@@ -229,6 +234,7 @@ export class PgReplyStore implements ReplyStore {
       poster: media?.poster === true,
       templateId: reply.template?.id ?? null,
       templateName: reply.template?.name ?? null,
+      internal: reply.internal === true,
     });
     if (!row) throw new Error(`conversation ${conversationId} of account ${accountId} is gone`);
     return { id: Number(row.id), created: row.created };

@@ -30,12 +30,13 @@ export const saidAfter = (text: RawBuilder<string>) =>
 /**
  * The `said` of conversation `conversation` from its messages, those for which `shown` holds (a
  * condition on `m`): the messages visible once the statement's own change is made, which the
- * statement's other parts do not see yet.
+ * statement's other parts do not see yet. Internal notes are not searched (the reply store adds
+ * none of their words either).
  */
 export const saidOf = (conversation: RawBuilder<number>, shown: RawBuilder<boolean>) =>
   sql<string>`(select strip(to_tsvector('simple', coalesce(left(string_agg(m.text, ' ' order by m.created_at, m.id),
       ${sql.lit(CONVERSATION_CHARACTERS_SAID)}), '')))
-    from message m where m.conversation_id = ${conversation} and ${shown})`;
+    from message m where m.conversation_id = ${conversation} and not m.internal and ${shown})`;
 
 /** What a search of conversation `c` is matched against: the index conversation_search's expression. */
 export const searchedWords = (c: string) =>

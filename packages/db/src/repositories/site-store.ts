@@ -54,17 +54,28 @@ const PAGE_MESSAGE_COLUMNS = [
   'u.team_role as author_team',
   'm.claimed_name',
   'm.poster',
+  'm.internal',
 ] as const;
 
 const pageMessage = (
-  m: MessageColumns & { author_team: string | null; claimed_name: string | null; created_us: string; poster: boolean },
+  m: MessageColumns & {
+    author_team: string | null;
+    claimed_name: string | null;
+    created_us: string;
+    poster: boolean;
+    internal: boolean;
+  },
 ): PageMessageRecord => ({
   ...message(m),
   createdAt: BigInt(m.created_us),
   authorTeamRole: !m.anonymous && isTeamRole(m.author_team) ? m.author_team : null,
   claimedName: m.claimed_name ?? null,
   poster: m.poster,
+  internal: m.internal,
 });
+
+/** Whether the page is the team's: internal notes are among its messages. */
+const team = () => sql<boolean>`${slot('team')}::boolean`;
 
 /** A conversation's shown messages' ids in order, from the index message_conversation_order. */
 const shownIds = (eb: OnConversation) =>
@@ -73,6 +84,7 @@ const shownIds = (eb: OnConversation) =>
     .whereRef('message.conversation_id', '=', 'conversation.id')
     .whereRef('message.account_id', '=', 'conversation.account_id')
     .where('message.hidden_at', 'is', null)
+    .where(sql<boolean>`(not message.internal or ${team()})`)
     .orderBy('message.created_at')
     .orderBy('message.id');
 
@@ -91,7 +103,8 @@ const PAGE = statement(
         .select(sql<number>`count(*)::int`.as('total'))
         .where('conversation_id', '=', slot<number>('conversation'))
         .where('account_id', '=', slot<number>('account'))
-        .where('hidden_at', 'is', null),
+        .where('hidden_at', 'is', null)
+        .where(sql<boolean>`(not internal or ${team()})`),
     )
     .with('w', (q) =>
       q
@@ -118,9 +131,10 @@ const PAGE = statement(
       'conversation.source',
       'conversation.assignee_id',
       sql<boolean>`conversation.archived_at is not null`.as('archived'),
-      shownIds(eb).select('message.text').limit(1).as('first_text'),
+      // What a link preview says: never a note, whoever looks.
+      shownIds(eb).select('message.text').where('message.internal', '=', false).limit(1).as('first_text'),
       jsonArrayFrom(
-        shownMessages(eb)
+        shownMessages(eb, team())
           .select(PAGE_MESSAGE_COLUMNS)
           .where(
             'm.id',
@@ -217,7 +231,7 @@ const MEDIA_OF = statement(
     .innerJoin('conversation', (j) =>
       j.onRef('conversation.id', '=', 'm.conversation_id').onRef('conversation.account_id', '=', 'm.account_id'),
     )
-    .select(['m.media_key', 'm.media_content_type', sql<string>`m.media_bytes::text`.as('media_bytes')])
+    .select(['m.media_key', 'm.media_content_type', sql<string>`m.media_bytes::text`.as('media_bytes'), 'm.internal'])
     .select(['conversation.id', 'conversation.slug'])
     .select(accessColumns)
     .where('m.id', '=', slot<number>('message'))
@@ -313,10 +327,12 @@ export class PgSiteStore implements SiteStore {
     account: number,
     conversation: number,
     window: MessageWindow,
+    team: boolean,
   ): Promise<ConversationPageRecord | null> {
     const [row] = await run(this.em, PAGE, {
       account,
       conversation,
+      team,
       start: window.start,
       size: window.size,
       earlier: window.earlierIds,
@@ -377,6 +393,7 @@ export class PgSiteStore implements SiteStore {
       key: row.media_key,
       contentType: row.media_content_type,
       bytes: Number(row.media_bytes),
+      internal: row.internal,
     };
   }
 

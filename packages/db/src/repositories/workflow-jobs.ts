@@ -304,7 +304,8 @@ function actionsIn(tx: EntityManager, ctx: WorkflowStepContext): WorkflowActions
         `select coalesce(bool_or((u.team_role is not null) <> ?), false) as answered,
                 coalesce(bool_or((u.team_role is not null) = ?), false) as superseded
          from message m left join account_user u on u.id = m.author_id
-         where m.account_id = ? and m.conversation_id = ? and m.id > ? and m.workflow_job_id is null and m.hidden_at is null`,
+         where m.account_id = ? and m.conversation_id = ? and m.id > ? and m.workflow_job_id is null and m.hidden_at is null
+           and not m.internal`,
         [side === 'team', side === 'team', accountId, conversationId, messageId],
       );
       return { answered: row?.answered ?? false, superseded: row?.superseded ?? false };

@@ -26,6 +26,13 @@ export function maySee(c: ConversationSettings, memberIds: readonly number[], vi
   return seesEveryConversation(viewer.teamRole) || memberIds.includes(viewer.userId);
 }
 
+/**
+ * Who sees internal notes (and writes them): anyone on the account's team, in a conversation they
+ * may see. To everyone else (a participant, a visitor, an embed's reader, another account) a note
+ * does not exist: it is answered as a missing message.
+ */
+export const seesInternalNotes = (viewer: Viewer): boolean => viewer !== null && viewer.teamRole !== null;
+
 /** Who adds people to a conversation and takes them out on its page: anyone on the account's team (who may see it). */
 export const managesMembers = (viewer: Viewer): boolean => viewer !== null && viewer.teamRole !== null;
 

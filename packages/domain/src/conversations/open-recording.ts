@@ -1,13 +1,14 @@
 import type { Authenticated, SiteAccount } from '../records.ts';
 import { tokenFromAuthorization } from '../shared/tokens.ts';
-import { maySee, reachableByNumber, type Viewer } from './access.ts';
+import { maySee, reachableByNumber, seesInternalNotes, type Viewer } from './access.ts';
 import type { ConversationAccess, MessageMedia, SiteStore } from './ports.ts';
 import { slugGiven } from './view-message.ts';
 
 /**
  * A message's recording, for whoever may see the message: anyone for a public conversation's; a
  * private one's for those the page's rule lets in (access.ts), the device that started it (its
- * pass), or a client with the account's own API token. Anyone else, like a message that is missing, hidden or has no recording, gets null.
+ * pass), or a client with the account's own API token; an internal note's only for the team and
+ * the token. Anyone else, like a message that is missing, hidden or has no recording, gets null.
  */
 export async function openRecording(
   deps: { site: SiteStore; authenticate(token: string): Promise<Authenticated | null> },
@@ -28,9 +29,11 @@ export async function openRecording(
   const found = await deps.site.mediaOf(account.id, messageId);
   if (!found) return null;
   const c = found.conversation;
-  if (reachableByNumber(c, c.memberIds, reader.viewer, slugGiven(c, reader.slug))) return found;
+  // An internal note's: the team that may see the conversation, or the account's own token.
+  const notes = !found.internal || seesInternalNotes(reader.viewer);
+  if (notes && reachableByNumber(c, c.memberIds, reader.viewer, slugGiven(c, reader.slug))) return found;
   // A visitor's device that started it: an anonymous start's, or its person's while a member.
-  const held = reader.viewer === null && reader.pass ? reader.pass(c) : null;
+  const held = reader.viewer === null && reader.pass && !found.internal ? reader.pass(c) : null;
   if (held && (held.granted === c.id || maySee(c, c.memberIds, held.viewer))) return found;
   const token = tokenFromAuthorization(reader.authorization);
   const client = token ? await deps.authenticate(token) : null;

@@ -122,6 +122,8 @@ export interface PageMessageRecord extends MessageRecord {
   claimedName: string | null;
   /** Its recording has a poster (served beside it at `…/poster`). */
   poster: boolean;
+  /** An internal note: only the account's team sees it. */
+  internal: boolean;
 }
 
 /**
@@ -179,6 +181,8 @@ export interface MessageMedia {
   key: string;
   contentType: string;
   bytes: number;
+  /** The recording of an internal note: for the team (and the account's token) alone. */
+  internal: boolean;
 }
 
 /** What the account's own site reads; every read but the first is scoped to the account. */
@@ -196,11 +200,15 @@ export interface SiteStore {
   conversationAccessByIds(accountId: number, conversationIds: readonly number[]): Promise<ConversationAccess[]>;
   /** The recording this server keeps for a message not hidden, or null. */
   mediaOf(accountId: number, messageId: number): Promise<MessageMedia | null>;
-  /** A conversation with one window of its messages (found by id, after its access was checked). */
+  /**
+   * A conversation with one window of its messages (found by id, after its access was checked);
+   * its internal notes among them only for the team (`team`).
+   */
   conversationPage(
     accountId: number,
     conversationId: number,
     window: MessageWindow,
+    team: boolean,
   ): Promise<ConversationPageRecord | null>;
   messageById(accountId: number, messageId: number): Promise<MessagePageRecord | null>;
   /** Slugs of conversations that may be indexed (public and allowing search engines), newest first unless told. */

@@ -2,7 +2,7 @@ import type { StoredMedia } from '../media/media.ts';
 import { type LinkOptions, type PeopleDeps, replyProblem, replyText, sendSignInLink } from '../people/people.ts';
 import type { SiteAccount, TemplateRef } from '../records.ts';
 import { emailProblem, nameProblem } from '../shared/person.ts';
-import { maySee, type Viewer } from './access.ts';
+import { maySee, seesInternalNotes, type Viewer } from './access.ts';
 import type { SiteStore } from './ports.ts';
 import { slugKey, slugProblem } from './slug.ts';
 
@@ -16,6 +16,8 @@ export interface ReplyForm {
   media?: StoredMedia | undefined;
   /** The message template the team member started from: its name, and its recording when none was sent. */
   template?: { ref: TemplateRef; media: StoredMedia | null } | undefined;
+  /** An internal note (the reply form's box): the team's alone, and only the team writes one. */
+  internal?: boolean | undefined;
 }
 
 export type ReplyOutcome =
@@ -64,6 +66,9 @@ export async function postReply(
 ): Promise<ReplyOutcome> {
   const conversation = await replyTarget(deps, account, slug, viewer, granted);
   if (!conversation) return { kind: 'not_found' };
+  if (form.internal && !seesInternalNotes(viewer)) {
+    return { kind: 'refused', problem: 'Only the account’s team writes internal notes.' };
+  }
   // A recording may go without a caption; a text reply needs its text.
   const media = form.media ?? form.template?.media ?? undefined;
   const problem = media && form.text.trim() === '' ? null : replyProblem(form.text);
@@ -78,6 +83,7 @@ export async function postReply(
       media,
       claimedName,
       template: form.template?.ref,
+      internal: form.internal === true,
     });
     return { kind: 'posted', messageId: id, slug: conversation.slug, created };
   };

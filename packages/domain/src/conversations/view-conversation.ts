@@ -1,5 +1,5 @@
 import type { SiteAccount } from '../records.ts';
-import { maySee, type Viewer } from './access.ts';
+import { maySee, seesInternalNotes, type Viewer } from './access.ts';
 import type { ConversationAccess, ConversationPageRecord, SiteStore } from './ports.ts';
 import { slugKey, slugProblem } from './slug.ts';
 
@@ -23,7 +23,8 @@ export const pageOf = (position: number): number => Math.floor(position / PAGE_M
  * may see. Who may see it is decided on the conversation alone, before a message is read, so a
  * private conversation costs what a missing one does. `page` (1-based, oldest first) picks a
  * numbered page of messages; without it the latest ones are shown. A page past the last is null.
- * `granted` is the conversation an anonymous visitor's device started (its pass opens it).
+ * `granted` is the conversation an anonymous visitor's device started (its pass opens it). The
+ * team's page holds its internal notes; an embed (`embed`), for the world outside, never does.
  */
 export async function viewConversation(
   deps: { site: SiteStore },
@@ -32,15 +33,21 @@ export async function viewConversation(
   viewer: Viewer = null,
   page: number | null = null,
   granted: number | null = null,
+  embed = false,
 ): Promise<ConversationPageRecord | null> {
   const target = await visibleConversation(deps, account, slug, viewer, granted);
   if (!target) return null;
   if (page !== null && (!Number.isSafeInteger(page) || page < 1)) return null;
-  return deps.site.conversationPage(account.id, target.id, {
-    start: page === null ? null : (page - 1) * PAGE_MESSAGES,
-    size: PAGE_MESSAGES,
-    earlierIds: page === null ? EARLIER_ANCHORS_MAX : 0,
-  });
+  return deps.site.conversationPage(
+    account.id,
+    target.id,
+    {
+      start: page === null ? null : (page - 1) * PAGE_MESSAGES,
+      size: PAGE_MESSAGES,
+      earlierIds: page === null ? EARLIER_ANCHORS_MAX : 0,
+    },
+    !embed && seesInternalNotes(viewer),
+  );
 }
 
 /**

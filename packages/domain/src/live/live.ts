@@ -29,6 +29,8 @@ export interface LiveEvent {
   messageId: number | null;
   /** The author of a message posted; the member added or taken out; the person signed out or moved. */
   userId: number | null;
+  /** An event of an internal note: told to the account's team alone. */
+  internal: boolean;
 }
 
 /** What a stream follows: one conversation of an account, or (the team's inbox) all of them. */

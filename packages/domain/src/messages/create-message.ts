@@ -18,6 +18,8 @@ export interface CreateMessageInput {
   userEmail?: string | undefined;
   /** A template of the account whose content the message takes. */
   messageTemplateId?: number | undefined;
+  /** An internal note: only the account's team sees it (never the spec'd operations). */
+  internal?: boolean | undefined;
 }
 
 /** The message's own key among the account's form tokens: `api:` and the key's SHA-256 (64 characters at most). */
@@ -80,6 +82,7 @@ export async function createMessage(
     format: content.format,
     media: content.media,
     template: content.template,
+    internal: input.internal === true,
     submitKey,
   });
   if (!created) {

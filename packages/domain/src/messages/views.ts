@@ -21,7 +21,9 @@ export const ZMessageDetail = ZMessage.extend({
     description: 'The same time for people (spelled as the original service spells it).',
     example: 'November 27th, 2026 02:03PM UTC',
   }),
-  internal: z.boolean().meta({ description: "An internal note only the account's team sees. Always false for now." }),
+  internal: z.boolean().meta({
+    description: "An internal note: only the account's team sees it (create_message's `internal`).",
+  }),
   parent_message_id: z
     .number()
     .int()

@@ -30,6 +30,8 @@ export interface DigestMessage {
   createdAt: bigint;
   /** Its recording has a poster (mails show it where the conversation is public). */
   poster: boolean;
+  /** An internal note (only the team is mailed one). */
+  internal: boolean;
 }
 
 /** A pending mail that fell due: for whom, about what, and everything that arrived since it began. */
@@ -134,9 +136,11 @@ const RECORDING_NAMES: Record<string, string> = {
 };
 export const mailRecordingName = (kind: string): string => RECORDING_NAMES[kind] ?? 'a recording';
 
-/** How a mail names a message's author: "Someone (anonymous)", or with the team's badge. */
+/** How a mail names a message's author: "Someone (anonymous)", or with the team's badge; a note says it is one. */
 export const mailByline = (m: DigestMessage, team: string) =>
-  m.authorName === null ? 'Someone (anonymous)' : m.authorTeamRole ? `${m.authorName} (${team} team)` : m.authorName;
+  `${m.authorName === null ? 'Someone (anonymous)' : m.authorTeamRole ? `${m.authorName} (${team} team)` : m.authorName}${
+    m.internal ? ', internal note (only the team sees it)' : ''
+  }`;
 
 /** Where a notification's links lead: stop this conversation's mail, all of it, the settings. */
 export interface NotificationLinks {

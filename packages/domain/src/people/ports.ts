@@ -67,6 +67,11 @@ export interface NewReply {
   claimedName?: string | null | undefined;
   /** The message template it was made from (its id and name, kept as they were). */
   template?: TemplateRef | undefined;
+  /**
+   * An internal note: only the account's team sees it. It tells only the team, moves neither the
+   * conversation's state nor its place in anyone's list, runs no workflow, and is not searched.
+   */
+  internal?: boolean | undefined;
 }
 
 /** Where replies are written. */

@@ -52,11 +52,14 @@ export function conversationPayload(
   return { type, timestamp: at.toISOString(), data: conversationView(a, c) };
 }
 
-/** message_created: the message as it appears in `messages`, with its conversation's id and slug. */
+/**
+ * message_created: the message as it appears in `messages`, with its conversation's id and slug,
+ * and whether it is an internal note (the team's alone).
+ */
 export function messageCreatedPayload(
   a: AccountAddress,
   conversation: { id: number; slug: string },
-  m: MessageRecord,
+  m: MessageRecord & { internal: boolean },
   at: Date,
 ): WebhookEnvelope {
   return {
@@ -65,6 +68,7 @@ export function messageCreatedPayload(
     data: {
       conversation: { id: conversation.id, slug: conversation.slug },
       message: messageView(a, conversation.id, conversationUrl(a, conversation.slug), m),
+      internal: m.internal,
     },
   };
 }

@@ -18,6 +18,7 @@ import {
   moderateMessage,
   replyTemplateOf,
   runsConversation,
+  seesInternalNotes,
   sendReply,
   tagsFromText,
   templateForReply,
@@ -103,6 +104,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       draft,
       limits: deps.media.limits,
       templates: templates.map((t) => ({ id: t.id, name: t.name })),
+      notes: seesInternalNotes(viewer),
     });
     await markConversationRead(deps, account, viewer, found.id);
     const mail = viewer
@@ -178,6 +180,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       name: field(fields, 'name'),
       email: field(fields, 'email'),
       submitKey: field(fields, 'submit'),
+      internal: field(fields, 'internal') === 'true',
     };
     const slug = c.req.param('slug');
     // A reply started from a template: the team's, else refused (the form offers none to anyone else).

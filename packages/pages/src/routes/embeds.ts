@@ -35,7 +35,7 @@ export function embedRoutes({ deps }: SiteKit) {
       }
     }
     const reader = await readerFrom(deps, account.id, viewer, grants, slug);
-    const found = await viewConversation(deps, account, slug, reader.viewer, pageNumber, reader.granted);
+    const found = await viewConversation(deps, account, slug, reader.viewer, pageNumber, reader.granted, true);
     if (!found) return notFound(c);
     const url = conversationUrl(account, found.slug);
     // The way to answer: the conversation's own page, at its form, outside the frame. A visitor
@@ -70,7 +70,15 @@ export function embedRoutes({ deps }: SiteKit) {
     const parsed = MESSAGE_KEY.exec(c.req.param('message'));
     if (c.req.param('key') !== account.key || !parsed) return notFound(c);
     // Its number can be counted: an unlisted conversation's message needs its slug (`?c=`) too.
-    const found = await viewMessage(deps, account, Number(parsed[1]), viewerOf(c), null, c.req.query('c') ?? null);
+    const found = await viewMessage(
+      deps,
+      account,
+      Number(parsed[1]),
+      viewerOf(c),
+      null,
+      c.req.query('c') ?? null,
+      true,
+    );
     if (!found) return notFound(c);
     const showAuthor = (parsed[2] ?? c.req.query('show_author')) === 'true';
     const target = `${conversationUrl(account, found.conversation.slug)}#message-${found.message.id}`;

@@ -5,6 +5,7 @@ import {
   type LiveScope,
   maySeeConversation,
   seesEveryConversation,
+  seesInternalNotes,
   viewMessage,
   visibleConversation,
 } from '@convo/domain';
@@ -107,13 +108,19 @@ export function eventRoutes({ deps }: SiteKit) {
     return new Response(opened.body, { headers });
   }
 
-  /** A conversation's stream, for its page or its embed (`slug` as the page has it). */
-  async function conversationStream(c: SiteContext, slug: string) {
+  /**
+   * A conversation's stream, for its page or its embed (`slug` as the page has it). An internal
+   * note's events go to the team's streams alone (an embed's never): anyone else's stream is not
+   * told a note was posted, hidden or deleted.
+   */
+  async function conversationStream(c: SiteContext, slug: string, embed: boolean) {
     const account = c.env.account;
     const reader = await readerOf(deps, c, slug);
     const target = await visibleConversation(deps, account, slug, reader.viewer, reader.granted);
     if (!target) return notFound(c);
     const userId = reader.viewer?.userId ?? null;
+    // Asked again with the rule when the reader's place on the team changes.
+    let notes = !embed && seesInternalNotes(reader.viewer);
     return stream(c, {
       scope: { accountId: account.id, conversationId: target.id },
       userId,
@@ -121,19 +128,25 @@ export function eventRoutes({ deps }: SiteKit) {
       // The hub asks again only of a reader it knows or a start's pass (either may lose the right:
       // the team takes the person out or ends the pass): a stream of nobody's keeps no rule, for
       // it is one of thousands held for hours.
-      stillAllowed: userId === null && reader.granted === null ? nobodyToAsk : ruleAgain(c, slug),
-      describe: conversationEvent,
+      stillAllowed:
+        userId === null && reader.granted === null
+          ? nobodyToAsk
+          : ruleAgain(c, slug, (viewer) => {
+              notes = !embed && seesInternalNotes(viewer);
+            }),
+      describe: (e) => (e.internal && !notes ? null : conversationEvent(e)),
     });
   }
 
-  /** The conversation page's rule, asked again of the reader who opened the stream. */
-  function ruleAgain(c: SiteContext, slug: string) {
+  /** The conversation page's rule, asked again of the reader who opened the stream (`seen`: who they are now). */
+  function ruleAgain(c: SiteContext, slug: string, seen: (viewer: Viewer) => void) {
     const account = c.env.account;
     const now = viewerNow(c);
     const grantsOnce = passOf(deps, c);
     return async () => {
       const viewer = await now();
       if (viewer === undefined) return false;
+      seen(viewer);
       const again = await readerFrom(deps, account.id, viewer, viewer ? new Map() : await grantsOnce, slug);
       return (await visibleConversation(deps, account, slug, again.viewer, again.granted)) !== null;
     };
@@ -145,7 +158,7 @@ export function eventRoutes({ deps }: SiteKit) {
     const id = c.req.param('id') ?? '';
     if (!MESSAGE_ID.test(id)) return notFound(c);
     const reader = await readerOf(deps, c, slug);
-    const found = await viewMessage(deps, account, Number(id), reader.viewer, reader.granted, slug);
+    const found = await viewMessage(deps, account, Number(id), reader.viewer, reader.granted, slug, embed);
     if (!found || found.conversation.slug.toLowerCase() !== slug.toLowerCase()) return notFound(c);
     const url = conversationUrl(account, found.conversation.slug);
     const viewer = embed ? null : viewerOf(c);
@@ -163,10 +176,10 @@ export function eventRoutes({ deps }: SiteKit) {
     });
   }
 
-  routes.get('/c/:slug/events', (c) => conversationStream(c, c.req.param('slug')));
+  routes.get('/c/:slug/events', (c) => conversationStream(c, c.req.param('slug'), false));
   routes.get('/c/:slug/messages/:id', (c) => messageFragment(c, c.req.param('slug'), false));
   routes.get('/embeds/conversations/:key/:slug/events', (c) =>
-    c.req.param('key') === c.env.account.key ? conversationStream(c, c.req.param('slug')) : notFound(c),
+    c.req.param('key') === c.env.account.key ? conversationStream(c, c.req.param('slug'), true) : notFound(c),
   );
   routes.get('/embeds/conversations/:key/:slug/messages/:id', (c) =>
     c.req.param('key') === c.env.account.key ? messageFragment(c, c.req.param('slug'), true) : notFound(c),

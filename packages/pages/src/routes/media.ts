@@ -129,7 +129,9 @@ export function mediaRoutes({ deps }: SiteKit) {
   routes.get('/media/:accountKey/:messageId', async (c) => {
     const found = await recordingFor(c);
     if (!found) return notFound(c);
-    return serve(c, found, `message-${c.req.param('messageId')}`, found.conversation.anyoneCanPost ? 3600 : null);
+    // A public conversation's recording may be kept by any cache; an internal note's never.
+    const open = found.conversation.anyoneCanPost && !found.internal;
+    return serve(c, found, `message-${c.req.param('messageId')}`, open ? 3600 : null);
   });
 
   // An intake page's welcome recording: public, as the page that shows it.
@@ -158,7 +160,7 @@ export function mediaRoutes({ deps }: SiteKit) {
         302,
       );
     }
-    const open = found.conversation.anyoneCanPost;
+    const open = found.conversation.anyoneCanPost && !found.internal;
     c.header('content-type', 'image/jpeg');
     c.header('content-length', String(size));
     c.header('cache-control', open ? 'public, max-age=3600' : 'private, no-cache');

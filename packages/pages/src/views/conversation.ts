@@ -123,8 +123,9 @@ export function message(
   },
 ): Html {
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
-  return html`<article class="message"${display.anchor ? html` id="message-${m.id}"` : ''}>
-<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
+  // An internal note (only the team is ever shown one) says so, plainly, before anything else.
+  return html`<article class="message${m.internal ? ' internal' : ''}"${display.anchor ? html` id="message-${m.id}"` : ''}>
+${m.internal ? html`<p class="internal-label">Internal note: only the team sees it</p>` : ''}<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
 ${messageText(m)}
 ${media(m, display.accountKey, display.slug)}${display.actions ?? ''}
 </article>`;

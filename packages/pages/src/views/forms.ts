@@ -19,6 +19,8 @@ export interface ReplyDraft {
   problem?: string;
   /** The message template the reply starts from: its id, name and recording (in words), if any. */
   template?: { id: number; name: string; recording: string | null } | undefined;
+  /** The "Internal note" box was ticked. */
+  internal?: boolean | undefined;
 }
 
 /**
@@ -44,6 +46,8 @@ export function replyForm(
     limits: MediaLimits;
     /** The team's message templates (anyone else: none, and no picker). */
     templates?: readonly { id: number; name: string }[] | undefined;
+    /** The reader is on the team: the form offers an internal note. */
+    notes?: boolean | undefined;
   },
 ): Html {
   const d = state.draft ?? {};
@@ -73,6 +77,12 @@ ${fromTemplate}
 <p><label for="reply-text">Your reply</label><textarea id="reply-text" name="text" rows="5" maxlength="10000" aria-describedby="reply-text-note">${d.text ?? ''}</textarea></p>
 <p class="note" id="reply-text-note">Write a reply, send a recording, or both.</p>
 ${recordingInput('reply-media', state.limits)}
+${
+  state.notes
+    ? html`<p class="check"><input type="checkbox" id="reply-internal" name="internal" value="true"${d.internal ? html` checked` : ''} aria-describedby="reply-internal-note"><label for="reply-internal">Internal note</label></p>
+<p class="note" id="reply-internal-note">Only the team sees an internal note: never the people in the conversation, its embed or their mail.</p>`
+    : ''
+}
 <p><button type="submit">Post reply</button></p>
 </form>
 </section>`;

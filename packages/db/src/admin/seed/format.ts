@@ -51,6 +51,8 @@ export const ZSeedMessage = z.strictObject({
   created_at: ZTimestamp.optional(),
   /** Hidden by the team: loaded, but in no answer (an export marks them so). */
   hidden: z.boolean().default(false),
+  /** An internal note: only the account's team sees it. */
+  internal: z.boolean().default(false),
   /** The name of the message template it was made from, as it was then (the account's template of that name, if any). */
   template: z.string().min(1).max(255).optional(),
 });

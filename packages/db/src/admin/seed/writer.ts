@@ -285,6 +285,7 @@ export async function loadBatch(
         media_bytes: kept?.bytes ?? null,
         template_id: m.template === undefined ? null : (refs.templates.get(m.template.toLowerCase()) ?? null),
         template_name: m.template ?? null,
+        internal: m.internal,
       });
     }
   });
@@ -335,12 +336,12 @@ export async function loadBatch(
   const insertMessages: RowsInsert = (account, rows) =>
     sql`insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
          text, format, download_media_url, created_at, hidden_at, media_key, media_content_type, media_bytes,
-         template_id, template_name)
+         template_id, template_name, internal)
        select ${account}::int, c, type, duration, author, anonymous, text, format, media, coalesce(created_at, now()),
-         case when hidden then now() end, media_key, media_content_type, media_bytes, template_id, template_name
+         case when hidden then now() end, media_key, media_content_type, media_bytes, template_id, template_name, internal
        from jsonb_to_recordset(${rows}::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
          format text, media text, created_at timestamptz, hidden bool, media_key text, media_content_type text,
-         media_bytes bigint, template_id int, template_name text)`;
+         media_bytes bigint, template_id int, template_name text, internal bool)`;
   if (options.emitEvents) await insertAnnounced(em, refs.id, messages, insertMessages, 'message_created');
   else await insertRows(em, refs.id, messages, insertMessages);
   // The inbox orders by latest activity (the newest message loaded, or the creation) and searches
@@ -353,7 +354,7 @@ export async function loadBatch(
         // By the conversation alone: with the account too, a planner without statistics yet (a
         // fresh load) read the whole account's index message_account_recent once a conversation.
         last_activity_at: sql<Date>`coalesce((select max(m.created_at) from message m
-          where m.conversation_id = c.id), c.created_at)`,
+          where m.conversation_id = c.id and not m.internal), c.created_at)`,
         said: saidOf(sql<number>`c.id`, sql<boolean>`m.hidden_at is null`),
       })
       .where('c.account_id', '=', refs.id)

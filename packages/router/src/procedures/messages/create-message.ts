@@ -14,6 +14,7 @@ export const createMessageOperation = defineOperation(createMessageSpec, (proced
         text: input.text,
         userEmail: input.user_email,
         messageTemplateId: input.message_template_id,
+        internal: input.internal,
       },
       { idempotencyKey: ctx.idempotencyKey ?? undefined },
     );

@@ -32,8 +32,16 @@ export const ZCreateMessageInput = z
         'A template of the account: its text replaces `text` (a template without text puts `text` under its recording), ' +
         'and the message keeps its id and name (`message_template`).',
     }),
+    internal: z.boolean().meta({
+      description:
+        "An internal note: only the account's team sees it, on the conversation's page (marked so), in the team's " +
+        'inbox and live updates, in mail to the team, in get_messages (`internal: true`) and in `message_created` ' +
+        'webhooks (`internal: true`). Never in get_conversation, get_conversations or create_conversation, never on ' +
+        'an embed, never to a participant or visitor (its message and media addresses are 404 to them). It moves ' +
+        'neither the conversation’s state nor its place in anyone’s list, runs no workflow step and is not searched.',
+    }),
   })
-  .partial({ text: true, user_email: true, message_template_id: true });
+  .partial({ text: true, user_email: true, message_template_id: true, internal: true });
 
 export const createMessageSpec = {
   input: ZCreateMessageInput,
