@@ -17,6 +17,7 @@ import { inbox } from './sections/inbox.ts';
 import { intake } from './sections/intake.ts';
 import { live } from './sections/live.ts';
 import { BENCH_MEDIA_DIR, media } from './sections/media.ts';
+import { messages } from './sections/messages.ts';
 import { pages } from './sections/pages.ts';
 import { pagesUnkept } from './sections/pages-unkept.ts';
 import { queues } from './sections/queues.ts';
@@ -83,6 +84,7 @@ async function main() {
     if (EXTRAS.has('conditional')) await withUnkept((unkept) => conditional(product, unkept));
     if (EXTRAS.has('pages')) await pages(product);
     if (EXTRAS.has('inbox')) await withUnkept((unkept) => inbox(product, unkept));
+    if (EXTRAS.has('messages')) await withUnkept((unkept) => messages(product, unkept));
     if (EXTRAS.has('replies')) await replies(product);
     if (EXTRAS.has('intake')) await intake(product);
     if (EXTRAS.has('webhooks')) await webhooks(product);
