@@ -10,7 +10,8 @@ export interface Scenario {
   name: string;
   method?: 'GET' | 'POST';
   path: () => string;
-  body?: string;
+  /** The body, or a function that makes each request's. */
+  body?: string | (() => string);
   headers?: Record<string, string>;
 }
 
@@ -95,7 +96,11 @@ export async function drive(
     requests: [
       {
         method: s.method ?? 'GET',
-        setupRequest: (req) => ({ ...req, path: s.path(), ...(s.body ? { body: s.body } : {}) }),
+        setupRequest: (req) => ({
+          ...req,
+          path: s.path(),
+          ...(s.body ? { body: typeof s.body === 'function' ? s.body() : s.body } : {}),
+        }),
       },
     ],
   });

@@ -1,3 +1,4 @@
+import { pick } from '../correctness.ts';
 import { drive, fmt, type Scenario } from '../load.ts';
 import { CONNECTIONS, DURATION, TOKEN } from '../options.ts';
 import { peakRssMb, resetPeak, type Server } from '../servers.ts';
@@ -11,11 +12,12 @@ import { CREATE } from './unkept.ts';
  * create_conversation (target: >= 0.8x each).
  */
 export async function messages(product: Server, unkept: Server) {
-  const found = await fetch(`${product.base}/api/v1/conversations/get_conversation?slug=bench-1`, {
+  // Messages go into the 50 latest conversations, as an integration's do into many.
+  const found = await fetch(`${product.base}/api/v1/conversations/get_conversations?page=1`, {
     headers: { authorization: `Bearer ${TOKEN}` },
   });
-  const conversation = ((await found.json()) as { id?: number }).id;
-  if (!conversation) throw new Error('the messages section found no conversation bench-1');
+  const ids = ((await found.json()) as { conversations?: { id: number }[] }).conversations?.map((c) => c.id) ?? [];
+  if (ids.length === 0) throw new Error('the messages section found no conversations');
   const listMessages: Scenario = { name: 'get_messages page 1', path: () => '/api/v1/messages/get_messages?page=1' };
   const listConversations: Scenario = {
     name: 'get_conversations page 1',
@@ -25,7 +27,7 @@ export async function messages(product: Server, unkept: Server) {
     name: 'create_message',
     method: 'POST',
     path: () => '/api/v1/messages/create_message',
-    body: JSON.stringify({ conversation_id: conversation, text: 'Bench message' }),
+    body: () => JSON.stringify({ conversation_id: ids[pick(ids.length) - 1], text: 'Bench message' }),
   };
   const rows: string[] = [];
   let worst = Number.POSITIVE_INFINITY;

@@ -154,12 +154,13 @@ describe('recordings in an S3 bucket', () => {
     const accountId = conversation?.account_id ?? 0;
     const key = `${accountId}/${'cd'.repeat(16)}`;
     await bucket().put(key, [AUDIO.bytes], 1e6);
-    const { id } = await h.services.replies.insert(accountId, conversation?.id ?? 0, {
+    const written = await h.services.replies.insert(accountId, conversation?.id ?? 0, {
       authorId: null,
       text: '',
       submitKey: null,
       media: { key, kind: 'audio', contentType: 'audio/ogg', bytes: AUDIO.bytes.byteLength, seconds: 3 },
     });
+    const id = written?.id ?? 0;
     const stranger = await h.app.fetch(new Request(`${HOST}/media/s3/${id}`));
     expect(stranger.status).toBe(404);
     expect(stranger.headers.get('location')).toBeNull();

@@ -97,14 +97,6 @@ const POSTED = statement(
     .where('id', '=', slot<number>('message')),
 );
 
-const CONVERSATION = statement(
-  'message_conversation_exists',
-  db
-    .selectFrom('conversation')
-    .select('id')
-    .where('account_id', '=', account())
-    .where('id', '=', slot<number>('conversation')),
-);
 
 export class PgMessageStore implements MessageStore {
   private readonly em: EntityManager;
@@ -138,7 +130,4 @@ export class PgMessageStore implements MessageStore {
     return row ? { conversationId: row.conversation_id, authorId: row.author_id, text: row.text } : null;
   }
 
-  async conversationExists(accountId: number, conversationId: number): Promise<boolean> {
-    return (await run(this.em, CONVERSATION, { account: accountId, conversation: conversationId })).length > 0;
-  }
 }

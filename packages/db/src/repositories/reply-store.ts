@@ -216,7 +216,11 @@ export class PgReplyStore implements ReplyStore {
     this.em = em;
   }
 
-  async insert(accountId: number, conversationId: number, reply: NewReply): Promise<{ id: number; created: boolean }> {
+  async insert(
+    accountId: number,
+    conversationId: number,
+    reply: NewReply,
+  ): Promise<{ id: number; created: boolean } | null> {
     const media = reply.media;
     const [row] = await run(this.em, INSERT, {
       account: accountId,
@@ -236,8 +240,7 @@ export class PgReplyStore implements ReplyStore {
       templateName: reply.template?.name ?? null,
       internal: reply.internal === true,
     });
-    if (!row) throw new Error(`conversation ${conversationId} of account ${accountId} is gone`);
-    return { id: Number(row.id), created: row.created };
+    return row ? { id: Number(row.id), created: row.created } : null;
   }
 
   async posted(accountId: number, conversationId: number, submitKey: string): Promise<{ id: number } | null> {

@@ -76,7 +76,7 @@ export async function postReply(
   const text = media && form.text.trim() === '' ? '' : replyText(form.text);
   const submitKey = form.submitKey && /^[\w-]{16,64}$/.test(form.submitKey) ? form.submitKey : null;
   const post = async (authorId: number | null, claimedName: string | null = null): Promise<ReplyOutcome> => {
-    const { id, created } = await deps.replies.insert(account.id, conversation.id, {
+    const written = await deps.replies.insert(account.id, conversation.id, {
       authorId,
       text,
       submitKey,
@@ -85,7 +85,9 @@ export async function postReply(
       template: form.template?.ref,
       internal: form.internal === true,
     });
-    return { kind: 'posted', messageId: id, slug: conversation.slug, created };
+    // Deleted by the team between the page's check and the post: as a missing page.
+    if (!written) return { kind: 'not_found' };
+    return { kind: 'posted', messageId: written.id, slug: conversation.slug, created: written.created };
   };
 
   if (viewer) return post(viewer.userId);

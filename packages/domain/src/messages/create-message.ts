@@ -72,11 +72,8 @@ export async function createMessage(
       );
     }
   }
-  if (!(await deps.messageStore.conversationExists(account.id, input.conversationId))) {
-    throw new DomainError('conversation_not_found');
-  }
   const submitKey = key === undefined ? null : await submitKeyOf(key);
-  const { id, created } = await deps.replies.insert(account.id, input.conversationId, {
+  const written = await deps.replies.insert(account.id, input.conversationId, {
     authorId,
     text: content.text,
     format: content.format,
@@ -85,6 +82,9 @@ export async function createMessage(
     internal: input.internal === true,
     submitKey,
   });
+  // The insert reads the conversation itself: another account's or none writes nothing.
+  if (!written) throw new DomainError('conversation_not_found');
+  const { id, created } = written;
   if (!created) {
     const first = await deps.messageStore.posted(account.id, id);
     const same =

@@ -30,6 +30,4 @@ export interface MessageStore {
     accountId: number,
     messageId: number,
   ): Promise<{ conversationId: number; authorId: number | null; text: string } | null>;
-  /** The conversation of the account with this id, if it has one. */
-  conversationExists(accountId: number, conversationId: number): Promise<boolean>;
 }

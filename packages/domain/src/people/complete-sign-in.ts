@@ -43,11 +43,12 @@ export async function completeSignIn(
   const claimed = used.claim ? await deps.replies.claim(account.id, used.claim, user.id) : null;
   if (claimed) return { kind: 'signed_in', redirect: `${back}#message-${claimed.id}` };
   if (!used.pending) return { kind: 'signed_in', redirect: back };
-  const { id } = await deps.replies.insert(account.id, used.pending.conversationId, {
+  const written = await deps.replies.insert(account.id, used.pending.conversationId, {
     authorId: user.id,
     text: used.pending.text,
     submitKey: used.pending.submitKey,
     media: used.pending.media,
   });
-  return { kind: 'signed_in', redirect: `${back}#message-${id}` };
+  // The conversation was deleted while the link waited: signed in, with nothing to post into.
+  return { kind: 'signed_in', redirect: written ? `${back}#message-${written.id}` : back };
 }

@@ -79,9 +79,13 @@ export interface ReplyStore {
   /**
    * Adds a message to the conversation (text, with a recording when `media` is given); with a
    * submitKey the account already used, nothing is written and that message's id comes back
-   * (`created` false).
+   * (`created` false). Null when the account has no such conversation (none, or deleted since).
    */
-  insert(accountId: number, conversationId: number, reply: NewReply): Promise<{ id: number; created: boolean }>;
+  insert(
+    accountId: number,
+    conversationId: number,
+    reply: NewReply,
+  ): Promise<{ id: number; created: boolean } | null>;
   /**
    * Puts `authorId` on an unconfirmed start's message (its name given under the address they
    * confirmed) and makes them a member of its conversation; null when it is no longer unconfirmed.
