@@ -76,6 +76,9 @@ describe('create_message', () => {
         ),
       ),
     ]);
+    // The answer (built by the statement that wrote it) is the message as get_messages reads it.
+    const read = await list(a, '?conversation_slug=first');
+    expect(read.body.messages.find((m: { id: number }) => m.id === posted.body.id)).toEqual(posted.body);
     // The open pages hear of it as of a page reply (the live feed's row, written by the same statement).
     const events = (await h.db.orm.em
       .fork()

@@ -97,7 +97,6 @@ const POSTED = statement(
     .where('id', '=', slot<number>('message')),
 );
 
-
 export class PgMessageStore implements MessageStore {
   private readonly em: EntityManager;
 
@@ -129,5 +128,4 @@ export class PgMessageStore implements MessageStore {
     const [row] = await run(this.em, POSTED, { account: accountId, message: messageId });
     return row ? { conversationId: row.conversation_id, authorId: row.author_id, text: row.text } : null;
   }
-
 }

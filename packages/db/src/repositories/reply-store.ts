@@ -2,6 +2,7 @@ import { CONVERSATION_STATES, type NewReply, type ReplyStore, stateAfterMessage 
 import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import { changeMark } from './change-marks.ts';
+import { messageJson } from './conversation-reads.ts';
 import { notifyEvents } from './notification-store.ts';
 import { column, db, run, slot, statement } from './query.ts';
 import { saidAfter } from './said.ts';
@@ -91,7 +92,22 @@ const INSERT = statement(
             .where('c.account_id', '=', account()),
         )
         .onConflict((c) => c.columns(['account_id', 'submit_key']).where('submit_key', 'is not', null).doNothing())
-        .returning(['id', 'conversation_id']),
+        // What messageJson reads of a message: the answer is built from the row as written.
+        .returning([
+          'id',
+          'conversation_id',
+          'message_type',
+          'recorded_duration_seconds',
+          'author_id',
+          'anonymous',
+          'text',
+          'download_media_url',
+          'media_key',
+          'template_id',
+          'template_name',
+          'internal',
+          'created_at',
+        ]),
     )
     .with('touched', (q) =>
       q
@@ -149,12 +165,19 @@ const INSERT = statement(
         { message: column('added.id'), author: author() },
       ),
     )
-    .selectFrom('added')
-    .select(['added.id', sql<boolean>`true`.as('created')])
+    .selectFrom('added as m')
+    .innerJoin('conversation as c', 'c.id', 'm.conversation_id')
+    .leftJoin('account_user as u', 'u.id', 'm.author_id')
+    .select([
+      'm.id',
+      sql<boolean>`true`.as('created'),
+      // The message as create_message answers it, when asked (`host` given): no read after.
+      sql<string | null>`case when ${slot('host')}::text is not null then ${messageJson('detail')} end`.as('detail'),
+    ])
     .unionAll(
       db
         .selectFrom('message')
-        .select(['id', sql<boolean>`false`.as('created')])
+        .select(['id', sql<boolean>`false`.as('created'), sql<string | null>`null::text`.as('detail')])
         .where('account_id', '=', account())
         .where('submit_key', '=', sql<string>`${slot('submitKey')}::varchar`)
         .where(sql<boolean>`not exists (select 1 from added)`),
@@ -220,7 +243,7 @@ export class PgReplyStore implements ReplyStore {
     accountId: number,
     conversationId: number,
     reply: NewReply,
-  ): Promise<{ id: number; created: boolean } | null> {
+  ): Promise<{ id: number; created: boolean; detail: string | null } | null> {
     const media = reply.media;
     const [row] = await run(this.em, INSERT, {
       account: accountId,
@@ -239,8 +262,10 @@ export class PgReplyStore implements ReplyStore {
       templateId: reply.template?.id ?? null,
       templateName: reply.template?.name ?? null,
       internal: reply.internal === true,
+      host: reply.answerAs?.host ?? null,
+      key: reply.answerAs?.key ?? null,
     });
-    return row ? { id: Number(row.id), created: row.created } : null;
+    return row ? { id: Number(row.id), created: row.created, detail: row.detail } : null;
   }
 
   async posted(accountId: number, conversationId: number, submitKey: string): Promise<{ id: number } | null> {

@@ -81,10 +81,13 @@ export async function createMessage(
     template: content.template,
     internal: input.internal === true,
     submitKey,
+    answerAs: account,
   });
   // The insert reads the conversation itself: another account's or none writes nothing.
   if (!written) throw new DomainError('conversation_not_found');
-  const { id, created } = written;
+  const { id, created, detail } = written;
+  // Written now: the statement answered the message as it wrote it.
+  if (created && detail !== null) return { view: { text: detail }, replayed: false };
   if (!created) {
     const first = await deps.messageStore.posted(account.id, id);
     const same =

@@ -3,6 +3,7 @@ import type { StoredMedia } from '../media/media.ts';
 /* The ports of the people area: the people of an account's site, their sessions, links and pending replies. */
 
 import type { MessageFormat, TeamRole, TemplateRef, UserRecord } from '../records.ts';
+import type { AccountAddress } from '../shared/urls.ts';
 
 /** A reply that waits for its author to confirm the link mailed to the address they gave. */
 export interface PendingReply {
@@ -72,6 +73,11 @@ export interface NewReply {
    * conversation's state nor its place in anyone's list, runs no workflow, and is not searched.
    */
   internal?: boolean | undefined;
+  /**
+   * The account's address, when the writer wants the new message back as the messages resource
+   * answers it (`detail`, built by the statement that writes it; create_message's answer).
+   */
+  answerAs?: AccountAddress | undefined;
 }
 
 /** Where replies are written. */
@@ -85,7 +91,7 @@ export interface ReplyStore {
     accountId: number,
     conversationId: number,
     reply: NewReply,
-  ): Promise<{ id: number; created: boolean } | null>;
+  ): Promise<{ id: number; created: boolean; detail: string | null } | null>;
   /**
    * Puts `authorId` on an unconfirmed start's message (its name given under the address they
    * confirmed) and makes them a member of its conversation; null when it is no longer unconfirmed.
