@@ -191,6 +191,46 @@ describe('create_message', () => {
     expect(listed.body.messages.slice(0, 2).map((m: { internal: boolean }) => m.internal)).toEqual([true, true]);
   });
 
+  it('replies in a thread one level deep; the conversation’s operations list the reply as a message', async () => {
+    const root = await post(a, { conversation_id: first.id, text: 'Which plan are you on?' });
+    const reply = await post(a, { conversation_id: first.id, text: 'The yearly one', parent_message_id: root.body.id });
+    expect([reply.status, reply.body.parent_message_id]).toEqual([201, root.body.id]);
+    // A reply to the reply joins the same thread.
+    const deeper = await post(a, { conversation_id: first.id, text: 'Thanks', parent_message_id: reply.body.id });
+    expect(deeper.body.parent_message_id).toBe(root.body.id);
+    const got = await apiCall(h, 'GET', '/conversations/get_conversation?slug=first', auth(a));
+    const listed = got.body.messages.find((m: { id: number }) => m.id === deeper.body.id);
+    expect(listed).toBeDefined();
+    expect(listed).not.toHaveProperty('parent_message_id');
+    const read = await list(a, '?conversation_slug=first');
+    expect(read.body.messages.find((m: { id: number }) => m.id === deeper.body.id).parent_message_id).toBe(
+      root.body.id,
+    );
+    // The page says where it belongs.
+    const page = await call(h, new Request('https://alpha.example.com/c/first'));
+    expect(String(page.body)).toContain(`In the thread of <a href="#message-${root.body.id}">an earlier message</a>`);
+    // A reply in a note's thread is a note.
+    const note = await post(a, { conversation_id: first.id, text: 'Team: check the plan', internal: true });
+    const underNote = await post(a, { conversation_id: first.id, text: 'Done', parent_message_id: note.body.id });
+    expect([underNote.body.internal, underNote.body.parent_message_id]).toEqual([true, note.body.id]);
+  });
+
+  it('refuses a parent of another conversation, another account, or none, posting nothing', async () => {
+    const elsewhere = await post(a, { conversation_id: second.id, text: 'In the second' });
+    const theirs = await post(b, { conversation_id: others.id, text: 'Bravo words' });
+    const before = await count();
+    for (const parent of [elsewhere.body.id, theirs.body.id, 2_000_000_000]) {
+      const r = await post(a, { conversation_id: first.id, text: 'Lost', parent_message_id: parent });
+      expect([r.status, r.body]).toEqual([
+        422,
+        { error: `parent_message_id: no message ${parent} in conversation ${first.id}`, code: 'invalid_input' },
+      ]);
+    }
+    const wrong = await post(a, { conversation_id: first.id, text: 'x', parent_message_id: 'one' });
+    expect([wrong.status, wrong.body.code]).toEqual([422, 'invalid_input']);
+    expect(await count()).toBe(before);
+  });
+
   it('posts once per Idempotency-Key, and refuses the key for another request', async () => {
     const key = { 'idempotency-key': 'reply-1' };
     const one = await post(a, { conversation_id: first.id, text: 'Once' }, key);

@@ -253,6 +253,7 @@ describe('webhooks', () => {
       conversation: { id: created.body.id, slug: 'replied-to' },
       message: api.messages[0],
       internal: false,
+      parent_message_id: null,
     });
   });
 

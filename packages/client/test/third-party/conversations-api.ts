@@ -425,7 +425,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks). `message_hidden`: the ids of a message the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
+         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and `parent_message_id` (the message whose thread it replies in, or null). `message_hidden`: the ids of a message the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
          * @enum {string}
          */
         WebhookEventType: "conversation_created" | "conversation_updated" | "conversation_deleted" | "message_created" | "message_hidden" | "workflow_step";
@@ -4266,6 +4266,8 @@ export interface operations {
                 message_template_id?: number;
                 /** @description An internal note: only the account's team sees it, on the conversation's page (marked so), in the team's inbox and live updates, in mail to the team, in get_messages (`internal: true`) and in `message_created` webhooks (`internal: true`). Never in get_conversation, get_conversations or create_conversation, never on an embed, never to a participant or visitor (its message and media addresses are 404 to them). It moves neither the conversation’s state nor its place in anyone’s list, runs no workflow step and is not searched. (in the query, or as the body's member of that name, which wins) */
                 internal?: boolean;
+                /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. (in the query, or as the body's member of that name, which wins) */
+                parent_message_id?: number;
             };
             header?: {
                 /**
@@ -4290,6 +4292,8 @@ export interface operations {
                     message_template_id?: number;
                     /** @description An internal note: only the account's team sees it, on the conversation's page (marked so), in the team's inbox and live updates, in mail to the team, in get_messages (`internal: true`) and in `message_created` webhooks (`internal: true`). Never in get_conversation, get_conversations or create_conversation, never on an embed, never to a participant or visitor (its message and media addresses are 404 to them). It moves neither the conversation’s state nor its place in anyone’s list, runs no workflow step and is not searched. */
                     internal?: boolean;
+                    /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. */
+                    parent_message_id?: number;
                 };
                 "application/x-www-form-urlencoded": {
                     /** @description The conversation of this account the message goes into. */
@@ -4302,6 +4306,8 @@ export interface operations {
                     message_template_id?: number;
                     /** @description An internal note: only the account's team sees it, on the conversation's page (marked so), in the team's inbox and live updates, in mail to the team, in get_messages (`internal: true`) and in `message_created` webhooks (`internal: true`). Never in get_conversation, get_conversations or create_conversation, never on an embed, never to a participant or visitor (its message and media addresses are 404 to them). It moves neither the conversation’s state nor its place in anyone’s list, runs no workflow step and is not searched. */
                     internal?: boolean;
+                    /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. */
+                    parent_message_id?: number;
                 };
             };
         };

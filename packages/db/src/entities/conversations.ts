@@ -217,6 +217,8 @@ export const Message = defineEntity({
     workflowJobId: p.integer().nullable(),
     /** The form token a reply was posted with: a resubmitted form finds its message instead of posting again. */
     submitKey: p.string().length(64).nullable(),
+    /** The thread it replies in: its conversation's message that began it (one level); null for none. */
+    parentId: p.integer().nullable(),
     /** An internal note: only the account's team sees it (pages, streams, mail, the API's get_messages). */
     internal: p.boolean().default(false),
     /** The message template it was made from, by id and name as they were (no reference: the template may go). */
@@ -256,6 +258,10 @@ export const Message = defineEntity({
       // get_messages across the account's conversations, newest first.
       name: 'message_account_recent',
       expression: 'create index "message_account_recent" on "message" ("account_id", "created_at" desc, "id" desc)',
+    },
+    {
+      name: 'message_parent',
+      expression: 'create index "message_parent" on "message" ("parent_id") where "parent_id" is not null',
     },
     {
       name: 'message_media_key',

@@ -297,7 +297,8 @@ export const messageJson = (shown: 'spec' | 'detail') => {
             ',"message_created_time":"',
             to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'),
             '","message_credated_time_nice":"', to_char(m.created_at at time zone 'UTC', 'FMMonth FMDDth, YYYY HH12:MIAM'),
-            ' UTC","internal":', case when m.internal then 'true' else 'false' end, ',"parent_message_id":null',`
+            ' UTC","internal":', case when m.internal then 'true' else 'false' end,
+            ',"parent_message_id":', coalesce(m.parent_id::text, 'null'),`
           : sql``
       }
       '}')`;

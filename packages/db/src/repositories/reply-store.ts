@@ -63,6 +63,7 @@ const INSERT = statement(
           'template_id',
           'template_name',
           'internal',
+          'parent_id',
         ])
         .expression(
           q
@@ -87,6 +88,7 @@ const INSERT = statement(
               sql<number | null>`${slot('templateId')}::int`.as('template_id'),
               sql<string | null>`${slot('templateName')}::varchar`.as('template_name'),
               sql<boolean>`${slot('internal')}::boolean`.as('internal'),
+              sql<number | null>`${slot('parent')}::int`.as('parent_id'),
             ])
             .where('c.id', '=', slot<number>('conversation'))
             .where('c.account_id', '=', account()),
@@ -106,6 +108,7 @@ const INSERT = statement(
           'template_id',
           'template_name',
           'internal',
+          'parent_id',
           'created_at',
         ]),
     )
@@ -262,6 +265,7 @@ export class PgReplyStore implements ReplyStore {
       templateId: reply.template?.id ?? null,
       templateName: reply.template?.name ?? null,
       internal: reply.internal === true,
+      parent: reply.parentId ?? null,
       host: reply.answerAs?.host ?? null,
       key: reply.answerAs?.key ?? null,
     });

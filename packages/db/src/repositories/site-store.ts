@@ -55,6 +55,7 @@ const PAGE_MESSAGE_COLUMNS = [
   'm.claimed_name',
   'm.poster',
   'm.internal',
+  'm.parent_id',
 ] as const;
 
 const pageMessage = (
@@ -64,6 +65,7 @@ const pageMessage = (
     created_us: string;
     poster: boolean;
     internal: boolean;
+    parent_id: number | null;
   },
 ): PageMessageRecord => ({
   ...message(m),
@@ -72,6 +74,7 @@ const pageMessage = (
   claimedName: m.claimed_name ?? null,
   poster: m.poster,
   internal: m.internal,
+  parentId: m.parent_id,
 });
 
 /** Whether the page is the team's: internal notes are among its messages. */

@@ -124,6 +124,8 @@ export interface PageMessageRecord extends MessageRecord {
   poster: boolean;
   /** An internal note: only the account's team sees it. */
   internal: boolean;
+  /** The message whose thread it replies in; null for a message of the conversation itself. */
+  parentId: number | null;
 }
 
 /**

@@ -20,6 +20,8 @@ export interface CreateMessageInput {
   messageTemplateId?: number | undefined;
   /** An internal note: only the account's team sees it (never the spec'd operations). */
   internal?: boolean | undefined;
+  /** A message of the conversation whose thread it replies in (a thread reply's: the same thread). */
+  parentMessageId?: number | undefined;
 }
 
 /** The message's own key among the account's form tokens: `api:` and the key's SHA-256 (64 characters at most). */
@@ -72,6 +74,17 @@ export async function createMessage(
       );
     }
   }
+  // A reply in a thread joins its first message's thread (one level); a note's thread is the team's.
+  const thread =
+    input.parentMessageId === undefined
+      ? null
+      : await deps.messageStore.threadOf(account.id, input.conversationId, input.parentMessageId);
+  if (input.parentMessageId !== undefined && !thread) {
+    throw new DomainError(
+      'invalid_input',
+      `parent_message_id: no message ${input.parentMessageId} in conversation ${input.conversationId}`,
+    );
+  }
   const submitKey = key === undefined ? null : await submitKeyOf(key);
   const written = await deps.replies.insert(account.id, input.conversationId, {
     authorId,
@@ -79,7 +92,8 @@ export async function createMessage(
     format: content.format,
     media: content.media,
     template: content.template,
-    internal: input.internal === true,
+    internal: input.internal === true || thread?.internal === true,
+    parentId: thread?.rootId ?? null,
     submitKey,
     answerAs: account,
   });

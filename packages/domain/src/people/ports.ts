@@ -73,6 +73,8 @@ export interface NewReply {
    * conversation's state nor its place in anyone's list, runs no workflow, and is not searched.
    */
   internal?: boolean | undefined;
+  /** The thread it replies in (its first message's id, of the same conversation). */
+  parentId?: number | null | undefined;
   /**
    * The account's address, when the writer wants the new message back as the messages resource
    * answers it (`detail`, built by the statement that writes it; create_message's answer).

@@ -54,12 +54,12 @@ export function conversationPayload(
 
 /**
  * message_created: the message as it appears in `messages`, with its conversation's id and slug,
- * and whether it is an internal note (the team's alone).
+ * whether it is an internal note (the team's alone), and the thread it replies in.
  */
 export function messageCreatedPayload(
   a: AccountAddress,
   conversation: { id: number; slug: string },
-  m: MessageRecord & { internal: boolean },
+  m: MessageRecord & { internal: boolean; parentId: number | null },
   at: Date,
 ): WebhookEnvelope {
   return {
@@ -69,6 +69,7 @@ export function messageCreatedPayload(
       conversation: { id: conversation.id, slug: conversation.slug },
       message: messageView(a, conversation.id, conversationUrl(a, conversation.slug), m),
       internal: m.internal,
+      parent_message_id: m.parentId,
     },
   };
 }

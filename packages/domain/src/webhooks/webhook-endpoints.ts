@@ -18,7 +18,8 @@ export const ZWebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).meta({
     '`conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. ' +
     '`message_created`: the message ' +
     'as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal ' +
-    'note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks). `message_hidden`: the ids of a message ' +
+    'note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and ' +
+    '`parent_message_id` (the message whose thread it replies in, or null). `message_hidden`: the ids of a message ' +
     'the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and ' +
     '`slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the ' +
     'message it answers (`message_id`, or null).',

@@ -125,7 +125,11 @@ export function message(
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
   // An internal note (only the team is ever shown one) says so, plainly, before anything else.
   return html`<article class="message${m.internal ? ' internal' : ''}"${display.anchor ? html` id="message-${m.id}"` : ''}>
-${m.internal ? html`<p class="internal-label">Internal note: only the team sees it</p>` : ''}<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
+${m.internal ? html`<p class="internal-label">Internal note: only the team sees it</p>` : ''}${
+  m.parentId !== null
+    ? html`<p class="thread-label">In the thread of <a href="${display.newTab ? `${display.link.replace(/#.*$/, '')}#message-${m.parentId}` : `#message-${m.parentId}`}"${target}>an earlier message</a></p>`
+    : ''
+}<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
 ${messageText(m)}
 ${media(m, display.accountKey, display.slug)}${display.actions ?? ''}
 </article>`;

@@ -15,6 +15,7 @@ export const createMessageOperation = defineOperation(createMessageSpec, (proced
         userEmail: input.user_email,
         messageTemplateId: input.message_template_id,
         internal: input.internal,
+        parentMessageId: input.parent_message_id,
       },
       { idempotencyKey: ctx.idempotencyKey ?? undefined },
     );

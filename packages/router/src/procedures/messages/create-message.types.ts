@@ -40,8 +40,19 @@ export const ZCreateMessageInput = z
         'an embed, never to a participant or visitor (its message and media addresses are 404 to them). It moves ' +
         'neither the conversation’s state nor its place in anyone’s list, runs no workflow step and is not searched.',
     }),
+    parent_message_id: z
+      .number()
+      .int()
+      .min(1)
+      .max(2_147_483_647)
+      .meta({
+        description:
+          'Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread ' +
+          'reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of ' +
+          'another conversation, a hidden or missing one is 422.',
+      }),
   })
-  .partial({ text: true, user_email: true, message_template_id: true, internal: true });
+  .partial({ text: true, user_email: true, message_template_id: true, internal: true, parent_message_id: true });
 
 export const createMessageSpec = {
   input: ZCreateMessageInput,
