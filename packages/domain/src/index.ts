@@ -27,6 +27,7 @@ export * from './conversations/view-conversation.ts';
 export * from './conversations/view-inbox.ts';
 export * from './conversations/view-message.ts';
 export * from './conversations/view-my-conversations.ts';
+export * from './conversations/view-thread.ts';
 export * from './conversations/views.ts';
 export * from './intake/change-intake-page.ts';
 export * from './intake/create-intake-page.ts';

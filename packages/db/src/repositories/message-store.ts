@@ -88,24 +88,6 @@ const ONE = statement(
     .where('m.hidden_at', 'is', null),
 );
 
-/** A message of the conversation (not hidden) and its thread's first message, with that one's note flag. */
-const THREAD = statement(
-  'message_thread_of',
-  db
-    .selectFrom('message as m')
-    .leftJoin('message as r', (j) =>
-      j.onRef('r.id', '=', 'm.parent_id').onRef('r.conversation_id', '=', 'm.conversation_id'),
-    )
-    .select([
-      sql<number>`coalesce(r.id, m.id)`.as('root'),
-      sql<boolean>`coalesce(r.internal, m.internal)`.as('internal'),
-    ])
-    .where('m.account_id', '=', account())
-    .where('m.conversation_id', '=', slot<number>('conversation'))
-    .where('m.id', '=', slot<number>('message'))
-    .where('m.hidden_at', 'is', null),
-);
-
 const POSTED = statement(
   'message_posted',
   db
@@ -140,11 +122,6 @@ export class PgMessageStore implements MessageStore {
   async one(a: AccountAddress & { id: number }, messageId: number): Promise<WireJson<MessageDetailView> | null> {
     const [row] = await run(this.em, ONE, { account: a.id, host: a.host, key: a.key, message: messageId });
     return row ? { text: row.json } : null;
-  }
-
-  async threadOf(accountId: number, conversationId: number, messageId: number) {
-    const [row] = await run(this.em, THREAD, { account: accountId, conversation: conversationId, message: messageId });
-    return row ? { rootId: row.root, internal: row.internal } : null;
   }
 
   async posted(accountId: number, messageId: number) {

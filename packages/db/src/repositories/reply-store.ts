@@ -224,6 +224,24 @@ const CLAIM = statement(
     .select('claimed.id'),
 );
 
+/** A message of the conversation (not hidden) and its thread's first message, with that one's note flag. */
+const THREAD = statement(
+  'message_thread_of',
+  db
+    .selectFrom('message as m')
+    .leftJoin('message as r', (j) =>
+      j.onRef('r.id', '=', 'm.parent_id').onRef('r.conversation_id', '=', 'm.conversation_id'),
+    )
+    .select([
+      sql<number>`coalesce(r.id, m.id)`.as('root'),
+      sql<boolean>`coalesce(r.internal, m.internal)`.as('internal'),
+    ])
+    .where('m.account_id', '=', account())
+    .where('m.conversation_id', '=', slot<number>('conversation'))
+    .where('m.id', '=', slot<number>('message'))
+    .where('m.hidden_at', 'is', null),
+);
+
 /** A form token's message in a conversation. */
 const POSTED = statement(
   'reply_posted',
@@ -270,6 +288,11 @@ export class PgReplyStore implements ReplyStore {
       key: reply.answerAs?.key ?? null,
     });
     return row ? { id: Number(row.id), created: row.created, detail: row.detail } : null;
+  }
+
+  async threadOf(accountId: number, conversationId: number, messageId: number) {
+    const [row] = await run(this.em, THREAD, { account: accountId, conversation: conversationId, message: messageId });
+    return row ? { rootId: row.root, internal: row.internal } : null;
   }
 
   async posted(accountId: number, conversationId: number, submitKey: string): Promise<{ id: number } | null> {

@@ -207,6 +207,41 @@ const accessOf = (row: {
   passesValidAfter: row.passes_after_ms === null ? null : Number(row.passes_after_ms),
 });
 
+/** Messages a thread's page shows at most. */
+const THREAD_MESSAGES = 500;
+
+/**
+ * A thread of a conversation, by any of its messages: its first message, then its replies in
+ * order (not hidden; notes only for the team).
+ */
+const THREAD = statement(
+  'site_thread',
+  db
+    .with('t', (q) =>
+      q
+        .selectFrom('message')
+        .select(sql<number>`coalesce(parent_id, id)`.as('root'))
+        .where('account_id', '=', slot<number>('account'))
+        .where('conversation_id', '=', slot<number>('conversation'))
+        .where('id', '=', slot<number>('message'))
+        .where('hidden_at', 'is', null)
+        .where(sql<boolean>`(not internal or ${team()})`),
+    )
+    .selectFrom('message as m')
+    .innerJoin('t', (j) => j.on(sql<boolean>`m.id = t.root or m.parent_id = t.root`))
+    .leftJoin('account_user as u', 'u.id', 'm.author_id')
+    .select(PAGE_MESSAGE_COLUMNS)
+    .select('t.root')
+    .where('m.account_id', '=', slot<number>('account'))
+    .where('m.conversation_id', '=', slot<number>('conversation'))
+    .where('m.hidden_at', 'is', null)
+    .where(sql<boolean>`(not m.internal or ${team()})`)
+    .orderBy(sql`m.id <> t.root`)
+    .orderBy('m.created_at')
+    .orderBy('m.id')
+    .limit(THREAD_MESSAGES),
+);
+
 /** A shown message with its conversation's title and access. */
 const MESSAGE_BY_ID = statement(
   'site_message_by_id',
@@ -361,6 +396,13 @@ export class PgSiteStore implements SiteStore {
         archived: row.archived,
       },
     };
+  }
+
+  async thread(account: number, conversation: number, messageId: number, team: boolean) {
+    const rows = await run(this.em, THREAD, { account, conversation, message: messageId, team });
+    // Its first message hidden (or a note, for anyone off the team): no thread to show.
+    if (rows[0]?.id !== rows[0]?.root || rows.length === 0) return null;
+    return rows.map(pageMessage);
   }
 
   async messageById(account: number, messageId: number): Promise<MessagePageRecord | null> {

@@ -213,6 +213,16 @@ export interface SiteStore {
     team: boolean,
   ): Promise<ConversationPageRecord | null>;
   messageById(accountId: number, messageId: number): Promise<MessagePageRecord | null>;
+  /**
+   * The thread of a conversation that `messageId` is in: its first message, then its replies in
+   * order; internal notes only for the team (`team`). Null when there is none to show.
+   */
+  thread(
+    accountId: number,
+    conversationId: number,
+    messageId: number,
+    team: boolean,
+  ): Promise<PageMessageRecord[] | null>;
   /** Slugs of conversations that may be indexed (public and allowing search engines), newest first unless told. */
   indexableSlugs(
     accountId: number,

@@ -18,6 +18,8 @@ export interface ReplyForm {
   template?: { ref: TemplateRef; media: StoredMedia | null } | undefined;
   /** An internal note (the reply form's box): the team's alone, and only the team writes one. */
   internal?: boolean | undefined;
+  /** A message of the conversation whose thread it replies in (the thread's page sends it). */
+  parentId?: number | undefined;
 }
 
 export type ReplyOutcome =
@@ -69,6 +71,12 @@ export async function postReply(
   if (form.internal && !seesInternalNotes(viewer)) {
     return { kind: 'refused', problem: 'Only the account’s team writes internal notes.' };
   }
+  // A reply in a thread: one of the conversation's messages this reader sees (a note's, the team).
+  const thread =
+    form.parentId === undefined ? null : await deps.replies.threadOf(account.id, conversation.id, form.parentId);
+  if (form.parentId !== undefined && (!thread || (thread.internal && !seesInternalNotes(viewer)))) {
+    return { kind: 'refused', problem: 'That message is not in this conversation (any more): reply without it.' };
+  }
   // A recording may go without a caption; a text reply needs its text.
   const media = form.media ?? form.template?.media ?? undefined;
   const problem = media && form.text.trim() === '' ? null : replyProblem(form.text);
@@ -83,7 +91,8 @@ export async function postReply(
       media,
       claimedName,
       template: form.template?.ref,
-      internal: form.internal === true,
+      internal: form.internal === true || thread?.internal === true,
+      parentId: thread?.rootId ?? null,
     });
     // Deleted by the team between the page's check and the post: as a missing page.
     if (!written) return { kind: 'not_found' };
@@ -113,7 +122,7 @@ export async function postReply(
     email,
     name,
     returnPath: `/c/${conversation.slug}`,
-    pending: { conversationId: conversation.id, text, submitKey, media },
+    pending: { conversationId: conversation.id, text, submitKey, media, parentId: thread?.rootId ?? null },
   });
   return { kind: 'check_email', email };
 }

@@ -78,7 +78,7 @@ export async function createMessage(
   const thread =
     input.parentMessageId === undefined
       ? null
-      : await deps.messageStore.threadOf(account.id, input.conversationId, input.parentMessageId);
+      : await deps.replies.threadOf(account.id, input.conversationId, input.parentMessageId);
   if (input.parentMessageId !== undefined && !thread) {
     throw new DomainError(
       'invalid_input',

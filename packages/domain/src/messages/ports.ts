@@ -25,16 +25,6 @@ export interface MessageStore {
   ): Promise<{ page: WireJson<GetMessagesAnswer>; count: number; hasMore: boolean; conversationFound: boolean }>;
   /** One message of the account (not hidden), as create_message answers it; null when there is none. */
   one(account: AccountAddress & { id: number }, messageId: number): Promise<WireJson<MessageDetailView> | null>;
-  /**
-   * The thread a reply under `messageId` joins: the message's own thread's first message (one
-   * level), with whether it is an internal note; null when the conversation has no such message
-   * (of the account, not hidden).
-   */
-  threadOf(
-    accountId: number,
-    conversationId: number,
-    messageId: number,
-  ): Promise<{ rootId: number; internal: boolean } | null>;
   /** What a message was posted as: for telling an Idempotency-Key's retry from another request. */
   posted(
     accountId: number,

@@ -48,6 +48,7 @@ export async function completeSignIn(
     text: used.pending.text,
     submitKey: used.pending.submitKey,
     media: used.pending.media,
+    parentId: used.pending.parentId ?? null,
   });
   // The conversation was deleted while the link waited: signed in, with nothing to post into.
   return { kind: 'signed_in', redirect: written ? `${back}#message-${written.id}` : back };

@@ -12,6 +12,8 @@ export interface PendingReply {
   submitKey: string | null;
   /** A recording sent with it, kept until the link is opened (or it expires). */
   media?: StoredMedia | undefined;
+  /** The thread it replies in (its first message's id). */
+  parentId?: number | null | undefined;
 }
 
 /** A person signed in on an account's site. */
@@ -99,6 +101,16 @@ export interface ReplyStore {
    * confirmed) and makes them a member of its conversation; null when it is no longer unconfirmed.
    */
   claim(accountId: number, messageId: number, authorId: number): Promise<{ id: number } | null>;
+  /**
+   * The thread a reply under `messageId` joins: the message's own thread's first message (one
+   * level), with whether it is an internal note; null when the conversation has no such message
+   * (of the account, not hidden).
+   */
+  threadOf(
+    accountId: number,
+    conversationId: number,
+    messageId: number,
+  ): Promise<{ rootId: number; internal: boolean } | null>;
   /** The message a form token posted in the conversation, if it did. */
   posted(accountId: number, conversationId: number, submitKey: string): Promise<{ id: number } | null>;
 }

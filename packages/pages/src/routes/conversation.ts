@@ -24,6 +24,7 @@ import {
   templateForReply,
   templatesForReply,
   viewConversation,
+  viewThread,
 } from '@convo/domain';
 import { Hono } from 'hono';
 import { html } from 'hono/html';
@@ -32,7 +33,7 @@ import { busy, notFound, type PageStatus, page, refused } from '../frame.ts';
 import { handoffGrant, keepPass, readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { field, type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
-import { conversation, excerpt } from '../views/conversation.ts';
+import { conversation, excerpt, threadView } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
 import { conversationMailChoice } from '../views/mail-choices.ts';
 import { templateRecordingName } from '../views/manage.ts';
@@ -55,6 +56,10 @@ const templateDraft = (t: MessageTemplateRecord): NonNullable<forms.ReplyDraft['
     ? templateRecordingName({ message_type: t.media.kind, recorded_duration_seconds: t.media.seconds })
     : null,
 });
+
+/** The thread a reply form names (`parent`): a message id, else none. */
+const parentOf = (given: string | undefined): number | undefined =>
+  given !== undefined && /^[1-9]\d{0,8}$/.test(given) ? Number(given) : undefined;
 
 /** A template's id as a form or a query gives it: digits that fit the column, else none. */
 const templateIdOf = (given: string | undefined): number | null =>
@@ -132,6 +137,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       accountKey: account.key,
       page: pageNumber,
       actions,
+      threads: true,
       live: liveAddresses(`/c/${found.slug}`, deps.live.position()),
     })}${reply}`;
     return page(
@@ -155,6 +161,42 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
   }
 
   routes.get('/c/:slug', (c) => conversationPage(c, 200, c.req.param('slug')));
+
+  /** A thread's page (`/c/<slug>/m/<id>`, by any of its messages), its reply form replying in it. */
+  async function threadPage(c: SiteContext, status: PageStatus, slug: string, id: string, draft?: forms.ReplyDraft) {
+    const account = c.env.account;
+    if (!/^[1-9]\d{0,9}$/.test(id)) return notFound(c);
+    const reader = await readerOf(deps, c, slug);
+    const found = await viewThread(deps, account, slug, Number(id), reader.viewer, reader.granted);
+    if (!found) return notFound(c);
+    const viewer = viewerOf(c);
+    const url = conversationUrl(account, found.conversation.slug);
+    const root = found.messages[0]?.id ?? Number(id);
+    const reply = forms.replyForm(found.conversation, {
+      csrf: c.var.csrf,
+      submitKey: crypto.randomUUID(),
+      signedIn: c.var.signedIn?.user ?? null,
+      draft,
+      limits: deps.media.limits,
+      notes: seesInternalNotes(viewer),
+      parentId: root,
+    });
+    const actions = messageActions(found.conversation.slug, viewer, c.var.csrf, BigInt(Date.now()) * 1000n);
+    return page(
+      c,
+      status,
+      html`${threadView(found.conversation.slug, found.messages, url, { team: account.name, accountKey: account.key, actions })}${reply}`,
+      'A thread',
+      {
+        form: true,
+        noindex: true,
+        canonical: `${url}/m/${root}`,
+        ...(found.conversation.anyoneCanPost ? {} : { headers: { 'cache-control': 'no-store' } }),
+      },
+    );
+  }
+
+  routes.get('/c/:slug/m/:id', (c) => threadPage(c, 200, c.req.param('slug'), c.req.param('id')));
 
   // An embed's "Reply on" button: the start its frame holds, carried in the form's body (a
   // handoff signed for an hour, in place of a CSRF token), becomes this device's own pass.
@@ -181,16 +223,26 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       email: field(fields, 'email'),
       submitKey: field(fields, 'submit'),
       internal: field(fields, 'internal') === 'true',
+      parentId: parentOf(field(fields, 'parent')),
     };
     const slug = c.req.param('slug');
     // A reply started from a template: the team's, else refused (the form offers none to anyone else).
     const templateGiven = field(fields, 'template');
     const templateId = templateIdOf(templateGiven);
     const template = templateId === null ? null : await templateForReply(deps, account.id, viewerOf(c), templateId);
-    const refuse = (problem: string) =>
-      conversationPage(c, 422, slug, {
-        reply: { ...form, problem, template: template ? templateDraft(template) : undefined },
+    const refuse = async (problem: string) => {
+      const reply = { ...form, problem, template: template ? templateDraft(template) : undefined };
+      // A reply refused on a thread's page is that page again, with the reason; one naming a
+      // thread the reader may not see is the conversation's page, with it.
+      const again = form.parentId !== undefined ? await threadPage(c, 422, slug, String(form.parentId), reply) : null;
+      return again && again.status !== 404 ? again : conversationPage(c, 422, slug, { reply });
+    };
+    if (field(fields, 'parent') !== undefined && form.parentId === undefined) {
+      if (read.file) await deps.media.store.remove(read.file.key);
+      return conversationPage(c, 422, slug, {
+        reply: { ...form, problem: 'That message is not in this conversation.' },
       });
+    }
     if (templateGiven !== undefined && !template) {
       if (read.file) await deps.media.store.remove(read.file.key);
       return refuse('That template is not in the team’s library (any more): write the reply without it.');
@@ -231,7 +283,12 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
         return page(c, 200, forms.checkEmail({ reply: true, back: `/c/${slug}` }), 'Check your e-mail');
       case 'posted':
         // POST/redirect/GET: reloading the page it lands on never posts again.
-        return c.redirect(`/c/${outcome.slug}#message-${outcome.messageId}`, 303);
+        return c.redirect(
+          form.parentId !== undefined
+            ? `/c/${outcome.slug}/m/${form.parentId}#message-${outcome.messageId}`
+            : `/c/${outcome.slug}#message-${outcome.messageId}`,
+          303,
+        );
     }
   });
 

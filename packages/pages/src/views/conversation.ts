@@ -120,6 +120,8 @@ export function message(
     newTab?: boolean | undefined;
     /** What the reader may do to it (hide, delete), as buttons under it. */
     actions?: Html | string | undefined;
+    /** Offer "Reply in thread" (the conversation's own page; not an embed, not the thread's page). */
+    threads?: boolean | undefined;
   },
 ): Html {
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
@@ -131,7 +133,11 @@ ${m.internal ? html`<p class="internal-label">Internal note: only the team sees 
     : ''
 }<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
 ${messageText(m)}
-${media(m, display.accountKey, display.slug)}${display.actions ?? ''}
+${media(m, display.accountKey, display.slug)}${
+  display.threads
+    ? html`<p class="thread-link"><a href="/c/${display.slug}/m/${m.parentId ?? m.id}">Reply in thread</a></p>`
+    : ''
+}${display.actions ?? ''}
 </article>`;
 }
 
@@ -188,6 +194,8 @@ export interface ConversationDisplay {
   page?: number | null;
   /** The buttons under each message for this reader (none in embeds). */
   actions?: (m: PageMessageRecord) => Html | string;
+  /** Each message links to its thread's page ("Reply in thread"). */
+  threads?: boolean;
 }
 
 /** One message as an item of its conversation's list: on the page, in the embed, or alone (a live update). */
@@ -203,6 +211,7 @@ export function messageItem(m: PageMessageRecord, pageUrl: string, slug: string,
     slug,
     newTab: display.newTab,
     actions: display.actions?.(m),
+    threads: display.threads,
   })}</li>`;
 }
 
@@ -250,4 +259,26 @@ export function excerpt(c: ConversationPageRecord, max = 200): string {
   if (!first) return `A conversation with ${c.messageCount} messages.`;
   const chars = Array.from(first);
   return chars.length <= max ? first : `${chars.slice(0, max - 1).join('')}…`;
+}
+
+/**
+ * A thread's own page (`/c/<slug>/m/<id>`): its first message and its replies, oldest first, under
+ * a link back to the conversation; the reply form (in the thread) follows.
+ */
+export function threadView(
+  slug: string,
+  messages: PageMessageRecord[],
+  pageUrl: string,
+  display: ConversationDisplay,
+): Html {
+  const [first] = messages;
+  const replies = messages.length - 1;
+  return html`<p class="meta"><a href="/c/${slug}#message-${first?.id ?? ''}">Back to the conversation</a></p>
+<article class="conversation thread">
+<h1>A thread</h1>
+<p class="meta">${replies === 0 ? 'No replies yet.' : replies === 1 ? '1 reply.' : `${replies} replies.`}</p>
+<ol class="messages" aria-label="The thread's messages">${messages.map((m) =>
+    messageItem(m, pageUrl, slug, { ...display, threads: false }),
+  )}</ol>
+</article>`;
 }

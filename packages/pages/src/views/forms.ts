@@ -37,7 +37,7 @@ function templatePicker(slug: string, templates: readonly { id: number; name: st
 
 /** The reply form under a conversation's messages: a plain form that posts to the page itself. */
 export function replyForm(
-  c: ConversationPageRecord,
+  c: Pick<ConversationPageRecord, 'slug' | 'allowAnonymousMessages'>,
   state: {
     csrf: string;
     submitKey: string;
@@ -48,6 +48,8 @@ export function replyForm(
     templates?: readonly { id: number; name: string }[] | undefined;
     /** The reader is on the team: the form offers an internal note. */
     notes?: boolean | undefined;
+    /** The thread it replies in (the thread's page): its first message's id. */
+    parentId?: number | undefined;
   },
 ): Html {
   const d = state.draft ?? {};
@@ -66,12 +68,13 @@ export function replyForm(
 <p><label for="reply-email">E-mail</label><input id="reply-email" name="email" type="email" autocomplete="email" maxlength="320" required value="${d.email ?? ''}"></p>`;
   // The action ends in #reply: a refused reply's page opens at the form and its alert, not at the top.
   return html`<section id="reply" aria-labelledby="reply-heading">
-<h2 id="reply-heading">Reply</h2>
+<h2 id="reply-heading">${state.parentId === undefined ? 'Reply' : 'Reply in this thread'}</h2>
 ${d.problem ? html`<p class="problem" role="alert">${d.problem}</p>` : ''}
 ${templates.length > 0 ? templatePicker(c.slug, templates, d.template?.id ?? null) : ''}
 <form method="post" action="/c/${c.slug}#reply" class="reply" enctype="multipart/form-data" data-max-seconds="${state.limits.maxSeconds}" data-conversation="${c.slug}" data-uploader="${UPLOADER.path}">
 ${csrfField(state.csrf)}
 <input type="hidden" name="submit" value="${state.submitKey}">
+${state.parentId === undefined ? '' : html`<input type="hidden" name="parent" value="${state.parentId}">`}
 ${identity}
 ${fromTemplate}
 <p><label for="reply-text">Your reply</label><textarea id="reply-text" name="text" rows="5" maxlength="10000" aria-describedby="reply-text-note">${d.text ?? ''}</textarea></p>

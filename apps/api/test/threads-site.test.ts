@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiCall, auth, type Harness } from './support/harness.ts';
+import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
+import { Visitor } from './support/site.ts';
+
+/*
+ * Threads on the site (issue 41): every message of a conversation's page offers "Reply in
+ * thread", the thread's own page (`/c/<slug>/m/<id>`, without JavaScript) shows its first message
+ * and its replies with a form that replies in it, one level deep. Walked as a participant, a team
+ * member, a visitor and another account, with an internal note's thread among them.
+ */
+
+const HOST = 'https://threads.example.com';
+const OTHER_HOST = 'https://elsewhere.example.com';
+const TOKEN = 'threads-site-token-0123456789';
+
+let site: PeopleSite;
+let h: Harness;
+let member: Visitor;
+let participant: Visitor;
+let first: number;
+let privateFirst: number;
+
+const sql = async <T>(text: string, params: unknown[] = []) =>
+  (await h.db.orm.em.fork().getConnection().execute(text, params)) as T[];
+const idOf = (location: string | null) => Number(/#message-(\d+)$/.exec(location ?? '')?.[1]);
+const messageCount = async () => (await sql<{ n: number }>('select count(*)::int as n from message'))[0]?.n ?? 0;
+
+beforeAll(async () => {
+  site = await openPeopleSite({
+    accounts: [
+      {
+        key: 'threads',
+        name: 'Threads Co',
+        host: HOST,
+        owner: 'olive@threads.example',
+        users: [
+          { email: 'olive@threads.example', name: 'Olive Owner' },
+          { email: 'tim@threads.example', name: 'Tim Teammate', team: 'member' },
+          { email: 'pia@else.example', name: 'Pia Participant' },
+        ],
+        tokens: [{ name: 'tests', token: TOKEN }],
+        conversations: [
+          {
+            title: 'Plans',
+            slug: 'plans',
+            members: ['olive@threads.example', 'pia@else.example'],
+            messages: [
+              { author: 'olive@threads.example', text: 'Which plan suits you?' },
+              { author: 'pia@else.example', text: 'Not sure yet' },
+            ],
+          },
+          {
+            title: 'Private',
+            slug: 'private',
+            anyone_can_post: false,
+            members: ['olive@threads.example'],
+            messages: [{ author: 'olive@threads.example', text: 'Team only' }],
+          },
+        ],
+      },
+      {
+        key: 'elsewhere',
+        name: 'Elsewhere',
+        host: OTHER_HOST,
+        owner: 'yara@elsewhere.example',
+        users: [{ email: 'yara@elsewhere.example', name: 'Yara Elsewhere' }],
+      },
+    ],
+  });
+  h = site.h;
+  member = await signIn(site, HOST, 'tim@threads.example');
+  participant = await signIn(site, HOST, 'pia@else.example');
+  const ids = await sql<{ id: number; slug: string }>(
+    'select min(m.id) as id, c.slug from message m join conversation c on c.id = m.conversation_id group by c.slug',
+  );
+  first = ids.find((r) => r.slug === 'plans')?.id ?? 0;
+  privateFirst = ids.find((r) => r.slug === 'private')?.id ?? 0;
+});
+afterAll(async () => site?.close());
+
+describe('a thread', () => {
+  it('is offered under every message, and its page replies in it without JavaScript', async () => {
+    const page = await participant.get('/c/plans');
+    expect(page.html).toContain(`<a href="/c/plans/m/${first}">Reply in thread</a>`);
+    const thread = await participant.get(`/c/plans/m/${first}`);
+    expect(thread.status).toBe(200);
+    expect(thread.html).toContain('Which plan suits you?');
+    expect(thread.html).not.toContain('Not sure yet');
+    expect(thread.html).toContain('No replies yet.');
+    expect(thread.html).toContain(`<input type="hidden" name="parent" value="${first}">`);
+    const posted = await participant.post('/c/plans', {
+      csrf: participant.hidden('csrf'),
+      submit: participant.hidden('submit'),
+      parent: participant.hidden('parent'),
+      text: 'The yearly one, please',
+    });
+    expect(posted.status).toBe(303);
+    const reply = idOf(posted.headers.get('location'));
+    expect(posted.headers.get('location')).toBe(`/c/plans/m/${first}#message-${reply}`);
+    const after = await participant.get(`/c/plans/m/${first}`);
+    expect(after.html).toContain('1 reply.');
+    expect(after.html).toContain('The yearly one, please');
+    // A reply to the reply joins the same thread; its page is the thread's.
+    await member.get(`/c/plans/m/${reply}`);
+    const deeper = await member.post('/c/plans', {
+      csrf: member.hidden('csrf'),
+      submit: member.hidden('submit'),
+      parent: member.hidden('parent'),
+      text: 'Done: yearly it is',
+    });
+    expect(deeper.status).toBe(303);
+    const listed = (await apiCall(h, 'GET', '/messages/get_messages?conversation_slug=plans', auth(TOKEN))).body
+      .messages as { text: string; parent_message_id: number | null }[];
+    expect(listed.filter((m) => m.parent_message_id === first).map((m) => m.text)).toEqual([
+      'Done: yearly it is',
+      'The yearly one, please',
+    ]);
+    // The conversation's page lists the replies as its messages, marked as in the thread.
+    expect((await participant.get('/c/plans')).html).toContain(
+      `In the thread of <a href="#message-${first}">an earlier message</a>`,
+    );
+  });
+
+  it('is a note’s thread for the team alone, and its replies are notes', async () => {
+    await member.get('/c/plans');
+    const note = await member.post('/c/plans', {
+      csrf: member.hidden('csrf'),
+      submit: member.hidden('submit'),
+      text: 'Team: she is on the trial',
+      internal: 'true',
+    });
+    const noteId = idOf(note.headers.get('location'));
+    expect((await participant.get(`/c/plans/m/${noteId}`)).status).toBe(404);
+    await member.get(`/c/plans/m/${noteId}`);
+    const under = await member.post('/c/plans', {
+      csrf: member.hidden('csrf'),
+      submit: member.hidden('submit'),
+      parent: String(noteId),
+      text: 'Noted',
+    });
+    expect(under.status).toBe(303);
+    const [row] = await sql<{ internal: boolean; parent_id: number }>(
+      'select internal, parent_id from message where id = ?',
+      [idOf(under.headers.get('location'))],
+    );
+    expect(row).toEqual({ internal: true, parent_id: noteId });
+    expect((await participant.get('/c/plans')).html).not.toContain('Noted');
+    // Nor may a participant reply under it by naming it.
+    const before = await messageCount();
+    await participant.get('/c/plans');
+    const forged = await participant.post('/c/plans', {
+      csrf: participant.hidden('csrf'),
+      submit: participant.hidden('submit'),
+      parent: String(noteId),
+      text: 'Me too',
+    });
+    expect(forged.status).toBe(422);
+    expect(forged.html).toContain('That message is not in this conversation (any more)');
+    expect(await messageCount()).toBe(before);
+  });
+
+  it('is not there for anyone who may not see it, nor for a message of another conversation', async () => {
+    const visitor = new Visitor(h, HOST);
+    for (const path of [`/c/private/m/${privateFirst}`, `/c/plans/m/${privateFirst}`, '/c/plans/m/99999999']) {
+      expect((await visitor.get(path)).status, path).toBe(404);
+    }
+    expect((await participant.get(`/c/private/m/${privateFirst}`)).status).toBe(404);
+    expect((await new Visitor(h, OTHER_HOST).get(`/c/plans/m/${first}`)).status).toBe(404);
+    for (const bad of ['0', 'abc', '1e3', '99999999999']) {
+      expect((await visitor.get(`/c/plans/m/${bad}`)).status, bad).toBe(404);
+    }
+    // A reply naming another conversation's message: refused, nothing posted.
+    const before = await messageCount();
+    await participant.get('/c/plans');
+    for (const parent of [String(privateFirst), 'abc']) {
+      const r = await participant.post('/c/plans', {
+        csrf: participant.hidden('csrf'),
+        submit: participant.hidden('submit'),
+        parent,
+        text: 'Lost',
+      });
+      expect(r.status, parent).toBe(422);
+    }
+    expect(await messageCount()).toBe(before);
+  });
+});
