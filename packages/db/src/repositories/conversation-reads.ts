@@ -120,6 +120,19 @@ export const MESSAGE_COLUMNS = [
   'm.download_media_url as media',
 ] as const;
 
+/**
+ * A recording's columns, the same on a message and on a message template: what a template or a
+ * workflow step copies from one row to another.
+ */
+export const RECORDING_COLUMNS = [
+  'message_type',
+  'recorded_duration_seconds',
+  'media_key',
+  'media_content_type',
+  'media_bytes',
+  'poster',
+] as const;
+
 /** Whether the server keeps the message's recording. */
 export const hosted = sql<boolean>`${sql.ref('m.media_key')} is not null`.as('hosted');
 

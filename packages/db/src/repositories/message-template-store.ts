@@ -8,6 +8,7 @@ import {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type InferResult, sql } from 'kysely';
+import { RECORDING_COLUMNS } from './conversation-reads.ts';
 import { db, exec, first } from './query.ts';
 import { violatesUnique } from './sql.ts';
 
@@ -64,7 +65,7 @@ const record = (r: InferResult<ReturnType<typeof templates>>[number]): MessageTe
 const recordingOf = (accountId: number, messageId: number) =>
   db
     .selectFrom('message')
-    .select(['message_type', 'recorded_duration_seconds', 'media_key', 'media_content_type', 'media_bytes', 'poster'])
+    .select(RECORDING_COLUMNS)
     .where('account_id', '=', accountId)
     .where('id', '=', messageId)
     .where('media_key', 'is not', null)
