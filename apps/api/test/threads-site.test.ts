@@ -24,6 +24,9 @@ let privateFirst: number;
 const sql = async <T>(text: string, params: unknown[] = []) =>
   (await h.db.orm.em.fork().getConnection().execute(text, params)) as T[];
 const idOf = (location: string | null) => Number(/#message-(\d+)$/.exec(location ?? '')?.[1]);
+/** Sends the reply form of the page `v` last opened, with these fields. */
+const send = (v: Visitor, fields: Record<string, string>) =>
+  v.post('/c/plans', { csrf: v.hidden('csrf'), submit: v.hidden('submit'), ...fields });
 const messageCount = async () => (await sql<{ n: number }>('select count(*)::int as n from message'))[0]?.n ?? 0;
 
 beforeAll(async () => {
@@ -89,9 +92,7 @@ describe('a thread', () => {
     expect(thread.html).not.toContain('Not sure yet');
     expect(thread.html).toContain('No replies yet.');
     expect(thread.html).toContain(`<input type="hidden" name="parent" value="${first}">`);
-    const posted = await participant.post('/c/plans', {
-      csrf: participant.hidden('csrf'),
-      submit: participant.hidden('submit'),
+    const posted = await send(participant, {
       parent: participant.hidden('parent'),
       text: 'The yearly one, please',
     });
@@ -103,9 +104,7 @@ describe('a thread', () => {
     expect(after.html).toContain('The yearly one, please');
     // A reply to the reply joins the same thread; its page is the thread's.
     await member.get(`/c/plans/m/${reply}`);
-    const deeper = await member.post('/c/plans', {
-      csrf: member.hidden('csrf'),
-      submit: member.hidden('submit'),
+    const deeper = await send(member, {
       parent: member.hidden('parent'),
       text: 'Done: yearly it is',
     });
@@ -124,18 +123,14 @@ describe('a thread', () => {
 
   it('is a note’s thread for the team alone, and its replies are notes', async () => {
     await member.get('/c/plans');
-    const note = await member.post('/c/plans', {
-      csrf: member.hidden('csrf'),
-      submit: member.hidden('submit'),
+    const note = await send(member, {
       text: 'Team: she is on the trial',
       internal: 'true',
     });
     const noteId = idOf(note.headers.get('location'));
     expect((await participant.get(`/c/plans/m/${noteId}`)).status).toBe(404);
     await member.get(`/c/plans/m/${noteId}`);
-    const under = await member.post('/c/plans', {
-      csrf: member.hidden('csrf'),
-      submit: member.hidden('submit'),
+    const under = await send(member, {
       parent: String(noteId),
       text: 'Noted',
     });
@@ -149,9 +144,7 @@ describe('a thread', () => {
     // Nor may a participant reply under it by naming it.
     const before = await messageCount();
     await participant.get('/c/plans');
-    const forged = await participant.post('/c/plans', {
-      csrf: participant.hidden('csrf'),
-      submit: participant.hidden('submit'),
+    const forged = await send(participant, {
       parent: String(noteId),
       text: 'Me too',
     });

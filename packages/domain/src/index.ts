@@ -20,6 +20,7 @@ export * from './conversations/schemas.ts';
 export * from './conversations/send-reply.ts';
 export * from './conversations/slug.ts';
 export * from './conversations/start-team-conversation.ts';
+export * from './conversations/threads.ts';
 export * from './conversations/title.ts';
 export * from './conversations/triage.ts';
 export * from './conversations/update-conversation.ts';

@@ -5,6 +5,7 @@ import { emailProblem, nameProblem } from '../shared/person.ts';
 import { maySee, seesInternalNotes, type Viewer } from './access.ts';
 import type { SiteStore } from './ports.ts';
 import { slugKey, slugProblem } from './slug.ts';
+import { replyThread } from './threads.ts';
 
 export interface ReplyForm {
   text: string;
@@ -71,10 +72,8 @@ export async function postReply(
   if (form.internal && !seesInternalNotes(viewer)) {
     return { kind: 'refused', problem: 'Only the account’s team writes internal notes.' };
   }
-  // A reply in a thread: one of the conversation's messages this reader sees (a note's, the team).
-  const thread =
-    form.parentId === undefined ? null : await deps.replies.threadOf(account.id, conversation.id, form.parentId);
-  if (form.parentId !== undefined && (!thread || (thread.internal && !seesInternalNotes(viewer)))) {
+  const thread = await replyThread(deps.replies, account.id, conversation.id, form.parentId, viewer);
+  if (!thread) {
     return { kind: 'refused', problem: 'That message is not in this conversation (any more): reply without it.' };
   }
   // A recording may go without a caption; a text reply needs its text.
@@ -91,8 +90,8 @@ export async function postReply(
       media,
       claimedName,
       template: form.template?.ref,
-      internal: form.internal === true || thread?.internal === true,
-      parentId: thread?.rootId ?? null,
+      internal: form.internal === true || thread.internal,
+      parentId: thread.parentId,
     });
     // Deleted by the team between the page's check and the post: as a missing page.
     if (!written) return { kind: 'not_found' };
@@ -122,7 +121,7 @@ export async function postReply(
     email,
     name,
     returnPath: `/c/${conversation.slug}`,
-    pending: { conversationId: conversation.id, text, submitKey, media, parentId: thread?.rootId ?? null },
+    pending: { conversationId: conversation.id, text, submitKey, media, parentId: thread.parentId },
   });
   return { kind: 'check_email', email };
 }

@@ -1,5 +1,6 @@
 import { idempotencyKeyProblem } from '../conversations/create-conversation.ts';
 import type { UpdateConversationStore } from '../conversations/ports.ts';
+import { replyThread } from '../conversations/threads.ts';
 import type { StoredMedia } from '../media/media.ts';
 import { messageBody } from '../people/message-text.ts';
 import type { ReplyStore } from '../people/ports.ts';
@@ -74,12 +75,8 @@ export async function createMessage(
       );
     }
   }
-  // A reply in a thread joins its first message's thread (one level); a note's thread is the team's.
-  const thread =
-    input.parentMessageId === undefined
-      ? null
-      : await deps.replies.threadOf(account.id, input.conversationId, input.parentMessageId);
-  if (input.parentMessageId !== undefined && !thread) {
+  const thread = await replyThread(deps.replies, account.id, input.conversationId, input.parentMessageId, 'account');
+  if (!thread) {
     throw new DomainError(
       'invalid_input',
       `parent_message_id: no message ${input.parentMessageId} in conversation ${input.conversationId}`,
@@ -92,8 +89,8 @@ export async function createMessage(
     format: content.format,
     media: content.media,
     template: content.template,
-    internal: input.internal === true || thread?.internal === true,
-    parentId: thread?.rootId ?? null,
+    internal: input.internal === true || thread.internal,
+    parentId: thread.parentId,
     submitKey,
     answerAs: account,
   });
