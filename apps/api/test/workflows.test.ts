@@ -84,6 +84,10 @@ async function throughPage(name: string, steps: unknown[]): Promise<{ slug: stri
 
 const conversation = async (slug: string) => (await api('GET', `/conversations/get_conversation?slug=${slug}`)).body;
 
+/** Workflow events not yet planned (the worker takes them within its interval). */
+const pendingEvents = async () =>
+  (await sql<{ n: number }>('select count(*)::int as n from workflow_event'))[0]?.n ?? 0;
+
 /** Waits until `check` holds for the conversation (the worker runs every 50 ms). */
 async function until(slug: string, check: (c: any) => boolean | Promise<boolean>): Promise<any> {
   const deadline = Date.now() + 10_000;
@@ -283,6 +287,28 @@ describe('a conversation created through an intake page', () => {
     const failed = await until(later.slug, (c) => c.workflow.steps[0].state === 'failed');
     expect(failed.workflow.steps[0].error).toBe(`message template ${template.body.id} is gone`);
     expect(failed.messages).toEqual([]);
+  });
+
+  it('runs a step limited to thread replies for a reply in a thread alone', async () => {
+    const { slug } = await throughPage('Threaded', [
+      {
+        trigger: { type: 'message.created', by: 'anyone', in_thread: true },
+        action: { type: 'add_tags', tags: ['threaded'] },
+      },
+    ]);
+    const c = await conversation(slug);
+    const root = await api('POST', '/messages/create_message', { conversation_id: c.id, text: 'Top level' });
+    expect(root.status).toBe(201);
+    await until(slug, async () => (await jobs(slug)).length === 0 && (await pendingEvents()) === 0);
+    expect((await conversation(slug)).tags).toEqual([]);
+    const reply = await api('POST', '/messages/create_message', {
+      conversation_id: c.id,
+      text: 'In the thread',
+      parent_message_id: root.body.id,
+    });
+    expect(reply.status).toBe(201);
+    const tagged = await until(slug, (x) => x.tags.length > 0);
+    expect(tagged.tags.map((t: { name: string }) => t.name)).toEqual(['threaded']);
   });
 
   it("keeps its copy when the page's workflow changes later", async () => {

@@ -110,6 +110,31 @@ describe('a copy and its plan', () => {
     ]);
   });
 
+  it('limits a message step to replies in a thread, or to messages not in one, when it says so', () => {
+    const tag: WorkflowStep['action'] = { type: 'add_tags', tags: ['x'] };
+    const threaded = copyWorkflow(
+      {
+        id: 2,
+        name: 'T',
+        steps: [
+          { trigger: { type: 'message.created', by: 'anyone', in_thread: true }, action: tag },
+          { trigger: { type: 'message.created', by: 'anyone', in_thread: false }, action: tag },
+          { trigger: { type: 'message.created', by: 'anyone' }, action: tag },
+        ],
+      },
+      created,
+    );
+    const t = at('2026-02-01T00:00:00Z');
+    const steps = (inThread: boolean) =>
+      planSteps(threaded.steps, { kind: 'message', messageId: 5, side: 'participant', inThread }, t).map((p) => p.step);
+    expect(steps(true)).toEqual([0, 2]);
+    expect(steps(false)).toEqual([1, 2]);
+    expect(
+      ZWorkflowSteps.safeParse([{ trigger: { type: 'message.created', by: 'team', in_thread: 'yes' }, action: tag }])
+        .success,
+    ).toBe(false);
+  });
+
   it('repeats until its last run, counting from creation', () => {
     const trigger = steps[3]?.trigger as WorkflowStep['trigger'];
     expect(nextRepeat(trigger, created, 1)).toEqual({ occurrence: 'run:2', dueAt: at('2026-03-31T10:00:00Z') });

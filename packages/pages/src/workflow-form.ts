@@ -43,9 +43,15 @@ export function stepsFromForm(field: (name: string) => string | undefined): unkn
     if (type === '' || get('remove') === 'on') continue;
     const unit = WAIT_UNITS[get('wait_unit') as WaitUnit] ?? Number.NaN;
     const wait = get('wait').trim() === '' ? 0 : whole(get('wait')) * unit;
+    const where = get('in_thread');
     const trigger =
       type === 'message.created'
-        ? { type, by: get('by'), delay_seconds: wait }
+        ? {
+            type,
+            by: get('by'),
+            ...(where === '' ? {} : { in_thread: where === 'true' ? true : where === 'false' ? false : where }),
+            delay_seconds: wait,
+          }
         : type === 'no_reply'
           ? { type, from: get('from'), within_seconds: wait }
           : type === 'repeat'
@@ -85,6 +91,7 @@ export function formOfStep(step: WorkflowStep): Record<string, string> {
   return {
     trigger: t.type,
     by: t.type === 'message.created' ? t.by : 'participant',
+    in_thread: t.type === 'message.created' && t.in_thread !== undefined ? String(t.in_thread) : '',
     from: t.type === 'no_reply' ? t.from : 'team',
     wait: seconds === 0 ? '' : String(wait.amount),
     wait_unit: seconds === 0 ? 'hours' : wait.unit,

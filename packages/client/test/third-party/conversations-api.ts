@@ -447,6 +447,8 @@ export interface components {
              * @enum {string}
              */
             by: "participant" | "team" | "anyone";
+            /** @description `true`: only replies in a thread (`parent_message_id`); `false`: only messages of the conversation itself; omitted: either. */
+            in_thread?: boolean;
             /** @description After the message; 0 when omitted. */
             delay_seconds?: number;
         } | {

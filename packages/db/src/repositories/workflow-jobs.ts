@@ -19,6 +19,7 @@ import {
 import type { EntityManager } from '@mikro-orm/core';
 import { type RawBuilder, sql } from 'kysely';
 import { markChange } from './change-marks.ts';
+import { RECORDING_COLUMNS } from './conversation-reads.ts';
 import { PgMailOutbox } from './mail-outbox.ts';
 import { notifyEvents } from './notification-store.ts';
 import { column, db, rowsOf, run, sameAddress, slot, statement } from './query.ts';
@@ -164,14 +165,7 @@ const POST_MESSAGE = statement(
     .with('recording', () =>
       db
         .selectFrom('message')
-        .select([
-          'message_type',
-          'recorded_duration_seconds',
-          'media_key',
-          'media_content_type',
-          'media_bytes',
-          'poster',
-        ])
+        .select(RECORDING_COLUMNS)
         .where('account_id', '=', slot<number>('account'))
         .where('id', '=', sql<number>`${slot('recording')}::int`)
         .where('media_key', 'is not', null)
@@ -180,18 +174,7 @@ const POST_MESSAGE = statement(
     .with('tpl', () =>
       db
         .selectFrom('message_template')
-        .select([
-          'id',
-          'name',
-          'text',
-          'format',
-          'message_type',
-          'recorded_duration_seconds',
-          'media_key',
-          'media_content_type',
-          'media_bytes',
-          'poster',
-        ])
+        .select(['id', 'name', 'text', 'format', ...RECORDING_COLUMNS])
         .where('account_id', '=', slot<number>('account'))
         .where('id', '=', sql<number>`${slot('template')}::int`),
     )
@@ -399,6 +382,7 @@ export class PgWorkflowJobs implements WorkflowJobStore {
         message_id: number | null;
         author_id: number | null;
         author_team: boolean;
+        in_thread: boolean;
         at_us: string;
       }>(
         tx,
@@ -406,6 +390,7 @@ export class PgWorkflowJobs implements WorkflowJobStore {
            delete from workflow_event where id in (select id from workflow_event order by id limit ? for update skip locked)
            returning id, conversation_id, message_id, author_id, created_at)
          select ev.conversation_id, ev.message_id, ev.author_id, coalesce(u.team_role is not null, false) as author_team,
+           exists (select 1 from message m where m.id = ev.message_id and m.parent_id is not null) as in_thread,
            ${micros('ev.created_at')} as at_us
          from ev left join account_user u on u.id = ev.author_id order by ev.id`,
         [limit],
@@ -424,7 +409,12 @@ export class PgWorkflowJobs implements WorkflowJobStore {
         const event: WorkflowEvent =
           e.message_id === null
             ? { kind: 'created' }
-            : { kind: 'message', messageId: e.message_id, side: e.author_team ? 'team' : 'participant' };
+            : {
+                kind: 'message',
+                messageId: e.message_id,
+                side: e.author_team ? 'team' : 'participant',
+                inThread: e.in_thread,
+              };
         const at = BigInt(e.message_id === null ? c.created_us : e.at_us);
         for (const p of plan(copy.steps, event, at)) {
           jobs.push({

@@ -49,6 +49,14 @@ export const ZWorkflowTrigger = z
           'Whose message: a participant (anyone not on the team, anonymous included), a team member, or anyone. ' +
           'Messages a workflow posts never trigger a step.',
       }),
+      in_thread: z
+        .boolean()
+        .optional()
+        .meta({
+          description:
+            '`true`: only replies in a thread (`parent_message_id`); `false`: only messages of the conversation ' +
+            'itself; omitted: either.',
+        }),
       delay_seconds: ZDelay.optional().meta({ description: 'After the message; 0 when omitted.' }),
     }),
     z.strictObject({

@@ -87,7 +87,10 @@ export const definitionSteps = (steps: readonly unknown[]): WorkflowStep[] =>
 export type MessageSide = 'team' | 'participant';
 
 /** Something that happened in a conversation with a workflow: what its steps are planned from. */
-export type WorkflowEvent = { kind: 'created' } | { kind: 'message'; messageId: number; side: MessageSide };
+export type WorkflowEvent =
+  | { kind: 'created' }
+  /** A message: whose side wrote it, and whether it replies in a thread. */
+  | { kind: 'message'; messageId: number; side: MessageSide; inThread?: boolean };
 
 /** A step job to make: which step, which occurrence (its unique key), and when it is due. */
 export interface PlannedStep {
@@ -122,7 +125,9 @@ export function planSteps(steps: readonly WorkflowStepState[], event: WorkflowEv
       return;
     }
     const occurrence = `message:${event.messageId}`;
-    if (t.type === 'message.created' && (t.by === 'anyone' || t.by === event.side)) {
+    const threadFits =
+      t.type !== 'message.created' || t.in_thread === undefined || t.in_thread === (event.inThread === true);
+    if (t.type === 'message.created' && (t.by === 'anyone' || t.by === event.side) && threadFits) {
       planned.push({
         step,
         occurrence,

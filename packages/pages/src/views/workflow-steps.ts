@@ -71,6 +71,14 @@ function stepFields(s: StepsEditorState, n: number, step: Record<string, string>
     ],
     get('by', 'participant'),
   )}</select></p>
+<p data-trigger="message.created"><label for="${id('in-thread')}">Where (when a message is posted)</label><select id="${id('in-thread')}" name="${name('in_thread')}">${options(
+    [
+      ['', 'Anywhere in the conversation'],
+      ['true', 'Only a reply in a thread'],
+      ['false', 'Only a message not in a thread'],
+    ],
+    get('in_thread', ''),
+  )}</select></p>
 <p data-trigger="no_reply"><label for="${id('from')}">Who has not answered (when nobody answers)</label><select id="${id('from')}" name="${name('from')}">${options(
     [
       ['team', 'The team, after someone outside it wrote'],
