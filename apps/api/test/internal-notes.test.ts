@@ -218,7 +218,7 @@ describe('an internal note', () => {
       expect(await heard(streams.team)).toEqual([noteId, replyId]);
       expect((await streams.inbox.named('conversation')).data).toHaveProperty('conversation_id');
       for (const s of [streams.participant, streams.visitor, streams.embed]) {
-        // Only what everyone sees: the note was never told.
+        // Only what everyone sees: the note is not told to them.
         expect(await heard(s)).toEqual([replyId]);
       }
     } finally {
