@@ -5,7 +5,7 @@ import { Visitor } from './support/site.ts';
 
 /*
  * Threads on the site (issue 41): every message of a conversation's page offers "Reply in
- * thread", the thread's own page (`/c/<slug>/m/<id>`, without JavaScript) shows its first message
+ * thread" and shows its thread's count and latest replies under it, the thread's own page (`/c/<slug>/m/<id>`, without JavaScript) shows its first message
  * and its replies with a form that replies in it, one level deep. Walked as a participant, a team
  * member, a visitor and another account, with an internal note's thread among them.
  */
@@ -27,6 +27,12 @@ const idOf = (location: string | null) => Number(/#message-(\d+)$/.exec(location
 /** Sends the reply form of the page `v` last opened, with these fields. */
 const send = (v: Visitor, fields: Record<string, string>) =>
   v.post('/c/plans', { csrf: v.hidden('csrf'), submit: v.hidden('submit'), ...fields });
+/** The texts of the replies a conversation's page shows under message `root`, in order. */
+const threadTexts = (html: string, root: number): string[] => {
+  const at = html.indexOf(`id="message-${root}"`);
+  const block = /<div class="thread-preview"[\s\S]*?<\/ol>\n<\/div>/.exec(html.slice(at))?.[0] ?? '';
+  return [...block.matchAll(/<p class="text">([^<]*)<\/p>/g)].map((m) => m[1] ?? '');
+};
 const messageCount = async () => (await sql<{ n: number }>('select count(*)::int as n from message'))[0]?.n ?? 0;
 
 beforeAll(async () => {
@@ -115,10 +121,54 @@ describe('a thread', () => {
       'Done: yearly it is',
       'The yearly one, please',
     ]);
-    // The conversation's page lists the replies as its messages, marked as in the thread.
-    expect((await participant.get('/c/plans')).html).toContain(
-      `In the thread of <a href="#message-${first}">an earlier message</a>`,
+    // The conversation's page lists its own messages; a thread sits under its first message: its
+    // count (a link to its page) and its latest replies.
+    const listedPage = await participant.get('/c/plans');
+    expect(listedPage.html).toContain(`<p class="thread-count"><a href="/c/plans/m/${first}">2 replies</a></p>`);
+    expect(threadTexts(listedPage.html, first)).toEqual(['The yearly one, please', 'Done: yearly it is']);
+    expect(listedPage.html).not.toContain('In the thread of');
+  });
+
+  it('shows its latest replies on the conversation’s page, and leads the others’ addresses to its page', async () => {
+    await participant.get('/c/plans');
+    const third = await send(participant, { parent: String(first), text: 'And the invoice to Pia' });
+    const newest = idOf(third.headers.get('location'));
+    const page = await participant.get('/c/plans');
+    expect(page.html).toContain(
+      `<p class="thread-count"><a href="/c/plans/m/${first}">3 replies</a>, the latest 2 below</p>`,
     );
+    expect(threadTexts(page.html, first)).toEqual(['Done: yearly it is', 'And the invoice to Pia']);
+    expect(threadTexts(page.html, first).join()).not.toContain('The yearly one');
+    // The oldest reply's message_url (#message-<id>) still lands on the page, and leads to the thread.
+    const [oldest] = await sql<{ id: number }>('select min(id)::int as id from message where parent_id = ?', [first]);
+    expect(page.html).toContain(
+      `<p class="earlier-anchor" id="message-${oldest?.id}"><a href="/c/plans/m/${oldest?.id}#message-${oldest?.id}">`,
+    );
+    // The conversation counts its own messages; a live update's fragment of a reply names its thread.
+    const fragment = await participant.get(`/c/plans/messages/${newest}`);
+    expect(fragment.html).toMatch(new RegExp(`^<li data-thread="${first}"><article class="message" id="message-${newest}">`));
+    const again = await participant.get(`/c/plans/messages/${first}?thread=1`);
+    expect(threadTexts(again.html, first)).toEqual(['Done: yearly it is', 'And the invoice to Pia']);
+  });
+
+  it('keeps its replies when its first message is deleted: they are messages of the conversation then', async () => {
+    await participant.get('/c/plans');
+    const root = idOf((await send(participant, { text: 'A question of mine' })).headers.get('location'));
+    await participant.get(`/c/plans/m/${root}`);
+    await send(participant, { parent: String(root), text: 'Answered below it' });
+    await participant.get('/c/plans');
+    const deleted = await participant.post(`/c/plans/messages/${root}`, {
+      csrf: participant.hidden('csrf'),
+      action: 'delete',
+    });
+    expect(deleted.status).toBe(303);
+    const page = await participant.get('/c/plans');
+    expect(page.html).not.toContain('A question of mine');
+    expect(page.html).toContain('Answered below it');
+    const [row] = await sql<{ parent_id: number | null }>('select parent_id from message where text = ?', [
+      'Answered below it',
+    ]);
+    expect(row?.parent_id).toBeNull();
   });
 
   it('is a note’s thread for the team alone, and its replies are notes', async () => {

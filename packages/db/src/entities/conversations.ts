@@ -264,6 +264,12 @@ export const Message = defineEntity({
       expression: 'create index "message_parent" on "message" ("parent_id") where "parent_id" is not null',
     },
     {
+      // A conversation's thread replies (the page's anchors for those it does not show).
+      name: 'message_conversation_replies',
+      expression:
+        'create index "message_conversation_replies" on "message" ("conversation_id", "id") where "parent_id" is not null',
+    },
+    {
       name: 'message_media_key',
       expression: 'create index "message_media_key" on "message" ("media_key") where "media_key" is not null',
     },

@@ -86,6 +86,15 @@ const DELETE_OWN = statement(
         .where('created_at', '>', sql<Date>`now() - make_interval(secs => ${slot('windowSeconds')}::float8)`)
         .returning(['id', 'account_id', 'conversation_id', 'media_key']),
     )
+    // Its thread's replies stay, as messages of the conversation itself.
+    .with('unthreaded', (q) =>
+      q
+        .updateTable('message')
+        .set({ parent_id: null })
+        .where('account_id', '=', slot<number>('account'))
+        .where('conversation_id', '=', slot<number>('conversation'))
+        .where('parent_id', 'in', q.selectFrom('gone').select('gone.id')),
+    )
     .with('resaid', () => resaid('gone', sql<boolean>`m.hidden_at is null and m.id not in (select id from gone)`))
     .with('change_mark', () => changeMark('gone', accountOf('gone')))
     .selectFrom('gone')

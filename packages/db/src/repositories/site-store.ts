@@ -7,6 +7,7 @@ import type {
   PageMessageRecord,
   SiteAccount,
   SiteStore,
+  ThreadPreview,
 } from '@convo/domain';
 import { isConversationSource, isConversationState, isTeamRole } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
@@ -80,16 +81,24 @@ const pageMessage = (
 /** Whether the page is the team's: internal notes are among its messages. */
 const team = () => sql<boolean>`${slot('team')}::boolean`;
 
-/** A conversation's shown messages' ids in order, from the index message_conversation_order. */
+/**
+ * A conversation's shown messages of its own (not thread replies) in order, from the index
+ * message_conversation_order.
+ */
 const shownIds = (eb: OnConversation) =>
   eb
     .selectFrom('message')
     .whereRef('message.conversation_id', '=', 'conversation.id')
     .whereRef('message.account_id', '=', 'conversation.account_id')
     .where('message.hidden_at', 'is', null)
+    .where('message.parent_id', 'is', null)
     .where(sql<boolean>`(not message.internal or ${team()})`)
     .orderBy('message.created_at')
     .orderBy('message.id');
+
+/** The ids of the page's window of messages (`w`: its start), in order. */
+const windowIds = (eb: OnConversation) =>
+  shownIds(eb).select('message.id').offset(sql<number>`w.start`).limit(slot<number>('size'));
 
 /*
  * One page of a conversation: its head, the window of `size` messages from position `start`
@@ -107,6 +116,7 @@ const PAGE = statement(
         .where('conversation_id', '=', slot<number>('conversation'))
         .where('account_id', '=', slot<number>('account'))
         .where('hidden_at', 'is', null)
+        .where('parent_id', 'is', null)
         .where(sql<boolean>`(not internal or ${team()})`),
     )
     .with('w', (q) =>
@@ -139,14 +149,51 @@ const PAGE = statement(
       jsonArrayFrom(
         shownMessages(eb, team())
           .select(PAGE_MESSAGE_COLUMNS)
-          .where(
-            'm.id',
-            'in',
-            shownIds(eb).select('message.id').offset(sql<number>`w.start`).limit(slot<number>('size')),
-          )
+          .where('m.id', 'in', windowIds(eb))
           .orderBy('m.created_at')
           .orderBy('m.id'),
       ).as('messages'),
+      // The latest replies of the window's threads (`rn` 1 is the latest), with each thread's count.
+      jsonArrayFrom(
+        eb
+          .selectFrom(
+            shownMessages(eb, team())
+              .select(PAGE_MESSAGE_COLUMNS)
+              .select([
+                sql<number>`row_number() over (partition by m.parent_id order by m.created_at desc, m.id desc)`.as(
+                  'rn',
+                ),
+                sql<number>`(count(*) over (partition by m.parent_id))::int`.as('replies'),
+              ])
+              .where('m.parent_id', 'in', windowIds(eb))
+              .as('r'),
+          )
+          .selectAll('r')
+          .where('r.rn', '<=', slot<number>('preview'))
+          .orderBy('r.parent_id')
+          .orderBy('r.rn', 'desc'),
+      ).as('thread_replies'),
+      // The ids of the other replies, latest first: their anchors lead to their threads' pages.
+      eb.fn
+        .coalesce(
+          eb
+            .selectFrom(
+              eb
+                .selectFrom('message')
+                .select('message.id')
+                .whereRef('message.conversation_id', '=', 'conversation.id')
+                .whereRef('message.account_id', '=', 'conversation.account_id')
+                .where('message.parent_id', 'is not', null)
+                .where('message.hidden_at', 'is', null)
+                .where(sql<boolean>`(not message.internal or ${team()})`)
+                .orderBy('message.id', 'desc')
+                .limit(slot<number>('earlier'))
+                .as('e'),
+            )
+            .select(sql<number[]>`array_agg(e.id order by e.id desc)`.as('ids')),
+          sql<number[]>`'{}'`,
+        )
+        .as('reply_ids'),
       eb.fn
         .coalesce(
           eb
@@ -374,8 +421,17 @@ export class PgSiteStore implements SiteStore {
       start: window.start,
       size: window.size,
       earlier: window.earlierIds,
+      preview: window.threadPreview,
     });
     if (!row) return null;
+    const threads = new Map<number, ThreadPreview>();
+    for (const r of row.thread_replies) {
+      if (r.parent_id === null) continue;
+      const thread = threads.get(r.parent_id) ?? { count: r.replies, latest: [] };
+      thread.latest.push(pageMessage(r));
+      threads.set(r.parent_id, thread);
+    }
+    const previewed = new Set(row.thread_replies.map((r) => r.id));
     return {
       id: row.id,
       title: row.title,
@@ -385,6 +441,8 @@ export class PgSiteStore implements SiteStore {
       users: row.users,
       tags: row.tags,
       messages: row.messages.map(pageMessage),
+      threads,
+      replyIds: row.reply_ids.map(Number).filter((id) => !previewed.has(id)),
       messageCount: row.total,
       start: row.start,
       firstText: row.first_text,

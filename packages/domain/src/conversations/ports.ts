@@ -150,8 +150,16 @@ export interface ConversationPageRecord
     ConversationRecord,
     'id' | 'title' | 'slug' | 'createdAt' | 'users' | 'tags' | keyof ConversationSettings
   > {
+  /** The page's messages of the conversation itself (thread replies are under their first message). */
   messages: PageMessageRecord[];
-  /** How many messages the conversation has in all. */
+  /** The threads of the page's messages that have replies, by their first message's id. */
+  threads: ReadonlyMap<number, ThreadPreview>;
+  /**
+   * Ids of thread replies the page does not show (latest first), so their `message_url`s land here
+   * too and lead on to their thread's page.
+   */
+  replyIds: number[];
+  /** How many messages of the conversation itself (not thread replies) it has in all. */
   messageCount: number;
   /** The position (0-based, oldest first) of the page's first message. */
   start: number;
@@ -162,13 +170,23 @@ export interface ConversationPageRecord
   triage: ConversationTriage;
 }
 
+/** What a conversation's page shows of a thread under its first message. */
+export interface ThreadPreview {
+  /** How many replies it has (that the reader may see). */
+  count: number;
+  /** Its latest replies, oldest first. */
+  latest: PageMessageRecord[];
+}
+
 /** Which messages of a conversation a page holds. */
 export interface MessageWindow {
   /** Position of the first (0-based, oldest first); null: the last `size` messages. */
   start: number | null;
   size: number;
-  /** How many ids of the messages before the window to return (earlierIds). */
+  /** How many ids of the messages before the window to return (earlierIds), and of replies (replyIds). */
   earlierIds: number;
+  /** How many of each thread's latest replies to return with its first message. */
+  threadPreview: number;
 }
 
 /** One message and what its embed needs of its conversation (who may see it, where it lives). */

@@ -6,6 +6,9 @@ import { slugKey, slugProblem } from './slug.ts';
 /** Messages a conversation's page shows at once: the latest, or one numbered page of them. */
 export const PAGE_MESSAGES = 100;
 
+/** The latest replies of a thread its first message shows on the conversation's page. */
+export const THREAD_PREVIEW_REPLIES = 2;
+
 /**
  * Anchors the latest page keeps for the messages before it (their `message_url`s land there and
  * point on to the page that shows them); older messages are reached through the earlier pages.
@@ -45,6 +48,7 @@ export async function viewConversation(
       start: page === null ? null : (page - 1) * PAGE_MESSAGES,
       size: PAGE_MESSAGES,
       earlierIds: page === null ? EARLIER_ANCHORS_MAX : 0,
+      threadPreview: THREAD_PREVIEW_REPLIES,
     },
     !embed && seesInternalNotes(viewer),
   );

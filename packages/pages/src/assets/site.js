@@ -583,10 +583,11 @@ function showLocalTimes(root) {
   if (conversation) {
     const itemOf = (id) => document.getElementById(`message-${id}`)?.closest('li');
     const idOf = (li) => Number(li.querySelector('article.message')?.id.replace('message-', ''));
-    const fetchItem = async (id) => {
-      const res = await fetch(conversation.dataset.messages.replace('{id}', String(id)), {
-        headers: { accept: 'text/html' },
-      });
+    // A message shown again is fetched with its thread (`?thread`): its replies went with it.
+    const fetchItem = async (id, withThread) => {
+      const at = new URL(conversation.dataset.messages.replace('{id}', String(id)), location.href);
+      if (withThread) at.searchParams.set('thread', '1');
+      const res = await fetch(at, { headers: { accept: 'text/html' } });
       if (!res.ok) return null;
       const t = document.createElement('template');
       t.innerHTML = (await res.text()).trim();
@@ -603,17 +604,66 @@ function showLocalTimes(root) {
       else document.getElementById('messages-heading')?.after(ol);
       return ol;
     };
-    // In its place among the others (oldest first), once.
+    const repliesText = (n) => (n === 1 ? '1 reply' : `${n} replies`);
+    // A thread's count under its first message, as the page says it: "3 replies, the latest 2 below".
+    const recount = (preview, by) => {
+      const count = Math.max(0, Number(preview.dataset.count || 0) + by);
+      preview.dataset.count = String(count);
+      const shown = preview.querySelector('ol').children.length;
+      const line = preview.querySelector('.thread-count');
+      const link = line.querySelector('a');
+      link.textContent = repliesText(count);
+      line.replaceChildren(link, count > shown ? `, the latest ${shown === 1 ? 'one' : shown} below` : '');
+      if (count === 0) preview.remove();
+    };
+    // The thread under a message of the conversation (made for its first reply): its count links to its page.
+    const threadOf = (rootLi, rootId) => {
+      const found = rootLi.querySelector(':scope > .thread-preview');
+      if (found) return found;
+      const preview = document.createElement('div');
+      preview.className = 'thread-preview';
+      preview.dataset.count = '0';
+      const line = document.createElement('p');
+      line.className = 'thread-count';
+      const link = document.createElement('a');
+      const at = new URL(rootLi.querySelector(':scope > article .message-head > a')?.href || location.href);
+      at.hash = '';
+      at.search = '';
+      at.pathname = `${at.pathname.replace(/\/$/, '')}/m/${rootId}`;
+      link.href = at.href;
+      if (document.body.classList.contains('embed')) link.target = '_blank';
+      line.append(link);
+      const ol = document.createElement('ol');
+      ol.className = 'messages thread-replies';
+      ol.setAttribute('aria-label', 'Latest replies in this thread');
+      preview.append(line, ol);
+      rootLi.querySelector(':scope > article')?.after(preview);
+      return preview;
+    };
+    // In its place among the others (oldest first), once: a thread reply under its thread's first
+    // message (when this page shows it).
     const show = async (id, shownAgain) => {
       if (!id || itemOf(id)) return;
-      const li = await fetchItem(id);
+      const li = await fetchItem(id, shownAgain);
       if (!li || itemOf(id)) return;
-      const ol = list();
+      const rootId = Number(li.dataset.thread || 0);
+      let preview = null;
+      let ol;
+      if (rootId) {
+        const rootLi = itemOf(rootId);
+        if (!rootLi || rootLi.dataset.thread) return;
+        preview = threadOf(rootLi, rootId);
+        ol = preview.querySelector('ol');
+      } else {
+        ol = list();
+      }
       const after = [...ol.children].find((other) => idOf(other) > id);
       ol.insertBefore(li, after ?? null);
+      if (preview) recount(preview, 1);
       showLocalTimes(li);
       const who = li.querySelector('.author')?.textContent || 'Someone';
-      announce(shownAgain ? `A message by ${who} is shown again.` : `New message from ${who}.`);
+      const what = rootId ? 'reply in a thread' : 'message';
+      announce(shownAgain ? `A ${what} by ${who} is shown again.` : `New ${what} from ${who}.`);
       if (!shownAgain && li.getBoundingClientRect().top > window.innerHeight) cue(li, who);
     };
     // A message that arrives below the screen (the reader scrolled up to read): a button at the
@@ -642,7 +692,9 @@ function showLocalTimes(root) {
     const remove = (id) => {
       const li = itemOf(id);
       if (!li) return;
+      const preview = li.dataset.thread ? li.closest('.thread-preview') : null;
       li.remove();
+      if (preview) recount(preview, -1);
       announce('A message was removed.');
     };
     const members = later(async () => {
@@ -667,6 +719,52 @@ function showLocalTimes(root) {
         announce('This conversation changed while you were away: reload it to see it.');
       },
       end: (_, source) => source.close(),
+    });
+  }
+
+  // "Reply in thread", inline: the page's one reply form moves under the message, names its thread
+  // (`parent`), and goes back when asked. Without JavaScript the link opens the thread's page.
+  const replySection = document.getElementById('reply');
+  const replyForm = replySection?.querySelector('form.reply');
+  const messages = document.querySelector('article.conversation:not(.thread) ol.messages');
+  if (replySection && replyForm && messages) {
+    const home = document.createElement('div');
+    home.hidden = true;
+    replySection.before(home);
+    const heading = replySection.querySelector('#reply-heading');
+    const headingText = heading?.textContent ?? 'Reply';
+    const picker = replySection.querySelector('.template-picker');
+    const parent = document.createElement('input');
+    parent.type = 'hidden';
+    parent.name = 'parent';
+    const away = document.createElement('p');
+    const back = document.createElement('button');
+    back.type = 'button';
+    back.className = 'secondary';
+    back.textContent = 'Reply to the conversation instead';
+    away.append(back);
+    back.addEventListener('click', () => {
+      home.after(replySection);
+      parent.remove();
+      away.remove();
+      if (heading) heading.textContent = headingText;
+      if (picker) picker.hidden = false;
+      replySection.querySelector('textarea')?.focus();
+    });
+    messages.addEventListener('click', (e) => {
+      const link = e.target instanceof Element ? e.target.closest('.thread-link a') : null;
+      const li = link?.closest('li');
+      const id = li?.querySelector(':scope > article.message')?.id.replace('message-', '');
+      if (!li || !id) return;
+      e.preventDefault();
+      parent.value = id;
+      replyForm.prepend(parent);
+      if (heading) heading.textContent = 'Reply in this thread';
+      heading?.after(away);
+      // A template opens the page again (its form is plain GET): not offered inside a thread.
+      if (picker) picker.hidden = true;
+      li.append(replySection);
+      replySection.querySelector('textarea')?.focus();
     });
   }
 

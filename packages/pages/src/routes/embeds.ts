@@ -94,6 +94,7 @@ ${message(found.message, {
   accountKey: account.key,
   slug: found.conversation.slug,
   newTab: true,
+  threadLabel: true,
 })}`,
       found.conversation.title,
       {

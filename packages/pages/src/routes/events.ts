@@ -6,7 +6,9 @@ import {
   maySeeConversation,
   seesEveryConversation,
   seesInternalNotes,
+  THREAD_PREVIEW_REPLIES,
   viewMessage,
+  viewThread,
   visibleConversation,
 } from '@convo/domain';
 import { Hono } from 'hono';
@@ -162,14 +164,30 @@ export function eventRoutes({ deps }: SiteKit) {
     if (!found || found.conversation.slug.toLowerCase() !== slug.toLowerCase()) return notFound(c);
     const url = conversationUrl(account, found.conversation.slug);
     const viewer = embed ? null : viewerOf(c);
-    const item = messageItem(found.message, url, found.conversation.slug, {
-      team: account.name,
-      accountKey: account.key,
-      newTab: embed,
-      actions: embed
-        ? undefined
-        : messageActions(found.conversation.slug, viewer, c.var.csrf, BigInt(Date.now()) * 1000n),
-    });
+    // A message of the conversation shown again (`?thread`) comes back with its thread.
+    const thread =
+      found.message.parentId === null && c.req.query('thread') !== undefined
+        ? await viewThread(deps, account, slug, found.message.id, reader.viewer, reader.granted, embed)
+        : null;
+    const replies = thread?.messages.slice(1) ?? [];
+    const item = messageItem(
+      found.message,
+      url,
+      found.conversation.slug,
+      {
+        team: account.name,
+        accountKey: account.key,
+        newTab: embed,
+        actions: embed
+          ? undefined
+          : messageActions(found.conversation.slug, viewer, c.var.csrf, BigInt(Date.now()) * 1000n),
+        threads: !embed,
+      },
+      {
+        preview: { count: replies.length, latest: replies.slice(-THREAD_PREVIEW_REPLIES) },
+        base: embed ? url : `/c/${found.conversation.slug}`,
+      },
+    );
     return c.html(html`${item}`, 200, {
       'cache-control': found.conversation.anyoneCanPost ? 'private, no-cache' : 'no-store',
       'x-robots-tag': 'noindex',

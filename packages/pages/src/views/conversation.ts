@@ -8,6 +8,7 @@ import {
   type PageMessageRecord,
   pageOf,
   safeMessageHtml,
+  type ThreadPreview,
   type UserRecord,
   unverifiedName,
 } from '@convo/domain';
@@ -120,24 +121,20 @@ export function message(
     newTab?: boolean | undefined;
     /** What the reader may do to it (hide, delete), as buttons under it. */
     actions?: Html | string | undefined;
-    /** Offer "Reply in thread" (the conversation's own page; not an embed, not the thread's page). */
-    threads?: boolean | undefined;
+    /** Say so when it replies in a thread (shown alone, away from its thread: an embed of it). */
+    threadLabel?: boolean | undefined;
   },
 ): Html {
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
   // An internal note (only the team is ever shown one) says so, plainly, before anything else.
   return html`<article class="message${m.internal ? ' internal' : ''}"${display.anchor ? html` id="message-${m.id}"` : ''}>
 ${m.internal ? html`<p class="internal-label">Internal note: only the team sees it</p>` : ''}${
-  m.parentId !== null
+  display.threadLabel && m.parentId !== null
     ? html`<p class="thread-label">In the thread of <a href="${display.newTab ? `${display.link.replace(/#.*$/, '')}#message-${m.parentId}` : `#message-${m.parentId}`}"${target}>an earlier message</a></p>`
     : ''
 }<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
 ${messageText(m)}
-${media(m, display.accountKey, display.slug)}${
-  display.threads
-    ? html`<p class="thread-link"><a href="/c/${display.slug}/m/${m.parentId ?? m.id}">Reply in thread</a></p>`
-    : ''
-}${display.actions ?? ''}
+${media(m, display.accountKey, display.slug)}${display.actions ?? ''}
 </article>`;
 }
 
@@ -145,6 +142,36 @@ const members = (users: UserRecord[]): Html =>
   users.length === 0
     ? html`<p class="empty">No members.</p>`
     : html`<ul class="members">${users.map((u) => html`<li>${u.name}</li>`)}</ul>`;
+
+/** A thread's own page, on the site (`/c/<slug>/m/<id>`) or, from an embed, at the conversation's address. */
+const threadHref = (base: string, rootId: number) => `${base}/m/${rootId}`;
+
+const repliesText = (n: number) => (n === 1 ? '1 reply' : `${n} replies`);
+
+/**
+ * Under a message of the conversation: its thread's reply count (a link to the thread's page) and
+ * its latest replies; a script adds the replies that arrive while the page is open.
+ */
+function threadPreview(
+  rootId: number,
+  thread: ThreadPreview | undefined,
+  base: string,
+  pageUrl: string,
+  slug: string,
+  display: ConversationDisplay,
+): Html | string {
+  if (!thread || thread.count === 0) return '';
+  const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
+  const shown = thread.latest.length;
+  return html`<div class="thread-preview" data-count="${thread.count}">
+<p class="thread-count"><a href="${threadHref(base, rootId)}"${target}>${repliesText(thread.count)}</a>${
+    thread.count > shown ? `, the latest ${shown === 1 ? 'one' : shown} below` : ''
+  }</p>
+<ol class="messages thread-replies" aria-label="Latest replies in this thread">${thread.latest.map((r) =>
+    messageItem(r, pageUrl, slug, display),
+  )}</ol>
+</div>`;
+}
 
 /** Where page `n` of a conversation's messages is; null: its latest messages. */
 const pageHref = (base: string, n: number | null) => (n === null ? base : `${base}?page=${n}`);
@@ -194,14 +221,22 @@ export interface ConversationDisplay {
   page?: number | null;
   /** The buttons under each message for this reader (none in embeds). */
   actions?: (m: PageMessageRecord) => Html | string;
-  /** Each message links to its thread's page ("Reply in thread"). */
+  /** Each message of the conversation offers "Reply in thread" (its thread's page, or inline with JavaScript). */
   threads?: boolean;
 }
 
 /** One message as an item of its conversation's list: on the page, in the embed, or alone (a live update). */
-export function messageItem(m: PageMessageRecord, pageUrl: string, slug: string, display: ConversationDisplay): Html {
+export function messageItem(
+  m: PageMessageRecord,
+  pageUrl: string,
+  slug: string,
+  display: ConversationDisplay,
+  /** A message of the conversation's page: its thread, shown under it. */
+  thread?: { preview: ThreadPreview | undefined; base: string },
+): Html {
   const page = display.page ?? null;
-  return html`<li>${message(m, {
+  // A reply says which thread it is in: a live update puts it there.
+  return html`<li${m.parentId !== null ? html` data-thread="${m.parentId}"` : ''}>${message(m, {
     showAuthor: true,
     // On the page itself the anchor is enough; an embed links to the page.
     link: display.newTab ? `${pageHref(pageUrl, page)}#message-${m.id}` : `#message-${m.id}`,
@@ -211,8 +246,23 @@ export function messageItem(m: PageMessageRecord, pageUrl: string, slug: string,
     slug,
     newTab: display.newTab,
     actions: display.actions?.(m),
-    threads: display.threads,
-  })}</li>`;
+  })}${thread ? threadPreview(m.id, thread.preview, thread.base, pageUrl, slug, display) : ''}${
+    display.threads && m.parentId === null
+      ? html`<p class="thread-link"><a href="/c/${slug}/m/${m.id}">Reply in thread</a></p>`
+      : ''
+  }</li>`;
+}
+
+/**
+ * Anchors for the thread replies the page does not show: a `message_url` of one lands on a line
+ * (shown only when it is the target) that leads to its thread's page.
+ */
+function replyAnchors(c: ConversationPageRecord, base: string, target: Html | string): Html | string {
+  if (c.replyIds.length === 0) return '';
+  return html`<div class="earlier">${c.replyIds.map(
+    (id) =>
+      html`<p class="earlier-anchor" id="message-${id}"><a href="${threadHref(base, id)}#message-${id}"${target}>This message is a reply in a thread: show it</a></p>`,
+  )}</div>`;
 }
 
 /**
@@ -241,12 +291,12 @@ ${
 <h2 id="members-heading">Members</h2>
 ${members(c.users)}
 <h2 id="messages-heading">Messages</h2>
-${earlierAnchors(c, base, target)}${pager(c, base, page, target, 'Earlier and later messages')}
+${earlierAnchors(c, base, target)}${replyAnchors(c, base, target)}${pager(c, base, page, target, 'Earlier and later messages')}
 ${
   c.messages.length === 0
     ? html`<p class="empty" id="no-messages">No messages yet.</p>`
     : html`<ol class="messages" aria-labelledby="messages-heading" start="${c.start + 1}">${c.messages.map((m) =>
-        messageItem(m, pageUrl, c.slug, display),
+        messageItem(m, pageUrl, c.slug, display, { preview: c.threads.get(m.id), base }),
       )}</ol>`
 }
 ${c.messages.length > 0 ? pager(c, base, page, target, 'Earlier and later messages, after the list') : ''}
