@@ -149,6 +149,47 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     await context.close();
   });
 
+  it('puts a thread reply under its message, and replies in a thread where the reader is', async () => {
+    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 375, height: 900 } });
+    const page = await context.newPage();
+    await Promise.all([
+      page.waitForResponse((r) => new URL(r.url()).pathname === '/c/third/events'),
+      page.goto(`${site}/c/third`),
+    ]);
+    const [root] = (await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute("select id from message where text = 'Asking the third time'")) as { id: number }[];
+    const rootId = present(root).id;
+    // Someone else answers in its thread: it appears under the message, with the thread's count.
+    expect((await new Visitor(h, site).reply('third', { parent: String(rootId), text: 'In the thread' })).status).toBe(
+      303,
+    );
+    const preview = page.locator(`li:has(> #message-${rootId}) > .thread-preview`);
+    await preview.locator('.thread-replies', { hasText: 'In the thread' }).waitFor({ timeout: 5_000 });
+    expect(await preview.locator('.thread-count').textContent()).toBe('1 reply');
+    expect(await page.locator('ol.messages[aria-labelledby] > li').count()).toBe(1);
+    // "Reply in thread" brings the page's form under the message, replying in its thread.
+    await page.getByRole('link', { name: 'Reply in thread' }).click();
+    const form = page.locator(`li:has(> #message-${rootId}) #reply form.reply`);
+    await form.waitFor();
+    expect(await form.locator('input[name=parent]').inputValue()).toBe(String(rootId));
+    expect(await page.locator('#reply-heading').textContent()).toBe('Reply in this thread');
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'thread-inline-375.png'), fullPage: true });
+    await page.getByLabel('Your reply').fill('Mine, in the thread too');
+    await Promise.all([
+      page.waitForURL(`**/c/third/m/${rootId}#message-*`),
+      page.getByRole('button', { name: 'Post reply' }).click(),
+    ]);
+    expect(await page.locator('ol.messages > li').allTextContents()).toEqual([
+      expect.stringContaining('Asking the third time'),
+      expect.stringContaining('In the thread'),
+      expect.stringContaining('Mine, in the thread too'),
+    ]);
+    await context.close();
+  });
+
   it('moves through the inbox with j and k, and opens a conversation with Enter', async () => {
     const context = await browser.newContext({ bypassCSP: true });
     await context.addCookies([team]);

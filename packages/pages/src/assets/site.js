@@ -738,6 +738,7 @@ function showLocalTimes(root) {
     parent.type = 'hidden';
     parent.name = 'parent';
     const away = document.createElement('p');
+    away.className = 'reply-elsewhere';
     const back = document.createElement('button');
     back.type = 'button';
     back.className = 'secondary';
