@@ -208,7 +208,9 @@ describe('create_message', () => {
     );
     // The page shows it in its thread, under the thread's first message.
     const page = await call(h, new Request('https://alpha.example.com/c/first'));
-    expect(String(page.body)).toContain(`<li data-thread="${root.body.id}"><article class="message" id="message-${deeper.body.id}">`);
+    expect(String(page.body)).toContain(
+      `<li data-thread="${root.body.id}"><article class="message" id="message-${deeper.body.id}">`,
+    );
     // A reply in a note's thread is a note.
     const note = await post(a, { conversation_id: first.id, text: 'Team: check the plan', internal: true });
     const underNote = await post(a, { conversation_id: first.id, text: 'Done', parent_message_id: note.body.id });

@@ -101,6 +101,23 @@ describe('a reply notifies the members', () => {
     expect(mailsTo('sam@post.example')).toEqual([]);
   });
 
+  it('says a reply is in a thread, and links to it on the thread’s page', async () => {
+    const olivia = await signedIn('olivia@post.example');
+    expect((await olivia.reply('thread', { text: 'Which day suits?' })).status).toBe(303);
+    await mailbox.next('sam@post.example');
+    const [root] = (await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute("select id from message where text = 'Which day suits?'")) as { id: number }[];
+    const sam = await signedIn('sam@post.example');
+    const posted = await sam.reply('thread', { parent: String(root?.id), text: 'Tuesday' });
+    const id = /#message-(\d+)$/.exec(posted.headers.get('location') ?? '')?.[1];
+    const mail = await mailbox.next('olivia@post.example');
+    expect(mail.text).toContain('Sam Support (Post team), replying in a thread,');
+    expect(mail.text).toContain(`${HOST}/c/thread/m/${root?.id}#message-${id}`);
+    expect(mail.text.replaceAll('=3D', '=')).toContain(`<a href="${HOST}/c/thread/m/${root?.id}#message-${id}">`);
+  });
+
   it('writes an HTML part: the words escaped, a public video’s poster linked to it, a button to answer', async () => {
     const jpeg = Uint8Array.from([0xff, 0xd8, 0xff, 0xfe, 0x00, 0x04, 0x68, 0x69, 0xff, 0xd9]);
     const poster = `data:image/jpeg;base64,${Buffer.from(jpeg).toString('base64')}`;
@@ -139,6 +156,7 @@ describe('a reply notifies the members', () => {
           createdAt: 0n,
           poster: true,
           internal: false,
+          parentId: null,
         },
       ],
     };

@@ -146,7 +146,9 @@ describe('a thread', () => {
     );
     // The conversation counts its own messages; a live update's fragment of a reply names its thread.
     const fragment = await participant.get(`/c/plans/messages/${newest}`);
-    expect(fragment.html).toMatch(new RegExp(`^<li data-thread="${first}"><article class="message" id="message-${newest}">`));
+    expect(fragment.html).toMatch(
+      new RegExp(`^<li data-thread="${first}"><article class="message" id="message-${newest}">`),
+    );
     const again = await participant.get(`/c/plans/messages/${first}?thread=1`);
     expect(threadTexts(again.html, first)).toEqual(['Done: yearly it is', 'And the invoice to Pia']);
   });

@@ -100,7 +100,7 @@ const DIGESTS = `
        and m.id >= d.first_message_id and m.author_id is distinct from u.id and m.hidden_at is null
        and (not m.internal or u.team_role is not null)) as total,
     coalesce((select json_agg(x order by x.created_us, x.id) from (
-       select m.id, coalesce(au.name, m.claimed_name || '${UNVERIFIED_NAME_SUFFIX.replaceAll("'", "''")}') as author_name, au.team_role as author_team, m.text, m.format, m.message_type, m.poster, m.internal,
+       select m.id, coalesce(au.name, m.claimed_name || '${UNVERIFIED_NAME_SUFFIX.replaceAll("'", "''")}') as author_name, au.team_role as author_team, m.text, m.format, m.message_type, m.poster, m.internal, m.parent_id,
          (extract(epoch from m.created_at) * 1000000)::bigint::text as created_us
        from message m left join account_user au on au.id = m.author_id
        where m.conversation_id = c.id and m.account_id = c.account_id and m.id >= d.first_message_id
@@ -145,6 +145,7 @@ interface MessageRow {
   message_type: string;
   poster: boolean;
   internal: boolean;
+  parent_id: number | null;
   created_us: string;
 }
 
@@ -164,6 +165,7 @@ const digest = (r: DigestRow): DueDigest => ({
     createdAt: BigInt(m.created_us),
     poster: m.poster,
     internal: m.internal === true,
+    parentId: m.parent_id,
   })),
 });
 

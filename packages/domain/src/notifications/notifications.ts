@@ -2,7 +2,7 @@ import type { SiteAccount, TeamRole } from '../records.ts';
 import type { MailOutbox, OutgoingMail } from '../shared/mail.ts';
 import type { SiteSecrets } from '../shared/secrets.ts';
 import { formatNiceTime } from '../shared/time.ts';
-import { conversationUrl, messageUrl } from '../shared/urls.ts';
+import { conversationUrl, messageReadUrl } from '../shared/urls.ts';
 
 /*
  * Telling people that someone answered. Who is told: the conversation's members and followers
@@ -32,6 +32,8 @@ export interface DigestMessage {
   poster: boolean;
   /** An internal note (only the team is mailed one). */
   internal: boolean;
+  /** The first message of the thread it replies in; null for a message of the conversation itself. */
+  parentId: number | null;
 }
 
 /** A pending mail that fell due: for whom, about what, and everything that arrived since it began. */
@@ -140,7 +142,7 @@ export const mailRecordingName = (kind: string): string => RECORDING_NAMES[kind]
 export const mailByline = (m: DigestMessage, team: string) =>
   `${m.authorName === null ? 'Someone (anonymous)' : m.authorTeamRole ? `${m.authorName} (${team} team)` : m.authorName}${
     m.internal ? ', internal note (only the team sees it)' : ''
-  }`;
+  }${m.parentId !== null ? ', replying in a thread' : ''}`;
 
 /** Where a notification's links lead: stop this conversation's mail, all of it, the settings. */
 export interface NotificationLinks {
@@ -178,7 +180,7 @@ export function notificationMail(d: DueDigest, links: NotificationLinks): Outgoi
       `${mailByline(m, team)}, ${formatNiceTime(m.createdAt)}:`,
       ...(m.messageType === 'text' ? [] : [`> (${mailRecordingName(m.messageType)})`]),
       ...(m.text.trim() === '' ? [] : [quoted(mailExcerpt(m.text))]),
-      messageUrl(url, m.id),
+      messageReadUrl(url, m),
     ].join('\n'),
   );
   const left = d.total - d.messages.length;

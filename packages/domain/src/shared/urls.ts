@@ -14,6 +14,13 @@ export const conversationEmbedUrl = (a: AccountAddress, slug: string): string =>
 export const messageUrl = (conversationUrl: string, messageId: number): string =>
   `${conversationUrl}#message-${messageId}`;
 
+/** A thread's own page (by its first message), under its conversation's address (or its path, `/c/<slug>`). */
+export const threadUrl = (conversationUrl: string, rootId: number): string => `${conversationUrl}/m/${rootId}`;
+
+/** Where a message is read: its anchor on its conversation's page, or, a thread reply, on its thread's page. */
+export const messageReadUrl = (conversationUrl: string, m: { id: number; parentId: number | null }): string =>
+  m.parentId === null ? messageUrl(conversationUrl, m.id) : `${threadUrl(conversationUrl, m.parentId)}#message-${m.id}`;
+
 export const embedMessageUrl = (a: AccountAddress, messageId: number): string =>
   `${a.host}/embeds/messages/${a.key}/${messageId}&show_author=true`;
 

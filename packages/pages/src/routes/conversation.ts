@@ -23,6 +23,7 @@ import {
   tagsFromText,
   templateForReply,
   templatesForReply,
+  threadUrl,
   viewConversation,
   viewThread,
 } from '@convo/domain';
@@ -190,7 +191,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       {
         form: true,
         noindex: true,
-        canonical: `${url}/m/${root}`,
+        canonical: threadUrl(url, root),
         ...(found.conversation.anyoneCanPost ? {} : { headers: { 'cache-control': 'no-store' } }),
       },
     );
@@ -285,7 +286,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
         // POST/redirect/GET: reloading the page it lands on never posts again.
         return c.redirect(
           form.parentId !== undefined
-            ? `/c/${outcome.slug}/m/${form.parentId}#message-${outcome.messageId}`
+            ? `${threadUrl(`/c/${outcome.slug}`, form.parentId)}#message-${outcome.messageId}`
             : `/c/${outcome.slug}#message-${outcome.messageId}`,
           303,
         );

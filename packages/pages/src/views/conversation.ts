@@ -9,6 +9,7 @@ import {
   pageOf,
   safeMessageHtml,
   type ThreadPreview,
+  threadUrl,
   type UserRecord,
   unverifiedName,
 } from '@convo/domain';
@@ -143,9 +144,6 @@ const members = (users: UserRecord[]): Html =>
     ? html`<p class="empty">No members.</p>`
     : html`<ul class="members">${users.map((u) => html`<li>${u.name}</li>`)}</ul>`;
 
-/** A thread's own page, on the site (`/c/<slug>/m/<id>`) or, from an embed, at the conversation's address. */
-const threadHref = (base: string, rootId: number) => `${base}/m/${rootId}`;
-
 const repliesText = (n: number) => (n === 1 ? '1 reply' : `${n} replies`);
 
 /**
@@ -164,7 +162,7 @@ function threadPreview(
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
   const shown = thread.latest.length;
   return html`<div class="thread-preview" data-count="${thread.count}">
-<p class="thread-count"><a href="${threadHref(base, rootId)}"${target}>${repliesText(thread.count)}</a>${
+<p class="thread-count"><a href="${threadUrl(base, rootId)}"${target}>${repliesText(thread.count)}</a>${
     thread.count > shown ? `, the latest ${shown === 1 ? 'one' : shown} below` : ''
   }</p>
 <ol class="messages thread-replies" aria-label="Latest replies in this thread">${thread.latest.map((r) =>
@@ -248,7 +246,7 @@ export function messageItem(
     actions: display.actions?.(m),
   })}${thread ? threadPreview(m.id, thread.preview, thread.base, pageUrl, slug, display) : ''}${
     display.threads && m.parentId === null
-      ? html`<p class="thread-link"><a href="/c/${slug}/m/${m.id}">Reply in thread</a></p>`
+      ? html`<p class="thread-link"><a href="${threadUrl(`/c/${slug}`, m.id)}">Reply in thread</a></p>`
       : ''
   }</li>`;
 }
@@ -261,7 +259,7 @@ function replyAnchors(c: ConversationPageRecord, base: string, target: Html | st
   if (c.replyIds.length === 0) return '';
   return html`<div class="earlier">${c.replyIds.map(
     (id) =>
-      html`<p class="earlier-anchor" id="message-${id}"><a href="${threadHref(base, id)}#message-${id}"${target}>This message is a reply in a thread: show it</a></p>`,
+      html`<p class="earlier-anchor" id="message-${id}"><a href="${threadUrl(base, id)}#message-${id}"${target}>This message is a reply in a thread: show it</a></p>`,
   )}</div>`;
 }
 

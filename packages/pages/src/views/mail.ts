@@ -6,7 +6,7 @@ import {
   mailByline,
   mailExcerpt,
   mailRecordingName,
-  messageUrl,
+  messageReadUrl,
   type NotificationLinks,
   notificationHeading,
 } from '@convo/domain';
@@ -34,7 +34,7 @@ export function notificationHtml(d: DueDigest, links: NotificationLinks): string
   const query = new URLSearchParams({ c: d.conversation.slug });
   const left = d.total - d.messages.length;
   const message = (m: DigestMessage) => {
-    const link = messageUrl(url, m.id);
+    const link = messageReadUrl(url, m);
     const still =
       d.conversation.anyoneCanPost && m.poster && m.messageType !== 'audio'
         ? html`<p style="margin:0 0 6px"><a href="${link}"><img src="${d.account.host}/media/${d.account.key}/${m.id}/poster?${query}" alt="Play ${mailRecordingName(m.messageType)} on the page" width="320" style="max-width:100%;border-radius:6px"></a></p>`
