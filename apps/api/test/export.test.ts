@@ -153,7 +153,9 @@ function withoutIds(value: unknown, key = ''): unknown {
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutIds(v, k)]));
   }
-  if (['id', 'conversation_id', 'intake_page_id'].includes(key) && typeof value === 'number') return '#';
+  if (['id', 'conversation_id', 'intake_page_id', 'parent_message_id'].includes(key) && typeof value === 'number') {
+    return '#';
+  }
   if (key === 'message_url') return String(value).replace(/#message-\d+$/, '#message-#');
   if (key === 'embed_message_url') return String(value).replace(/\/\d+&/, '/#&');
   return value;
@@ -185,6 +187,13 @@ beforeAll(async () => {
       });
       expect(fromTemplate.body.message_template.name).toBe('Rich');
       expect(posted.status).toBe(201);
+      // A thread reply keeps its thread.
+      const reply = await apiCall(source, 'POST', '/messages/create_message', auth(token), {
+        conversation_id: made.body.id,
+        text: 'In its thread',
+        parent_message_id: posted.body.id,
+      });
+      expect(reply.status).toBe(201);
     }
   }
 }, 120_000);
@@ -246,6 +255,16 @@ describe('export, and loading an export back', () => {
         expect(times(y.body)).toEqual(times(x.body));
       }
     }
+    // The restored reply is under the restored message it answered.
+    const listed = await apiCall(
+      restored,
+      'GET',
+      '/messages/get_messages?conversation_slug=api-made',
+      auth(tokens.restored.get('generated') as string),
+    );
+    const messages = listed.body.messages as { id: number; text: string; parent_message_id: number | null }[];
+    const reply = messages.find((m) => m.text === 'In its thread');
+    expect(reply?.parent_message_id).toBe(messages.find((m) => m.text.startsWith('<p>Kept'))?.id);
   }, 240_000);
 
   it('exports only what was created after --since, and the increment loads on its own', async () => {

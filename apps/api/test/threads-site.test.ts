@@ -1,3 +1,4 @@
+import { loadSeed } from '@convo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCall, auth, type Harness } from './support/harness.ts';
 import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
@@ -60,6 +61,14 @@ beforeAll(async () => {
             ],
           },
           {
+            title: 'Seeded',
+            slug: 'seeded',
+            messages: [
+              { author: 'olive@threads.example', text: 'Loaded with a thread' },
+              { author: 'pia@else.example', text: 'Loaded in it', thread_of: 1 },
+            ],
+          },
+          {
             title: 'Private',
             slug: 'private',
             anyone_can_post: false,
@@ -89,6 +98,25 @@ beforeAll(async () => {
 afterAll(async () => site?.close());
 
 describe('a thread', () => {
+  it('is loaded from a seed (an export) by its first message’s position, and refused when that is no earlier message', async () => {
+    const [root] = await sql<{ id: number }>("select id from message where text = 'Loaded with a thread'");
+    expect(threadTexts((await participant.get('/c/seeded')).html, root?.id ?? 0)).toEqual(['Loaded in it']);
+    const before = await messageCount();
+    for (const messages of [
+      [{ text: 'a', thread_of: 2 }, { text: 'b' }],
+      [{ text: 'a', thread_of: 1 }],
+      [{ text: 'a' }, { text: 'b', thread_of: 1 }, { text: 'c', thread_of: 2 }],
+    ]) {
+      const seed = {
+        accounts: [
+          { key: `bad${messages.length}`, name: 'Bad', host: 'https://bad.example', conversations: [{ messages }] },
+        ],
+      };
+      await expect(loadSeed(h.db.orm.em.fork(), seed), JSON.stringify(messages)).rejects.toThrow(/thread_of/);
+    }
+    expect(await messageCount()).toBe(before);
+  });
+
   it('is offered under every message, and its page replies in it without JavaScript', async () => {
     const page = await participant.get('/c/plans');
     expect(page.html).toContain(`<a href="/c/plans/m/${first}">Reply in thread</a>`);

@@ -50,6 +50,8 @@ interface ExportedMessage extends Record<string, unknown> {
   media_content_type: string | null;
   template: string | null;
   internal: boolean;
+  id: number;
+  parent_id: number | null;
 }
 
 /** A recording copied out beside the export (the seed's `media_file`); null when the export copies none. */
@@ -229,7 +231,7 @@ const conversationsPage = (em: EntityManager, accountId: number, afterId: number
                           (select key from account where id = m.account_id) || '/' || m.id end),
                    'created_at', ${TIME('m.created_at')},
                    'hidden', m.hidden_at is not null,
-                   'template', m.template_name, 'internal', m.internal,
+                   'template', m.template_name, 'internal', m.internal, 'id', m.id, 'parent_id', m.parent_id,
                    'media_key', m.media_key, 'media_content_type', m.media_content_type)
                  order by m.created_at, m.id)
                from message m left join account_user u on u.id = m.author_id
@@ -302,14 +304,19 @@ export async function* exportAccounts(
             c.workflow_id === null
               ? null
               : { of: workflowRef(c.workflow_id, `${where}'s workflow`), name: workflow_name, steps: workflow_steps };
+          // A thread reply names its thread's first message by its position in the list.
+          const exported = line.messages as ExportedMessage[];
+          const positions = new Map(exported.map((m, at) => [m.id, at + 1]));
           const messages = await Promise.all(
-            (line.messages as ExportedMessage[]).map(
-              async ({ media_key, media_content_type, template, internal, ...m }) => {
+            exported.map(
+              async ({ media_key, media_content_type, template, internal, id: _id, parent_id, ...m }, at) => {
                 const file = await copiedOut(options, account.key, media_key, media_content_type);
+                const threadOf = parent_id === null ? undefined : positions.get(parent_id);
                 return {
                   ...m,
                   ...(internal ? { internal } : {}),
                   ...(template === null ? {} : { template }),
+                  ...(threadOf !== undefined && threadOf <= at ? { thread_of: threadOf } : {}),
                   ...(file === null ? {} : { download_media_url: null, media_file: file }),
                 };
               },

@@ -55,6 +55,11 @@ export const ZSeedMessage = z.strictObject({
   internal: z.boolean().default(false),
   /** The name of the message template it was made from, as it was then (the account's template of that name, if any). */
   template: z.string().min(1).max(255).optional(),
+  /**
+   * A reply in a thread: the position (1-based) in this conversation's `messages` of the thread's
+   * first message, an earlier one that is not a reply itself. A reply in a note's thread is a note.
+   */
+  thread_of: z.number().int().min(1).max(1_000_000).optional(),
 });
 
 export const ZSeedConversation = z.strictObject({

@@ -223,6 +223,15 @@ export async function loadBatch(
   const members: { c: number; u: number }[] = [];
   const tags: { c: number; t: number }[] = [];
   const messages: object[] = [];
+  // A batch with threads takes its messages' ids first: a reply names its thread's by them.
+  const threaded = batch.some((c) => c.messages.some((m) => m.thread_of !== undefined));
+  const messageIds = threaded
+    ? (
+        await query<{ id: number }>(em, "select nextval('message_id_seq')::int as id from generate_series(1, ?)", [
+          batch.reduce((n, c) => n + c.messages.length, 0),
+        ])
+      ).map((r) => r.id)
+    : [];
   batch.forEach((c, i) => {
     const id = ids[i] as number;
     const where = `conversation ${c.slug ?? c.title ?? `#${counts.conversations + i + 1}`}`;
@@ -266,9 +275,18 @@ export async function loadBatch(
     const authorIds = c.messages.flatMap((m) => (m.author === null ? [] : [userId(refs, m.author, where)]));
     for (const u of new Set([...draft.memberIds, ...authorIds])) members.push({ c: id, u });
     for (const t of new Set(c.tags.map((n) => refs.tags.get(n.toLowerCase()) as number))) tags.push({ c: id, t });
-    for (const m of c.messages) {
+    const first = messages.length;
+    c.messages.forEach((m, at) => {
       const kept = recordings.get(m);
+      const root = m.thread_of === undefined ? undefined : c.messages[m.thread_of - 1];
+      if (m.thread_of !== undefined && (m.thread_of > at || root?.thread_of !== undefined)) {
+        throw new AdminError(
+          `${where}, message ${at + 1}: thread_of names an earlier message that is not a reply itself`,
+        );
+      }
       messages.push({
+        id: threaded ? messageIds[first + at] : null,
+        parent: m.thread_of === undefined ? null : messageIds[first + m.thread_of - 1],
         c: id,
         type: kept?.kind ?? m.type,
         duration: kept?.seconds ?? m.recorded_duration_seconds,
@@ -285,9 +303,9 @@ export async function loadBatch(
         media_bytes: kept?.bytes ?? null,
         template_id: m.template === undefined ? null : (refs.templates.get(m.template.toLowerCase()) ?? null),
         template_name: m.template ?? null,
-        internal: m.internal,
+        internal: m.internal || root?.internal === true,
       });
-    }
+    });
   });
 
   // Each batch travels as one JSON parameter per table, spread into rows by jsonb_to_recordset.
@@ -334,14 +352,15 @@ export async function loadBatch(
         select c, t, ${account}::int from jsonb_to_recordset(${rows}::jsonb) as x(c int, t int)`,
   );
   const insertMessages: RowsInsert = (account, rows) =>
-    sql`insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
+    sql`insert into message (id, account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
          text, format, download_media_url, created_at, hidden_at, media_key, media_content_type, media_bytes,
-         template_id, template_name, internal)
-       select ${account}::int, c, type, duration, author, anonymous, text, format, media, coalesce(created_at, now()),
-         case when hidden then now() end, media_key, media_content_type, media_bytes, template_id, template_name, internal
-       from jsonb_to_recordset(${rows}::jsonb) as t(c int, type text, duration int, author int, anonymous bool, text text,
-         format text, media text, created_at timestamptz, hidden bool, media_key text, media_content_type text,
-         media_bytes bigint, template_id int, template_name text, internal bool)`;
+         template_id, template_name, internal, parent_id)
+       select coalesce(id, nextval('message_id_seq')::int), ${account}::int, c, type, duration, author, anonymous, text,
+         format, media, coalesce(created_at, now()), case when hidden then now() end, media_key, media_content_type,
+         media_bytes, template_id, template_name, internal, parent
+       from jsonb_to_recordset(${rows}::jsonb) as t(id int, parent int, c int, type text, duration int, author int,
+         anonymous bool, text text, format text, media text, created_at timestamptz, hidden bool, media_key text,
+         media_content_type text, media_bytes bigint, template_id int, template_name text, internal bool)`;
   if (options.emitEvents) await insertAnnounced(em, refs.id, messages, insertMessages, 'message_created');
   else await insertRows(em, refs.id, messages, insertMessages);
   // The inbox orders by latest activity (the newest message loaded, or the creation) and searches
