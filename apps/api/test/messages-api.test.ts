@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCall, BASE, call, type Harness, makeAccount, openHarness, type TestAccount } from './support/harness.ts';
 
@@ -18,6 +19,38 @@ let others: { id: number; slug: string };
 const auth = (t: TestAccount) => ({ authorization: `Bearer ${t.token}` });
 const post = (t: TestAccount, body: unknown, headers: Record<string, string> = {}, query = '') =>
   apiCall(h, 'POST', `/messages/create_message${query}`, { ...auth(t), ...headers }, body);
+const FIXTURES = new URL('./fixtures/media/', import.meta.url);
+/** create_message as multipart/form-data: the members as fields, the file as `recording`. */
+const postWithRecording = async (
+  t: TestAccount,
+  fields: Record<string, string>,
+  file?: { name: string; type: string; bytes: Uint8Array },
+  headers: Record<string, string> = {},
+) => {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  if (file) form.append('recording', new Blob([file.bytes], { type: file.type }), file.name);
+  const encoded = new Response(form);
+  return call(
+    h,
+    new Request(`${BASE}/api/v1/messages/create_message`, {
+      method: 'POST',
+      headers: { ...auth(t), ...headers, 'content-type': encoded.headers.get('content-type') ?? '' },
+      body: await encoded.arrayBuffer(),
+    }),
+  );
+};
+const fixture = (name: string, type: string) => ({
+  name,
+  type,
+  bytes: new Uint8Array(readFileSync(new URL(name, FIXTURES))),
+});
+/** Every recording the media store keeps. */
+const keptRecordings = async () => {
+  const keys: string[] = [];
+  for await (const key of h.services.media.store.list(new Date(Date.now() + 60_000))) keys.push(key);
+  return keys.length;
+};
 const list = (t: TestAccount, query = '') => apiCall(h, 'GET', `/messages/get_messages${query}`, auth(t));
 const conversation = async (t: TestAccount, slug: string) => {
   const made = await apiCall(h, 'POST', '/conversations/create_conversation', auth(t), { title: slug, slug });
@@ -309,5 +342,102 @@ describe('get_messages', () => {
     expect(theirs.body.messages.every((m: { conversation_id: number }) => m.conversation_id === others.id)).toBe(true);
     const empty = await makeAccount(h, 'charlie');
     expect((await list(empty)).body).toEqual({ error: 'No messages found', code: 'message_not_found' });
+  });
+});
+
+describe('create_message with a recording (multipart)', () => {
+  it('keeps it, measured from its bytes, and the message plays it', async () => {
+    const video = fixture('video-3s.webm', 'video/webm');
+    const posted = await postWithRecording(a, { conversation_id: String(second.id), text: 'Watch this' }, video);
+    expect(posted.status).toBe(201);
+    expect(posted.body).toMatchObject({
+      conversation_id: second.id,
+      message_type: 'video',
+      recorded_duration_seconds: 3,
+      text: 'Watch this',
+      download_media_url: `https://alpha.example.com/media/alpha/${posted.body.id}`,
+    });
+    const played = await call(h, new Request(`${posted.body.download_media_url}?c=second`));
+    expect(played.status).toBe(200);
+    expect(played.headers.get('content-length')).toBe(String(video.bytes.length));
+    // A recording alone, marked as a screen's; an audio file is audio whatever it is called.
+    const screen = await postWithRecording(a, { conversation_id: String(second.id), recording_kind: 'screen' }, video);
+    expect(screen.body).toMatchObject({ message_type: 'screen', text: '' });
+    const audio = await postWithRecording(
+      a,
+      { conversation_id: String(second.id), recording_kind: 'screen', internal: 'true' },
+      fixture('audio-3s.ogg', 'audio/ogg'),
+    );
+    expect(audio.body).toMatchObject({ message_type: 'audio', internal: true });
+    // The same request again (its Idempotency-Key) answers the first message and keeps no second copy.
+    const keyed = { 'idempotency-key': 'recorded-once' };
+    const once = await postWithRecording(a, { conversation_id: String(second.id) }, video, keyed);
+    expect(once.status).toBe(201);
+    const kept = await keptRecordings();
+    const again = await postWithRecording(a, { conversation_id: String(second.id) }, video, keyed);
+    expect([again.status, again.body.id, again.headers.get('idempotent-replayed')]).toEqual([
+      201,
+      once.body.id,
+      'true',
+    ]);
+    expect(await keptRecordings()).toBe(kept);
+  });
+
+  it('refuses what is no recording, or a recording it cannot take, and keeps nothing', async () => {
+    const before = { messages: await count(), recordings: await keptRecordings() };
+    const video = fixture('video-3s.webm', 'video/webm');
+    const cases: [Record<string, string>, ReturnType<typeof fixture> | undefined, number, string][] = [
+      [
+        { conversation_id: String(second.id) },
+        { name: 'a.webm', type: 'video/webm', bytes: new TextEncoder().encode('not a video') },
+        422,
+        'recording: ',
+      ],
+      [{ conversation_id: String(others.id), text: 'x' }, video, 404, 'No conversations found'],
+      [{ conversation_id: '999999', text: 'x' }, video, 404, 'No conversations found'],
+      [{ conversation_id: String(second.id), recording_kind: 'hologram' }, video, 422, 'recording_kind'],
+      [
+        { conversation_id: String(second.id), text: 'x', parent_message_id: '99999999' },
+        video,
+        422,
+        'parent_message_id',
+      ],
+      [{ conversation_id: String(second.id), user_email: 'nobody@else.example' }, video, 422, 'user_email'],
+      [{ text: 'no conversation' }, video, 422, 'conversation_id'],
+      [{ conversation_id: String(second.id), text: 'nul \u0000' }, video, 400, ''],
+    ];
+    for (const [fields, file, status, says] of cases) {
+      const refused = await postWithRecording(a, fields, file);
+      expect(refused.status, JSON.stringify(fields)).toBe(status);
+      expect(refused.body.error, JSON.stringify(fields)).toContain(says);
+      expect(typeof refused.body.code).toBe('string');
+    }
+    // Without a token nothing of the body is read, let alone kept.
+    const anonymous = await call(
+      h,
+      new Request(`${BASE}/api/v1/messages/create_message`, {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=x' },
+        body: '--x\r\ncontent-disposition: form-data; name="recording"; filename="a.webm"\r\n\r\nbytes\r\n--x--\r\n',
+      }),
+    );
+    expect(anonymous.status).toBe(401);
+    // recording_kind means nothing without a recording.
+    expect((await post(a, { conversation_id: second.id, text: 'x', recording_kind: 'screen' })).status).toBe(422);
+    // Another operation takes no multipart body.
+    const form = new FormData();
+    form.append('title', 'x');
+    const encoded = new Response(form);
+    const other = await call(
+      h,
+      new Request(`${BASE}/api/v1/conversations/create_conversation`, {
+        method: 'POST',
+        headers: { ...auth(a), 'content-type': encoded.headers.get('content-type') ?? '' },
+        body: await encoded.arrayBuffer(),
+      }),
+    );
+    expect(other.status).toBe(415);
+    expect(await count()).toBe(before.messages);
+    expect(await keptRecordings()).toBe(before.recordings);
   });
 });

@@ -10,6 +10,7 @@ import {
   type MessageStore,
   type MessageTemplateStore,
   type RateLimitState,
+  type ReceivedFile,
   type ReplyStore,
   type TeamStore,
   tokenFromAuthorization,
@@ -42,8 +43,8 @@ export interface ProcedureServices {
   webhookTargets: WebhookTargets;
   /** What update_conversation and delete_conversation write. */
   updateConversationStore: UpdateConversationStore;
-  /** Where recordings are kept: a deleted conversation's are removed. */
-  media: Pick<MediaDeps, 'store'>;
+  /** Where recordings are kept (a deleted conversation's are removed) and measured (create_message's). */
+  media: MediaDeps;
   /** Which recordings a message still holds (another conversation's may hold the same). */
   mediaReferences: MediaReferences;
   /** The account's team. */
@@ -96,12 +97,54 @@ export interface Context {
    * however many calls a tRPC batch carries, and before a REST body is read.
    */
   authenticate(): Promise<Authenticated | null>;
+  /** The recording that came with the request (REST's multipart body), for the procedure that takes one. */
+  recording: ReceivedRecording;
 }
 
-export function createContext(services: ProcedureServices, req: Request, request: RequestState): Context {
+/** The multipart body's file that is a recording (create_message's), and what the API's document says of it. */
+export const RECORDING_FIELD = 'recording';
+export const RECORDING_FIELD_DOC =
+  'A recording (video or audio: WebM, MP4, Ogg, MP3, M4A or WAV), in a multipart/form-data body beside the other ' +
+  'members as form fields. The server keeps it as it arrives and measures it as the reply form’s recordings are ' +
+  '(kind and duration from the bytes; `recording_kind: screen` marks a screen recording): the message is of that ' +
+  'type and its `download_media_url` plays it. Within the server’s limits of size and length (MEDIA_MAX_BYTES, ' +
+  'MEDIA_MAX_SECONDS); anything else is 422 and nothing is kept. Not over tRPC (its calls are JSON).';
+
+/**
+ * A recording kept in the media store as its request arrived: the procedure that takes it
+ * (`take`) answers for it from then on; whatever is left when the call ends is the transport's to
+ * remove (a refusal before the procedure ran: auth, rate limit, input).
+ */
+export class ReceivedRecording {
+  private file: ReceivedFile | null = null;
+
+  /** The transport keeps what arrived. */
+  hold(file: ReceivedFile): void {
+    this.file = file;
+  }
+
+  take(): ReceivedFile | undefined {
+    const file = this.file ?? undefined;
+    this.file = null;
+    return file;
+  }
+
+  /** What nobody took. */
+  left(): ReceivedFile | null {
+    return this.file;
+  }
+}
+
+export function createContext(
+  services: ProcedureServices,
+  req: Request,
+  request: RequestState,
+  recording = new ReceivedRecording(),
+): Context {
   let authenticated: Promise<Authenticated | null> | undefined;
   return {
     services,
+    recording,
     idempotencyKey: req.headers.get('idempotency-key'),
     requestId: request.id,
     auth: request.auth,

@@ -37,6 +37,7 @@ export const ERRORS = {
     message: 'a valid API token is required in the Authorization header',
   },
   forbidden: { trpc: 'FORBIDDEN', status: 403, message: null },
+  recording_busy: { trpc: 'SERVICE_UNAVAILABLE', status: 503, message: null },
   malformed_body: { trpc: 'BAD_REQUEST', status: 400, message: 'the request body is not valid JSON or form data' },
   bad_request: { trpc: 'BAD_REQUEST', status: 400, message: 'the request is not valid HTTP' },
   batch_too_large: { trpc: 'BAD_REQUEST', status: 400, message: null, example: 'a batch may carry at most 10 calls' },
@@ -50,7 +51,8 @@ export const ERRORS = {
   unsupported_media_type: {
     trpc: 'UNSUPPORTED_MEDIA_TYPE',
     status: 415,
-    message: 'send the body as application/json or application/x-www-form-urlencoded',
+    message:
+      'send the body as application/json or application/x-www-form-urlencoded (create_message also takes multipart/form-data)',
   },
   json_sent_as_form: {
     trpc: 'UNSUPPORTED_MEDIA_TYPE',

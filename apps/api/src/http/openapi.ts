@@ -1,5 +1,13 @@
 import { PAGE_SIZE } from '@convo/domain';
-import { ERRORS, type ErrorCode, errorExample, type Operation, openApiRouter } from '@convo/router';
+import {
+  ERRORS,
+  type ErrorCode,
+  errorExample,
+  type Operation,
+  openApiRouter,
+  RECORDING_FIELD,
+  RECORDING_FIELD_DOC,
+} from '@convo/router';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { REST_PREFIX } from './rest/handler.ts';
 
@@ -160,6 +168,19 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
       for (const [type, media] of Object.entries(op.requestBody.content as Record<string, Json>)) {
         const example = declared.requestExamples?.[type];
         if (example) media.examples = { titled: { value: example } };
+      }
+      // A multipart body carries the recording beside the members (which the generator cannot say).
+      const multipart = op.requestBody.content['multipart/form-data'] as Json | undefined;
+      if (multipart) {
+        const schema = multipart.schema as Json;
+        multipart.schema = {
+          ...schema,
+          properties: {
+            ...schema.properties,
+            [RECORDING_FIELD]: { type: 'string', format: 'binary', description: RECORDING_FIELD_DOC },
+          },
+        };
+        multipart.encoding = { [RECORDING_FIELD]: { contentType: 'video/*, audio/*' } };
       }
     }
     const errors = Object.entries(declared.errors).map(([status, e]) => [

@@ -363,7 +363,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message into a conversation
-         * @description Posts a message into one of the account's conversations, as a reply on its page is posted: members who follow it are notified, `message_created` webhooks fire, its workflow runs and open pages show it at once; a registered author joins its members. The members may be given as query parameters (as the original service documents them), as a JSON body, or as a form. Answers the message as get_messages shows it.
+         * @description Posts a message into one of the account's conversations, as a reply on its page is posted: members who follow it are notified, `message_created` webhooks fire, its workflow runs and open pages show it at once; a registered author joins its members. The members may be given as query parameters (as the original service documents them), as a JSON body, or as a form; a recording comes in a multipart/form-data body as the file `recording`, beside the members as fields. Answers the message as get_messages shows it.
          */
         post: operations["createMessage"];
         delete?: never;
@@ -908,7 +908,7 @@ export interface components {
              * @description A machine-readable code.
              * @enum {string}
              */
-            code: "conversation_not_found" | "message_not_found" | "invalid_input" | "intake_page_unusable" | "intake_page_not_found" | "intake_page_key_taken" | "intake_page_limit_reached" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "workflow_not_found" | "workflow_limit_reached" | "message_template_not_found" | "message_template_name_taken" | "message_template_limit_reached" | "unauthorized" | "forbidden" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "json_sent_as_form" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
+            code: "conversation_not_found" | "message_not_found" | "invalid_input" | "intake_page_unusable" | "intake_page_not_found" | "intake_page_key_taken" | "intake_page_limit_reached" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "workflow_not_found" | "workflow_limit_reached" | "message_template_not_found" | "message_template_name_taken" | "message_template_limit_reached" | "unauthorized" | "forbidden" | "recording_busy" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "json_sent_as_form" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
         };
     };
     responses: never;
@@ -4260,7 +4260,7 @@ export interface operations {
             query?: {
                 /** @description The conversation of this account the message goes into. (in the query, or as the body's member of that name, which wins) */
                 conversation_id?: number;
-                /** @description The message (required unless a template gives it). Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. (in the query, or as the body's member of that name, which wins) */
+                /** @description The message (required unless a template or a recording gives the content). Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. (in the query, or as the body's member of that name, which wins) */
                 text?: string;
                 /** @description The author: the account's owner or a member of its team. Absent: the template's creator when a template is given, else an anonymous message. (in the query, or as the body's member of that name, which wins) */
                 user_email?: string;
@@ -4270,6 +4270,8 @@ export interface operations {
                 internal?: boolean;
                 /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. (in the query, or as the body's member of that name, which wins) */
                 parent_message_id?: number;
+                /** @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes. (in the query, or as the body's member of that name, which wins) */
+                recording_kind?: "video" | "screen" | "audio";
             };
             header?: {
                 /**
@@ -4286,7 +4288,7 @@ export interface operations {
                 "application/json": {
                     /** @description The conversation of this account the message goes into. */
                     conversation_id: number;
-                    /** @description The message (required unless a template gives it). Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
+                    /** @description The message (required unless a template or a recording gives the content). Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
                     text?: string;
                     /** @description The author: the account's owner or a member of its team. Absent: the template's creator when a template is given, else an anonymous message. */
                     user_email?: string;
@@ -4296,11 +4298,16 @@ export interface operations {
                     internal?: boolean;
                     /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. */
                     parent_message_id?: number;
+                    /**
+                     * @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes.
+                     * @enum {string}
+                     */
+                    recording_kind?: "video" | "screen" | "audio";
                 };
                 "application/x-www-form-urlencoded": {
                     /** @description The conversation of this account the message goes into. */
                     conversation_id: number;
-                    /** @description The message (required unless a template gives it). Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
+                    /** @description The message (required unless a template or a recording gives the content). Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
                     text?: string;
                     /** @description The author: the account's owner or a member of its team. Absent: the template's creator when a template is given, else an anonymous message. */
                     user_email?: string;
@@ -4310,6 +4317,35 @@ export interface operations {
                     internal?: boolean;
                     /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. */
                     parent_message_id?: number;
+                    /**
+                     * @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes.
+                     * @enum {string}
+                     */
+                    recording_kind?: "video" | "screen" | "audio";
+                };
+                "multipart/form-data": {
+                    /** @description The conversation of this account the message goes into. */
+                    conversation_id: number;
+                    /** @description The message (required unless a template or a recording gives the content). Without markup it is kept as written (the page shows its line breaks and links its web addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code (`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a link. Up to 10,000 characters. */
+                    text?: string;
+                    /** @description The author: the account's owner or a member of its team. Absent: the template's creator when a template is given, else an anonymous message. */
+                    user_email?: string;
+                    /** @description A template of the account: its text replaces `text` (a template without text puts `text` under its recording), and the message keeps its id and name (`message_template`). */
+                    message_template_id?: number;
+                    /** @description An internal note: only the account's team sees it, on the conversation's page (marked so), in the team's inbox and live updates, in mail to the team, in get_messages (`internal: true`) and in `message_created` webhooks (`internal: true`). Never in get_conversation, get_conversations or create_conversation, never on an embed, never to a participant or visitor (its message and media addresses are 404 to them). It moves neither the conversation’s state nor its place in anyone’s list, runs no workflow step and is not searched. */
+                    internal?: boolean;
+                    /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. */
+                    parent_message_id?: number;
+                    /**
+                     * @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes.
+                     * @enum {string}
+                     */
+                    recording_kind?: "video" | "screen" | "audio";
+                    /**
+                     * Format: binary
+                     * @description A recording (video or audio: WebM, MP4, Ogg, MP3, M4A or WAV), in a multipart/form-data body beside the other members as form fields. The server keeps it as it arrives and measures it as the reply form’s recordings are (kind and duration from the bytes; `recording_kind: screen` marks a screen recording): the message is of that type and its `download_media_url` plays it. Within the server’s limits of size and length (MEDIA_MAX_BYTES, MEDIA_MAX_SECONDS); anything else is 422 and nothing is kept. Not over tRPC (its calls are JSON).
+                     */
+                    recording?: string;
                 };
             };
         };
@@ -4395,7 +4431,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            /** @description The body is over the size limit, or its recording is larger than the server takes */
             413: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4419,7 +4455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A member is missing or breaks its rule (`Required parameter conversation_id is missing`), the author is not on the account's team, or the Idempotency-Key was used for another request */
+            /** @description A member is missing or breaks its rule (`Required parameter conversation_id is missing`), the author is not on the account's team, the recording is none the server takes (`recording: …`), or the Idempotency-Key was used for another request */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4456,13 +4492,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            /** @description The server is measuring too many recordings just now (or the database is unreachable): retry shortly */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

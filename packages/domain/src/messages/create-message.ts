@@ -1,7 +1,9 @@
 import { idempotencyKeyProblem } from '../conversations/create-conversation.ts';
 import type { UpdateConversationStore } from '../conversations/ports.ts';
 import { replyThread } from '../conversations/threads.ts';
-import type { StoredMedia } from '../media/media.ts';
+import { measureRecording } from '../media/measure-recording.ts';
+import { type MediaDeps, type MediaKind, removeRecording, type StoredMedia } from '../media/media.ts';
+import type { ReceivedFile } from '../media/uploads.ts';
 import { messageBody } from '../people/message-text.ts';
 import type { ReplyStore } from '../people/ports.ts';
 import type { AccountContext, MessageFormat, TemplateRef } from '../records.ts';
@@ -23,6 +25,10 @@ export interface CreateMessageInput {
   internal?: boolean | undefined;
   /** A message of the conversation whose thread it replies in (a thread reply's: the same thread). */
   parentMessageId?: number | undefined;
+  /** A recording that came with it (REST's multipart `recording`), kept but not measured yet. */
+  recording?: ReceivedFile | undefined;
+  /** Of a recording with video: a screen recording, not a camera's (the bytes decide video or audio). */
+  recordingKind?: MediaKind | undefined;
 }
 
 /** The message's own key among the account's form tokens: `api:` and the key's SHA-256 (64 characters at most). */
@@ -41,15 +47,54 @@ async function submitKeyOf(idempotencyKey: string): Promise<string> {
  * gives its content (templates.ts) and, unless an author is named, its creator as the author.
  */
 export async function createMessage(
-  deps: {
-    messageStore: MessageStore;
-    messageTemplates: MessageTemplateStore;
-    replies: ReplyStore;
-    updateConversationStore: UpdateConversationStore;
-  },
+  deps: CreateMessageDeps,
   account: AccountContext,
   input: CreateMessageInput,
   options: { idempotencyKey?: string | undefined } = {},
+): Promise<{ view: WireJson<MessageDetailView>; replayed: boolean }> {
+  const recording = input.recording;
+  if (!recording) {
+    if (input.recordingKind !== undefined)
+      throw new DomainError('invalid_input', 'recording_kind: only with a recording');
+    return post(deps, account, input, undefined, options);
+  }
+  // The recording stays only with the message it became: every refusal before that removes it.
+  let posted = false;
+  try {
+    const measured = await measureRecording(deps.media, recording, input.recordingKind);
+    if (!measured.ok) {
+      if (measured.busy) throw new DomainError('recording_busy');
+      throw new DomainError('invalid_input', `recording: ${measured.problem}`);
+    }
+    const answer = await post(deps, account, input, measured.media, options, () => {
+      posted = true;
+    });
+    // A retry's recording is a second copy: the first request's message keeps its own.
+    if (answer.replayed) posted = false;
+    return answer;
+  } finally {
+    if (!posted) await removeRecording(deps.media.store, recording.key);
+  }
+}
+
+/** What create_message reads and writes through. */
+export interface CreateMessageDeps {
+  messageStore: MessageStore;
+  messageTemplates: MessageTemplateStore;
+  replies: ReplyStore;
+  updateConversationStore: UpdateConversationStore;
+  /** Where a recording that came with the message is measured and kept. */
+  media: MediaDeps;
+}
+
+/** The message written, with `media` when a recording came (`written`: told once the row is there). */
+async function post(
+  deps: CreateMessageDeps,
+  account: AccountContext,
+  input: CreateMessageInput,
+  media: StoredMedia | undefined,
+  options: { idempotencyKey?: string | undefined },
+  written?: () => void,
 ): Promise<{ view: WireJson<MessageDetailView>; replayed: boolean }> {
   const key = options.idempotencyKey;
   const keyProblem = key === undefined ? null : idempotencyKeyProblem(key);
@@ -61,6 +106,11 @@ export async function createMessage(
     if (!template) throw new DomainError('message_template_not_found');
     content = fromTemplate(template, input.text);
     authorId = template.creator?.id ?? null;
+    if (media && content.media) {
+      throw new DomainError('invalid_input', 'recording: the template brings its own recording');
+    }
+  } else if (media && (input.text === undefined || input.text.trim() === '')) {
+    content = { text: '', format: 'text' };
   } else if (input.text === undefined) {
     throw new DomainError('invalid_input', 'Required parameter text is missing');
   } else {
@@ -83,11 +133,11 @@ export async function createMessage(
     );
   }
   const submitKey = key === undefined ? null : await submitKeyOf(key);
-  const written = await deps.replies.insert(account.id, input.conversationId, {
+  const row = await deps.replies.insert(account.id, input.conversationId, {
     authorId,
     text: content.text,
     format: content.format,
-    media: content.media,
+    media: media ?? content.media,
     template: content.template,
     internal: input.internal === true || thread.internal,
     parentId: thread.parentId,
@@ -95,8 +145,9 @@ export async function createMessage(
     answerAs: account,
   });
   // The insert reads the conversation itself: another account's or none writes nothing.
-  if (!written) throw new DomainError('conversation_not_found');
-  const { id, created, detail } = written;
+  if (!row) throw new DomainError('conversation_not_found');
+  written?.();
+  const { id, created, detail } = row;
   // Written now: the statement answered the message as it wrote it.
   if (created && detail !== null) return { view: { text: detail }, replayed: false };
   if (!created) {

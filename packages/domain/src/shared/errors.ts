@@ -43,6 +43,10 @@ export const DOMAIN_ERRORS = {
     example: null,
   },
   forbidden: { message: null, example: "only the account's owners and admins manage intake pages and workflows" },
+  recording_busy: {
+    message: 'the server is measuring too many recordings just now; send it again in a moment',
+    example: null,
+  },
 } as const satisfies Record<string, { message: string | null; example: string | null }>;
 
 export type DomainErrorCode = keyof typeof DOMAIN_ERRORS;

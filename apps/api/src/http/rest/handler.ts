@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Authenticated, PagePosition } from '@convo/domain';
+import { type Authenticated, newMediaKey, type PagePosition, removeRecording } from '@convo/domain';
 import {
   ApiError,
   answerJson,
@@ -11,13 +11,16 @@ import {
   errorBody,
   noteHeaders,
   type Operation,
+  RECORDING_FIELD,
+  ReceivedRecording,
 } from '@convo/router';
 import { TRPCError } from '@trpc/server';
 import type { Hono, Context as HonoContext } from 'hono';
 import { type ApiEnv, json } from '../answers.ts';
-import type { BodyLimits } from '../body.ts';
+import { type BodyLimits, mediaType } from '../body.ts';
 import type { Services } from '../services.ts';
-import { bodyInput, queryInput, typed } from './input.ts';
+import { readSiteForm } from '../site-form.ts';
+import { bodyInput, formInput, queryInput, typed } from './input.ts';
 import { allowed, type Route, restRoutes, takesBody } from './routes.ts';
 
 /*
@@ -29,6 +32,13 @@ import { allowed, type Route, restRoutes, takesBody } from './routes.ts';
  */
 
 export const REST_PREFIX = '/api/v1';
+
+/** A multipart body's refusal (the site's form reader words it) as a row of the error table. */
+const MULTIPART_REFUSALS: Partial<Record<number, ErrorCode>> = {
+  408: 'request_timeout',
+  413: 'body_too_large',
+  503: 'unavailable',
+};
 
 const restError = (code: ErrorCode, detail = '', headers: Record<string, string> = {}) =>
   json(ERRORS[code].status, errorBody(code, detail), headers);
@@ -110,7 +120,8 @@ export function mountRest(
     const url = c.get('url');
     const request = c.get('request');
     request.label = route.operation.label;
-    const context = createContext(services, req, request);
+    const recording = new ReceivedRecording();
+    const context = createContext(services, req, request, recording);
     // The token is looked up once (the context keeps it) and refused in one place, the procedure's
     // own middleware (authedProcedure); without one no body is read, and the call gets no input.
     const authenticated = await context.authenticate();
@@ -120,12 +131,24 @@ export function mountRest(
     if (tag && matchesTag(req.headers.get('if-none-match'), tag)) {
       return new Response(null, { status: 304, headers: { etag: tag, ...REVALIDATE } });
     }
+    // An operation that takes a recording may be sent as multipart: its file is kept as it arrives.
+    const read =
+      authenticated && route.recording && mediaType(req) === 'multipart/form-data'
+        ? await readSiteForm(req, options.body, {
+            store: services.media.store,
+            maxBytes: services.media.limits.maxBytes,
+            newKey: () => newMediaKey(authenticated.account.id),
+            field: RECORDING_FIELD,
+          })
+        : null;
+    if (read && !read.ok) return restError(MULTIPART_REFUSALS[read.status] ?? 'malformed_body', read.message);
+    if (read?.file) recording.hold(read.file);
     const fields = !authenticated
       ? {}
       : takesBody(route.method)
         ? {
             ...(route.operation.queryToo ? queryInput(url, route.kinds) : {}),
-            ...(await bodyInput(req, options.body, route.kinds)),
+            ...(read ? formInput(read.fields, route.kinds) : await bodyInput(req, options.body, route.kinds)),
           }
         : queryInput(url, route.kinds);
     // The path's own parameters win over a body or query field of the same name.
@@ -136,6 +159,9 @@ export function mountRest(
       ),
     );
     const result = await run(route, context, input, request.id);
+    // A recording no procedure took (refused before it ran) is not kept.
+    const left = context.recording.left();
+    if (left) await removeRecording(services.media.store, left.key);
     if (!result.ok) return result.response;
     const { body, notes } = result.answer;
     const headers: Record<string, string> = {

@@ -60,6 +60,10 @@ function inputOf(fields: Iterable<[string, string[]]>, kinds: FieldKinds, emptyI
   return input;
 }
 
+/** A form's fields (a multipart body's), as an input object. */
+export const formInput = (fields: Map<string, string[]>, kinds: FieldKinds): Record<string, unknown> =>
+  inputOf(fields, kinds, false);
+
 export function queryInput(url: URL, kinds: FieldKinds): Record<string, unknown> {
   const fields = new Map<string, string[]>();
   for (const [key, value] of url.searchParams) {

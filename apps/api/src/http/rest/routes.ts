@@ -6,6 +6,8 @@ export interface Route {
   operation: Operation;
   method: string;
   kinds: FieldKinds;
+  /** It takes a recording: its body may be multipart/form-data, with the file as `recording`. */
+  recording: boolean;
 }
 
 /** The routes under /api/v1, from each operation's declared meta (nothing else names one). */
@@ -14,6 +16,7 @@ export const restRoutes = (operations: readonly Operation[]): Route[] =>
     operation,
     method: operation.meta.openapi.method,
     kinds: fieldKinds(inputObject(operation.input)),
+    recording: operation.meta.openapi.contentTypes?.includes('multipart/form-data') === true,
   }));
 
 /** What a 405 names in Allow: the path's methods, HEAD wherever GET is. */

@@ -16,6 +16,8 @@ export const createMessageOperation = defineOperation(createMessageSpec, (proced
         messageTemplateId: input.message_template_id,
         internal: input.internal,
         parentMessageId: input.parent_message_id,
+        recording: ctx.recording.take(),
+        recordingKind: input.recording_kind,
       },
       { idempotencyKey: ctx.idempotencyKey ?? undefined },
     );

@@ -1,4 +1,4 @@
-import { ZMessageDetail, ZMessageTemplateId } from '@convo/domain';
+import { MEDIA_KINDS, ZMessageDetail, ZMessageTemplateId } from '@convo/domain';
 import { z } from 'zod';
 import { BODY_ERRORS, idempotencyDoc, type OperationSpec } from '../../operation.ts';
 import { messageDetailExample } from './message.types.ts';
@@ -13,7 +13,7 @@ export const ZCreateMessageInput = z
       .meta({ description: 'The conversation of this account the message goes into.' }),
     text: z.string().meta({
       description:
-        'The message (required unless a template gives it). Without markup it is kept as written (the page shows its line breaks and links its web ' +
+        'The message (required unless a template or a recording gives the content). Without markup it is kept as written (the page shows its line breaks and links its web ' +
         'addresses). With markup it may use paragraphs, line breaks, bold, italics, links, lists, quotes and code ' +
         '(`p br b strong i em a ul ol li blockquote code pre`; links http, https and mailto only): everything else is ' +
         'removed (a script with its content, event attributes, `javascript:` links) and a bare web address becomes a ' +
@@ -51,8 +51,20 @@ export const ZCreateMessageInput = z
           'reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of ' +
           'another conversation, a hidden or missing one is 422.',
       }),
+    recording_kind: z.enum(MEDIA_KINDS).meta({
+      description:
+        'With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen ' +
+        'recording. Whether it is video or audio, and how long, the server measures from the bytes.',
+    }),
   })
-  .partial({ text: true, user_email: true, message_template_id: true, internal: true, parent_message_id: true });
+  .partial({
+    text: true,
+    user_email: true,
+    message_template_id: true,
+    internal: true,
+    parent_message_id: true,
+    recording_kind: true,
+  });
 
 export const createMessageSpec = {
   input: ZCreateMessageInput,
@@ -66,7 +78,7 @@ export const createMessageSpec = {
       summary: 'Post a message into a conversation',
       tags: ['messages'],
       protect: true,
-      contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
+      contentTypes: ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'],
       successDescription: 'The message was posted',
     },
   },
@@ -75,7 +87,8 @@ export const createMessageSpec = {
       "Posts a message into one of the account's conversations, as a reply on its page is posted: members who follow " +
       'it are notified, `message_created` webhooks fire, its workflow runs and open pages show it at once; a ' +
       'registered author joins its members. The members may be given as query parameters (as the original service ' +
-      'documents them), as a JSON body, or as a form. Answers the message as get_messages shows it.',
+      'documents them), as a JSON body, or as a form; a recording comes in a multipart/form-data body as the file ' +
+      '`recording`, beside the members as fields. Answers the message as get_messages shows it.',
     example: messageDetailExample,
     requestExamples: {
       'application/json': {
@@ -97,11 +110,21 @@ export const createMessageSpec = {
         description: 'No conversation (or message template) of this account has that id',
         codes: ['conversation_not_found', 'message_template_not_found'],
       },
+      '413': {
+        description: 'The body is over the size limit, or its recording is larger than the server takes',
+        codes: ['body_too_large'],
+      },
       '422': {
         description:
           'A member is missing or breaks its rule (`Required parameter conversation_id is missing`), the author is not ' +
-          "on the account's team, or the Idempotency-Key was used for another request",
+          "on the account's team, the recording is none the server takes (`recording: …`), or the Idempotency-Key " +
+          'was used for another request',
         codes: ['invalid_input', 'idempotency_key_reused'],
+      },
+      '503': {
+        description:
+          'The server is measuring too many recordings just now (or the database is unreachable): retry shortly',
+        codes: ['recording_busy', 'unavailable', 'timeout'],
       },
     },
   },
