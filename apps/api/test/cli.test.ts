@@ -311,7 +311,7 @@ describe('operator CLI', { timeout: 60_000 }, () => {
 
   it('loads the example seed file and reports what it loaded', async () => {
     const loaded = await json('seed', SEED);
-    expect(loaded.counts).toEqual({ accounts: 1, users: 2, conversations: 3, messages: 3, tags: 3 });
+    expect(loaded.counts).toEqual({ accounts: 1, users: 2, conversations: 3, messages: 4, tags: 3 });
     const demoToken = loaded.accounts[0].tokens[0].token;
     expect(await apiStatus(demoToken, 'get_conversation?slug=welcome')).toBe(200);
   });
@@ -385,7 +385,7 @@ describe('operator CLI', { timeout: 60_000 }, () => {
     try {
       const file = join(dir, 'demo.json');
       const report = await json('export', '--account', 'demo', '--out', file);
-      expect(report).toMatchObject({ conversations: 3, messages: 3, out: file });
+      expect(report).toMatchObject({ conversations: 3, messages: 4, out: file });
       const exported = JSON.parse(await readFile(file, 'utf8'));
       expect(exported.accounts.map((a: { key: string }) => a.key)).toEqual(['demo']);
       expect(exported.accounts[0].conversations.map((c: { slug: string }) => c.slug)).toContain('welcome');
