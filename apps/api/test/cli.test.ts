@@ -296,6 +296,26 @@ describe('operator CLI', { timeout: 60_000 }, () => {
     expect(await json('template', 'list', '--account', 'acme')).toMatchObject([{ id: made.id, name: 'Thanks' }]);
     const listed = await cli('template', 'list', '--account', 'acme');
     expect(listed.stdout).toBe(`${made.id}\tThanks\n`);
+    // A recording file of this machine, measured as an upload is.
+    const video = new URL('./fixtures/media/video-3s.webm', import.meta.url).pathname;
+    const tour = await json('template', 'create', '--account', 'acme', '--name', 'Tour', '--file', video, '--screen');
+    expect(tour.recording).toEqual({ message_type: 'screen', recorded_duration_seconds: 3 });
+    const notVideo = await cli('template', 'create', '--account', 'acme', '--name', 'Readme', '--file', SEED);
+    expect([notVideo.code, notVideo.stderr]).toEqual([
+      1,
+      expect.stringContaining('recording: That file is not a recording'),
+    ]);
+    const missing = await cli(
+      'template',
+      'create',
+      '--account',
+      'acme',
+      '--name',
+      'Gone',
+      '--file',
+      '/nonexistent.webm',
+    );
+    expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining('ENOENT')]);
   });
 
   it('issues, lists and revokes tokens; a revoked token stops working', async () => {

@@ -1,7 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { newMediaKey } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiCall, BASE, call, type Harness, makeAccount, openHarness, type TestAccount } from './support/harness.ts';
+import {
+  apiCall,
+  apiMultipart,
+  BASE,
+  call,
+  type Harness,
+  keptRecordings,
+  makeAccount,
+  mediaFixture,
+  openHarness,
+  type TestAccount,
+} from './support/harness.ts';
 
 /*
  * The team's message templates over the API (`/api/v1/message_templates`, `messageTemplates.*`)
@@ -211,6 +222,50 @@ describe('create_message with a template', () => {
     expect(media.status).toBe(200);
     const bare = await post(a, { conversation_id: conversationId, message_template_id: voice.body.id });
     expect([bare.status, bare.body.text, bare.body.message_type]).toEqual([201, '', 'audio']);
+  });
+
+  it('keeps a recording sent with the template (multipart), and refuses one it cannot take, keeping nothing', async () => {
+    const video = mediaFixture('video-3s.webm', 'video/webm');
+    const sent = await apiMultipart(
+      h,
+      'POST',
+      '/message_templates',
+      auth(a),
+      { name: 'Screen tour', recording_kind: 'screen' },
+      video,
+    );
+    expect(sent.status).toBe(201);
+    expect(sent.body.recording).toEqual({ message_type: 'screen', recorded_duration_seconds: 3 });
+    const posted = await post(a, { conversation_id: conversationId, message_template_id: sent.body.id, text: 'Here' });
+    expect(posted.body).toMatchObject({ message_type: 'screen', text: 'Here' });
+    const played = await call(h, new Request(posted.body.download_media_url));
+    expect(played.headers.get('content-length')).toBe(String(video.bytes.length));
+    // A change may send another; the template then carries that one.
+    const audio = mediaFixture('audio-3s.m4a', 'audio/mp4');
+    const changed = await apiMultipart(h, 'PATCH', `/message_templates/${sent.body.id}`, auth(a), {}, audio);
+    expect([changed.status, changed.body.recording?.message_type]).toEqual([200, 'audio']);
+
+    const before = { rows: JSON.stringify(await rows()), kept: await keptRecordings(h) };
+    const junk = { name: 'junk.webm', type: 'video/webm', bytes: new TextEncoder().encode('no video at all') };
+    for (const [method, path, fields, file, status] of [
+      ['POST', '/message_templates', { name: 'Junk' }, junk, 422],
+      ['POST', '/message_templates', { name: 'Both', recording_message_id: String(recorded) }, video, 422],
+      ['POST', '/message_templates', { name: 'Screen tour' }, video, 409],
+      ['POST', '/message_templates', { recording_kind: 'screen' }, video, 422],
+      ['PATCH', `/message_templates/${sent.body.id}`, {}, junk, 422],
+      ['PATCH', '/message_templates/2000000000', {}, video, 404],
+    ] as const) {
+      const refused = await apiMultipart(h, method, path, auth(a), fields, file);
+      expect([refused.status, typeof refused.body.error], `${method} ${path} ${JSON.stringify(fields)}`).toEqual([
+        status,
+        'string',
+      ]);
+    }
+    // Another account's template: as missing, and the recording is not kept.
+    const theirs = await apiMultipart(h, 'PATCH', `/message_templates/${sent.body.id}`, auth(b), {}, video);
+    expect(theirs.status).toBe(404);
+    expect(JSON.stringify(await rows())).toBe(before.rows);
+    expect(await keptRecordings(h)).toBe(before.kept);
   });
 
   it('refuses another account’s template as a missing one, and posts nothing', async () => {

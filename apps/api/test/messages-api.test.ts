@@ -1,6 +1,17 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiCall, BASE, call, type Harness, makeAccount, openHarness, type TestAccount } from './support/harness.ts';
+import {
+  apiCall,
+  apiMultipart,
+  BASE,
+  call,
+  type FilePart,
+  type Harness,
+  keptRecordings,
+  makeAccount,
+  mediaFixture,
+  openHarness,
+  type TestAccount,
+} from './support/harness.ts';
 
 /*
  * create_message and get_messages (the original service's messages resource): a message posted
@@ -19,38 +30,13 @@ let others: { id: number; slug: string };
 const auth = (t: TestAccount) => ({ authorization: `Bearer ${t.token}` });
 const post = (t: TestAccount, body: unknown, headers: Record<string, string> = {}, query = '') =>
   apiCall(h, 'POST', `/messages/create_message${query}`, { ...auth(t), ...headers }, body);
-const FIXTURES = new URL('./fixtures/media/', import.meta.url);
 /** create_message as multipart/form-data: the members as fields, the file as `recording`. */
-const postWithRecording = async (
+const postWithRecording = (
   t: TestAccount,
   fields: Record<string, string>,
-  file?: { name: string; type: string; bytes: Uint8Array },
+  file?: FilePart,
   headers: Record<string, string> = {},
-) => {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  if (file) form.append('recording', new Blob([file.bytes], { type: file.type }), file.name);
-  const encoded = new Response(form);
-  return call(
-    h,
-    new Request(`${BASE}/api/v1/messages/create_message`, {
-      method: 'POST',
-      headers: { ...auth(t), ...headers, 'content-type': encoded.headers.get('content-type') ?? '' },
-      body: await encoded.arrayBuffer(),
-    }),
-  );
-};
-const fixture = (name: string, type: string) => ({
-  name,
-  type,
-  bytes: new Uint8Array(readFileSync(new URL(name, FIXTURES))),
-});
-/** Every recording the media store keeps. */
-const keptRecordings = async () => {
-  const keys: string[] = [];
-  for await (const key of h.services.media.store.list(new Date(Date.now() + 60_000))) keys.push(key);
-  return keys.length;
-};
+) => apiMultipart(h, 'POST', '/messages/create_message', { ...auth(t), ...headers }, fields, file);
 const list = (t: TestAccount, query = '') => apiCall(h, 'GET', `/messages/get_messages${query}`, auth(t));
 const conversation = async (t: TestAccount, slug: string) => {
   const made = await apiCall(h, 'POST', '/conversations/create_conversation', auth(t), { title: slug, slug });
@@ -347,7 +333,7 @@ describe('get_messages', () => {
 
 describe('create_message with a recording (multipart)', () => {
   it('keeps it, measured from its bytes, and the message plays it', async () => {
-    const video = fixture('video-3s.webm', 'video/webm');
+    const video = mediaFixture('video-3s.webm', 'video/webm');
     const posted = await postWithRecording(a, { conversation_id: String(second.id), text: 'Watch this' }, video);
     expect(posted.status).toBe(201);
     expect(posted.body).toMatchObject({
@@ -366,27 +352,27 @@ describe('create_message with a recording (multipart)', () => {
     const audio = await postWithRecording(
       a,
       { conversation_id: String(second.id), recording_kind: 'screen', internal: 'true' },
-      fixture('audio-3s.ogg', 'audio/ogg'),
+      mediaFixture('audio-3s.ogg', 'audio/ogg'),
     );
     expect(audio.body).toMatchObject({ message_type: 'audio', internal: true });
     // The same request again (its Idempotency-Key) answers the first message and keeps no second copy.
     const keyed = { 'idempotency-key': 'recorded-once' };
     const once = await postWithRecording(a, { conversation_id: String(second.id) }, video, keyed);
     expect(once.status).toBe(201);
-    const kept = await keptRecordings();
+    const kept = await keptRecordings(h);
     const again = await postWithRecording(a, { conversation_id: String(second.id) }, video, keyed);
     expect([again.status, again.body.id, again.headers.get('idempotent-replayed')]).toEqual([
       201,
       once.body.id,
       'true',
     ]);
-    expect(await keptRecordings()).toBe(kept);
+    expect(await keptRecordings(h)).toBe(kept);
   });
 
   it('refuses what is no recording, or a recording it cannot take, and keeps nothing', async () => {
-    const before = { messages: await count(), recordings: await keptRecordings() };
-    const video = fixture('video-3s.webm', 'video/webm');
-    const cases: [Record<string, string>, ReturnType<typeof fixture> | undefined, number, string][] = [
+    const before = { messages: await count(), recordings: await keptRecordings(h) };
+    const video = mediaFixture('video-3s.webm', 'video/webm');
+    const cases: [Record<string, string>, FilePart | undefined, number, string][] = [
       [
         { conversation_id: String(second.id) },
         { name: 'a.webm', type: 'video/webm', bytes: new TextEncoder().encode('not a video') },
@@ -438,6 +424,6 @@ describe('create_message with a recording (multipart)', () => {
     );
     expect(other.status).toBe(415);
     expect(await count()).toBe(before.messages);
-    expect(await keptRecordings()).toBe(before.recordings);
+    expect(await keptRecordings(h)).toBe(before.recordings);
   });
 });

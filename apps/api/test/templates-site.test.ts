@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiCall, auth, type Harness } from './support/harness.ts';
+import { apiCall, auth, type Harness, keptRecordings } from './support/harness.ts';
 import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
 import { attr, type Element, elements, present, textOf, Visitor } from './support/site.ts';
 
@@ -172,6 +172,37 @@ describe('the library at /manage/templates', () => {
     await stranger.get('/manage/templates');
     expect((await stranger.post(`/manage/templates/${id}/delete`, { csrf: stranger.hidden('csrf') })).status).toBe(404);
     expect((await templateRows()).map((t) => t.name)).toEqual(['Refund sent']);
+  });
+
+  it('takes a recording uploaded with the form, and refuses a file that is none, keeping nothing', async () => {
+    const video = {
+      name: 'tour.webm',
+      type: 'video/webm',
+      bytes: new Uint8Array(readFileSync(`${FIXTURES}video-3s.webm`)),
+    };
+    await admin.get('/manage/templates');
+    const csrf = admin.hidden('csrf');
+    const made = await admin.postMultipart('/manage/templates', { csrf, name: 'Video tour', text: '' }, video);
+    expect(made.status).toBe(303);
+    const listed = await admin.get('/manage/templates');
+    expect(listed.html).toContain('Video tour</h2>\n<p class="meta">By Ada Admin · Video, 0:03</p>');
+    const before = { rows: JSON.stringify(await templateRows()), kept: await keptRecordings(h) };
+    const junk = { name: 'junk.webm', type: 'video/webm', bytes: new TextEncoder().encode('not a video') };
+    const refused = await admin.postMultipart('/manage/templates', { csrf, name: 'Junk', text: '' }, junk);
+    expect(refused.status).toBe(422);
+    expect(refused.html).toContain('recording: That file is not a recording');
+    // A member off the library's keepers: the 404, before a byte is kept.
+    await member.get('/c/refund');
+    const sneaky = await member.postMultipart(
+      '/manage/templates',
+      { csrf: member.hidden('csrf'), name: 'Sneaky' },
+      video,
+    );
+    expect(sneaky.status).toBe(404);
+    expect(JSON.stringify(await templateRows())).toBe(before.rows);
+    expect(await keptRecordings(h)).toBe(before.kept);
+    const [tour] = await sql<{ id: number }>("select id from message_template where name = 'Video tour'");
+    expect((await admin.post(`/manage/templates/${tour?.id}/delete`, { csrf })).status).toBe(303);
   });
 });
 

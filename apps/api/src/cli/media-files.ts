@@ -10,6 +10,7 @@ import {
   type MessageType,
   measureRecording,
   newMediaKey,
+  type ReceivedFile,
   type StoredMedia,
 } from '@convo/domain';
 import { configuredBackend } from '../media/backend.ts';
@@ -58,17 +59,22 @@ export function exportRecordings(media: MediaDeps, dir: string, base: string) {
 export function importRecordings(media: MediaDeps, seedFile: string, kept: string[]) {
   const base = dirname(resolve(seedFile));
   return async (file: string, type: MessageType, accountId: number): Promise<StoredMedia> => {
-    const path = isAbsolute(file) ? file : resolve(base, file);
-    const key = newMediaKey(accountId);
-    let bytes: number;
-    try {
-      ({ bytes } = await media.store.put(key, createReadStream(path), media.limits.maxBytes));
-    } catch (e) {
-      throw new AdminError(`${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
-    kept.push(key);
-    const measured = await measureRecording(media, { key, bytes }, type);
+    const received = await keepFile(media, isAbsolute(file) ? file : resolve(base, file), accountId, file);
+    kept.push(received.key);
+    const measured = await measureRecording(media, received, type);
     if (!measured.ok) throw new AdminError(`${file}: ${measured.problem}`);
     return measured.media;
   };
+}
+
+/** A file of this machine in the media store, under a new key of the account (not measured yet). */
+export async function keepFile(media: MediaDeps, path: string, accountId: number, name = path): Promise<ReceivedFile> {
+  const key = newMediaKey(accountId);
+  try {
+    const { bytes } = await media.store.put(key, createReadStream(path), media.limits.maxBytes);
+    return { key, bytes };
+  } catch (e) {
+    await media.store.remove(key).catch(() => undefined);
+    throw new AdminError(`${name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
 }

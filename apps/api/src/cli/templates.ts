@@ -2,6 +2,7 @@ import { findAccount, PgMessageTemplateStore } from '@convo/db';
 import { createMessageTemplate, listMessageTemplates } from '@convo/domain';
 import type { Command } from 'commander';
 import { type Cli, emit, example, int, withDatabase } from './helpers.ts';
+import { configuredMedia, keepFile } from './media-files.ts';
 
 /** `template create | list`: the team's message templates, through the API's use cases. */
 export function registerTemplateCommands(program: Command, cli: Cli): void {
@@ -14,15 +15,19 @@ export function registerTemplateCommands(program: Command, cli: Cli): void {
       .requiredOption('--name <name>', 'template name (unique in the account)')
       .option('--text <text>', 'its text: plain, or the safe subset of HTML create_message takes')
       .option('--recording <message id>', 'a message of the account whose recording it keeps', int('--recording'))
+      .option('--file <path>', 'or a recording file (video or audio), measured as an upload is')
+      .option('--screen', 'the file is a screen recording')
       .option('--json', 'print JSON')
       .action(async (o) => {
+        const media = await configuredMedia(cli.settings().config);
         const made = await withDatabase(cli, async (em) => {
           const account = await findAccount(em, o.account);
           return createMessageTemplate(
-            { messageTemplates: new PgMessageTemplateStore(em) },
+            { messageTemplates: new PgMessageTemplateStore(em), media },
             { id: account.id, owner: account.owner ?? null },
             { name: o.name, text: o.text, recording_message_id: o.recording },
             'account',
+            o.file ? { file: await keepFile(media, o.file, account.id), kind: o.screen ? 'screen' : undefined } : {},
           );
         });
         emit(cli.io, o.json, made, `template ${made.id} (${made.name}) created`);

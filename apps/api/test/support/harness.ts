@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccount, createIntakePage, createWorkflow, issueToken, revokeToken } from '@convo/db';
@@ -167,6 +167,53 @@ export const apiCall = (h: Harness, method: string, path: string, headers: Recor
       body: body === undefined ? undefined : JSON.stringify(body),
     }),
   );
+
+/** A file as a multipart body carries it. */
+export interface FilePart {
+  name: string;
+  type: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * A request to `/api/v1<path>` with a multipart/form-data body: the fields, then the file as
+ * `recording` (encoded first, as a client has the bytes it sends).
+ */
+export async function apiMultipart(
+  h: Harness,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  fields: Record<string, string>,
+  file?: FilePart,
+): Promise<Call> {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  if (file) form.append('recording', new Blob([file.bytes], { type: file.type }), file.name);
+  const encoded = new Response(form);
+  return call(
+    h,
+    new Request(`${BASE}/api/v1${path}`, {
+      method,
+      headers: { ...headers, 'content-type': encoded.headers.get('content-type') ?? '' },
+      body: await encoded.arrayBuffer(),
+    }),
+  );
+}
+
+/** A file of test/fixtures/media, as a multipart body carries it. */
+export const mediaFixture = (name: string, type: string): FilePart => ({
+  name,
+  type,
+  bytes: new Uint8Array(readFileSync(new URL(`../fixtures/media/${name}`, import.meta.url))),
+});
+
+/** How many recordings the media store keeps. */
+export async function keptRecordings(h: Harness): Promise<number> {
+  let n = 0;
+  for await (const _ of h.services.media.store.list(new Date(Date.now() + 60_000))) n++;
+  return n;
+}
 
 export const createJson = (h: Harness, token: string, body: unknown) =>
   call(

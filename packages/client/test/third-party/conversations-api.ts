@@ -381,13 +381,13 @@ export interface paths {
         };
         /**
          * The account's message templates
-         * @description Not in the spec. The team's library of reusable messages: a name (unique in the account, ignoring case), a text (create_message's rules: plain, or the safe subset of HTML) and a recording taken from a message of the account. create_message with `message_template_id`, the reply form on a conversation’s page and a workflow’s `post_message` step make messages from one: its text replaces the text given, a template without text puts the text given under its recording, and the message is its creator’s unless an author is named. Messages made from a template keep its id and name (`message_template`) when it is changed or deleted. An account may keep up to 500 templates.
+         * @description Not in the spec. The team's library of reusable messages: a name (unique in the account, ignoring case), a text (create_message's rules: plain, or the safe subset of HTML) and a recording: taken from a message of the account (`recording_message_id`), or sent with it as the file `recording` of a multipart/form-data body (measured as create_message’s are). create_message with `message_template_id`, the reply form on a conversation’s page and a workflow’s `post_message` step make messages from one: its text replaces the text given, a template without text puts the text given under its recording, and the message is its creator’s unless an author is named. Messages made from a template keep its id and name (`message_template`) when it is changed or deleted. An account may keep up to 500 templates.
          */
         get: operations["listMessageTemplates"];
         put?: never;
         /**
          * Add a message template
-         * @description Not in the spec. The team's library of reusable messages: a name (unique in the account, ignoring case), a text (create_message's rules: plain, or the safe subset of HTML) and a recording taken from a message of the account. create_message with `message_template_id`, the reply form on a conversation’s page and a workflow’s `post_message` step make messages from one: its text replaces the text given, a template without text puts the text given under its recording, and the message is its creator’s unless an author is named. Messages made from a template keep its id and name (`message_template`) when it is changed or deleted. An account may keep up to 500 templates. Its creator is the account's owner (on the team's site: whoever saves it).
+         * @description Not in the spec. The team's library of reusable messages: a name (unique in the account, ignoring case), a text (create_message's rules: plain, or the safe subset of HTML) and a recording: taken from a message of the account (`recording_message_id`), or sent with it as the file `recording` of a multipart/form-data body (measured as create_message’s are). create_message with `message_template_id`, the reply form on a conversation’s page and a workflow’s `post_message` step make messages from one: its text replaces the text given, a template without text puts the text given under its recording, and the message is its creator’s unless an author is named. Messages made from a template keep its id and name (`message_template`) when it is changed or deleted. An account may keep up to 500 templates. Its creator is the account's owner (on the team's site: whoever saves it).
          */
         post: operations["createMessageTemplate"];
         delete?: never;
@@ -415,7 +415,7 @@ export interface paths {
         head?: never;
         /**
          * Change a message template
-         * @description Not in the spec. The team's library of reusable messages: a name (unique in the account, ignoring case), a text (create_message's rules: plain, or the safe subset of HTML) and a recording taken from a message of the account. create_message with `message_template_id`, the reply form on a conversation’s page and a workflow’s `post_message` step make messages from one: its text replaces the text given, a template without text puts the text given under its recording, and the message is its creator’s unless an author is named. Messages made from a template keep its id and name (`message_template`) when it is changed or deleted. An account may keep up to 500 templates. Changes what is given (`recording_message_id: null` takes the recording away) and answers the template as it is now. A template of another account answers 404, as one that does not exist does.
+         * @description Not in the spec. The team's library of reusable messages: a name (unique in the account, ignoring case), a text (create_message's rules: plain, or the safe subset of HTML) and a recording: taken from a message of the account (`recording_message_id`), or sent with it as the file `recording` of a multipart/form-data body (measured as create_message’s are). create_message with `message_template_id`, the reply form on a conversation’s page and a workflow’s `post_message` step make messages from one: its text replaces the text given, a template without text puts the text given under its recording, and the message is its creator’s unless an author is named. Messages made from a template keep its id and name (`message_template`) when it is changed or deleted. An account may keep up to 500 templates. Changes what is given (`recording_message_id: null` takes the recording away) and answers the template as it is now. A template of another account answers 404, as one that does not exist does.
          */
         patch: operations["updateMessageTemplate"];
         trace?: never;
@@ -4614,6 +4614,29 @@ export interface operations {
                     text?: string;
                     /** @description A message of the account (not hidden) whose recording, kept by this server, the template keeps; null for none. The template keeps the recording even when that message is deleted. */
                     recording_message_id?: number | null;
+                    /**
+                     * @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes.
+                     * @enum {string}
+                     */
+                    recording_kind?: "video" | "screen" | "audio";
+                };
+                "multipart/form-data": {
+                    /** @description How the team finds it (unique in the account, ignoring case). */
+                    name: string;
+                    /** @description Its message, under the rules of create_message’s `text` (plain, or the safe subset of HTML). Empty: a template of its recording alone, under which a message made from it puts the text it is given. */
+                    text?: string;
+                    /** @description A message of the account (not hidden) whose recording, kept by this server, the template keeps; null for none. The template keeps the recording even when that message is deleted. */
+                    recording_message_id?: number | null;
+                    /**
+                     * @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes.
+                     * @enum {string}
+                     */
+                    recording_kind?: "video" | "screen" | "audio";
+                    /**
+                     * Format: binary
+                     * @description A recording (video or audio: WebM, MP4, Ogg, MP3, M4A or WAV), in a multipart/form-data body beside the other members as form fields. The server keeps it as it arrives and measures it as the reply form’s recordings are (kind and duration from the bytes; `recording_kind: screen` marks a screen recording): the message is of that type and its `download_media_url` plays it. Within the server’s limits of size and length (MEDIA_MAX_BYTES, MEDIA_MAX_SECONDS); anything else is 422 and nothing is kept. Not over tRPC (its calls are JSON).
+                     */
+                    recording?: string;
                 };
             };
         };
@@ -4889,6 +4912,29 @@ export interface operations {
                     text?: string;
                     /** @description A message of the account (not hidden) whose recording, kept by this server, the template keeps; null for none. The template keeps the recording even when that message is deleted. */
                     recording_message_id?: number | null;
+                    /**
+                     * @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes.
+                     * @enum {string}
+                     */
+                    recording_kind?: "video" | "screen" | "audio";
+                };
+                "multipart/form-data": {
+                    /** @description How the team finds it (unique in the account, ignoring case). */
+                    name?: string;
+                    /** @description Its message, under the rules of create_message’s `text` (plain, or the safe subset of HTML). Empty: a template of its recording alone, under which a message made from it puts the text it is given. */
+                    text?: string;
+                    /** @description A message of the account (not hidden) whose recording, kept by this server, the template keeps; null for none. The template keeps the recording even when that message is deleted. */
+                    recording_message_id?: number | null;
+                    /**
+                     * @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes.
+                     * @enum {string}
+                     */
+                    recording_kind?: "video" | "screen" | "audio";
+                    /**
+                     * Format: binary
+                     * @description A recording (video or audio: WebM, MP4, Ogg, MP3, M4A or WAV), in a multipart/form-data body beside the other members as form fields. The server keeps it as it arrives and measures it as the reply form’s recordings are (kind and duration from the bytes; `recording_kind: screen` marks a screen recording): the message is of that type and its `download_media_url` plays it. Within the server’s limits of size and length (MEDIA_MAX_BYTES, MEDIA_MAX_SECONDS); anything else is 422 and nothing is kept. Not over tRPC (its calls are JSON).
+                     */
+                    recording?: string;
                 };
             };
         };

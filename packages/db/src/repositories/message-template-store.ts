@@ -140,7 +140,16 @@ export class PgMessageTemplateStore implements MessageTemplateStore {
           if ((counted?.n ?? 0) >= max) return { kind: 'limit' };
         }
         let media: Partial<RecordingColumns> = {};
-        if (draft.recordingMessageId === null) media = NO_RECORDING;
+        if (draft.media) {
+          media = {
+            message_type: draft.media.kind,
+            recorded_duration_seconds: draft.media.seconds,
+            media_key: draft.media.key,
+            media_content_type: draft.media.contentType,
+            media_bytes: BigInt(draft.media.bytes),
+            poster: draft.media.poster === true,
+          };
+        } else if (draft.recordingMessageId === null) media = NO_RECORDING;
         else if (draft.recordingMessageId !== undefined) {
           const source = await first(tx, recordingOf(accountId, draft.recordingMessageId));
           if (!source) return { kind: 'no_recording' };

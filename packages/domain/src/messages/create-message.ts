@@ -1,8 +1,8 @@
 import { idempotencyKeyProblem } from '../conversations/create-conversation.ts';
 import type { UpdateConversationStore } from '../conversations/ports.ts';
 import { replyThread } from '../conversations/threads.ts';
-import { measureRecording } from '../media/measure-recording.ts';
-import { type MediaDeps, type MediaKind, removeRecording, type StoredMedia } from '../media/media.ts';
+import { withReceivedRecording } from '../media/measure-recording.ts';
+import type { MediaDeps, MediaKind, StoredMedia } from '../media/media.ts';
 import type { ReceivedFile } from '../media/uploads.ts';
 import { messageBody } from '../people/message-text.ts';
 import type { ReplyStore } from '../people/ports.ts';
@@ -52,29 +52,12 @@ export async function createMessage(
   input: CreateMessageInput,
   options: { idempotencyKey?: string | undefined } = {},
 ): Promise<{ view: WireJson<MessageDetailView>; replayed: boolean }> {
-  const recording = input.recording;
-  if (!recording) {
-    if (input.recordingKind !== undefined)
-      throw new DomainError('invalid_input', 'recording_kind: only with a recording');
-    return post(deps, account, input, undefined, options);
-  }
-  // The recording stays only with the message it became: every refusal before that removes it.
-  let posted = false;
-  try {
-    const measured = await measureRecording(deps.media, recording, input.recordingKind);
-    if (!measured.ok) {
-      if (measured.busy) throw new DomainError('recording_busy');
-      throw new DomainError('invalid_input', `recording: ${measured.problem}`);
-    }
-    const answer = await post(deps, account, input, measured.media, options, () => {
-      posted = true;
-    });
+  return withReceivedRecording(deps.media, input.recording, input.recordingKind, async (media, kept) => {
+    const answer = await post(deps, account, input, media, options, () => kept());
     // A retry's recording is a second copy: the first request's message keeps its own.
-    if (answer.replayed) posted = false;
+    if (answer.replayed) kept(false);
     return answer;
-  } finally {
-    if (!posted) await removeRecording(deps.media.store, recording.key);
-  }
+  });
 }
 
 /** What create_message reads and writes through. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type Actor, managesIntake, type Viewer } from '../conversations/access.ts';
-import type { StoredMedia } from '../media/media.ts';
+import type { MediaKind, StoredMedia } from '../media/media.ts';
+import type { ReceivedFile } from '../media/uploads.ts';
 import { messageBody } from '../people/message-text.ts';
 import type { MessageFormat, TemplateRef } from '../records.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -81,8 +82,10 @@ export interface MessageTemplateDraft {
   name: string;
   text: string;
   format: MessageFormat;
-  /** The message whose recording it takes now; null: none; undefined: the one it has. */
+  /** The message whose recording it takes now; null: none; undefined: the one it has (or `media`). */
   recordingMessageId: number | null | undefined;
+  /** A recording that came with the request (measured, in the store): it takes this one. */
+  media?: StoredMedia | undefined;
   creatorId: number | null;
 }
 
@@ -107,6 +110,12 @@ export interface MessageTemplateInput {
   recording_message_id?: number | null | undefined;
 }
 
+/** A recording sent with a template's save (REST's multipart `recording`, the site's file input), not measured yet. */
+export interface TemplateRecording {
+  file?: ReceivedFile | undefined;
+  kind?: MediaKind | undefined;
+}
+
 /** A template's fields as a form sent them (the team's site), by the schema the API publishes. */
 export function parseMessageTemplateInput(input: Record<string, unknown>): MessageTemplateInput {
   const parsed = z.object(messageTemplateFields).partial().safeParse(input);
@@ -126,11 +135,17 @@ export function templateDraft(
   input: MessageTemplateInput,
   current: MessageTemplateRecord | null,
   creatorId: number | null,
+  media?: StoredMedia,
 ): MessageTemplateDraft {
   const name = input.name?.trim() ?? current?.name;
   if (!name) throw new DomainError('invalid_input', 'name: give the template a name');
   const recordingMessageId = input.recording_message_id;
-  const hasRecording = recordingMessageId === undefined ? current?.media != null : recordingMessageId !== null;
+  if (media && recordingMessageId !== undefined) {
+    throw new DomainError('invalid_input', 'recording: send a recording or name recording_message_id, not both');
+  }
+  const hasRecording =
+    media !== undefined ||
+    (recordingMessageId === undefined ? current?.media != null : recordingMessageId !== null);
   let body: { text: string; format: MessageFormat };
   if (input.text === undefined)
     body = current ? { text: current.text, format: current.format } : { text: '', format: 'text' };
@@ -144,6 +159,7 @@ export function templateDraft(
     text: body.text,
     format: body.format,
     recordingMessageId,
+    media,
     creatorId: current?.creator?.id ?? creatorId,
   };
 }

@@ -16,7 +16,9 @@ import {
   parseIntakePageInput,
   parseMessageTemplateInput,
   parseWorkflowName,
+  type ReceivedFile,
   recordIntakeWelcome,
+  removeRecording,
   runsConversation,
   startTeamConversation,
   updateMessageTemplate,
@@ -98,21 +100,29 @@ export function manageRoutes({ deps, posting }: SiteKit) {
     return page(c, status, view, 'Workflows', { form: true, headers: { 'cache-control': 'no-store' } });
   }
 
-  /** A form's save: its redirect, or the list again with the reason (a missing item: the 404). */
+  /**
+   * A form's save: its redirect, or the list again with the reason (a missing item: the 404). A
+   * form that may carry a recording (`recording`) is read with it; the act answers for it, and a
+   * refusal removes it.
+   */
   async function save(
     c: SiteContext,
     form: string,
     list: typeof intakePages,
-    act: (fields: Map<string, string[]>) => Promise<string>,
+    act: (fields: Map<string, string[]>, file?: ReceivedFile) => Promise<string>,
+    options: { recording?: boolean } = {},
   ) {
     if (!manages(c)) return notFound(c);
     if (form !== 'new' && !ID.test(form)) return notFound(c);
-    const fields = await posting.readPost(c);
-    if (fields instanceof Response) return fields;
+    const read = options.recording ? await posting.readPostWithRecording(c) : await posting.readPost(c);
+    if (read instanceof Response) return read;
+    const { fields, file } = read instanceof Map ? { fields: read, file: undefined } : read;
     try {
-      return c.redirect(await act(fields), 303);
+      return c.redirect(await act(fields, file), 303);
     } catch (e) {
+      if (file) await removeRecording(deps.media.store, file.key);
       if (!isDomainError(e)) throw e;
+      if (e.code === 'recording_busy') return busy(c, e.message);
       if (e.code.endsWith('_not_found') || e.code === 'forbidden') return notFound(c);
       return list(c, 422, { form, message: e.message, fields });
     }
@@ -244,13 +254,13 @@ export function manageRoutes({ deps, posting }: SiteKit) {
     return page(c, status, view, 'Message templates', { form: true, headers: { 'cache-control': 'no-store' } });
   }
 
-  /** A template's form: its recording kept (`keep`), none, or a message's (its id). */
-  const templateInput = (fields: Map<string, string[]>) => {
+  /** A template's form: its recording kept (`keep`), none, a message's (its id), or the file it sent. */
+  const templateInput = (fields: Map<string, string[]>, file: ReceivedFile | undefined) => {
     const recording = (field(fields, 'recording') ?? '').trim();
     return parseMessageTemplateInput({
       name: field(fields, 'name') ?? '',
       text: (field(fields, 'text') ?? '').replace(/\r\n?/g, '\n'),
-      ...(recording === 'keep'
+      ...(recording === 'keep' || file
         ? {}
         : { recording_message_id: recording === '' ? null : /^\d{1,9}$/.test(recording) ? Number(recording) : -1 }),
     });
@@ -258,17 +268,30 @@ export function manageRoutes({ deps, posting }: SiteKit) {
 
   routes.get('/manage/templates', (c) => (manages(c) ? templates(c, 200) : notFound(c)));
   routes.post('/manage/templates', posting.sameOrigin, (c) =>
-    save(c, 'new', templates, async (fields) => {
-      const made = await createMessageTemplate(deps, c.env.account, templateInput(fields), viewerOf(c));
-      return `/manage/templates#template-${made.id}`;
-    }),
+    save(
+      c,
+      'new',
+      templates,
+      async (fields, file) => {
+        const input = templateInput(fields, file);
+        const made = await createMessageTemplate(deps, c.env.account, input, viewerOf(c), { file });
+        return `/manage/templates#template-${made.id}`;
+      },
+      { recording: true },
+    ),
   );
   routes.post('/manage/templates/:id', posting.sameOrigin, (c) =>
-    save(c, c.req.param('id'), templates, async (fields) => {
-      const id = Number(c.req.param('id'));
-      await updateMessageTemplate(deps, c.env.account, id, templateInput(fields), viewerOf(c));
-      return `/manage/templates#template-${id}`;
-    }),
+    save(
+      c,
+      c.req.param('id'),
+      templates,
+      async (fields, file) => {
+        const id = Number(c.req.param('id'));
+        await updateMessageTemplate(deps, c.env.account, id, templateInput(fields, file), viewerOf(c), { file });
+        return `/manage/templates#template-${id}`;
+      },
+      { recording: true },
+    ),
   );
   routes.post('/manage/templates/:id/delete', posting.sameOrigin, (c) =>
     save(c, c.req.param('id'), templates, async () => {

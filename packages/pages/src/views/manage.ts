@@ -292,7 +292,8 @@ export function templatesPage(
       state.recordings,
       value(p, form, 'recording', keep ? 'keep' : ''),
       keep ? `Keep its recording (${keep})` : undefined,
-    )}</p>`;
+    )}</p>
+<p><label for="${prefix}-file">Or upload a recording (video or audio; it replaces the choice above)</label><input id="${prefix}-file" name="media" type="file" accept="video/*,audio/*"></p>`;
   };
   const item = (t: MessageTemplateView) => {
     const form = String(t.id);
@@ -301,7 +302,7 @@ export function templatesPage(
 <h2 id="${prefix}-heading">${t.name}</h2>
 <p class="meta">${t.creator ? `By ${t.creator.name}` : 'By someone no longer on the team'}${t.recording ? ` · ${templateRecordingName(t.recording)}` : ''}</p>
 ${problemAt(p, form)}
-<form method="post" action="/manage/templates/${t.id}#${prefix}">
+<form method="post" action="/manage/templates/${t.id}#${prefix}" enctype="multipart/form-data">
 ${csrfField(state.csrf)}
 ${fields(form, prefix, t)}
 <p><button type="submit">Save ${t.name}</button></p>
@@ -318,7 +319,7 @@ ${templates.length === 0 ? html`<p class="empty">No templates yet.</p>` : html`<
 <section id="new-template" aria-labelledby="new-template-heading" class="manage">
 <h2 id="new-template-heading">New template</h2>
 ${problemAt(p, 'new')}
-<form method="post" action="/manage/templates#new-template">
+<form method="post" action="/manage/templates#new-template" enctype="multipart/form-data">
 ${csrfField(state.csrf)}
 ${fields('new', 'new-template', null)}
 <p><button type="submit">Add the template</button></p>

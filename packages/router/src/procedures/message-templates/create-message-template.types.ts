@@ -1,10 +1,13 @@
-import { messageTemplateFields, ZMessageTemplate } from '@convo/domain';
+import { messageTemplateFields, ZMessageTemplate, ZRecordingKind } from '@convo/domain';
 import { z } from 'zod';
 import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
 import { messageTemplateExample, messageTemplateNameTaken, messageTemplateRules } from './message-template.types.ts';
 
 /** A template's name, its text or recording (or both). */
-export const ZCreateMessageTemplateInput = z.object(messageTemplateFields).partial().required({ name: true });
+export const ZCreateMessageTemplateInput = z
+  .object({ ...messageTemplateFields, recording_kind: ZRecordingKind })
+  .partial()
+  .required({ name: true });
 
 export const createMessageTemplateSpec = {
   input: ZCreateMessageTemplateInput,
@@ -17,7 +20,7 @@ export const createMessageTemplateSpec = {
       summary: 'Add a message template',
       tags: ['message templates'],
       protect: true,
-      contentTypes: ['application/json'],
+      contentTypes: ['application/json', 'multipart/form-data'],
       successDescription: 'The template was added',
     },
   },

@@ -15,7 +15,9 @@ export const messageTemplateExample = {
 
 export const messageTemplateRules =
   "Not in the spec. The team's library of reusable messages: a name (unique in the account, ignoring case), a text " +
-  "(create_message's rules: plain, or the safe subset of HTML) and a recording taken from a message of the account. " +
+  "(create_message's rules: plain, or the safe subset of HTML) and a recording: taken from a message of the account " +
+  '(`recording_message_id`), or sent with it as the file `recording` of a multipart/form-data body (measured as ' +
+  'create_message’s are). ' +
   'create_message with `message_template_id`, the reply form on a conversation’s page and a workflow’s ' +
   '`post_message` step make messages from one: its text replaces the text given, a template without text puts the ' +
   'text given under its recording, and the message is its creator’s unless an author is named. Messages made from a ' +

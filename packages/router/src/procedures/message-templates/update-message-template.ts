@@ -4,7 +4,10 @@ import { updateMessageTemplateSpec } from './update-message-template.types.ts';
 
 export const updateMessageTemplateOperation = defineOperation(updateMessageTemplateSpec, (procedure) =>
   procedure.mutation(({ ctx, input }) => {
-    const { id, ...change } = input;
-    return updateMessageTemplate(ctx.services, ctx.account, id, change, 'account');
+    const { id, recording_kind, ...change } = input;
+    return updateMessageTemplate(ctx.services, ctx.account, id, change, 'account', {
+      file: ctx.recording.take(),
+      kind: recording_kind,
+    });
   }),
 );

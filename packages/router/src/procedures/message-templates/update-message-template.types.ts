@@ -1,4 +1,4 @@
-import { messageTemplateFields, ZMessageTemplate, ZMessageTemplateId } from '@convo/domain';
+import { messageTemplateFields, ZMessageTemplate, ZMessageTemplateId, ZRecordingKind } from '@convo/domain';
 import { z } from 'zod';
 import { BODY_ERRORS, type OperationSpec } from '../../operation.ts';
 import {
@@ -12,6 +12,7 @@ import {
 export const ZUpdateMessageTemplateInput = z.object({
   id: ZMessageTemplateId,
   ...z.object(messageTemplateFields).partial().shape,
+  recording_kind: ZRecordingKind.optional(),
 });
 
 export const updateMessageTemplateSpec = {
@@ -24,7 +25,7 @@ export const updateMessageTemplateSpec = {
       summary: 'Change a message template',
       tags: ['message templates'],
       protect: true,
-      contentTypes: ['application/json'],
+      contentTypes: ['application/json', 'multipart/form-data'],
     },
   },
   doc: {

@@ -1,4 +1,4 @@
-import { MEDIA_KINDS, ZMessageDetail, ZMessageTemplateId } from '@convo/domain';
+import { ZMessageDetail, ZMessageTemplateId, ZRecordingKind } from '@convo/domain';
 import { z } from 'zod';
 import { BODY_ERRORS, idempotencyDoc, type OperationSpec } from '../../operation.ts';
 import { messageDetailExample } from './message.types.ts';
@@ -51,11 +51,7 @@ export const ZCreateMessageInput = z
           'reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of ' +
           'another conversation, a hidden or missing one is 422.',
       }),
-    recording_kind: z.enum(MEDIA_KINDS).meta({
-      description:
-        'With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen ' +
-        'recording. Whether it is video or audio, and how long, the server measures from the bytes.',
-    }),
+    recording_kind: ZRecordingKind,
   })
   .partial({
     text: true,
