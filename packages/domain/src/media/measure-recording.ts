@@ -55,15 +55,15 @@ export const ZRecordingKind = z.enum(MEDIA_KINDS).meta({
 
 /**
  * An API request's recording (REST's multipart `recording`, already in the store) made ready for
- * `use`: measured as the reply form's are, then kept only when `use` says it kept it (`kept()`, and
- * `kept(false)` when it found the first request's copy instead); every refusal before that, and
- * any error, removes it. Without one, `kind` means nothing and is refused.
+ * `use`: measured as the reply form's are, then kept only when `use` says a row now holds it
+ * (`kept()`); every refusal before that, and any error, removes it. Without one, `kind` means
+ * nothing and is refused.
  */
 export async function withReceivedRecording<T>(
   media: MediaDeps,
   received: ReceivedFile | undefined,
   kind: MediaKind | undefined,
-  use: (recording: StoredMedia | undefined, kept: (yes?: boolean) => void) => Promise<T>,
+  use: (recording: StoredMedia | undefined, kept: () => void) => Promise<T>,
 ): Promise<T> {
   if (!received) {
     if (kind !== undefined) throw new DomainError('invalid_input', 'recording_kind: only with a recording');
@@ -76,8 +76,8 @@ export async function withReceivedRecording<T>(
       if (measured.busy) throw new DomainError('recording_busy');
       throw new DomainError('invalid_input', `recording: ${measured.problem}`);
     }
-    return await use(measured.media, (yes = true) => {
-      keep = yes;
+    return await use(measured.media, () => {
+      keep = true;
     });
   } finally {
     if (!keep) await removeRecording(media.store, received.key);

@@ -52,12 +52,9 @@ export async function createMessage(
   input: CreateMessageInput,
   options: { idempotencyKey?: string | undefined } = {},
 ): Promise<{ view: WireJson<MessageDetailView>; replayed: boolean }> {
-  return withReceivedRecording(deps.media, input.recording, input.recordingKind, async (media, kept) => {
-    const answer = await post(deps, account, input, media, options, () => kept());
-    // A retry's recording is a second copy: the first request's message keeps its own.
-    if (answer.replayed) kept(false);
-    return answer;
-  });
+  return withReceivedRecording(deps.media, input.recording, input.recordingKind, (media, kept) =>
+    post(deps, account, input, media, options, kept),
+  );
 }
 
 /** What create_message reads and writes through. */
@@ -70,7 +67,10 @@ export interface CreateMessageDeps {
   media: MediaDeps;
 }
 
-/** The message written, with `media` when a recording came (`written`: told once the row is there). */
+/**
+ * The message written, with `media` when a recording came (`written`: told once a new row holds
+ * it; a retry's recording is a second copy, the first request's message keeps its own).
+ */
 async function post(
   deps: CreateMessageDeps,
   account: AccountContext,
@@ -129,7 +129,7 @@ async function post(
   });
   // The insert reads the conversation itself: another account's or none writes nothing.
   if (!row) throw new DomainError('conversation_not_found');
-  written?.();
+  if (row.created) written?.();
   const { id, created, detail } = row;
   // Written now: the statement answered the message as it wrote it.
   if (created && detail !== null) return { view: { text: detail }, replayed: false };
