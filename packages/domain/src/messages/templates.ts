@@ -144,8 +144,7 @@ export function templateDraft(
     throw new DomainError('invalid_input', 'recording: send a recording or name recording_message_id, not both');
   }
   const hasRecording =
-    media !== undefined ||
-    (recordingMessageId === undefined ? current?.media != null : recordingMessageId !== null);
+    media !== undefined || (recordingMessageId === undefined ? current?.media != null : recordingMessageId !== null);
   let body: { text: string; format: MessageFormat };
   if (input.text === undefined)
     body = current ? { text: current.text, format: current.format } : { text: '', format: 'text' };

@@ -30,11 +30,18 @@ function webUrl(value: string | null): string | null {
   }
 }
 
+/** Where a web address may be: a dot before a host name's label, a scheme's `://`, localhost. */
+const MAY_HOLD_ADDRESS = /\.[^\s.]|:\/\/|localhost/i;
+
 /**
  * A message's text with its web addresses as links (linkifyjs finds them, `example.com` too),
  * marked as the writer's (`nofollow ugc`); everything else stays text, escaped by the `html` tag.
  */
 export function linkified(text: string): Html {
+  // Every web address linkifyjs finds (that a page links) has a dot before a character of its
+  // name, a scheme's `://`, or is localhost: text without any (most messages) skips its scanner,
+  // the page's costliest step.
+  if (!MAY_HOLD_ADDRESS.test(text)) return html`${text}`;
   const parts: (string | Html)[] = [];
   let at = 0;
   for (const found of find(text, 'url')) {
