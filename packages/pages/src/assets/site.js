@@ -692,6 +692,8 @@ function showLocalTimes(root) {
     const remove = (id) => {
       const li = itemOf(id);
       if (!li) return;
+      // The reply form, when it was replying in this thread, goes back to the conversation first.
+      li.querySelector('.reply-elsewhere button')?.click();
       const preview = li.dataset.thread ? li.closest('.thread-preview') : null;
       li.remove();
       if (preview) recount(preview, -1);
