@@ -1,5 +1,5 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -69,12 +69,20 @@ export function importRecordings(media: MediaDeps, seedFile: string, kept: strin
 
 /** A file of this machine in the media store, under a new key of the account (not measured yet). */
 export async function keepFile(media: MediaDeps, path: string, accountId: number, name = path): Promise<ReceivedFile> {
+  const refused = (e: unknown) =>
+    new AdminError(`${name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  // Opened first: a missing or unreadable file is refused before a stream exists to fail later.
+  const file = await open(path, 'r').catch((e: unknown) => {
+    throw refused(e);
+  });
   const key = newMediaKey(accountId);
   try {
-    const { bytes } = await media.store.put(key, createReadStream(path), media.limits.maxBytes);
+    const { bytes } = await media.store.put(key, file.createReadStream(), media.limits.maxBytes);
     return { key, bytes };
   } catch (e) {
     await media.store.remove(key).catch(() => undefined);
-    throw new AdminError(`${name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw refused(e);
+  } finally {
+    await file.close().catch(() => undefined);
   }
 }
