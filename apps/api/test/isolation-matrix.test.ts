@@ -31,6 +31,8 @@ let aIds: number[];
 let alphaHooks: { rest: number; trpc: number; guarded: number };
 /** Alpha's message templates, as its hooks: one for each delete its own token makes, one nobody else may touch. */
 let alphaTemplates: { rest: number; trpc: number; guarded: number };
+/** Alpha's message in its private conversation. */
+let alphaMessage: number;
 
 const SECRET = { title: 'Alpha private plans', slug: 'alpha-private' };
 
@@ -44,16 +46,14 @@ beforeAll(async () => {
     Array.from({ length: 57 }, (_, i) => createJson(h, a.token, { title: `Alpha ${i}`, slug: `alpha-${i}` })),
   );
   aIds = [made.body.id, ...more.map((r) => r.body.id)];
-  // A message in the private conversation, for get_messages to find (or not).
-  expect(
-    (
-      await restPost(
-        headersFor('own'),
-        { conversation_id: made.body.id, text: 'Alpha secret words' },
-        '../messages/create_message',
-      )
-    ).status,
-  ).toBe(201);
+  // A message in the private conversation, for get_messages and get_message_views to find (or not).
+  const message = await restPost(
+    headersFor('own'),
+    { conversation_id: made.body.id, text: 'Alpha secret words' },
+    '../messages/create_message',
+  );
+  expect(message.status).toBe(201);
+  alphaMessage = message.body.id;
   await createJson(h, b.token, { title: 'Beta only', slug: 'beta-only' });
   const extra = await newToken(h, a.id);
   await revoke(h, a.id, extra.id);
@@ -532,6 +532,18 @@ const OPERATIONS: Operation[] = [
     of: 'messageTemplates.deleteMessageTemplate',
     write: true,
     send: (hd, l) => trpcMutation('messageTemplates.deleteMessageTemplate', { id: templateTarget(hd, l, 'trpc') }, hd),
+  },
+  {
+    name: 'REST get_message_views',
+    of: 'messages.getMessageViews',
+    send: (hd, l) =>
+      apiCall(h, 'GET', `/messages/get_message_views?message_id=${l === 'secret' ? alphaMessage : 2_000_000_000}`, hd),
+  },
+  {
+    name: 'tRPC messages.getMessageViews',
+    of: 'messages.getMessageViews',
+    send: (hd, l) =>
+      trpcQuery('messages.getMessageViews', { message_id: l === 'secret' ? alphaMessage : 2_000_000_000 }, hd),
   },
 ];
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,8 +16,9 @@ import { present, Visitor } from './support/site.ts';
 /*
  * Live updates as people see them, in Chromium (one server process; chaos/live.chaos.ts does two
  * behind nginx): the team's inbox moves a conversation someone answered to the top, unread; an
- * embed in another site's frame shows a new message in place; with JavaScript off, a page opens no
- * stream and stays as it was loaded.
+ * embed in another site's frame shows a new message in place; a visitor's play of the team's
+ * recording is reported once and shows on the author's open page; with JavaScript off, a page
+ * opens no stream and stays as it was loaded.
  */
 
 warnIfNoChromium('live-browser.test.ts');
@@ -227,6 +228,57 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     const link = frame.locator('article.message', { hasText: 'Seen in the frame' }).locator('a').first();
     expect(await link.getAttribute('target')).toBe('_blank');
     await context.close();
+  });
+
+  it("reports a visitor's play of the team's recording once; the author's page shows it live", async () => {
+    // Olivia (the team) posts a 3-second video to the third conversation.
+    const olivia = new Visitor(h, site);
+    olivia.cookies.set(team.name, team.value);
+    const bytes = new Uint8Array(readFileSync(new URL('./fixtures/media/video-3s.webm', import.meta.url)));
+    const posted = await olivia.replyWithRecording(
+      'third',
+      { text: 'Watch this' },
+      { name: 'v.webm', type: 'video/webm', bytes },
+    );
+    expect(posted.status).toBe(303);
+    const id = Number(/#message-(\d+)$/.exec(posted.headers.get('location') ?? '')?.[1]);
+    const author = await browser.newContext({ bypassCSP: true });
+    await author.addCookies([team]);
+    const authorPage = await author.newPage();
+    await Promise.all([
+      authorPage.waitForResponse((r) => r.url().includes('/c/third/events')),
+      authorPage.goto(`${site}/c/third`),
+    ]);
+    const receipt = authorPage.locator(`#played-${id}`);
+    expect(await receipt.textContent()).toBe('Not played yet');
+
+    // A visitor in another browser plays it: past 75 % of it, the page reports the play, once.
+    const visitor = await browser.newContext();
+    const page = await visitor.newPage();
+    const beacons: number[] = [];
+    page.on('response', (r) => {
+      if (r.url().endsWith(`/messages/${id}/played`) && r.request().method() === 'POST') beacons.push(r.status());
+    });
+    await page.goto(`${site}/c/third`);
+    // Played muted, as a browser lets a page start a player by itself.
+    const video = `document.querySelector('#message-${id} video')`;
+    const play = () => page.evaluate(`(() => { const v = ${video}; v.muted = true; return v.play(); })()`);
+    await Promise.all([page.waitForResponse((r) => r.url().endsWith(`/messages/${id}/played`)), play()]);
+    await page.evaluate(
+      `new Promise((done) => { const v = ${video}; v.ended ? done(null) : v.addEventListener('ended', () => done(null)); })`,
+    );
+    expect(beacons).toEqual([204]);
+    await expect.poll(() => receipt.textContent(), { timeout: 2_000 }).toBe('Played by 1 visitor');
+    // Played again in the same session: reported again, and nothing more.
+    await page.reload();
+    await Promise.all([page.waitForResponse((r) => r.url().endsWith(`/messages/${id}/played`)), play()]);
+    await authorPage.reload();
+    expect(await authorPage.locator(`#played-${id}`).textContent()).toBe('Played by 1 visitor');
+    // The author's own page sends no beacon at all.
+    expect(await authorPage.locator(`#message-${id} figure[data-play]`).count()).toBe(0);
+    await authorPage.screenshot({ path: join(SHOTS, 'played-receipt-1280.png'), fullPage: true });
+    await visitor.close();
+    await author.close();
   });
 
   it('with JavaScript off, opens no stream and shows the page as loaded', async () => {

@@ -78,6 +78,8 @@ describe('create_message', () => {
       message_credated_time_nice: expect.stringMatching(/^[A-Z][a-z]+ \d{1,2}(st|nd|rd|th), \d{4} \d\d:\d\d[AP]M UTC$/),
       internal: false,
       parent_message_id: null,
+      plays: 0,
+      played_by: [],
     });
     // The spec'd operations show it with the spec's members only.
     const got = await apiCall(h, 'GET', '/conversations/get_conversation?slug=first', auth(a));
@@ -91,6 +93,8 @@ describe('create_message', () => {
               'message_credated_time_nice',
               'internal',
               'parent_message_id',
+              'plays',
+              'played_by',
             ].includes(k),
         ),
       ),

@@ -664,6 +664,7 @@ describe('subscriptions over the API (/api/v1/webhooks)', () => {
       'conversation_deleted',
       'message_created',
       'message_hidden',
+      'message_played',
       'workflow_step',
     ]);
     for (const w of [once, twice, none]) expect((await deleteHook(b.token, w.body.id)).status).toBe(200);

@@ -14,6 +14,7 @@ import type {
   ModerationStore,
   NotificationStore,
   PeopleStore,
+  PlayStore,
   ReceivedFile,
   ReplyStore,
   SiteSecrets,
@@ -44,6 +45,8 @@ export interface SiteLimits {
   perIpPerMinute: number;
   /** Page reads (GET and HEAD, assets aside) per client address per minute; 0: no limit. */
   readsPerIpPerMinute: number;
+  /** Plays reported by the pages' players (receipts' beacons) per client address per minute; 0: no limit. */
+  playsPerIpPerMinute: number;
   /** Sign-in links and replies per e-mail address per 15 minutes; 0: no limit. */
   perEmailPer15Minutes: number;
   /** Mail to addresses nobody has confirmed (sign-in links, confirmations) per account per hour; 0: no limit. */
@@ -54,7 +57,10 @@ export interface SiteLimits {
   downloadsMax: number;
 }
 
-/** The limits a site has unless the operator sets others (`FORM_LIMIT_PER_IP`, `FORM_LIMIT_PER_EMAIL`, `PAGE_LIMIT_PER_IP`). */
+/**
+ * The limits a site has unless the operator sets others (`FORM_LIMIT_PER_IP`, `FORM_LIMIT_PER_EMAIL`,
+ * `PAGE_LIMIT_PER_IP`, `PLAY_LIMIT_PER_IP`).
+ */
 export const DEFAULT_SITE_LIMITS: SiteLimits = {
   perIpPerMinute: 30,
   perEmailPer15Minutes: 5,
@@ -62,6 +68,7 @@ export const DEFAULT_SITE_LIMITS: SiteLimits = {
   downloadsPerClient: 64,
   downloadsMax: 1_000,
   readsPerIpPerMinute: 1_200,
+  playsPerIpPerMinute: 120,
 };
 
 /** One reader's live stream, as a route asks for it. */
@@ -121,6 +128,8 @@ export interface SiteDeps {
   /** The account's team, as get_team and update_team_member change it. */
   teamStore: TeamStore;
   moderation: ModerationStore;
+  /** The played receipts: the players' beacons keep them, the pages show them. */
+  plays: PlayStore;
   outbox: MailOutbox;
   limits: VisitorLimits;
   /** Page reads per client address, shared by every process (blocks of quota claimed, not a row a read). */

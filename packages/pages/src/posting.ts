@@ -15,9 +15,14 @@ export interface Posting {
   sameOrigin: ReturnType<typeof csrf>;
   /**
    * The form's fields once the checks passed, or the page that says why not; `formToken` checks a
-   * form's own token (its `csrf` field) where no cookie binds one.
+   * form's own token (its `csrf` field) where no cookie binds one; `limit` is the per-address
+   * limit it counts against, when not the forms' (`FORM_LIMIT_PER_IP`).
    */
-  readPost(c: SiteContext, formToken?: FormTokenCheck): Promise<Map<string, string[]> | Response>;
+  readPost(
+    c: SiteContext,
+    formToken?: FormTokenCheck,
+    limit?: { name: string; perMinute: number },
+  ): Promise<Map<string, string[]> | Response>;
   /**
    * The same for a form that may carry a recording (the file field `media`): its fields and the
    * file kept in the media store, which is removed again if the checks refuse the form; and the
@@ -62,7 +67,12 @@ export function posting(deps: SiteDeps): Posting {
    * The checks every form passes once read: its CSRF token (bound to the visitor's cookie, or a
    * form token the route checks itself), then the per-address limit.
    */
-  async function checked(c: SiteContext, fields: Map<string, string[]>, formToken?: FormTokenCheck) {
+  async function checked(
+    c: SiteContext,
+    fields: Map<string, string[]>,
+    formToken?: FormTokenCheck,
+    limit = { name: 'ip', perMinute: deps.rates.perIpPerMinute },
+  ) {
     const token = fields.get('csrf');
     const valid = formToken
       ? token?.length === 1 && (await formToken(token[0] ?? ''))
@@ -70,7 +80,7 @@ export function posting(deps: SiteDeps): Posting {
     if (!valid) {
       return refused(c, 403, 'This form has expired or your browser did not send its cookie.');
     }
-    return overLimit(c, `ip:${c.env.visit.clientIp}`, deps.rates.perIpPerMinute, 60);
+    return overLimit(c, `${limit.name}:${c.env.visit.clientIp}`, limit.perMinute, 60);
   }
 
   return {
@@ -83,10 +93,10 @@ export function posting(deps: SiteDeps): Posting {
         (await overLimit(c, 'unconfirmed-mail', deps.rates.unconfirmedMailPerAccountPerHour, 3600))
       );
     },
-    async readPost(c, formToken) {
+    async readPost(c, formToken, limit) {
       const form = await deps.readForm(c.req.raw);
       if (!form.ok) return refused(c, form.status, form.message);
-      return (await checked(c, form.fields, formToken)) ?? form.fields;
+      return (await checked(c, form.fields, formToken, limit)) ?? form.fields;
     },
     async readPostWithRecording(c, formToken) {
       // A client sends this many recordings at once, each a body of up to MEDIA_MAX_BYTES.

@@ -15,6 +15,7 @@ import { intakeRoutes } from './routes/intake.ts';
 import { mailRoutes } from './routes/mail.ts';
 import { manageRoutes } from './routes/manage.ts';
 import { mediaRoutes } from './routes/media.ts';
+import { playRoutes } from './routes/plays.ts';
 import { seoRoutes } from './routes/seo.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { uploadRoutes } from './routes/uploads.ts';
@@ -87,6 +88,7 @@ export function createSite(deps: SiteDeps): Site {
   app.route('/', mailRoutes(kit));
   app.route('/', embedRoutes(kit));
   app.route('/', eventRoutes(kit));
+  app.route('/', playRoutes(kit));
   app.route('/', mediaRoutes(kit));
   app.route('/', uploadRoutes(kit));
   app.route('/', seoRoutes(kit));

@@ -9,6 +9,7 @@ import {
   type MemberStore,
   type MessageStore,
   type MessageTemplateStore,
+  type PlayStore,
   type RateLimitState,
   type ReceivedFile,
   type ReplyStore,
@@ -51,6 +52,8 @@ export interface ProcedureServices {
   teamStore: TeamStore;
   /** The messages resource's reads (create_message's answer, get_messages). */
   messageStore: MessageStore;
+  /** The played receipts (get_message_views). */
+  plays: PlayStore;
   /** The team's message templates. */
   messageTemplates: MessageTemplateStore;
   /** Where a message is posted: the same statement as a reply on a conversation's page. */

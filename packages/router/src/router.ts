@@ -15,6 +15,7 @@ import { deleteMessageTemplateOperation } from './procedures/message-templates/d
 import { listMessageTemplatesOperation } from './procedures/message-templates/list-message-templates.ts';
 import { updateMessageTemplateOperation } from './procedures/message-templates/update-message-template.ts';
 import { createMessageOperation } from './procedures/messages/create-message.ts';
+import { getMessageViewsOperation } from './procedures/messages/get-message-views.ts';
 import { getMessagesOperation } from './procedures/messages/get-messages.ts';
 import { getTeamOperation } from './procedures/team/get-team.ts';
 import { updateTeamMemberOperation } from './procedures/team/update-team-member.ts';
@@ -65,6 +66,7 @@ const procedures = {
   messages: {
     getMessages: getMessagesOperation,
     createMessage: createMessageOperation,
+    getMessageViews: getMessageViewsOperation,
   },
   messageTemplates: {
     listMessageTemplates: listMessageTemplatesOperation,

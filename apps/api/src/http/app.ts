@@ -76,6 +76,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     secrets: services.secrets,
     inbox: services.inbox,
     moderation: services.moderation,
+    plays: services.plays,
     outbox: services.outbox,
     limits: services.visitorLimits,
     readLimits: services.readLimits,

@@ -1,4 +1,4 @@
-import { PAGE_SIZE } from '@convo/domain';
+import { PAGE_SIZE, WEBHOOK_EVENT_TYPES, type WebhookEventType, ZMessagePlayedEvent } from '@convo/domain';
 import {
   ERRORS,
   type ErrorCode,
@@ -9,6 +9,7 @@ import {
   RECORDING_FIELD_DOC,
 } from '@convo/router';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { z } from 'zod';
 import { REST_PREFIX } from './rest/handler.ts';
 
 /*
@@ -16,6 +17,7 @@ import { REST_PREFIX } from './rest/handler.ts';
  * completed from each operation's declaration (its .types.ts) where the generator cannot say the
  * truth: our error body for each status an operation really returns, its success status, an
  * optional body, both auth forms, headers and examples. One loop, nothing per operation here.
+ * Then the webhooks an endpoint may subscribe to, each with its body.
  */
 
 type Json = Record<string, any>;
@@ -213,6 +215,56 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
     },
   };
   (doc.components as Record<string, unknown>).headers = HEADERS;
+  (doc as Json).webhooks = webhooks(schemas);
   doc.servers = [{ url: REST_PREFIX, description: 'This server' }];
   return doc;
+}
+
+/** The bodies of the events with a schema of their own; the others carry `data` as their description says. */
+const EVENT_SCHEMAS: Partial<Record<WebhookEventType, z.ZodType>> = { message_played: ZMessagePlayedEvent };
+
+/**
+ * The webhooks an endpoint may subscribe to (create_webhook's `events`), as OpenAPI 3.1 says them:
+ * each a POST of its Standard Webhooks envelope, signed with the endpoint's secret. A schema that
+ * names others (`MessageAuthor`) refers to them among `schemas`, adding those missing.
+ */
+function webhooks(schemas: Record<string, unknown>): Json {
+  const signed =
+    'Signed by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the ' +
+    "endpoint's secret; retried with backoff until a 2xx answer. See `WebhookEventType` for every type's `data`.";
+  return Object.fromEntries(
+    WEBHOOK_EVENT_TYPES.map((type) => {
+      const own = EVENT_SCHEMAS[type];
+      let schema: Json = {
+        type: 'object',
+        required: ['type', 'timestamp', 'data'],
+        properties: {
+          type: { type: 'string', const: type },
+          timestamp: { type: 'string', description: 'When it happened, ISO 8601, UTC.' },
+          data: { type: 'object', description: `What \`${type}\` carries (see \`WebhookEventType\`).` },
+        },
+      };
+      if (own) {
+        const { $defs = {}, $ref } = JSON.parse(
+          JSON.stringify(z.toJSONSchema(own)).replaceAll('"#/$defs/', '"#/components/schemas/'),
+        ) as { $defs?: Record<string, unknown>; $ref?: string };
+        for (const [name, def] of Object.entries($defs)) schemas[name] ??= def;
+        schema = { $ref };
+      }
+      return [
+        type,
+        {
+          post: {
+            operationId: `${type}_webhook`,
+            summary: type,
+            description: signed,
+            // No credential of ours: the receiver checks the signature instead.
+            security: [],
+            requestBody: { required: true, content: { 'application/json': { schema } } },
+            responses: { '200': { description: 'Received: any 2xx answer ends the delivery.' } },
+          },
+        },
+      ];
+    }),
+  );
 }

@@ -121,6 +121,8 @@ const ZEnv = z.object({
   MEDIA_DOWNLOADS_MAX: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.downloadsMax),
   /** Page reads (GET, HEAD; assets aside) per client address per minute on the sites, shared by replicas; 0: no limit. */
   PAGE_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.readsPerIpPerMinute),
+  /** Plays reported by the pages' players (played receipts) per client address per minute; 0: no limit. */
+  PLAY_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.playsPerIpPerMinute),
   /** robots.txt and sitemaps kept in memory by their account's change mark, in MiB. */
   SITE_FILES_MB: z.coerce
     .number()
@@ -288,6 +290,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         downloadsPerClient: e.MEDIA_DOWNLOADS_PER_CLIENT,
         downloadsMax: e.MEDIA_DOWNLOADS_MAX,
         readsPerIpPerMinute: e.PAGE_LIMIT_PER_IP,
+        playsPerIpPerMinute: e.PLAY_LIMIT_PER_IP,
       },
     },
     media: {

@@ -372,6 +372,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/messages/get_message_views": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the plays of a message's recording (its receipts), oldest first
+         * @description Ours: the log behind get_messages’ `plays` and `played_by`. A play is counted when a viewer on the conversation’s page has watched its recording for 5 seconds or 75 % of it, whichever comes first (or reached its end), once per viewer and browser session, and never by the message’s own side (its author; the team, for a message by one of the team). Plays on an embed, and with JavaScript off, are not seen. Each view names its viewer as a message’s `author` is shown (a person signed in, or `{"anonymous": true}`). A message nobody played answers `plays: 0` and no views.
+         */
+        get: operations["getMessageViews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/message_templates": {
         parameters: {
             query?: never;
@@ -421,14 +441,155 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    conversation_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversation_created
+         * @description Signed by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the endpoint's secret; retried with backoff until a 2xx answer. See `WebhookEventType` for every type's `data`.
+         */
+        post: operations["conversation_created_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    conversation_updated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversation_updated
+         * @description Signed by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the endpoint's secret; retried with backoff until a 2xx answer. See `WebhookEventType` for every type's `data`.
+         */
+        post: operations["conversation_updated_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    conversation_deleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * conversation_deleted
+         * @description Signed by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the endpoint's secret; retried with backoff until a 2xx answer. See `WebhookEventType` for every type's `data`.
+         */
+        post: operations["conversation_deleted_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    message_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message_created
+         * @description Signed by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the endpoint's secret; retried with backoff until a 2xx answer. See `WebhookEventType` for every type's `data`.
+         */
+        post: operations["message_created_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    message_hidden: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message_hidden
+         * @description Signed by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the endpoint's secret; retried with backoff until a 2xx answer. See `WebhookEventType` for every type's `data`.
+         */
+        post: operations["message_hidden_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    message_played: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message_played
+         * @description Signed by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the endpoint's secret; retried with backoff until a 2xx answer. See `WebhookEventType` for every type's `data`.
+         */
+        post: operations["message_played_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    workflow_step: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * workflow_step
+         * @description Signed by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the endpoint's secret; retried with backoff until a 2xx answer. See `WebhookEventType` for every type's `data`.
+         */
+        post: operations["workflow_step_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
-         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and `parent_message_id` (the message whose thread it replies in, or null). `message_hidden`: the ids of a message the team hid. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
+         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and `parent_message_id` (the message whose thread it replies in, or null). `message_hidden`: the ids of a message the team hid. `message_played`: a recording was played past its receipt threshold (5 s or 75 %), once per viewer and session and never by its own side: `message_id`, `conversation_id`, the `viewer` (as a message's `author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
          * @enum {string}
          */
-        WebhookEventType: "conversation_created" | "conversation_updated" | "conversation_deleted" | "message_created" | "message_hidden" | "workflow_step";
+        WebhookEventType: "conversation_created" | "conversation_updated" | "conversation_deleted" | "message_created" | "message_hidden" | "message_played" | "workflow_step";
         WorkflowStep: {
             trigger: components["schemas"]["WorkflowTrigger"];
             action: components["schemas"]["WorkflowAction"];
@@ -831,6 +992,21 @@ export interface components {
             internal: boolean;
             /** @description The message whose thread it replies in; null for a message of the conversation itself. */
             parent_message_id: number | null;
+            /** @description How many times its recording was played past the receipt threshold (5 s or 75 %), once per viewer and session, never by its own side (its author; the team, for a message by the team). 0 for a text message. */
+            plays: number;
+            /** @description The signed-in people among them, in the order they first played it; visitors are counted only. */
+            played_by: components["schemas"]["User"][];
+        };
+        GetMessageViewsAnswer: {
+            message_id: number;
+            /** @description How many plays were counted (once per viewer and session). */
+            plays: number;
+            views: components["schemas"]["MessageView"][];
+        };
+        MessageView: {
+            viewer: components["schemas"]["MessageAuthor"];
+            /** @description When the play was counted, ISO 8601, UTC. */
+            played_at: string;
         };
         /** @description The account's message templates, by name. */
         MessageTemplateList: {
@@ -909,6 +1085,20 @@ export interface components {
              * @enum {string}
              */
             code: "conversation_not_found" | "message_not_found" | "invalid_input" | "intake_page_unusable" | "intake_page_not_found" | "intake_page_key_taken" | "intake_page_limit_reached" | "slug_taken" | "webhook_not_found" | "webhook_target_refused" | "webhook_limit_reached" | "workflow_not_found" | "workflow_limit_reached" | "message_template_not_found" | "message_template_name_taken" | "message_template_limit_reached" | "unauthorized" | "forbidden" | "recording_busy" | "malformed_body" | "bad_request" | "batch_too_large" | "body_too_large" | "header_too_large" | "unsupported_media_type" | "json_sent_as_form" | "route_not_found" | "method_not_allowed" | "request_timeout" | "rate_limited" | "idempotency_key_reused" | "client_closed" | "unavailable" | "timeout" | "not_ready" | "internal";
+        };
+        /** @description A recording was played past its receipt threshold (5 s or 75 %), once per viewer and session, never by its own side (its author; the team, for a message by the team). */
+        MessagePlayedEvent: {
+            /** @constant */
+            type: "message_played";
+            /** @description When the play was counted, ISO 8601, UTC. */
+            timestamp: string;
+            data: {
+                message_id: number;
+                conversation_id: number;
+                viewer: components["schemas"]["MessageAuthor"];
+                /** @description The same time: when the play was counted. */
+                played_at: string;
+            };
         };
     };
     responses: never;
@@ -4174,7 +4364,15 @@ export interface operations {
                      *           "message_created_time": "2026-11-27 14:03:09.123456",
                      *           "message_credated_time_nice": "November 27th, 2026 02:03PM UTC",
                      *           "internal": false,
-                     *           "parent_message_id": null
+                     *           "parent_message_id": null,
+                     *           "plays": 3,
+                     *           "played_by": [
+                     *             {
+                     *               "id": 7,
+                     *               "email": "pat@client.example.com",
+                     *               "name": "Pat Client"
+                     *             }
+                     *           ]
                      *         }
                      *       ]
                      *     }
@@ -4380,7 +4578,15 @@ export interface operations {
                      *       "message_created_time": "2026-11-27 14:03:09.123456",
                      *       "message_credated_time_nice": "November 27th, 2026 02:03PM UTC",
                      *       "internal": false,
-                     *       "parent_message_id": null
+                     *       "parent_message_id": null,
+                     *       "plays": 3,
+                     *       "played_by": [
+                     *         {
+                     *           "id": 7,
+                     *           "email": "pat@client.example.com",
+                     *           "name": "Pat Client"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["MessageDetail"];
@@ -4498,6 +4704,126 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMessageViews: {
+        parameters: {
+            query: {
+                /** @description One of the account's messages, by its id (`messages[].id`). */
+                message_id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message_id": 42,
+                     *       "plays": 2,
+                     *       "views": [
+                     *         {
+                     *           "viewer": {
+                     *             "anonymous": false,
+                     *             "id": 7,
+                     *             "name": "Pat Client",
+                     *             "email": "pat@client.example.com"
+                     *           },
+                     *           "played_at": "2026-11-27T14:05:12.345Z"
+                     *         },
+                     *         {
+                     *           "viewer": {
+                     *             "anonymous": true
+                     *           },
+                     *           "played_at": "2026-11-27T16:40:03.002Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GetMessageViewsAnswer"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The account has no such message (or it is hidden) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `message_id` is missing or not a whole number ≥ 1 */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5099,6 +5425,202 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    conversation_created_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "conversation_created";
+                    /** @description When it happened, ISO 8601, UTC. */
+                    timestamp: string;
+                    /** @description What `conversation_created` carries (see `WebhookEventType`). */
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer ends the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    conversation_updated_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "conversation_updated";
+                    /** @description When it happened, ISO 8601, UTC. */
+                    timestamp: string;
+                    /** @description What `conversation_updated` carries (see `WebhookEventType`). */
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer ends the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    conversation_deleted_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "conversation_deleted";
+                    /** @description When it happened, ISO 8601, UTC. */
+                    timestamp: string;
+                    /** @description What `conversation_deleted` carries (see `WebhookEventType`). */
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer ends the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    message_created_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "message_created";
+                    /** @description When it happened, ISO 8601, UTC. */
+                    timestamp: string;
+                    /** @description What `message_created` carries (see `WebhookEventType`). */
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer ends the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    message_hidden_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "message_hidden";
+                    /** @description When it happened, ISO 8601, UTC. */
+                    timestamp: string;
+                    /** @description What `message_hidden` carries (see `WebhookEventType`). */
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer ends the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    message_played_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessagePlayedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer ends the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    workflow_step_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "workflow_step";
+                    /** @description When it happened, ISO 8601, UTC. */
+                    timestamp: string;
+                    /** @description What `workflow_step` carries (see `WebhookEventType`). */
+                    data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer ends the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

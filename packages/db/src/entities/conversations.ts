@@ -333,6 +333,33 @@ export const MessageTemplate = defineEntity({
   ],
 });
 
+/**
+ * A recording played past the receipt's threshold (the domain's messages/plays.ts): once per
+ * message and viewing session (a site session or a visitor's cookie, by its hash), never by the
+ * message's own side. The signed-in viewer is named; an anonymous one is counted.
+ */
+export const MessagePlay = defineEntity({
+  name: 'MessagePlay',
+  properties: {
+    id: p.bigint('number').primary().autoincrement(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    conversationId: p.integer(),
+    message: () => p.manyToOne(Message).deleteRule('cascade'),
+    viewer: () => p.manyToOne(User).nullable().deleteRule('set null'),
+    sessionKey: p.string().length(64),
+    playedAt: createdAt(),
+  },
+  triggers: [
+    liveTrigger('message_play_live', 'insert', 'message_play', 'new table as new_rows', 'live_message_played'),
+  ],
+  indexes: [
+    {
+      name: 'message_play_session',
+      expression: 'create unique index "message_play_session" on "message_play" ("message_id", "session_key")',
+    },
+  ],
+});
+
 /** When each person last opened each conversation: the inbox marks what changed since. */
 export const ConversationRead = defineEntity({
   name: 'ConversationRead',

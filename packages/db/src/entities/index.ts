@@ -23,6 +23,7 @@ import {
   IntakePage,
   IntakePageMember,
   Message,
+  MessagePlay,
   MessageTemplate,
   Tag,
   Workflow,
@@ -69,6 +70,7 @@ export type Schema =
   | typeof ConversationTag
   | typeof Message
   | typeof MessageTemplate
+  | typeof MessagePlay
   | typeof ConversationRead
   | typeof WorkflowJob
   | typeof WorkflowEvent
@@ -107,6 +109,7 @@ export const entities: EntitySchema[] = [
   ConversationTag,
   Message,
   MessageTemplate,
+  MessagePlay,
   ConversationRead,
   WorkflowJob,
   WorkflowEvent,

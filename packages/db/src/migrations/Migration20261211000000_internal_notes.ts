@@ -12,7 +12,7 @@ const MESSAGE_EVENT_SELECTS = {
 };
 
 /** A message function as live_watch made it, writing `internal` too. */
-const withInternal = (name: string, events: string) =>
+export const withInternal = (name: string, events: string) =>
   liveEventFunction(name, events, WATCHED_ACCOUNTS).replace(
     'insert into live_event (account_id, conversation_id, kind, message_id, user_id)',
     'insert into live_event (account_id, conversation_id, kind, message_id, user_id, internal)',

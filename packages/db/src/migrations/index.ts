@@ -35,6 +35,7 @@ import { Migration20261210000000_message_templates } from './Migration2026121000
 import { Migration20261211000000_internal_notes } from './Migration20261211000000_internal_notes.ts';
 import { Migration20261212000000_threads } from './Migration20261212000000_threads.ts';
 import { Migration20261213000000_thread_replies } from './Migration20261213000000_thread_replies.ts';
+import { Migration20261214000000_message_plays } from './Migration20261214000000_message_plays.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -77,4 +78,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261211000000_internal_notes', class: Migration20261211000000_internal_notes },
   { name: 'Migration20261212000000_threads', class: Migration20261212000000_threads },
   { name: 'Migration20261213000000_thread_replies', class: Migration20261213000000_thread_replies },
+  { name: 'Migration20261214000000_message_plays', class: Migration20261214000000_message_plays },
 ];

@@ -287,9 +287,15 @@ const JSON_COLUMNS = [
  * ZMessageDetail: its template, its creation times, whether it is internal, its thread).
  */
 export const messageJson = (shown: 'spec' | 'detail') => {
-  const author = sql<string>`case when m.anonymous or u.id is null then '{"anonymous":true}'
-    else concat('{"anonymous":false,"id":', u.id, ',"name":', coalesce(to_json(u.name)::text, '""'),
-      ',"email":', coalesce(to_json(u.email)::text, '""'), '}') end`;
+  const author = authorJson('u', sql<boolean>`m.anonymous`);
+  // Its receipts (plays.ts): the plays counted, and the people among them by their first play.
+  const playedBy = array(
+    sql<string>`concat('{"id":', pu.id, ',"email":', ${json(col('pu.email'))}, ',"name":', ${json(col('pu.name'))}, '}')`,
+    sql`f.first`,
+    sql`from (select mp.viewer_id, min(mp.id) as first from message_play mp
+                where mp.message_id = m.id and mp.viewer_id is not null group by mp.viewer_id) f
+              join account_user pu on pu.id = f.viewer_id`,
+  );
   return sql<string>`concat(
       '{"id":', m.id,
       ',"conversation_id":', c.id,
@@ -311,10 +317,23 @@ export const messageJson = (shown: 'spec' | 'detail') => {
             to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'),
             '","message_credated_time_nice":"', to_char(m.created_at at time zone 'UTC', 'FMMonth FMDDth, YYYY HH12:MIAM'),
             ' UTC","internal":', case when m.internal then 'true' else 'false' end,
-            ',"parent_message_id":', coalesce(m.parent_id::text, 'null'),`
+            ',"parent_message_id":', coalesce(m.parent_id::text, 'null'),
+            ',"plays":', (select count(*) from message_play mp where mp.message_id = m.id),
+            ',"played_by":', ${playedBy},`
           : sql``
       }
       '}')`;
+};
+
+/**
+ * A person (the account user `u`) as a message's `author` and a play's `viewer` show them;
+ * `{"anonymous":true}` when `anonymous` holds or there is none.
+ */
+export const authorJson = (u: string, anonymous: RawBuilder<boolean>) => {
+  const ref = (name: string) => sql.ref(`${u}.${name}`);
+  return sql<string>`case when ${anonymous} or ${ref('id')} is null then '{"anonymous":true}'
+    else concat('{"anonymous":false,"id":', ${ref('id')}, ',"name":', coalesce(to_json(${ref('name')})::text, '""'),
+      ',"email":', coalesce(to_json(${ref('email')})::text, '""'), '}') end`;
 };
 
 /**

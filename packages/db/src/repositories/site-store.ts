@@ -316,7 +316,10 @@ const MESSAGE_BY_ID = statement(
     .where('m.hidden_at', 'is', null),
 );
 
-/** A kept recording of a message anyone but the team sees, with what deciding who may fetch it needs. */
+/**
+ * A kept recording of a message anyone but the team sees, with what deciding who may fetch it needs
+ * (and whether a play of it is a receipt: its author, and whether they are on the team).
+ */
 const MEDIA_OF = statement(
   'site_media_of',
   db
@@ -324,7 +327,9 @@ const MEDIA_OF = statement(
     .innerJoin('conversation', (j) =>
       j.onRef('conversation.id', '=', 'm.conversation_id').onRef('conversation.account_id', '=', 'm.account_id'),
     )
+    .leftJoin('account_user as author', 'author.id', 'm.author_id')
     .select(['m.media_key', 'm.media_content_type', sql<string>`m.media_bytes::text`.as('media_bytes'), 'm.internal'])
+    .select(['m.author_id', sql<boolean>`coalesce(author.team_role is not null, false)`.as('author_on_team')])
     .select(['conversation.id', 'conversation.slug'])
     .select(accessColumns)
     .where('m.id', '=', slot<number>('message'))
@@ -505,6 +510,8 @@ export class PgSiteStore implements SiteStore {
       contentType: row.media_content_type,
       bytes: Number(row.media_bytes),
       internal: row.internal,
+      authorId: row.author_id,
+      authorOnTeam: row.author_on_team,
     };
   }
 

@@ -203,6 +203,9 @@ export interface MessageMedia {
   bytes: number;
   /** The recording of an internal note: for the team (and the account's token) alone. */
   internal: boolean;
+  /** Its message's author (null: anonymous), and whether they are on the account's team now. */
+  authorId: number | null;
+  authorOnTeam: boolean;
 }
 
 /** What the account's own site reads; every read but the first is scoped to the account. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ConversationRecord, MessageRecord } from '../records.ts';
+import type { ConversationRecord, MessageAuthorRecord, MessageRecord } from '../records.ts';
 import { CONVERSATION_SOURCES, CONVERSATION_STATES, MESSAGE_TYPES } from '../records.ts';
 import { formatCreatedTime, formatNiceTime } from '../shared/time.ts';
 import {
@@ -141,10 +141,12 @@ export type ConversationView = z.infer<typeof ZConversation>;
 export type ConversationListView = z.infer<typeof ZConversationList>;
 export type UpdatedConversationView = z.infer<typeof ZUpdatedConversation>;
 
+/** A message's author (or a play's viewer) as the API shows them. */
+export const authorView = (a: MessageAuthorRecord): AuthorView =>
+  a.anonymous ? { anonymous: true } : { anonymous: false, id: a.id, name: a.name, email: a.email };
+
 export function messageView(a: AccountAddress, conversationId: number, url: string, m: MessageRecord): MessageView {
-  const author: AuthorView = m.author.anonymous
-    ? { anonymous: true }
-    : { anonymous: false, id: m.author.id, name: m.author.name, email: m.author.email };
+  const author = authorView(m.author);
   return {
     id: m.id,
     conversation_id: conversationId,

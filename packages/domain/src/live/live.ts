@@ -4,7 +4,7 @@
  * position gets every event after it, in order, and nothing twice.
  */
 
-/** What happened: to a message, to the members, or to who someone is on the site. */
+/** What happened: to a message (`played`: a receipt of it), to the members, or to who someone is on the site. */
 export const LIVE_EVENT_KINDS = [
   'posted',
   'hidden',
@@ -14,6 +14,7 @@ export const LIVE_EVENT_KINDS = [
   'member_removed',
   'signed_out',
   'team_changed',
+  'played',
 ] as const;
 export type LiveEventKind = (typeof LIVE_EVENT_KINDS)[number];
 
@@ -27,7 +28,10 @@ export interface LiveEvent {
   /** Null for changes to a person (signed out, team role). */
   conversationId: number | null;
   messageId: number | null;
-  /** The author of a message posted; the member added or taken out; the person signed out or moved. */
+  /**
+   * The author of a message posted or played; the member added or taken out; the person signed out
+   * or moved.
+   */
   userId: number | null;
   /** An event of an internal note: told to the account's team alone. */
   internal: boolean;

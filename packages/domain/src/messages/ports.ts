@@ -1,6 +1,8 @@
+import type { MessageAuthorRecord } from '../records.ts';
 import type { PageWindow } from '../shared/paging.ts';
 import type { AccountAddress } from '../shared/urls.ts';
 import type { WireJson } from '../shared/wire-json.ts';
+import type { PlaySummary } from './plays.ts';
 import type { GetMessagesAnswer, MessageDetailView } from './views.ts';
 
 /** Which of the account's messages get_messages reads: of one conversation or all, within times. */
@@ -30,4 +32,33 @@ export interface MessageStore {
     accountId: number,
     messageId: number,
   ): Promise<{ conversationId: number; authorId: number | null; text: string } | null>;
+}
+
+/** A play the site counted: of a message, by a viewer (null: a visitor) in one viewing session. */
+export interface NewPlay {
+  accountId: number;
+  conversationId: number;
+  messageId: number;
+  viewerId: number | null;
+  /** The session's key (a hash of its cookie): a message is played once per session. */
+  sessionKey: string;
+}
+
+/** One play as the log keeps it. */
+export interface PlayRecord {
+  viewer: MessageAuthorRecord;
+  playedAt: Date;
+}
+
+/** The played receipts: written by the site's beacon, read by the pages and the API. */
+export interface PlayStore {
+  /**
+   * Keeps a play, once per message and session (with its live event, and its `message_played`
+   * webhook event when the account subscribed); false when the session had played it already.
+   */
+  record(play: NewPlay): Promise<boolean>;
+  /** Who played each of `messageIds` (messages of the account); a message nobody played is absent. */
+  summaries(accountId: number, messageIds: readonly number[]): Promise<Map<number, PlaySummary>>;
+  /** A message's plays, oldest first; null when the account has no such message (or it is hidden). */
+  log(accountId: number, messageId: number): Promise<PlayRecord[] | null>;
 }

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { ZMessage } from '../conversations/views.ts';
+import { playFields } from './plays.ts';
 
 /*
  * The messages resource's wire shapes. A message as create_message and get_messages answer it is
  * the spec's Message with the members the original service adds there (its template, its creation
- * time twice, the second spelled as the conversation's is) and two of ours. The three spec'd
+ * time twice, the second spelled as the conversation's is, its plays) and two of ours. The three spec'd
  * conversation operations keep their Message as it is: nothing here is added to it.
  */
 
@@ -29,6 +30,7 @@ export const ZMessageDetail = ZMessage.extend({
     .int()
     .nullable()
     .meta({ description: 'The message whose thread it replies in; null for a message of the conversation itself.' }),
+  ...playFields,
 }).meta({ id: 'MessageDetail' });
 
 export type MessageDetailView = z.infer<typeof ZMessageDetail>;

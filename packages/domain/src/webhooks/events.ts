@@ -9,6 +9,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'conversation_deleted',
   'message_created',
   'message_hidden',
+  'message_played',
   'workflow_step',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

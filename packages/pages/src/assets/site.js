@@ -1,7 +1,8 @@
 // The site's one script, of its own origin (the CSP allows no other). Pages work without it: it
 // shows times in the reader's own time zone ("2 hours ago" while recent; the exact local time on
-// hover), tells a page that frames an embed how tall the embed is, records replies, and keeps a
-// conversation, its embed and the team's inbox up to date as they change.
+// hover), tells a page that frames an embed how tall the embed is, records replies, reports the
+// plays of recordings (receipts), and keeps a conversation, its embed and the team's inbox up to
+// date as they change.
 
 /** Times under `root` in the reader's own time zone. */
 function showLocalTimes(root) {
@@ -25,8 +26,50 @@ function showLocalTimes(root) {
   }
 }
 
+/**
+ * Played receipts (docs/pages.md, "Did they watch it?"): each player under `root` that reports its
+ * play (`data-play`) does so once, as soon as it has played `data-play-after` seconds (skipped-over
+ * time does not count) or reached its end: a small same-origin POST with the page's CSRF token,
+ * sent while it plays (a page that closes often loses its last request).
+ */
+function watchPlays(root) {
+  for (const figure of root.querySelectorAll('figure[data-play]')) {
+    const player = figure.querySelector('video, audio');
+    if (!player || figure.dataset.watched) continue;
+    figure.dataset.watched = '1';
+    const after = Number(figure.dataset.playAfter) || 5;
+    let played = 0;
+    let last = null;
+    let sent = false;
+    const report = () => {
+      if (sent) return;
+      sent = true;
+      fetch(figure.dataset.play, {
+        method: 'POST',
+        body: new URLSearchParams({ csrf: figure.dataset.csrf || '' }),
+        credentials: 'same-origin',
+        keepalive: true,
+      }).catch(() => {
+        sent = false;
+      });
+    };
+    player.addEventListener('timeupdate', () => {
+      const now = player.currentTime;
+      // Only time that played: a jump (a seek) is no watching.
+      if (last !== null && !player.paused && !player.seeking && now > last && now - last < 2) played += now - last;
+      last = now;
+      if (played >= after) report();
+    });
+    player.addEventListener('seeking', () => {
+      last = null;
+    });
+    player.addEventListener('ended', report);
+  }
+}
+
 (() => {
   showLocalTimes(document);
+  watchPlays(document);
 
   // A start's landing in a frame has taken its one-time code: the address forgets it.
   const address = new URL(location.href);
@@ -661,6 +704,7 @@ function showLocalTimes(root) {
       ol.insertBefore(li, after ?? null);
       if (preview) recount(preview, 1);
       showLocalTimes(li);
+      watchPlays(li);
       const who = li.querySelector('.author')?.textContent || 'Someone';
       const what = rootId ? 'reply in a thread' : 'message';
       announce(shownAgain ? `A ${what} by ${who} is shown again.` : `New ${what} from ${who}.`);
@@ -705,8 +749,21 @@ function showLocalTimes(root) {
       const shown = document.getElementById('members-heading')?.nextElementSibling;
       if (now && shown) shown.replaceWith(document.importNode(now, true));
     }, 300);
+    // A receipt that changed ("Played by Pat"), read again where this page shows it.
+    const receipt = async (id) => {
+      const shown = document.getElementById(`played-${id}`);
+      if (!shown) return;
+      const at = new URL(`${conversation.dataset.messages.replace('{id}', String(id))}/played`, location.href);
+      const res = await fetch(at, { headers: { accept: 'text/html' } });
+      if (!res.ok) return;
+      const t = document.createElement('template');
+      t.innerHTML = (await res.text()).trim();
+      const now = t.content.firstElementChild;
+      if (now) shown.replaceWith(now);
+    };
     follow(conversation.dataset.events, {
       posted: (d) => show(d.message_id, false),
+      played: (d) => receipt(d.message_id),
       shown: (d) => show(d.message_id, true),
       hidden: (d) => remove(d.message_id),
       deleted: (d) => remove(d.message_id),

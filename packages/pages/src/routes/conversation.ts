@@ -41,6 +41,7 @@ import { templateRecordingName } from '../views/manage.ts';
 import { hiddenMessages, messageActions } from '../views/moderation.ts';
 import { confirmDelete, deleted, type TriageDraft, triageForm } from '../views/triage.ts';
 import { liveAddresses } from './events.ts';
+import { playedDisplay } from './plays.ts';
 
 /** `?page=N` of a conversation (1-based); null without one; undefined when it is not a page number. */
 export const pageParam = (c: SiteContext): number | null | undefined => {
@@ -133,12 +134,14 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
         : ''
     }</aside>`;
     const actions = messageActions(found.slug, viewer, c.var.csrf, BigInt(Date.now()) * 1000n);
+    const shown = [...found.messages, ...[...found.threads.values()].flatMap((t) => t.latest)];
     const main = html`${conversation(found, url, {
       team: account.name,
       accountKey: account.key,
       page: pageNumber,
       actions,
       threads: true,
+      played: await playedDisplay({ deps, posting }, c, reader.viewer, shown),
       live: liveAddresses(`/c/${found.slug}`, deps.live.position()),
     })}${reply}`;
     return page(
@@ -186,7 +189,12 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     return page(
       c,
       status,
-      html`${threadView(found.conversation.slug, found.messages, url, { team: account.name, accountKey: account.key, actions })}${reply}`,
+      html`${threadView(found.conversation.slug, found.messages, url, {
+        team: account.name,
+        accountKey: account.key,
+        actions,
+        played: await playedDisplay({ deps, posting }, c, reader.viewer, found.messages),
+      })}${reply}`,
       'A thread',
       {
         form: true,

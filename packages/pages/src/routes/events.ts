@@ -23,6 +23,7 @@ import { type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { messageItem } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
 import { messageActions } from '../views/moderation.ts';
+import { playedDisplay } from './plays.ts';
 
 /*
  * Live conversations: `<page>/events` is a `text/event-stream` of what changes on the page (a
@@ -50,6 +51,7 @@ function conversationEvent(e: LiveEvent): { event: string; data: Record<string, 
     case 'hidden':
     case 'shown':
     case 'deleted':
+    case 'played':
       return { event: e.kind, data: { message_id: e.messageId } };
     case 'member_added':
     case 'member_removed':
@@ -59,16 +61,19 @@ function conversationEvent(e: LiveEvent): { event: string; data: Record<string, 
   }
 }
 
-/** What the inbox is told: that a conversation changed (the page reads its rows again). */
+/** What the inbox is told: that a conversation changed (the page reads its rows again); a play changes none. */
 const inboxEvent = (e: LiveEvent) =>
-  e.conversationId === null ? null : { event: 'conversation', data: { conversation_id: e.conversationId } };
+  e.conversationId === null || e.kind === 'played'
+    ? null
+    : { event: 'conversation', data: { conversation_id: e.conversationId } };
 
 const MESSAGE_ID = /^[1-9]\d{0,9}$/;
 
 /** The rule of a stream whose reader nobody knows (the hub never asks it). */
 const nobodyToAsk = async () => true;
 
-export function eventRoutes({ deps }: SiteKit) {
+export function eventRoutes(kit: SiteKit) {
+  const { deps } = kit;
   const routes = new Hono<SiteEnv>();
 
   /**
@@ -136,7 +141,12 @@ export function eventRoutes({ deps }: SiteKit) {
           : ruleAgain(c, slug, (viewer) => {
               notes = !embed && seesInternalNotes(viewer);
             }),
-      describe: (e) => (e.internal && !notes ? null : conversationEvent(e)),
+      describe: (e) => {
+        if (e.internal && !notes) return null;
+        // A receipt goes to those who see it: the team (whose streams are told of notes) and the message's author.
+        if (e.kind === 'played') return notes || (userId !== null && e.userId === userId) ? conversationEvent(e) : null;
+        return conversationEvent(e);
+      },
     });
   }
 
@@ -182,6 +192,8 @@ export function eventRoutes({ deps }: SiteKit) {
           ? undefined
           : messageActions(found.conversation.slug, viewer, c.var.csrf, BigInt(Date.now()) * 1000n),
         threads: !embed,
+        // An embed's player reports no play (a page of another site: no cookie of ours goes with it).
+        played: embed ? undefined : await playedDisplay(kit, c, reader.viewer, [found.message, ...replies]),
       },
       {
         preview: { count: replies.length, latest: replies.slice(-THREAD_PREVIEW_REPLIES) },

@@ -6,7 +6,10 @@ import {
   messagePages,
   PAGE_MESSAGES,
   type PageMessageRecord,
+  type PlaySummary,
   pageOf,
+  playedByText,
+  playThreshold,
   safeMessageHtml,
   type ThreadPreview,
   threadUrl,
@@ -84,7 +87,7 @@ export const KIND_NAMES: Record<string, string> = {
  * A message's recording: played in place when this server keeps it (a player with its measured
  * length, and a download link that works without the player), else a link to where it is kept.
  */
-function media(m: PageMessageRecord, accountKey: string, slug: string): Html {
+function media(m: PageMessageRecord, accountKey: string, slug: string, beacon?: string): Html {
   const seconds = m.recordedDurationSeconds > 0 ? clockTime(m.recordedDurationSeconds) : '';
   const name = KIND_NAMES[m.messageType] ?? 'Recording';
   if (m.hostedMedia) {
@@ -98,13 +101,24 @@ function media(m: PageMessageRecord, accountKey: string, slug: string): Html {
       m.messageType === 'audio'
         ? html`<audio controls preload="metadata" src="${src}" aria-label="${label}"></audio>`
         : html`<video controls preload="metadata" playsinline src="${src}"${poster} aria-label="${label}"></video>`;
-    return html`<figure class="recording recording-${m.messageType}">${player}
+    // A player that reports its play (the receipt's beacon, site.js): where, after how long, its token.
+    const play = beacon
+      ? html` data-play="${playedUrl(slug, m.id)}" data-play-after="${playThreshold(m.recordedDurationSeconds)}" data-csrf="${beacon}"`
+      : '';
+    return html`<figure class="recording recording-${m.messageType}"${play}>${player}
 <figcaption>${label} · <a href="${src}&amp;download=1" download>Download</a></figcaption></figure>`;
   }
   const url = webUrl(m.downloadMediaUrl);
   if (!url) return html``;
   return html`<p><a href="${url}" rel="nofollow noopener">Download the ${name.toLowerCase()}${seconds ? ` (${seconds})` : ''}</a></p>`;
 }
+
+/** Where a message's play is reported (POST, the beacon) and its receipt read (GET, a live update). */
+export const playedUrl = (slug: string, id: number) => `/c/${slug}/messages/${id}/played`;
+
+/** A message's receipt, as its author and the team see it: "Played by Pat and 2 visitors". */
+export const receipt = (id: number, s: PlaySummary): Html =>
+  html`<p class="played" id="played-${id}">${playedByText(s)}</p>`;
 
 /** Who wrote a message: their name, and a badge with the account's name when they are on its team. */
 const author = (m: PageMessageRecord, team: string): Html =>
@@ -131,6 +145,10 @@ export function message(
     actions?: Html | string | undefined;
     /** Say so when it replies in a thread (shown alone, away from its thread: an embed of it). */
     threadLabel?: boolean | undefined;
+    /** Its player reports a play with this CSRF token (the receipt's beacon); none: it does not. */
+    beacon?: string | undefined;
+    /** Its receipt, for a reader who sees it. */
+    receipt?: PlaySummary | undefined;
   },
 ): Html {
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
@@ -142,7 +160,7 @@ ${m.internal ? html`<p class="internal-label">Internal note: only the team sees 
     : ''
 }<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
 ${messageText(m)}
-${media(m, display.accountKey, display.slug)}${display.actions ?? ''}
+${media(m, display.accountKey, display.slug, display.beacon)}${display.receipt ? receipt(m.id, display.receipt) : ''}${display.actions ?? ''}
 </article>`;
 }
 
@@ -228,6 +246,15 @@ export interface ConversationDisplay {
   actions?: (m: PageMessageRecord) => Html | string;
   /** Each message of the conversation offers "Reply in thread" (its thread's page, or inline with JavaScript). */
   threads?: boolean;
+  /**
+   * Played receipts: the CSRF token the players report a play with, which messages' players do
+   * (a play by the message's own side is no receipt), and the receipts this reader sees.
+   */
+  played?: {
+    csrf: string;
+    beacon: (m: PageMessageRecord) => boolean;
+    receipts: ReadonlyMap<number, PlaySummary>;
+  };
 }
 
 /** One message as an item of its conversation's list: on the page, in the embed, or alone (a live update). */
@@ -251,6 +278,8 @@ export function messageItem(
     slug,
     newTab: display.newTab,
     actions: display.actions?.(m),
+    beacon: display.played?.beacon(m) ? display.played.csrf : undefined,
+    receipt: display.played?.receipts.get(m.id),
   })}${thread ? threadPreview(m.id, thread.preview, thread.base, pageUrl, slug, display) : ''}${
     display.threads && m.parentId === null
       ? html`<p class="thread-link"><a href="${threadUrl(`/c/${slug}`, m.id)}">Reply in thread</a></p>`

@@ -1,0 +1,372 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PgWebhookDeliveryStore } from '@convo/db';
+import { ZMessagePlayedEvent } from '@convo/domain';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.ts';
+import { startWebhookWorker, type WebhookWorker } from '../src/workers/webhooks.ts';
+import { listen, openStream } from './support/events.ts';
+import { apiCall, auth, BASE, call, type Harness } from './support/harness.ts';
+import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
+import { attr, elements, present, Visitor } from './support/site.ts';
+
+/*
+ * Played receipts (issue 42): the page's player reports a play (its beacon), once per viewer and
+ * session, never by the message's own side; the author and the team see "Played by …" on the page
+ * and live, the API shows `plays` and `played_by` and the log, a `message_played` webhook goes
+ * out once. Walked as a visitor, a participant, the author, the team and another account, with
+ * the beacon forged every way a hostile client would.
+ */
+
+const HOST = 'https://plays.example.com';
+const OTHER_HOST = 'https://elsewhere.example.com';
+const TOKEN = 'plays-site-token-0123456789';
+const OTHER_TOKEN = 'elsewhere-token-0123456789';
+const FIXTURES = new URL('./fixtures/media/', import.meta.url).pathname;
+const AUDIO = { name: 'a.ogg', type: 'audio/ogg', bytes: new Uint8Array(readFileSync(`${FIXTURES}audio-3s.ogg`)) };
+/** The beacons one address may send a minute here. */
+const PLAY_LIMIT = 40;
+
+let site: PeopleSite;
+let h: Harness;
+let listener: { close(): Promise<void> };
+let worker: WebhookWorker;
+let receiver: Server;
+const received: { body: string; headers: Record<string, unknown> }[] = [];
+let hookSecret: string;
+let owner: Visitor;
+let teammate: Visitor;
+let pia: Visitor;
+let quinn: Visitor;
+let stranger: Visitor;
+/** Recordings: the teammate's in the public conversation, Pia's there, the owner's in the private one, a note. */
+let team: number;
+let piaOwn: number;
+let secret: number;
+let note: number;
+
+const sql = async <T>(text: string, params: unknown[] = []) =>
+  (await h.db.orm.em.fork().getConnection().execute(text, params)) as T[];
+const idOf = (location: string | null) => Number(/#message-(\d+)$/.exec(location ?? '')?.[1]);
+const cookie = (v: Visitor) => ({ cookie: [...v.cookies].map(([k, value]) => `${k}=${value}`).join('; ') });
+const playsOf = async (id: number) =>
+  (await sql<{ n: number }>('select count(*)::int as n from message_play where message_id = ?', [id]))[0]?.n;
+
+/** The beacon as the page's script sends it: the page read first, then its figure's address and token. */
+async function play(v: Visitor, slug: string, id: number, o: { csrf?: string; origin?: string | null } = {}) {
+  // A page it may not read (a private conversation's 404) has no form: the token from one it may.
+  const page = (await v.get(`/c/${slug}`)).status === 200 ? v.last : await v.get('/c/onboarding');
+  const figure = elements(page?.html ?? '').find((e) => attr(e, 'data-play') === `/c/${slug}/messages/${id}/played`);
+  const csrf = o.csrf ?? (figure ? attr(figure, 'data-csrf') : undefined) ?? v.hidden('csrf');
+  return v.post(`/c/${slug}/messages/${id}/played`, { csrf }, { origin: o.origin });
+}
+
+/** The receipt the page shows on a message, or null. */
+const receiptOn = (html: string, id: number) => {
+  const p = elements(html).find((e) => attr(e, 'id') === `played-${id}`);
+  return p ? (/>([^<]*)<\/p>/.exec(html.slice(html.indexOf(`id="played-${id}"`)))?.[1] ?? '') : null;
+};
+
+const until = async (what: () => boolean | Promise<boolean>, ms = 10_000) => {
+  const deadline = Date.now() + ms;
+  while (!(await what())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+beforeAll(async () => {
+  site = await openPeopleSite(
+    {
+      accounts: [
+        {
+          key: 'plays',
+          name: 'Plays Co',
+          host: HOST,
+          owner: 'olive@plays.example',
+          users: [
+            { email: 'olive@plays.example', name: 'Olive Owner' },
+            { email: 'tim@plays.example', name: 'Tim Teammate', team: 'member' },
+            { email: 'pia@else.example', name: 'Pia Participant' },
+            { email: 'quinn@else.example', name: 'Quinn Participant' },
+          ],
+          tokens: [{ name: 'tests', token: TOKEN }],
+          conversations: [
+            {
+              title: 'Onboarding',
+              slug: 'onboarding',
+              anyone_can_post: true,
+              allow_anonymous_messages: true,
+              members: ['olive@plays.example', 'tim@plays.example', 'pia@else.example', 'quinn@else.example'],
+            },
+            {
+              title: 'Private matters',
+              slug: 'private',
+              anyone_can_post: false,
+              members: ['olive@plays.example', 'pia@else.example'],
+            },
+          ],
+        },
+        {
+          key: 'elsewhere',
+          name: 'Elsewhere',
+          host: OTHER_HOST,
+          owner: 'yara@elsewhere.example',
+          users: [{ email: 'yara@elsewhere.example', name: 'Yara Elsewhere' }],
+          tokens: [{ name: 'tests', token: OTHER_TOKEN }],
+        },
+      ],
+    },
+    {
+      services: { webhookTargets: { allowHttp: true, allowPrivate: true } },
+      app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000, playsPerIpPerMinute: PLAY_LIMIT } } },
+    },
+  );
+  h = site.h;
+  listener = listen(h);
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (c: string) => {
+      body += c;
+    });
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const hook = await call(
+    h,
+    new Request(`${BASE}/api/v1/webhooks`, {
+      method: 'POST',
+      headers: { ...auth(TOKEN), 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+        events: ['message_played'],
+      }),
+    }),
+  );
+  expect(hook.status).toBe(201);
+  hookSecret = hook.body.secret;
+  worker = startWebhookWorker(new PgWebhookDeliveryStore(h.db.orm.em.fork()), {
+    policy: { allowHttp: true, allowPrivate: true },
+    logger: createLogger('silent'),
+    intervalMs: 25,
+    timeoutMs: 5_000,
+    retryDelay: () => 0,
+  });
+
+  owner = await signIn(site, HOST, 'olive@plays.example');
+  teammate = await signIn(site, HOST, 'tim@plays.example');
+  pia = await signIn(site, HOST, 'pia@else.example');
+  quinn = await signIn(site, HOST, 'quinn@else.example');
+  stranger = await signIn(site, OTHER_HOST, 'yara@elsewhere.example');
+
+  const posted = async (v: Visitor, slug: string, fields: Record<string, string> = {}) => {
+    const res = await v.replyWithRecording(slug, { text: '', ...fields }, AUDIO);
+    expect(res.status).toBe(303);
+    return idOf(res.headers.get('location'));
+  };
+  team = await posted(teammate, 'onboarding');
+  piaOwn = await posted(pia, 'onboarding');
+  secret = await posted(owner, 'private');
+  note = await posted(teammate, 'onboarding', { internal: 'true' });
+}, 60_000);
+afterAll(async () => {
+  await worker?.stop();
+  await new Promise((r) => receiver?.close(r));
+  await listener?.close();
+  h?.services.live.close();
+  await site?.close();
+});
+
+describe('played receipts', () => {
+  it("offers the beacon only where a play would be a receipt: to the other side, not the message's own", async () => {
+    const beacons = async (v: Visitor) =>
+      elements((await v.get('/c/onboarding')).html)
+        .filter((e) => attr(e, 'data-play'))
+        .map((e) => Number(/messages\/(\d+)\//.exec(attr(e, 'data-play') ?? '')?.[1]));
+    // A participant reports the team's recording (not their own); the team reports Pia's (not the team's).
+    expect(await beacons(pia)).toEqual([team]);
+    expect(await beacons(teammate)).toEqual([piaOwn]);
+    expect(await beacons(owner)).toEqual([piaOwn]);
+    expect(await beacons(new Visitor(h, HOST))).toEqual([team, piaOwn]);
+    // The threshold is the recording's: 75 % of a 3-second one.
+    const figure = elements((await pia.get('/c/onboarding')).html).find((e) => attr(e, 'data-play'));
+    expect(attr(present(figure), 'data-play-after')).toBe('2.25');
+    expect(attr(present(figure), 'data-csrf')).toBe(pia.hidden('csrf'));
+  });
+
+  it('counts a participant’s play once per session; the author and the team see it on the page, live', async () => {
+    const stream = await openStream(h, `${HOST}/c/onboarding/events`, cookie(owner));
+    const piaStream = await openStream(h, `${HOST}/c/onboarding/events`, cookie(pia));
+    expect(receiptOn((await owner.get('/c/onboarding')).html, team)).toBe('Not played yet');
+
+    expect((await play(pia, 'onboarding', team)).status).toBe(204);
+    expect(await playsOf(team)).toBe(1);
+    expect((await stream.named('played')).data).toEqual({ message_id: team });
+    // The same session again, and a second play: nothing more.
+    expect((await play(pia, 'onboarding', team)).status).toBe(204);
+    expect(await playsOf(team)).toBe(1);
+
+    for (const v of [owner, teammate]) {
+      expect(receiptOn((await v.get('/c/onboarding')).html, team)).toBe('Played by Pia Participant');
+      const fragment = await v.get(`/c/onboarding/messages/${team}/played`);
+      expect([fragment.status, fragment.html]).toEqual([
+        200,
+        `<p class="played" id="played-${team}">Played by Pia Participant</p>`,
+      ]);
+    }
+    // Pia sees no receipt of another's message, and her stream is not told of its play.
+    expect(receiptOn((await pia.get('/c/onboarding')).html, team)).toBeNull();
+    expect((await pia.get(`/c/onboarding/messages/${team}/played`)).status).toBe(404);
+    await expect(piaStream.next((e) => e.event === 'played', 300)).rejects.toThrow();
+    stream.close();
+    piaStream.close();
+  });
+
+  it("names signed-in viewers and counts visitors; a participant sees their own message's receipts", async () => {
+    const piaStream = await openStream(h, `${HOST}/c/onboarding/events`, cookie(pia));
+    expect((await play(quinn, 'onboarding', piaOwn)).status).toBe(204);
+    expect((await piaStream.named('played')).data).toEqual({ message_id: piaOwn });
+    const visitor = new Visitor(h, HOST);
+    expect((await play(visitor, 'onboarding', piaOwn)).status).toBe(204);
+    const another = new Visitor(h, HOST);
+    expect((await play(another, 'onboarding', piaOwn)).status).toBe(204);
+    expect(receiptOn((await pia.get('/c/onboarding')).html, piaOwn)).toBe('Played by Quinn Participant and 2 visitors');
+    expect(receiptOn((await teammate.get('/c/onboarding')).html, piaOwn)).toBe(
+      'Played by Quinn Participant and 2 visitors',
+    );
+    // Quinn and visitors see no receipts at all.
+    expect(receiptOn((await quinn.get('/c/onboarding')).html, piaOwn)).toBeNull();
+    expect(receiptOn((await visitor.get('/c/onboarding')).html, piaOwn)).toBeNull();
+    expect((await visitor.get(`/c/onboarding/messages/${piaOwn}/played`)).status).toBe(404);
+    piaStream.close();
+  });
+
+  it("adds nothing for the message's own side: its author, and the team on the team's message", async () => {
+    const before = await playsOf(team);
+    expect((await play(teammate, 'onboarding', team)).status).toBe(204);
+    expect((await play(owner, 'onboarding', team)).status).toBe(204);
+    expect((await play(pia, 'onboarding', piaOwn)).status).toBe(204);
+    expect(await playsOf(team)).toBe(before);
+    expect(await playsOf(piaOwn)).toBe(3);
+  });
+
+  it('refuses a forged or misdirected beacon, and changes nothing', async () => {
+    const visitor = new Visitor(h, HOST);
+    const count = async () => (await sql<{ n: number }>('select count(*)::int as n from message_play'))[0]?.n;
+    const before = await count();
+    // No token, another's token, from another site.
+    expect((await play(visitor, 'onboarding', team, { csrf: 'forged' })).status).toBe(403);
+    await pia.get('/c/onboarding');
+    const piaToken = pia.hidden('csrf');
+    expect((await play(visitor, 'onboarding', team, { csrf: piaToken })).status).toBe(403);
+    expect((await play(visitor, 'onboarding', team, { origin: 'https://evil.example' })).status).toBe(403);
+    // A private conversation's recording, by someone not in it; an internal note, by a participant.
+    expect((await play(visitor, 'private', secret)).status).toBe(404);
+    expect((await play(quinn, 'onboarding', secret)).status).toBe(404);
+    expect((await play(pia, 'onboarding', note)).status).toBe(404);
+    // Another conversation's slug, another account's host, a message that is not there.
+    expect((await play(pia, 'private', team)).status).toBe(404);
+    const elsewhere = await stranger.get('/new');
+    expect(elsewhere.status).toBe(200);
+    expect(
+      (await stranger.post(`/c/onboarding/messages/${team}/played`, { csrf: stranger.hidden('csrf') })).status,
+    ).toBe(404);
+    expect((await play(pia, 'onboarding', 2_000_000_000)).status).toBe(404);
+    expect((await play(pia, 'onboarding', Number('99999999999'))).status).toBe(404);
+    // A text message has no recording to play.
+    const text = await pia.reply('onboarding', { text: 'Just words' });
+    expect((await play(quinn, 'onboarding', idOf(text.headers.get('location')))).status).toBe(404);
+    expect(await count()).toBe(before);
+    // A member of the private conversation may: Pia plays the owner's recording there.
+    expect((await play(pia, 'private', secret)).status).toBe(204);
+    expect(await count()).toBe((before ?? 0) + 1);
+  });
+
+  it('limits a flood of beacons per address (429 with Retry-After), as its own budget', async () => {
+    const visitor = new Visitor(h, HOST);
+    await visitor.get('/c/onboarding');
+    const csrf = visitor.hidden('csrf');
+    const statuses: number[] = [];
+    for (let i = 0; i < PLAY_LIMIT + 5; i++) {
+      statuses.push((await visitor.post(`/c/onboarding/messages/${team}/played`, { csrf })).status);
+    }
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    expect(visitor.last?.headers.get('retry-after')).toMatch(/^\d+$/);
+    // Its plays were one, whatever the flood.
+    expect(statuses.filter((s) => s === 204).length).toBeLessThanOrEqual(PLAY_LIMIT);
+  });
+
+  it('shows plays and played_by in get_messages, the log in get_message_views, to the account alone', async () => {
+    const messages = await apiCall(h, 'GET', '/messages/get_messages?conversation_slug=onboarding', auth(TOKEN));
+    expect(messages.status).toBe(200);
+    const byId = new Map(messages.body.messages.map((m: { id: number }) => [m.id, m]));
+    expect(byId.get(team)).toMatchObject({
+      plays: 2,
+      played_by: [{ id: expect.any(Number), email: 'pia@else.example', name: 'Pia Participant' }],
+    });
+    expect(byId.get(piaOwn)).toMatchObject({ plays: 3, played_by: [{ name: 'Quinn Participant' }] });
+    const views = await apiCall(h, 'GET', `/messages/get_message_views?message_id=${piaOwn}`, auth(TOKEN));
+    expect(views.status).toBe(200);
+    expect(views.body).toEqual({
+      message_id: piaOwn,
+      plays: 3,
+      views: [
+        {
+          viewer: { anonymous: false, id: expect.any(Number), name: 'Quinn Participant', email: 'quinn@else.example' },
+          played_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        },
+        { viewer: { anonymous: true }, played_at: expect.any(String) },
+        { viewer: { anonymous: true }, played_at: expect.any(String) },
+      ],
+    });
+    const trpc = await call(
+      h,
+      new Request(
+        `${BASE}/trpc/messages.getMessageViews?input=${encodeURIComponent(JSON.stringify({ message_id: piaOwn }))}`,
+        { headers: auth(TOKEN) },
+      ),
+    );
+    expect(trpc.body).toEqual({ result: { data: views.body } });
+    // Another account's token, a message nobody has, bad input.
+    const other = await apiCall(h, 'GET', `/messages/get_message_views?message_id=${piaOwn}`, auth(OTHER_TOKEN));
+    expect([other.status, other.body.code]).toEqual([404, 'message_not_found']);
+    const none = await apiCall(h, 'GET', '/messages/get_message_views?message_id=2000000000', auth(TOKEN));
+    expect([none.status, none.body.code]).toEqual([404, 'message_not_found']);
+    for (const bad of ['', '?message_id=abc', '?message_id=0', '?message_id=1.5']) {
+      const refused = await apiCall(h, 'GET', `/messages/get_message_views${bad}`, auth(TOKEN));
+      expect([refused.status, refused.body.code]).toEqual([422, 'invalid_input']);
+    }
+    expect((await apiCall(h, 'GET', `/messages/get_message_views?message_id=${piaOwn}`, {})).status).toBe(401);
+  });
+
+  it('sends message_played once per counted play, signed, with the viewer as the API shows a person', async () => {
+    // A receiver de-duplicates by `webhook-id` (a delivery timed out under load is sent again).
+    const unique = () => [...new Map(received.map((r) => [String(r.headers['webhook-id']), r])).values()];
+    await until(() => unique().length >= 6);
+    const bodies = unique().map((r) =>
+      new Webhook(hookSecret).verify(r.body, {
+        'webhook-id': String(r.headers['webhook-id']),
+        'webhook-timestamp': String(r.headers['webhook-timestamp']),
+        'webhook-signature': String(r.headers['webhook-signature']),
+      }),
+    ) as { type: string; data: { message_id: number; conversation_id: number; viewer: unknown; played_at: string } }[];
+    // Each body is what the OpenAPI document's webhooks section says it is.
+    for (const b of bodies) expect(ZMessagePlayedEvent.parse(b)).toEqual(b);
+    const ofTeam = bodies.filter((b) => b.data.message_id === team);
+    // Pia once (her second beacon and the flood's repeats add nothing), and the flood's visitor once.
+    expect(ofTeam.map((b) => b.data.viewer)).toEqual([
+      { anonymous: false, id: expect.any(Number), name: 'Pia Participant', email: 'pia@else.example' },
+      { anonymous: true },
+    ]);
+    expect(bodies.filter((b) => b.data.message_id === piaOwn)).toHaveLength(3);
+    expect(bodies.filter((b) => b.data.message_id === secret)).toHaveLength(1);
+    expect(bodies.some((b) => b.data.message_id === note)).toBe(false);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(unique()).toHaveLength(6);
+  });
+});

@@ -1,0 +1,136 @@
+import type { NewPlay, PlayRecord, PlayStore, PlaySummary } from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { sql } from 'kysely';
+import { authorJson } from './conversation-reads.ts';
+import { db, run, slot, statement } from './query.ts';
+
+/*
+ * Played receipts (the domain's messages/plays.ts). A play is one statement: the row (once per
+ * message and session), and with it, when the account subscribed, the `message_played` webhook
+ * event with its body as it is sent; the row's trigger writes the live feed. No change mark
+ * moves: nothing a conditional answer holds changes.
+ */
+
+const RECORD = statement(
+  'message_play_record',
+  db
+    .with('played', (q) =>
+      q
+        .insertInto('message_play')
+        .values({
+          account_id: slot<number>('account'),
+          conversation_id: slot<number>('conversation'),
+          message_id: slot<number>('message'),
+          viewer_id: slot<number | null>('viewer'),
+          session_key: slot<string>('session'),
+        })
+        .onConflict((c) => c.columns(['message_id', 'session_key']).doNothing())
+        .returning(['id', 'viewer_id', 'played_at']),
+    )
+    .with('webhook_ev', (q) =>
+      q
+        .insertInto('webhook_event')
+        .columns(['account_id', 'type', 'conversation_id', 'message_id', 'payload'])
+        .expression(
+          q
+            .selectFrom('played as p')
+            .leftJoin('account_user as u', 'u.id', 'p.viewer_id')
+            .select([
+              sql<number>`${slot('account')}::int`.as('account_id'),
+              sql.lit('message_played').as('type'),
+              sql<number>`${slot('conversation')}::int`.as('conversation_id'),
+              sql<number>`${slot('message')}::int`.as('message_id'),
+              sql<string>`to_jsonb(concat('{"type":"message_played","timestamp":"', ${iso('p.played_at')},
+              '","data":{"message_id":', ${slot('message')}::int, ',"conversation_id":', ${slot('conversation')}::int,
+              ',"viewer":', ${authorJson('u', sql<boolean>`false`)}, ',"played_at":"', ${iso('p.played_at')}, '"}}'))`.as(
+                'payload',
+              ),
+            ])
+            .where(
+              sql<boolean>`exists (select 1 from webhook_endpoint w where w.account_id = ${slot('account')}::int
+              and w.disabled_at is null and 'message_played' = any(w.events))`,
+            ),
+        ),
+    )
+    .selectFrom('played')
+    .select(sql<number>`count(*)::int`.as('n')),
+);
+
+/** A time as the API writes it (ISO 8601, UTC, milliseconds). */
+function iso(ref: string) {
+  return sql<string>`to_char(${sql.ref(ref)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+/** Per message: the named viewers by their first play (once each), and the sessions nobody signed in to. */
+const SUMMARIES = statement(
+  'message_play_summaries',
+  db
+    .selectFrom((q) =>
+      q
+        .selectFrom('message_play')
+        .select(['message_id', 'viewer_id', sql<number>`min(id)`.as('first'), sql<number>`count(*)::int`.as('n')])
+        .where('account_id', '=', slot<number>('account'))
+        .where(sql<boolean>`message_id = any(${slot('messages')}::int[])`)
+        .groupBy(['message_id', 'viewer_id'])
+        .as('f'),
+    )
+    .leftJoin('account_user as u', 'u.id', 'f.viewer_id')
+    .select([
+      'f.message_id',
+      sql<string[]>`coalesce(array_agg(coalesce(nullif(u.name, ''), 'someone') order by f.first)
+        filter (where u.id is not null), '{}')`.as('names'),
+      sql<number>`coalesce(sum(f.n) filter (where u.id is null), 0)::int`.as('visitors'),
+    ])
+    .groupBy('f.message_id'),
+);
+
+const LOG = statement(
+  'message_play_log',
+  db
+    .selectFrom('message as m')
+    .leftJoin('message_play as mp', 'mp.message_id', 'm.id')
+    .leftJoin('account_user as u', 'u.id', 'mp.viewer_id')
+    .select(['mp.id', 'mp.played_at', 'u.id as user_id', 'u.name', 'u.email'])
+    .where('m.account_id', '=', slot<number>('account'))
+    .where('m.id', '=', slot<number>('message'))
+    .where('m.hidden_at', 'is', null)
+    .orderBy('mp.id'),
+);
+
+export class PgPlayStore implements PlayStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async record(play: NewPlay): Promise<boolean> {
+    const [row] = await run(this.em, RECORD, {
+      account: play.accountId,
+      conversation: play.conversationId,
+      message: play.messageId,
+      viewer: play.viewerId,
+      session: play.sessionKey,
+    });
+    return (row?.n ?? 0) > 0;
+  }
+
+  async summaries(accountId: number, messageIds: readonly number[]): Promise<Map<number, PlaySummary>> {
+    const rows = await run(this.em, SUMMARIES, { account: accountId, messages: messageIds });
+    return new Map(rows.map((r) => [r.message_id, { names: r.names, visitors: r.visitors }]));
+  }
+
+  async log(accountId: number, messageId: number): Promise<PlayRecord[] | null> {
+    const rows = await run(this.em, LOG, { account: accountId, message: messageId });
+    if (rows.length === 0) return null;
+    return rows
+      .filter((r) => r.id !== null && r.played_at !== null)
+      .map((r) => ({
+        viewer:
+          r.user_id === null
+            ? { anonymous: true as const }
+            : { anonymous: false as const, id: r.user_id, name: r.name ?? '', email: r.email ?? '' },
+        playedAt: new Date(r.played_at ?? 0),
+      }));
+  }
+}
