@@ -311,6 +311,36 @@ describe('a conversation created through an intake page', () => {
     expect(tagged.tags.map((t: { name: string }) => t.name)).toEqual(['threaded']);
   });
 
+  it('runs a message.played step once, at the first receipt of the team’s recording', async () => {
+    const { slug } = await throughPage('Watched', [
+      { trigger: { type: 'message.played', by: 'team' }, action: { type: 'add_tags', tags: ['watched'] } },
+    ]);
+    const c = await conversation(slug);
+    const welcome = await api('POST', '/messages/create_message', {
+      conversation_id: c.id,
+      user_email: 'sam@flow.example',
+      text: 'Welcome',
+    });
+    expect(welcome.status).toBe(201);
+    // The play as the site's beacon keeps it (the beacon itself: plays.test.ts), by two visitors.
+    for (const session of ['first-visitor', 'second-visitor']) {
+      expect(
+        await h.services.plays.record({
+          accountId: await accountId('flow'),
+          conversationId: c.id,
+          messageId: welcome.body.id,
+          viewerId: null,
+          sessionKey: session,
+        }),
+      ).toBe(true);
+    }
+    const tagged = await until(slug, (x) => x.tags.length > 0);
+    expect(tagged.tags.map((t: { name: string }) => t.name)).toEqual(['watched']);
+    // One job for the message, whatever the plays.
+    await until(slug, async () => (await pendingEvents()) === 0);
+    expect((await jobs(slug)).map((j) => [j.occurrence, j.state])).toEqual([[`played:${welcome.body.id}`, 'done']]);
+  });
+
   it("keeps its copy when the page's workflow changes later", async () => {
     const { slug, workflowId } = await throughPage('Kept', [
       { trigger: { type: 'repeat', every: 'week', times: 1 }, action: { type: 'add_tags', tags: ['weekly'] } },

@@ -52,11 +52,13 @@ export function stepsFromForm(field: (name: string) => string | undefined): unkn
             ...(where === '' ? {} : { in_thread: where === 'true' ? true : where === 'false' ? false : where }),
             delay_seconds: wait,
           }
-        : type === 'no_reply'
-          ? { type, from: get('from'), within_seconds: wait }
-          : type === 'repeat'
-            ? { type, every: get('every'), times: whole(get('times')) }
-            : { type, delay_seconds: wait };
+        : type === 'message.played'
+          ? { type, by: get('by'), delay_seconds: wait }
+          : type === 'no_reply'
+            ? { type, from: get('from'), within_seconds: wait }
+            : type === 'repeat'
+              ? { type, every: get('every'), times: whole(get('times')) }
+              : { type, delay_seconds: wait };
     const kind = get('action');
     const text = get('text').replace(/\r\n?/g, '\n');
     const recording = get('recording');
@@ -90,7 +92,7 @@ export function formOfStep(step: WorkflowStep): Record<string, string> {
   const wait = waitOf(seconds);
   return {
     trigger: t.type,
-    by: t.type === 'message.created' ? t.by : 'participant',
+    by: t.type === 'message.created' || t.type === 'message.played' ? t.by : 'participant',
     in_thread: t.type === 'message.created' && t.in_thread !== undefined ? String(t.in_thread) : '',
     from: t.type === 'no_reply' ? t.from : 'team',
     wait: seconds === 0 ? '' : String(wait.amount),

@@ -614,6 +614,16 @@ export interface components {
             delay_seconds?: number;
         } | {
             /** @constant */
+            type: "message.played";
+            /**
+             * @description Whose recorded message was played: a participant’s, a team member’s (a welcome video the team sent), or anyone’s. Runs once per message, at its first played receipt (5 s or 75 % watched by the other side).
+             * @enum {string}
+             */
+            by: "participant" | "team" | "anyone";
+            /** @description After the play; 0 when omitted. */
+            delay_seconds?: number;
+        } | {
+            /** @constant */
             type: "no_reply";
             /**
              * @description `team`: a participant wrote and no team member answered within `within_seconds`. `participant`: the team wrote and no participant answered. Runs once per silence: a newer message starts the wait again.

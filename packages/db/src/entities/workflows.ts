@@ -37,7 +37,10 @@ export const WorkflowJob = defineEntity({
   checks: [{ name: 'workflow_job_state_known', expression: `"state" in ('pending', 'done', 'failed', 'skipped')` }],
 });
 
-/** A message posted in a conversation with a workflow, for the workflow worker to weigh. */
+/**
+ * A message posted in a conversation with a workflow (or, `played`, its first played receipt), for
+ * the workflow worker to weigh.
+ */
 export const WorkflowEvent = defineEntity({
   name: 'WorkflowEvent',
   properties: {
@@ -46,6 +49,8 @@ export const WorkflowEvent = defineEntity({
     conversation: () => p.manyToOne(Conversation).deleteRule('cascade'),
     messageId: p.integer().nullable(),
     authorId: p.integer().nullable(),
+    /** A play of the message (its author's side is `author_id`'s), not its posting. */
+    played: p.boolean().default(false),
     createdAt: createdAt(),
   },
 });

@@ -36,6 +36,7 @@ import { Migration20261211000000_internal_notes } from './Migration2026121100000
 import { Migration20261212000000_threads } from './Migration20261212000000_threads.ts';
 import { Migration20261213000000_thread_replies } from './Migration20261213000000_thread_replies.ts';
 import { Migration20261214000000_message_plays } from './Migration20261214000000_message_plays.ts';
+import { Migration20261214100000_played_workflows } from './Migration20261214100000_played_workflows.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -79,4 +80,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261212000000_threads', class: Migration20261212000000_threads },
   { name: 'Migration20261213000000_thread_replies', class: Migration20261213000000_thread_replies },
   { name: 'Migration20261214000000_message_plays', class: Migration20261214000000_message_plays },
+  { name: 'Migration20261214100000_played_workflows', class: Migration20261214100000_played_workflows },
 ];

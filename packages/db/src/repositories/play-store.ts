@@ -7,8 +7,9 @@ import { db, run, slot, statement } from './query.ts';
 /*
  * Played receipts (the domain's messages/plays.ts). A play is one statement: the row (once per
  * message and session), and with it, when the account subscribed, the `message_played` webhook
- * event with its body as it is sent; the row's trigger writes the live feed. No change mark
- * moves: nothing a conditional answer holds changes.
+ * event with its body as it is sent, and for a message's first play in a conversation with a
+ * workflow, its workflow event; the row's trigger writes the live feed. No change mark moves:
+ * nothing a conditional answer holds changes.
  */
 
 const RECORD = statement(
@@ -49,6 +50,29 @@ const RECORD = statement(
             .where(
               sql<boolean>`exists (select 1 from webhook_endpoint w where w.account_id = ${slot('account')}::int
               and w.disabled_at is null and 'message_played' = any(w.events))`,
+            ),
+        ),
+    )
+    // The conversation's workflow hears of a message's first play (message.played steps).
+    .with('workflow_ev', (q) =>
+      q
+        .insertInto('workflow_event')
+        .columns(['account_id', 'conversation_id', 'message_id', 'author_id', 'played'])
+        .expression(
+          q
+            .selectFrom('played as p')
+            .innerJoin('message as m', (j) => j.on('m.id', '=', slot<number>('message')))
+            .innerJoin('conversation as c', 'c.id', 'm.conversation_id')
+            .select([
+              'c.account_id',
+              'c.id',
+              'm.id',
+              'm.author_id',
+              sql<boolean>`true`.as('played'),
+            ])
+            .where('c.workflow', 'is not', null)
+            .where(
+              sql<boolean>`not exists (select 1 from message_play o where o.message_id = m.id and o.id <> p.id)`,
             ),
         ),
     )

@@ -383,13 +383,15 @@ export class PgWorkflowJobs implements WorkflowJobStore {
         author_id: number | null;
         author_team: boolean;
         in_thread: boolean;
+        played: boolean;
         at_us: string;
       }>(
         tx,
         `with ev as (
            delete from workflow_event where id in (select id from workflow_event order by id limit ? for update skip locked)
-           returning id, conversation_id, message_id, author_id, created_at)
+           returning id, conversation_id, message_id, author_id, played, created_at)
          select ev.conversation_id, ev.message_id, ev.author_id, coalesce(u.team_role is not null, false) as author_team,
+           ev.played,
            exists (select 1 from message m where m.id = ev.message_id and m.parent_id is not null) as in_thread,
            ${micros('ev.created_at')} as at_us
          from ev left join account_user u on u.id = ev.author_id order by ev.id`,
@@ -406,15 +408,13 @@ export class PgWorkflowJobs implements WorkflowJobStore {
         const c = conversations.get(e.conversation_id);
         if (!c) continue;
         let copy = copies.get(c.id)?.copy ?? fromJson<WorkflowCopy>(c.workflow);
+        const side = e.author_team ? 'team' : 'participant';
         const event: WorkflowEvent =
           e.message_id === null
             ? { kind: 'created' }
-            : {
-                kind: 'message',
-                messageId: e.message_id,
-                side: e.author_team ? 'team' : 'participant',
-                inThread: e.in_thread,
-              };
+            : e.played
+              ? { kind: 'played', messageId: e.message_id, side }
+              : { kind: 'message', messageId: e.message_id, side, inThread: e.in_thread };
         const at = BigInt(e.message_id === null ? c.created_us : e.at_us);
         for (const p of plan(copy.steps, event, at)) {
           jobs.push({
@@ -426,9 +426,9 @@ export class PgWorkflowJobs implements WorkflowJobStore {
             due: timestamptzText(p.dueAt),
           });
           // Creation's steps already show their times (the copy was made with them).
-          if (event.kind === 'message') copy = changeStep(copy, p.step, { kind: 'planned', dueAt: p.dueAt });
+          if (event.kind !== 'created') copy = changeStep(copy, p.step, { kind: 'planned', dueAt: p.dueAt });
         }
-        if (event.kind === 'message') copies.set(c.id, { accountId: c.account_id, copy });
+        if (event.kind !== 'created') copies.set(c.id, { accountId: c.account_id, copy });
       }
       await insertJobs(tx, jobs);
       await saveCopies(tx, copies);

@@ -60,6 +60,15 @@ export const ZWorkflowTrigger = z
       delay_seconds: ZDelay.optional().meta({ description: 'After the message; 0 when omitted.' }),
     }),
     z.strictObject({
+      type: z.literal('message.played'),
+      by: z.enum(['participant', 'team', 'anyone']).meta({
+        description:
+          'Whose recorded message was played: a participant’s, a team member’s (a welcome video the team sent), or ' +
+          'anyone’s. Runs once per message, at its first played receipt (5 s or 75 % watched by the other side).',
+      }),
+      delay_seconds: ZDelay.optional().meta({ description: 'After the play; 0 when omitted.' }),
+    }),
+    z.strictObject({
       type: z.literal('no_reply'),
       from: z.enum(['team', 'participant']).meta({
         description:

@@ -90,7 +90,9 @@ export type MessageSide = 'team' | 'participant';
 export type WorkflowEvent =
   | { kind: 'created' }
   /** A message: whose side wrote it, and whether it replies in a thread. */
-  | { kind: 'message'; messageId: number; side: MessageSide; inThread?: boolean };
+  | { kind: 'message'; messageId: number; side: MessageSide; inThread?: boolean }
+  /** A played receipt of a message: whose side wrote the message. */
+  | { kind: 'played'; messageId: number; side: MessageSide };
 
 /** A step job to make: which step, which occurrence (its unique key), and when it is due. */
 export interface PlannedStep {
@@ -121,6 +123,14 @@ export function planSteps(steps: readonly WorkflowStepState[], event: WorkflowEv
         });
       } else if (t.type === 'repeat') {
         planned.push({ step, occurrence: 'run:1', dueAt: repeatDueAt(at, t.every, 1), messageId: null });
+      }
+      return;
+    }
+    if (event.kind === 'played') {
+      // Once per message: its first counted play (a job's occurrence is unique per step).
+      if (t.type === 'message.played' && (t.by === 'anyone' || t.by === event.side)) {
+        const dueAt = at + BigInt(t.delay_seconds ?? 0) * 1_000_000n;
+        planned.push({ step, occurrence: `played:${event.messageId}`, dueAt, messageId: event.messageId });
       }
       return;
     }

@@ -14,6 +14,7 @@ import { recordingSelect } from './recordings.ts';
 const TRIGGERS: [string, string][] = [
   ['conversation.created', 'A conversation starts'],
   ['message.created', 'A message is posted'],
+  ['message.played', 'A recording is watched'],
   ['no_reply', 'Nobody answers in time'],
   ['repeat', 'Again and again'],
 ];
@@ -63,7 +64,7 @@ function stepFields(s: StepsEditorState, n: number, step: Record<string, string>
 <p><label for="${id('trigger')}">When</label><select id="${id('trigger')}" name="${name('trigger')}" data-choose="trigger">${
     adding ? html`<option value=""${trigger === '' ? html` selected` : ''}>No new step</option>` : ''
   }${options(TRIGGERS, trigger)}</select></p>
-<p data-trigger="message.created"><label for="${id('by')}">Whose message (when a message is posted)</label><select id="${id('by')}" name="${name('by')}">${options(
+<p data-trigger="message.created message.played"><label for="${id('by')}">Whose message (when a message is posted or a recording watched)</label><select id="${id('by')}" name="${name('by')}">${options(
     [
       ['participant', 'Someone outside the team'],
       ['team', 'A teammate'],
@@ -86,7 +87,7 @@ function stepFields(s: StepsEditorState, n: number, step: Record<string, string>
     ],
     get('from', 'team'),
   )}</select></p>
-<p data-trigger="conversation.created message.created no_reply" class="wait"><label for="${id('wait')}">Wait first (for “nobody answers”: how long)</label><input id="${id('wait')}" name="${name('wait')}" inputmode="numeric" maxlength="9" value="${get('wait')}"><label for="${id('wait-unit')}" class="visually-hidden">Unit of the wait</label><select id="${id('wait-unit')}" name="${name('wait_unit')}">${options(
+<p data-trigger="conversation.created message.created message.played no_reply" class="wait"><label for="${id('wait')}">Wait first (for “nobody answers”: how long)</label><input id="${id('wait')}" name="${name('wait')}" inputmode="numeric" maxlength="9" value="${get('wait')}"><label for="${id('wait-unit')}" class="visually-hidden">Unit of the wait</label><select id="${id('wait-unit')}" name="${name('wait_unit')}">${options(
     [
       ['minutes', 'minutes'],
       ['hours', 'hours'],
