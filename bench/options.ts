@@ -21,9 +21,8 @@ export const { values: opt } = parseArgs({
     extras: { type: 'string' },
   },
 });
-const SECTIONS = 'conditional,unkept,pages,inbox,messages,replies,intake,webhooks,media,workflows,live,queues'.split(
-  ',',
-);
+const SECTIONS =
+  'conditional,unkept,pages,plays,inbox,messages,replies,intake,webhooks,media,workflows,live,queues'.split(',');
 /** The items of `--only`, or null to run every scenario. */
 export const ONLY = opt.only ? String(opt.only).split(',') : null;
 export const EXTRAS = new Set(

@@ -20,6 +20,7 @@ import { BENCH_MEDIA_DIR, media } from './sections/media.ts';
 import { messages } from './sections/messages.ts';
 import { pages } from './sections/pages.ts';
 import { pagesUnkept } from './sections/pages-unkept.ts';
+import { plays } from './sections/plays.ts';
 import { queues } from './sections/queues.ts';
 import { replies } from './sections/replies.ts';
 import { scale } from './sections/scale.ts';
@@ -83,6 +84,7 @@ async function main() {
     if (unkeptPages) console.log(unkeptPages);
     if (EXTRAS.has('conditional')) await withUnkept((unkept) => conditional(product, unkept));
     if (EXTRAS.has('pages')) await pages(product);
+    if (EXTRAS.has('plays')) await plays(product);
     if (EXTRAS.has('inbox')) await withUnkept((unkept) => inbox(product, unkept));
     if (EXTRAS.has('messages')) await withUnkept((unkept) => messages(product, unkept));
     if (EXTRAS.has('replies')) await replies(product);

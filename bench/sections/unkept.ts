@@ -46,13 +46,15 @@ export const CREATE: Scenario = {
 
 /**
  * A form of the PAGE_HOST account's site posted as fast as `connections` allow for DURATION, with
- * the cookie and fields its page gave: posts/s, and the answers that were not the 303 of a post.
+ * the cookie and fields its page gave: posts/s, and the answers that were not `ok` (the 303 of a
+ * post; a beacon's 204).
  */
 export async function postForm(
   server: Server,
   path: string,
   form: { cookie: string; body: string },
   connections: number,
+  ok: '303' | '204' = '303',
 ): Promise<{ rps: number; bad: number; cpuMs: number; pgMs: number }> {
   const cpuBefore = cpuTimeMs(server.child.pid);
   const pgBefore = postgresCpuMs();
@@ -68,7 +70,7 @@ export async function postForm(
     },
     requests: [{ method: 'POST', path, body: form.body }],
   });
-  const redirected = result.statusCodeStats?.['303']?.count ?? 0;
+  const redirected = result.statusCodeStats?.[ok]?.count ?? 0;
   const total = Math.max(result.requests.total, 1);
   return {
     rps: result.requests.average,

@@ -1,0 +1,72 @@
+import pg from 'pg';
+import { drive, fmt } from '../load.ts';
+import { CONNECTIONS, DB, DURATION, PAGE_HOST, PAGE_TOKEN } from '../options.ts';
+import { peakRssMb, resetPeak, type Server } from '../servers.ts';
+import { aim } from '../targets.ts';
+import { getPage, postForm } from './unkept.ts';
+
+/**
+ * Played receipts (issue 42): the beacon a page's player sends when a recording has played long
+ * enough (`POST /c/pages-2/messages/<id>/played`, one visitor's session again and again: each is
+ * checked, its recording's access read and its play kept once, answered 204) against
+ * get_conversation ?slug on the same conversation, alternated in one run (target: the beacon at
+ * >= 0.8x).
+ */
+export async function plays(product: Server) {
+  const id = await plantRecordedMessage('pages-2');
+  const { html, cookie } = await getPage(product, '/c/pages-2');
+  const csrf = new RegExp(`data-play="/c/pages-2/messages/${id}/played"[^>]*data-csrf="([^"]+)"`).exec(html)?.[1];
+  if (!csrf || !cookie) throw new Error('the plays scenario found no player reporting plays on /c/pages-2');
+  const beacon = (c: number) =>
+    postForm(
+      product,
+      `/c/pages-2/messages/${id}/played`,
+      { cookie, body: `csrf=${encodeURIComponent(csrf)}` },
+      c,
+      '204',
+    );
+  const api = { name: 'api', path: () => '/api/v1/conversations/get_conversation?slug=pages-2' };
+  const rows: string[] = [];
+  let worst = Number.POSITIVE_INFINITY;
+  for (const c of CONNECTIONS) {
+    resetPeak(product);
+    const b1 = await beacon(c);
+    const a1 = await drive(product, api, c, DURATION, PAGE_TOKEN);
+    const a2 = await drive(product, api, c, DURATION, PAGE_TOKEN);
+    const b2 = await beacon(c);
+    const rps = { beacon: (b1.rps + b2.rps) / 2, api: (a1.rps + a2.rps) / 2 };
+    worst = Math.min(worst, rps.beacon / rps.api);
+    rows.push(
+      `${String(c).padStart(5)} conns: beacon ${fmt(rps.beacon)} req/s (not 204: ${b1.bad + b2.bad}; ` +
+        `CPU ${((b1.cpuMs + b2.cpuMs) / 2).toFixed(2)} ms, PostgreSQL ${((b1.pgMs + b2.pgMs) / 2).toFixed(2)} ms a beacon), ` +
+        `get_conversation ?slug ${fmt(rps.api)} req/s (non-2xx ${a1.non2xx + a2.non2xx}), beacon/api x${(rps.beacon / rps.api).toFixed(2)}; ` +
+        `peak RSS ${peakRssMb(product)} MB`,
+    );
+  }
+  console.log(`\nplayed receipts' beacon (product only):\n${rows.join('\n')}`);
+  aim('played beacon >= 0.80x get_conversation ?slug', `lowest x${worst.toFixed(2)}`, worst >= 0.8);
+}
+
+/**
+ * A recorded message in the page account's conversation `slug`, as a kept recording's row (the
+ * beacon reads the row, never the bytes); anonymous, so every visitor's play is a receipt.
+ */
+async function plantRecordedMessage(slug: string): Promise<number> {
+  const db = new pg.Client({ connectionString: DB });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ id: number }>(
+      `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, anonymous, text,
+                            media_key, media_content_type, media_bytes)
+       select c.account_id, c.id, 'video', 30, true, '', c.account_id || '/bench-played', 'video/webm', 1000
+       from conversation c join account a on a.id = c.account_id
+       where a.host like $1 and c.slug = $2 returning id`,
+      [`%${PAGE_HOST}`, slug],
+    );
+    const id = rows[0]?.id;
+    if (!id) throw new Error(`the page account has no conversation ${slug}: load the bench data first`);
+    return id;
+  } finally {
+    await db.end();
+  }
+}
