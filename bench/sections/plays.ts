@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { drive, fmt } from '../load.ts';
-import { CONNECTIONS, DB, DURATION, PAGE_HOST, PAGE_TOKEN } from '../options.ts';
+import { drive, fmt, SCENARIOS } from '../load.ts';
+import { CONNECTIONS, DB, DURATION, PAGE_HOST } from '../options.ts';
 import { peakRssMb, resetPeak, type Server } from '../servers.ts';
 import { aim } from '../targets.ts';
 import { getPage, postForm } from './unkept.ts';
@@ -8,9 +8,9 @@ import { getPage, postForm } from './unkept.ts';
 /**
  * Played receipts (issue 42): the beacon a page's player sends when a recording has played long
  * enough (`POST /c/pages-2/messages/<id>/played`, one visitor's session again and again: each is
- * checked, its recording's access read and its play kept once, answered 204) against
- * get_conversation ?slug on the same conversation, alternated in one run (target: the beacon at
- * >= 0.8x).
+ * checked, its recording's access read and its play kept once, answered 204) against the
+ * comparison's get_conversation ?slug (a conversation of 5 messages), alternated in one run
+ * (target: the beacon at >= 0.8x).
  */
 export async function plays(product: Server) {
   const id = await plantRecordedMessage('pages-2');
@@ -25,14 +25,16 @@ export async function plays(product: Server) {
       c,
       '204',
     );
-  const api = { name: 'api', path: () => '/api/v1/conversations/get_conversation?slug=pages-2' };
+  // The comparison's own lookup: a conversation of 5 messages by its slug.
+  const api = SCENARIOS.find((s) => s.name === 'get_conversation ?slug');
+  if (!api) throw new Error('the comparison has no get_conversation ?slug scenario');
   const rows: string[] = [];
   let worst = Number.POSITIVE_INFINITY;
   for (const c of CONNECTIONS) {
     resetPeak(product);
     const b1 = await beacon(c);
-    const a1 = await drive(product, api, c, DURATION, PAGE_TOKEN);
-    const a2 = await drive(product, api, c, DURATION, PAGE_TOKEN);
+    const a1 = await drive(product, api, c, DURATION);
+    const a2 = await drive(product, api, c, DURATION);
     const b2 = await beacon(c);
     const rps = { beacon: (b1.rps + b2.rps) / 2, api: (a1.rps + a2.rps) / 2 };
     worst = Math.min(worst, rps.beacon / rps.api);
