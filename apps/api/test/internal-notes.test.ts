@@ -5,9 +5,9 @@ import { createLogger } from '../src/logger.ts';
 import { startNotifyWorker } from '../src/workers/notify.ts';
 import type { QueueWorker } from '../src/workers/queue-worker.ts';
 import { type EventStream, listen, openStream } from './support/events.ts';
-import { apiCall, auth, type Harness } from './support/harness.ts';
+import { apiCall, auth, type Harness, rows } from './support/harness.ts';
 import { mailTo, openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
-import { Visitor } from './support/site.ts';
+import { messageIdOf, Visitor } from './support/site.ts';
 
 /*
  * Internal notes (issue 41): a message only the account's team sees. Posted from the reply form's
@@ -38,10 +38,9 @@ let typed: number;
 let recorded: number;
 let posted: number;
 
-const sql = async <T>(text: string, params: unknown[] = []) =>
-  (await h.db.orm.em.fork().getConnection().execute(text, params)) as T[];
-const idOf = (location: string | null) => Number(/#message-(\d+)$/.exec(location ?? '')?.[1]);
-const cookie = (v: Visitor) => ({ cookie: [...v.cookies].map(([k, value]) => `${k}=${value}`).join('; ') });
+const sql = <T>(text: string, params: unknown[] = []) => rows<T>(h, text, params);
+
+const cookie = (v: Visitor) => v.cookieHeader();
 
 beforeAll(async () => {
   site = await openPeopleSite({
@@ -93,14 +92,14 @@ beforeAll(async () => {
 
   const note = await member.reply('order', { text: 'SECRET-NOTE typed: they paid twice', internal: 'true' });
   expect(note.status).toBe(303);
-  typed = idOf(note.headers.get('location'));
+  typed = messageIdOf(note.headers.get('location'));
   const withRecording = await member.replyWithRecording(
     'order',
     { text: 'SECRET-NOTE recorded', internal: 'true' },
     { name: 'a.ogg', type: 'audio/ogg', bytes: new Uint8Array(readFileSync(`${FIXTURES}audio-3s.ogg`)) },
   );
   expect(withRecording.status).toBe(303);
-  recorded = idOf(withRecording.headers.get('location'));
+  recorded = messageIdOf(withRecording.headers.get('location'));
   const [{ id } = { id: 0 }] = await sql<{ id: number }>("select id from conversation where slug = 'order'");
   const api = await apiCall(h, 'POST', '/messages/create_message', auth(TOKEN), {
     conversation_id: id,
@@ -207,9 +206,9 @@ describe('an internal note', () => {
     };
     try {
       const note = await admin.reply('order', { text: 'SECRET-NOTE live', internal: 'true' });
-      const noteId = idOf(note.headers.get('location'));
+      const noteId = messageIdOf(note.headers.get('location'));
       const reply = await owner.reply('order', { text: 'On its way!' });
-      const replyId = idOf(reply.headers.get('location'));
+      const replyId = messageIdOf(reply.headers.get('location'));
       const heard = async (s: EventStream) => {
         const ids: unknown[] = [];
         while (ids.at(-1) !== replyId) ids.push((await s.named('posted')).data.message_id);

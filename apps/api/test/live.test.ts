@@ -83,7 +83,7 @@ async function signedIn(email: string): Promise<Visitor> {
   return v;
 }
 
-const cookie = (v: Visitor) => ({ cookie: [...v.cookies].map(([k, value]) => `${k}=${value}`).join('; ') });
+const cookie = (v: Visitor) => v.cookieHeader();
 
 const streams: EventStream[] = [];
 async function follow(path: string, v?: Visitor, headers: Record<string, string> = {}) {

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { startWebhookWorker, type WebhookWorker } from '../src/workers/webhooks.ts';
 import { listen, openStream } from './support/events.ts';
-import { apiCall, auth, BASE, call, type Harness } from './support/harness.ts';
+import { apiCall, auth, BASE, call, type Harness, rows, until } from './support/harness.ts';
 import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
-import { attr, elements, present, Visitor } from './support/site.ts';
+import { attr, elements, messageIdOf, present, Visitor } from './support/site.ts';
 
 /*
  * Played receipts (issue 42): the page's player reports a play (its beacon), once per viewer and
@@ -47,10 +47,9 @@ let piaOwn: number;
 let secret: number;
 let note: number;
 
-const sql = async <T>(text: string, params: unknown[] = []) =>
-  (await h.db.orm.em.fork().getConnection().execute(text, params)) as T[];
-const idOf = (location: string | null) => Number(/#message-(\d+)$/.exec(location ?? '')?.[1]);
-const cookie = (v: Visitor) => ({ cookie: [...v.cookies].map(([k, value]) => `${k}=${value}`).join('; ') });
+const sql = <T>(text: string, params: unknown[] = []) => rows<T>(h, text, params);
+
+const cookie = (v: Visitor) => v.cookieHeader();
 const playsOf = async (id: number) =>
   (await sql<{ n: number }>('select count(*)::int as n from message_play where message_id = ?', [id]))[0]?.n;
 
@@ -67,14 +66,6 @@ async function play(v: Visitor, slug: string, id: number, o: { csrf?: string; or
 const receiptOn = (html: string, id: number) => {
   const p = elements(html).find((e) => attr(e, 'id') === `played-${id}`);
   return p ? (/>([^<]*)<\/p>/.exec(html.slice(html.indexOf(`id="played-${id}"`)))?.[1] ?? '') : null;
-};
-
-const until = async (what: () => boolean | Promise<boolean>, ms = 10_000) => {
-  const deadline = Date.now() + ms;
-  while (!(await what())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
 };
 
 beforeAll(async () => {
@@ -167,7 +158,7 @@ beforeAll(async () => {
   const posted = async (v: Visitor, slug: string, fields: Record<string, string> = {}) => {
     const res = await v.replyWithRecording(slug, { text: '', ...fields }, AUDIO);
     expect(res.status).toBe(303);
-    return idOf(res.headers.get('location'));
+    return messageIdOf(res.headers.get('location'));
   };
   team = await posted(teammate, 'onboarding');
   piaOwn = await posted(pia, 'onboarding');
@@ -280,7 +271,7 @@ describe('played receipts', () => {
     expect((await play(pia, 'onboarding', Number('99999999999'))).status).toBe(404);
     // A text message has no recording to play.
     const text = await pia.reply('onboarding', { text: 'Just words' });
-    expect((await play(quinn, 'onboarding', idOf(text.headers.get('location')))).status).toBe(404);
+    expect((await play(quinn, 'onboarding', messageIdOf(text.headers.get('location')))).status).toBe(404);
     expect(await count()).toBe(before);
     // A member of the private conversation may: Pia plays the owner's recording there.
     expect((await play(pia, 'private', secret)).status).toBe(204);

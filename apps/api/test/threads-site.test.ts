@@ -1,8 +1,8 @@
 import { loadSeed } from '@convo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiCall, auth, type Harness } from './support/harness.ts';
+import { apiCall, auth, type Harness, rows } from './support/harness.ts';
 import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
-import { Visitor } from './support/site.ts';
+import { messageIdOf, Visitor } from './support/site.ts';
 
 /*
  * Threads on the site (issue 41): every message of a conversation's page offers "Reply in
@@ -22,9 +22,8 @@ let participant: Visitor;
 let first: number;
 let privateFirst: number;
 
-const sql = async <T>(text: string, params: unknown[] = []) =>
-  (await h.db.orm.em.fork().getConnection().execute(text, params)) as T[];
-const idOf = (location: string | null) => Number(/#message-(\d+)$/.exec(location ?? '')?.[1]);
+const sql = <T>(text: string, params: unknown[] = []) => rows<T>(h, text, params);
+
 /** Sends the reply form of the page `v` last opened, with these fields. */
 const send = (v: Visitor, fields: Record<string, string>) =>
   v.post('/c/plans', { csrf: v.hidden('csrf'), submit: v.hidden('submit'), ...fields });
@@ -131,7 +130,7 @@ describe('a thread', () => {
       text: 'The yearly one, please',
     });
     expect(posted.status).toBe(303);
-    const reply = idOf(posted.headers.get('location'));
+    const reply = messageIdOf(posted.headers.get('location'));
     expect(posted.headers.get('location')).toBe(`/c/plans/m/${first}#message-${reply}`);
     const after = await participant.get(`/c/plans/m/${first}`);
     expect(after.html).toContain('1 reply.');
@@ -160,7 +159,7 @@ describe('a thread', () => {
   it('shows its latest replies on the conversation’s page, and leads the others’ addresses to its page', async () => {
     await participant.get('/c/plans');
     const third = await send(participant, { parent: String(first), text: 'And the invoice to Pia' });
-    const newest = idOf(third.headers.get('location'));
+    const newest = messageIdOf(third.headers.get('location'));
     const page = await participant.get('/c/plans');
     expect(page.html).toContain(
       `<p class="thread-count"><a href="/c/plans/m/${first}">3 replies</a>, the latest 2 below</p>`,
@@ -183,7 +182,7 @@ describe('a thread', () => {
 
   it('keeps its replies when its first message is deleted: they are messages of the conversation then', async () => {
     await participant.get('/c/plans');
-    const root = idOf((await send(participant, { text: 'A question of mine' })).headers.get('location'));
+    const root = messageIdOf((await send(participant, { text: 'A question of mine' })).headers.get('location'));
     await participant.get(`/c/plans/m/${root}`);
     await send(participant, { parent: String(root), text: 'Answered below it' });
     await participant.get('/c/plans');
@@ -207,7 +206,7 @@ describe('a thread', () => {
       text: 'Team: she is on the trial',
       internal: 'true',
     });
-    const noteId = idOf(note.headers.get('location'));
+    const noteId = messageIdOf(note.headers.get('location'));
     expect((await participant.get(`/c/plans/m/${noteId}`)).status).toBe(404);
     await member.get(`/c/plans/m/${noteId}`);
     const under = await send(member, {
@@ -217,7 +216,7 @@ describe('a thread', () => {
     expect(under.status).toBe(303);
     const [row] = await sql<{ internal: boolean; parent_id: number }>(
       'select internal, parent_id from message where id = ?',
-      [idOf(under.headers.get('location'))],
+      [messageIdOf(under.headers.get('location'))],
     );
     expect(row).toEqual({ internal: true, parent_id: noteId });
     expect((await participant.get('/c/plans')).html).not.toContain('Noted');

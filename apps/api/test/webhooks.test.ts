@@ -28,6 +28,7 @@ import {
   openHarness,
   secondApp,
   type TestAccount,
+  until,
 } from './support/harness.ts';
 import { Visitor } from './support/site.ts';
 
@@ -53,14 +54,6 @@ let received: Received[] = [];
 /** The statuses the receiver answers with, in turn; 200 once they run out. */
 let script: number[] = [];
 let worker: WebhookWorker;
-
-const until = async (what: () => boolean | Promise<boolean>, ms = 10_000) => {
-  const deadline = Date.now() + ms;
-  while (!(await what())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 /**
  * A worker as the tests run it: http and private targets allowed, polling every 25 ms, and every

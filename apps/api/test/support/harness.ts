@@ -157,6 +157,19 @@ export async function call(h: Harness, req: Request): Promise<Call> {
 
 export const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/** Rows of a query on the harness's database, as a test checks what was written. */
+export const rows = async <T>(h: Harness, text: string, params: unknown[] = []) =>
+  (await h.db.orm.em.fork().getConnection().execute(text, params)) as T[];
+
+/** Waits until `what` holds, for at most `ms` (background work: a worker's delivery, a planned step). */
+export async function until(what: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await what())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** A request to `/api/v1<path>` with these headers (a token's, another's, none), and a JSON body if given. */
 export const apiCall = (h: Harness, method: string, path: string, headers: Record<string, string>, body?: unknown) =>
   call(

@@ -139,6 +139,9 @@ export function present<T>(value: T | null | undefined, what = 'value'): T {
   return value;
 }
 
+/** The message a reply's 303 leads to (`…#message-<id>`). */
+export const messageIdOf = (location: string | null) => Number(/#message-(\d+)$/.exec(location ?? '')?.[1]);
+
 /**
  * A person with a browser: keeps the cookies the site sets, and posts forms as the page wrote them
  * (its CSRF token and form token), from the site's own origin unless told otherwise.
@@ -165,7 +168,8 @@ export class Visitor {
     }
   }
 
-  private cookieHeader(): Record<string, string> {
+  /** The `cookie` header this browser sends (none before the site set one): for a stream or a fetch of a test's own. */
+  cookieHeader(): Record<string, string> {
     if (this.cookies.size === 0) return {};
     return { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
   }
