@@ -63,17 +63,9 @@ const RECORD = statement(
             .selectFrom('played as p')
             .innerJoin('message as m', (j) => j.on('m.id', '=', slot<number>('message')))
             .innerJoin('conversation as c', 'c.id', 'm.conversation_id')
-            .select([
-              'c.account_id',
-              'c.id',
-              'm.id',
-              'm.author_id',
-              sql<boolean>`true`.as('played'),
-            ])
+            .select(['c.account_id', 'c.id', 'm.id', 'm.author_id', sql<boolean>`true`.as('played')])
             .where('c.workflow', 'is not', null)
-            .where(
-              sql<boolean>`not exists (select 1 from message_play o where o.message_id = m.id and o.id <> p.id)`,
-            ),
+            .where(sql<boolean>`not exists (select 1 from message_play o where o.message_id = m.id and o.id <> p.id)`),
         ),
     )
     .selectFrom('played')

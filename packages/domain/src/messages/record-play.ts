@@ -13,8 +13,9 @@ const MAX_MESSAGE_ID = 2_147_483_647;
  * A play the site's player reports (its beacon), by whoever may play the recording (the
  * recording's own rule, openRecording's): kept once per message and `session` (the beacon sent
  * again, a second play, changes nothing), and only as a receipt (playCounts: never the message's
- * own side's). The beacon names the message's conversation by its slug (`reader.slug`): another's is missing. `missing` when there is no such recording this reader may play (the site's 404);
- * else `counted` or `ignored` alike to the player, which cannot tell them apart.
+ * own side's). The beacon names the message's conversation by its slug (`reader.slug`): another
+ * conversation's is missing. `missing` when there is no such recording this reader may play (the
+ * site's 404); else `counted` or `ignored`, alike to the player, which cannot tell them apart.
  */
 export async function recordPlay(
   deps: { site: SiteStore; plays: PlayStore; authenticate(token: string): Promise<Authenticated | null> },

@@ -27,7 +27,7 @@ function showLocalTimes(root) {
 }
 
 /**
- * Played receipts (docs/pages.md, "Did they watch it?"): each player under `root` that reports its
+ * Played receipts (docs/pages.md, "Played receipts"): each player under `root` that reports its
  * play (`data-play`) does so once, as soon as it has played `data-play-after` seconds (skipped-over
  * time does not count) or reached its end: a small same-origin POST with the page's CSRF token,
  * sent while it plays (a page that closes often loses its last request).

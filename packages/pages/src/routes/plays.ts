@@ -9,7 +9,7 @@ import { type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
 import { type ConversationDisplay, receipt } from '../views/conversation.ts';
 
 /*
- * Played receipts (docs/pages.md, "Did they watch it?"). A page's player reports a play once it
+ * Played receipts (docs/pages.md, "Played receipts"). A page's player reports a play once it
  * has played long enough (site.js: a small same-origin POST with the page's CSRF token, at that
  * moment), to `/c/<slug>/messages/<id>/played`; the same address read answers the receipt
  * ("Played by Pat and 2 visitors") to those who see it, for a live update. Without JavaScript no
