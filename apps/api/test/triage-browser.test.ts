@@ -226,10 +226,16 @@ describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 
     await page.goto(`${site}/manage/workflows`);
     const step = page.locator('#new-workflow fieldset.step').first();
     // A blank step shows its trigger alone.
-    expect(await step.getByLabel('Whose message (when a message is posted)').isVisible()).toBe(false);
+    const whose = step.getByLabel('Whose message (when a message is posted or a recording watched)');
+    expect(await whose.isVisible()).toBe(false);
     await page.locator('#new-workflow-name').fill('Tag the talkers');
     await step.getByLabel('When', { exact: true }).selectOption('message.created');
-    expect(await step.getByLabel('Whose message (when a message is posted)').isVisible()).toBe(true);
+    expect(await whose.isVisible()).toBe(true);
+    // A recording watched asks the same, and nothing about threads.
+    await step.getByLabel('When', { exact: true }).selectOption('message.played');
+    expect(await whose.isVisible()).toBe(true);
+    expect(await step.getByLabel('Where (when a message is posted)').isVisible()).toBe(false);
+    await step.getByLabel('When', { exact: true }).selectOption('message.created');
     expect(await step.getByLabel('How many times in all').isVisible()).toBe(false);
     await step.getByLabel('Then', { exact: true }).selectOption('add_tags');
     expect(await step.getByLabel('Post as').isVisible()).toBe(false);
