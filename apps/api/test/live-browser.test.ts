@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LiveListener, loadSeed } from '@convo/db';
+import { sendNotifications } from '@convo/domain';
 import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -274,6 +275,18 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     await Promise.all([page.waitForResponse((r) => r.url().endsWith(`/messages/${id}/played`)), play()]);
     await authorPage.reload();
     expect(await authorPage.locator(`#played-${id}`).textContent()).toBe('Played by 1 visitor');
+    // The author's mail digest says it, once (the notifier's round, with the batch window at nought).
+    await sendNotifications(h.services.notifications, h.services.secrets, { batchSeconds: 0 });
+    const told = (await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute("select recipient, body from outgoing_mail where body like '%played your%'")) as {
+      recipient: string;
+      body: string;
+    }[];
+    expect(told.map((m) => [m.recipient, m.body.split('A visitor played your video recording').length - 1])).toEqual([
+      ['olivia@desk.test', 1],
+    ]);
     // The author's own page sends no beacon at all.
     expect(await authorPage.locator(`#message-${id} figure[data-play]`).count()).toBe(0);
     await authorPage.screenshot({ path: join(SHOTS, 'played-receipt-1280.png'), fullPage: true });

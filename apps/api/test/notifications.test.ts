@@ -146,6 +146,8 @@ describe('a reply notifies the members', () => {
       recipient: { id: 1, name: 'Olivia', email: 'olivia@post.example' },
       startedVia: null,
       total: 1,
+      plays: [],
+      totalPlays: 0,
       messages: [
         {
           id: 9,
@@ -160,7 +162,13 @@ describe('a reply notifies the members', () => {
         },
       ],
     };
-    const links = { muteUrl: `${HOST}/u/1`, muteAllUrl: `${HOST}/u/2`, settingsUrl: `${HOST}/settings` };
+    const links = {
+      muteUrl: `${HOST}/u/1`,
+      muteAllUrl: `${HOST}/u/2`,
+      mutePlaysUrl: `${HOST}/u/3`,
+      mutePlaysAllUrl: `${HOST}/u/4`,
+      settingsUrl: `${HOST}/settings`,
+    };
     expect(notificationHtml(digest, links)).not.toContain('<img');
     expect(
       notificationHtml({ ...digest, conversation: { ...digest.conversation, anyoneCanPost: true } }, links),
@@ -222,10 +230,10 @@ describe('stopping the mail', () => {
   });
 
   it('refuses a forged or altered link', async () => {
-    const signedElsewhere = await muteToken('another-key', { accountId: 1, userId: 1, conversationId: 1 });
+    const signedElsewhere = await muteToken('another-key', { accountId: 1, userId: 1, conversationId: 1, kind: 'all' });
     const key = await h.services.secrets.signingKey();
-    const otherAccount = await muteToken(key, { accountId: 999_999, userId: 1, conversationId: 0 });
-    const valid = await muteToken(key, { accountId: 1, userId: 1, conversationId: 1 });
+    const otherAccount = await muteToken(key, { accountId: 999_999, userId: 1, conversationId: 0, kind: 'all' });
+    const valid = await muteToken(key, { accountId: 1, userId: 1, conversationId: 1, kind: 'all' });
     const altered = valid.replace(/^1\.1\./, '1.2.');
     for (const token of [`1.1.1.${'a'.repeat(43)}`, 'nonsense', '1.1.1', signedElsewhere, otherAccount, altered]) {
       const r = await h.app.fetch(new Request(`${HOST}/unsubscribe/${token}`, { method: 'POST', body: '' }));

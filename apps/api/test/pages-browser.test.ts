@@ -312,6 +312,7 @@ describe.skipIf(!hasChromium)('conversation pages in Chromium', () => {
       accountId: ids.account,
       userId: ids.owner,
       conversationId: thread.id,
+      kind: 'all',
     });
     expect(await axe(`${acme}/unsubscribe/${mute}`), 'a mail link').toEqual([]);
     // Pictures of the new pages, to look at as a person would.

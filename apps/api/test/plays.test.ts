@@ -6,10 +6,12 @@ import { ZMessagePlayedEvent } from '@convo/domain';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
+import { startNotifyWorker } from '../src/workers/notify.ts';
 import { startWebhookWorker, type WebhookWorker } from '../src/workers/webhooks.ts';
 import { listen, openStream } from './support/events.ts';
 import { apiCall, auth, BASE, call, type Harness, rows, until } from './support/harness.ts';
-import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
+import { mailHeader } from './support/mailbox.ts';
+import { mailTo, oneClick, openPeopleSite, type PeopleSite, signIn, unsubscribeLink } from './support/people.ts';
 import { attr, elements, messageIdOf, present, Visitor } from './support/site.ts';
 
 /*
@@ -61,6 +63,16 @@ async function play(v: Visitor, slug: string, id: number, o: { csrf?: string; or
   const csrf = o.csrf ?? (figure ? attr(figure, 'data-csrf') : undefined) ?? v.hidden('csrf');
   return v.post(`/c/${slug}/messages/${id}/played`, { csrf }, { origin: o.origin });
 }
+
+/** A recording posted from the page; its message id. */
+async function posted(v: Visitor, slug: string, fields: Record<string, string> = {}) {
+  const res = await v.replyWithRecording(slug, { text: '', ...fields }, AUDIO);
+  expect(res.status).toBe(303);
+  return messageIdOf(res.headers.get('location'));
+}
+
+/** Messages the mail test posts: the webhook test counts the others'. */
+const mailed: number[] = [];
 
 /** The receipt the page shows on a message, or null. */
 const receiptOn = (html: string, id: number) => {
@@ -155,11 +167,6 @@ beforeAll(async () => {
   quinn = await signIn(site, HOST, 'quinn@else.example');
   stranger = await signIn(site, OTHER_HOST, 'yara@elsewhere.example');
 
-  const posted = async (v: Visitor, slug: string, fields: Record<string, string> = {}) => {
-    const res = await v.replyWithRecording(slug, { text: '', ...fields }, AUDIO);
-    expect(res.status).toBe(303);
-    return messageIdOf(res.headers.get('location'));
-  };
   team = await posted(teammate, 'onboarding');
   piaOwn = await posted(pia, 'onboarding');
   secret = await posted(owner, 'private');
@@ -278,6 +285,85 @@ describe('played receipts', () => {
     expect(await count()).toBe((before ?? 0) + 1);
   });
 
+  it('tells the author in the mail digest, batched, and stops in one click, on the page or in the settings', async () => {
+    const notify = startNotifyWorker(h.services.notifications, h.services.secrets, {
+      batchSeconds: 1,
+      logger: createLogger('silent'),
+      intervalMs: 50,
+    });
+    const timMail = /played your/;
+    const noPlayMail = async () => {
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect(site.mailbox.mails.filter((m) => m.to.includes('tim@plays.example') && timMail.test(m.text))).toEqual([]);
+    };
+    try {
+      // What the earlier tests left to tell goes out first (sent): this test reads the mail that follows.
+      await until(async () => {
+        const [left] = await sql<{ n: number }>(
+          `select (select count(*) from notify_event) + (select count(*) from notification_digest)
+             + (select count(*) from outgoing_mail where sent_at is null) as n`,
+        );
+        return Number(left?.n) === 0;
+      }, 20_000);
+      site.mailbox.mails.splice(0);
+      const fresh = await posted(teammate, 'onboarding', { text: 'How to set up your first project' });
+      mailed.push(fresh);
+
+      // Two plays within the batch window: one mail, both named, the author alone told.
+      expect((await play(pia, 'onboarding', fresh)).status).toBe(204);
+      expect((await play(new Visitor(h, HOST), 'onboarding', fresh)).status).toBe(204);
+      const mail = await mailTo(site.mailbox, 'tim@plays.example', timMail);
+      // The subject, as the mail's first line says it (the header is MIME-encoded).
+      expect(mail.text).toContain('\n2 plays of your messages in "Onboarding" on Plays Co:');
+      expect(mail.text).toContain('Pia Participant played your audio recording');
+      expect(mail.text).toContain('A visitor played your audio recording');
+      expect(mail.text).toContain('> How to set up your first project');
+      expect(mail.text).toContain(`${HOST}/c/onboarding#message-${fresh}`);
+      await noPlayMail();
+      expect(site.mailbox.mails.filter((m) => timMail.test(m.text))).toEqual([]);
+
+      // The mail client's one click stops this conversation's play notices, and nothing else.
+      expect(mailHeader(mail, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+      expect(unsubscribeLink(mail)).toMatch(/\.p\.[\w-]{43}$/);
+      expect((await oneClick(h, unsubscribeLink(mail))).status).toBe(200);
+      expect((await play(quinn, 'onboarding', fresh)).status).toBe(204);
+      await noPlayMail();
+      const page = await teammate.get('/c/onboarding');
+      expect(page.html).toContain('You get no e-mail when someone plays your recordings here.');
+      expect((await pia.reply('onboarding', { text: 'Thanks, watched it' })).status).toBe(303);
+      const told = await mailTo(site.mailbox, 'tim@plays.example', /Thanks, watched it/);
+      expect(told.text).toContain('A new message in "Onboarding" on Plays Co:');
+      expect(told.text).not.toContain('played your');
+
+      // Turned back on under the conversation: the next play is told, by name.
+      expect(
+        (await teammate.post('/c/onboarding/mail', { csrf: teammate.hidden('csrf'), choice: 'unmute_plays' })).status,
+      ).toBe(303);
+      expect((await play(new Visitor(h, HOST), 'onboarding', fresh)).status).toBe(204);
+      expect((await mailTo(site.mailbox, 'tim@plays.example', timMail)).text).toContain(
+        '\nA visitor played your message in "Onboarding" on Plays Co:',
+      );
+
+      // Off for all of the account's conversations in the settings, and on again.
+      await teammate.get('/settings');
+      expect(teammate.last?.html).toContain('Stop play notices');
+      expect((await teammate.post('/settings', { csrf: teammate.hidden('csrf'), plays: 'off' })).status).toBe(303);
+      expect((await teammate.get('/settings')).html).toContain('You are not told when someone plays');
+      expect((await teammate.get('/c/onboarding')).html).toContain(
+        'You get no e-mail when someone plays your recordings.',
+      );
+      expect((await play(new Visitor(h, HOST), 'onboarding', fresh)).status).toBe(204);
+      await noPlayMail();
+      for (const bad of [{ plays: 'maybe' }, {}] as Record<string, string>[]) {
+        expect((await teammate.post('/settings', { csrf: teammate.hidden('csrf'), ...bad })).status).toBe(400);
+      }
+      expect((await teammate.post('/settings', { csrf: teammate.hidden('csrf'), plays: 'on' })).status).toBe(303);
+      expect((await teammate.get('/settings')).html).toContain('Stop play notices');
+    } finally {
+      await notify.stop();
+    }
+  });
+
   it('limits a flood of beacons per address (429 with Retry-After), as its own budget', async () => {
     const visitor = new Visitor(h, HOST);
     await visitor.get('/c/onboarding');
@@ -337,7 +423,10 @@ describe('played receipts', () => {
 
   it('sends message_played once per counted play, signed, with the viewer as the API shows a person', async () => {
     // A receiver de-duplicates by `webhook-id` (a delivery timed out under load is sent again).
-    const unique = () => [...new Map(received.map((r) => [String(r.headers['webhook-id']), r])).values()];
+    const unique = () =>
+      [...new Map(received.map((r) => [String(r.headers['webhook-id']), r])).values()].filter(
+        (r) => !mailed.some((id) => r.body.includes(`"message_id":${id},`)),
+      );
     await until(() => unique().length >= 6);
     const bodies = unique().map((r) =>
       new Webhook(hookSecret).verify(r.body, {

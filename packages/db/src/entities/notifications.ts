@@ -7,7 +7,10 @@ import { Conversation } from './conversations.ts';
  * Mail to people: the events a worker fans out into digests, who muted or follows what, the outbox.
  */
 
-/** A posted message, one row per statement whatever the number of members: the notifier fans it out. */
+/**
+ * A posted message, one row per statement whatever the number of members, or a counted play of
+ * one (`playId`, `authorId` its viewer): the notifier fans it out.
+ */
 export const NotifyEvent = defineEntity({
   name: 'NotifyEvent',
   properties: {
@@ -16,28 +19,34 @@ export const NotifyEvent = defineEntity({
     conversationId: p.integer(),
     messageId: p.integer(),
     authorId: p.integer().nullable(),
+    playId: p.bigint('number').nullable(),
   },
 });
 
-/** One pending mail per person and conversation, due a batch window after its first message. */
+/** One pending mail per person and conversation, due a batch window after its first message or play. */
 export const NotificationDigest = defineEntity({
   name: 'NotificationDigest',
   properties: {
     conversation: () => p.manyToOne(Conversation).primary().deleteRule('cascade').updateRule('no action'),
     user: () => p.manyToOne(User).primary().deleteRule('cascade').updateRule('no action'),
     accountId: p.integer(),
-    firstMessageId: p.integer(),
+    firstMessageId: p.integer().nullable(),
+    firstPlayId: p.bigint('number').nullable(),
     dueAt: p.datetime().columnType('timestamptz(6)').index('notification_digest_due'),
   },
 });
 
-/** Who asked for no more mail: of one conversation, or (conversation 0) of the whole account. */
+/**
+ * Who asked for no more mail (`kind` 'all') or no more play notices ('plays'): of one
+ * conversation, or (conversation 0) of the whole account.
+ */
 export const NotificationMute = defineEntity({
   name: 'NotificationMute',
   properties: {
     account: () => p.manyToOne(Account).primary().deleteRule('cascade').updateRule('no action'),
     user: () => p.manyToOne(User).primary().deleteRule('cascade').updateRule('no action'),
     conversationId: p.integer().primary().default(0),
+    kind: p.string().length(8).primary().default('all'),
   },
 });
 

@@ -37,6 +37,7 @@ import { Migration20261212000000_threads } from './Migration20261212000000_threa
 import { Migration20261213000000_thread_replies } from './Migration20261213000000_thread_replies.ts';
 import { Migration20261214000000_message_plays } from './Migration20261214000000_message_plays.ts';
 import { Migration20261214100000_played_workflows } from './Migration20261214100000_played_workflows.ts';
+import { Migration20261215000000_play_notices } from './Migration20261215000000_play_notices.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -81,4 +82,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261213000000_thread_replies', class: Migration20261213000000_thread_replies },
   { name: 'Migration20261214000000_message_plays', class: Migration20261214000000_message_plays },
   { name: 'Migration20261214100000_played_workflows', class: Migration20261214100000_played_workflows },
+  { name: 'Migration20261215000000_play_notices', class: Migration20261215000000_play_notices },
 ];

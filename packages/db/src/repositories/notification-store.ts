@@ -2,6 +2,7 @@ import {
   type DueDigest,
   isTeamRole,
   type MailOutbox,
+  type MuteKind,
   messageHtmlText,
   NOTIFY_MAX_MESSAGES,
   type NotificationStore,
@@ -16,8 +17,9 @@ import { fromJson, query } from './sql.ts';
 
 /*
  * Notifications in three tables (migration notifications): notify_event, one row per posted
- * message, written in the message's own statement (notifyEvents); notification_digest, one pending
- * mail per person and conversation; and the mutes and follows that decide who gets one.
+ * message, written in the message's own statement (notifyEvents), or per counted play (the play
+ * store's statement); notification_digest, one pending mail per person and conversation; and the
+ * mutes and follows that decide who gets one.
  */
 
 /** The insert of a `with` (named `notify_ev`): a notify_event for each message `source` wrote. */
@@ -42,40 +44,55 @@ export const notifyEvents = (
       ]),
     );
 
+/** Whether a person stopped a kind of mail (`'all'`, `'plays'`) about a conversation, or about all of the account's. */
+const mutedSql = (account: string, user: string, conversation: string, kind: string) =>
+  `exists (select 1 from notification_mute mu where mu.account_id = ${account} and mu.user_id = ${user}
+           and mu.conversation_id in (0, ${conversation}) and mu.kind = '${kind}')`;
+
 /**
  * Who is told of a message: the conversation's members, and its followers while it is public;
  * never its author, nor anyone who muted the conversation or all of the account's mail; of an
- * internal note, only those on the account's team.
+ * internal note, only those on the account's team. Of a play (`play_id`): the played message's
+ * author alone, unless they stopped play notices too.
  */
 const FAN_OUT = `
   with ev as (
     delete from notify_event where id in (select id from notify_event order by id limit ? for update skip locked)
-    returning account_id, conversation_id, message_id, author_id
+    returning account_id, conversation_id, message_id, author_id, play_id
   ),
   told as (
-    select ev.account_id, ev.conversation_id, r.user_id, min(ev.message_id) as first_message_id,
-      bool_or(${startedOnIntakeSql('c', 'ev.message_id')}) as started
+    select ev.account_id, ev.conversation_id, r.user_id,
+      min(ev.message_id) filter (where ev.play_id is null) as first_message_id, min(ev.play_id) as first_play_id,
+      bool_or(ev.play_id is null and ${startedOnIntakeSql('c', 'ev.message_id')}) as started
     from ev
     join conversation c on c.id = ev.conversation_id and c.account_id = ev.account_id
     join lateral (
-      select cm.user_id from conversation_member cm where cm.conversation_id = c.id and cm.account_id = c.account_id
+      select cm.user_id from conversation_member cm
+      where cm.conversation_id = c.id and cm.account_id = c.account_id and ev.play_id is null
       union
       select f.user_id from conversation_follower f
-      where f.conversation_id = c.id and f.account_id = c.account_id and c.anyone_can_post
+      where f.conversation_id = c.id and f.account_id = c.account_id and c.anyone_can_post and ev.play_id is null
+      union
+      select pm.author_id from message pm
+      where pm.id = ev.message_id and pm.account_id = c.account_id and ev.play_id is not null and pm.author_id is not null
     ) r on true
     where r.user_id is distinct from ev.author_id
       and (not exists (select 1 from message im where im.id = ev.message_id and im.internal)
            or exists (select 1 from account_user tu where tu.id = r.user_id and tu.team_role is not null))
-      and not exists (select 1 from notification_mute m where m.account_id = ev.account_id and m.user_id = r.user_id
-                      and m.conversation_id in (0, ev.conversation_id))
+      and not ${mutedSql('ev.account_id', 'r.user_id', 'ev.conversation_id', 'all')}
+      and (ev.play_id is null or not ${mutedSql('ev.account_id', 'r.user_id', 'ev.conversation_id', 'plays')})
     group by 1, 2, 3
   ),
   pending as (
-    insert into notification_digest (conversation_id, user_id, account_id, first_message_id, due_at)
-    select conversation_id, user_id, account_id, first_message_id,
+    insert into notification_digest (conversation_id, user_id, account_id, first_message_id, first_play_id, due_at)
+    select conversation_id, user_id, account_id, first_message_id, first_play_id,
       -- A conversation a visitor just started is news at once; what follows waits for the batch.
       case when started then now() else now() + make_interval(secs => ?::float8) end from told
-    on conflict (conversation_id, user_id) do nothing
+    -- A pending mail takes what comes while it waits: messages and plays, whichever came first.
+    on conflict (conversation_id, user_id) do update set
+      first_message_id = coalesce(notification_digest.first_message_id, excluded.first_message_id),
+      first_play_id = coalesce(notification_digest.first_play_id, excluded.first_play_id),
+      due_at = least(notification_digest.due_at, excluded.due_at)
   )
   select count(*)::int as n from ev`;
 
@@ -84,12 +101,18 @@ const TAKE_DUE = `
   delete from notification_digest where (conversation_id, user_id) in (
     select conversation_id, user_id from notification_digest where due_at <= now()
     order by due_at limit ? for update skip locked)
-  returning conversation_id, user_id, account_id, first_message_id`;
+  returning conversation_id, user_id, account_id, first_message_id, first_play_id`;
+
+/** The plays a taken mail tells: of the recipient's own messages, since its first, unless they stopped play notices since. */
+const PLAYS_SINCE = `from message_play p join message m on m.id = p.message_id and m.account_id = p.account_id
+  where p.conversation_id = c.id and p.account_id = c.account_id and p.id >= d.first_play_id
+    and m.author_id = u.id and m.hidden_at is null
+    and not ${mutedSql('d.account_id', 'd.user_id', 'd.conversation_id', 'plays')}`;
 
 /**
  * Everything the taken mails tell, in one statement: account, conversation, recipient, and the
- * messages since each mail's first (not the recipient's own), unless the recipient muted it or
- * left it since.
+ * messages since each mail's first (not the recipient's own) and the plays of theirs, unless the
+ * recipient muted it or left it since.
  */
 const DIGESTS = `
   select d.conversation_id, d.user_id, a.id as account_id, a.name as account_name, a.host, a.key,
@@ -107,13 +130,19 @@ const DIGESTS = `
          and m.author_id is distinct from u.id and m.hidden_at is null
          -- An internal note is told to the team alone, whatever mail it falls in.
          and (not m.internal or u.team_role is not null)
-       order by m.created_at, m.id limit ${NOTIFY_MAX_MESSAGES}) x), '[]'::json) as messages
-  from jsonb_to_recordset(?::jsonb) as d(conversation_id int, user_id int, account_id int, first_message_id int)
+       order by m.created_at, m.id limit ${NOTIFY_MAX_MESSAGES}) x), '[]'::json) as messages,
+    (select count(*)::int ${PLAYS_SINCE}) as total_plays,
+    coalesce((select json_agg(x order by x.id) from (
+       select p.id, case when p.viewer_id is not null then coalesce(nullif(pu.name, ''), 'Someone') end as viewer_name,
+         m.id as message_id, m.message_type, m.text, m.format, m.parent_id,
+         (extract(epoch from p.played_at) * 1000000)::bigint::text as played_us
+       ${PLAYS_SINCE.replace('where', 'left join account_user pu on pu.id = p.viewer_id where')}
+       order by p.id limit ${NOTIFY_MAX_MESSAGES}) x), '[]'::json) as plays
+  from jsonb_to_recordset(?::jsonb) as d(conversation_id int, user_id int, account_id int, first_message_id int, first_play_id bigint)
   join account a on a.id = d.account_id
   join conversation c on c.id = d.conversation_id and c.account_id = d.account_id
   join account_user u on u.id = d.user_id and u.account_id = d.account_id
-  where not exists (select 1 from notification_mute mu where mu.account_id = d.account_id and mu.user_id = d.user_id
-                    and mu.conversation_id in (0, d.conversation_id))
+  where not ${mutedSql('d.account_id', 'd.user_id', 'd.conversation_id', 'all')}
     -- Still told now: a member, or a follower while it is public (nobody taken out since reads on).
     and (exists (select 1 from conversation_member cm where cm.conversation_id = c.id and cm.user_id = u.id)
          or (c.anyone_can_post and exists (select 1 from conversation_follower f
@@ -134,6 +163,18 @@ interface DigestRow {
   started_via: string | null;
   total: number;
   messages: unknown;
+  total_plays: number;
+  plays: unknown;
+}
+
+interface PlayRow {
+  viewer_name: string | null;
+  message_id: number;
+  message_type: string;
+  text: string;
+  format: string;
+  parent_id: number | null;
+  played_us: string;
 }
 
 interface MessageRow {
@@ -167,6 +208,15 @@ const digest = (r: DigestRow): DueDigest => ({
     internal: m.internal === true,
     parentId: m.parent_id,
   })),
+  totalPlays: r.total_plays,
+  plays: fromJson<PlayRow[]>(r.plays).map((p) => ({
+    viewerName: p.viewer_name,
+    messageId: p.message_id,
+    messageType: p.message_type,
+    text: p.format === 'html' ? messageHtmlText(p.text) : p.text,
+    playedAt: BigInt(p.played_us),
+    parentId: p.parent_id,
+  })),
 });
 
 export class PgNotificationStore implements NotificationStore {
@@ -188,25 +238,25 @@ export class PgNotificationStore implements NotificationStore {
       const rows = await query<DigestRow>(tx, DIGESTS, [JSON.stringify(taken)]);
       const outbox = new PgMailOutbox(tx);
       // A mail with nothing left to tell (the messages were the recipient's own, or were removed) is dropped.
-      for (const row of rows) if (row.total > 0) await send(digest(row), outbox);
+      for (const row of rows) if (row.total > 0 || row.total_plays > 0) await send(digest(row), outbox);
       return taken.length;
     });
   }
 
-  async mute(accountId: number, userId: number, conversationId: number | null): Promise<void> {
+  async mute(accountId: number, userId: number, conversationId: number | null, kind: MuteKind): Promise<void> {
     await query(
       this.em,
-      'insert into notification_mute (account_id, user_id, conversation_id) values (?, ?, ?) on conflict do nothing',
-      [accountId, userId, conversationId ?? 0],
+      'insert into notification_mute (account_id, user_id, conversation_id, kind) values (?, ?, ?, ?) on conflict do nothing',
+      [accountId, userId, conversationId ?? 0, kind],
     );
   }
 
-  async unmute(accountId: number, userId: number, conversationId: number | null): Promise<void> {
-    await query(this.em, 'delete from notification_mute where account_id = ? and user_id = ? and conversation_id = ?', [
-      accountId,
-      userId,
-      conversationId ?? 0,
-    ]);
+  async unmute(accountId: number, userId: number, conversationId: number | null, kind: MuteKind): Promise<void> {
+    await query(
+      this.em,
+      'delete from notification_mute where account_id = ? and user_id = ? and conversation_id = ? and kind = ?',
+      [accountId, userId, conversationId ?? 0, kind],
+    );
   }
 
   async follow(accountId: number, userId: number, conversationId: number): Promise<void> {
@@ -227,32 +277,33 @@ export class PgNotificationStore implements NotificationStore {
   }
 
   async mailState(accountId: number, userId: number, conversationId: number) {
-    const [row] = await query<{ member: boolean; following: boolean; muted: boolean; muted_all: boolean }>(
+    const [row] = await query<{
+      member: boolean;
+      following: boolean;
+      muted: boolean;
+      muted_all: boolean;
+      plays_muted: boolean;
+      plays_muted_all: boolean;
+    }>(
       this.em,
-      `select
-         exists (select 1 from conversation_member where account_id = ? and user_id = ? and conversation_id = ?) as member,
-         exists (select 1 from conversation_follower where account_id = ? and user_id = ? and conversation_id = ?) as following,
-         exists (select 1 from notification_mute where account_id = ? and user_id = ? and conversation_id = ?) as muted,
-         exists (select 1 from notification_mute where account_id = ? and user_id = ? and conversation_id = 0) as muted_all`,
-      [
-        accountId,
-        userId,
-        conversationId,
-        accountId,
-        userId,
-        conversationId,
-        accountId,
-        userId,
-        conversationId,
-        accountId,
-        userId,
-      ],
+      `with k (a, u, c) as (select ?::int, ?::int, ?::int)
+       select
+         exists (select 1 from conversation_member where account_id = k.a and user_id = k.u and conversation_id = k.c) as member,
+         exists (select 1 from conversation_follower where account_id = k.a and user_id = k.u and conversation_id = k.c) as following,
+         exists (select 1 from notification_mute where account_id = k.a and user_id = k.u and conversation_id = k.c and kind = 'all') as muted,
+         exists (select 1 from notification_mute where account_id = k.a and user_id = k.u and conversation_id = 0 and kind = 'all') as muted_all,
+         exists (select 1 from notification_mute where account_id = k.a and user_id = k.u and conversation_id = k.c and kind = 'plays') as plays_muted,
+         exists (select 1 from notification_mute where account_id = k.a and user_id = k.u and conversation_id = 0 and kind = 'plays') as plays_muted_all
+       from k`,
+      [accountId, userId, conversationId],
     );
     return {
       member: row?.member ?? false,
       following: row?.following ?? false,
       muted: row?.muted ?? false,
       mutedAll: row?.muted_all ?? false,
+      playsMuted: row?.plays_muted ?? false,
+      playsMutedAll: row?.plays_muted_all ?? false,
     };
   }
 }

@@ -8,7 +8,8 @@ import { db, run, slot, statement } from './query.ts';
  * Played receipts (the domain's messages/plays.ts). A play is one statement: the row (once per
  * message and session), and with it, when the account subscribed, the `message_played` webhook
  * event with its body as it is sent, and for a message's first play in a conversation with a
- * workflow, its workflow event; the row's trigger writes the live feed. No change mark moves:
+ * workflow, its workflow event; for a message with an author, the notify_event that tells them in
+ * their mail digest; the row's trigger writes the live feed. No change mark moves:
  * nothing a conditional answer holds changes.
  */
 
@@ -51,6 +52,19 @@ const RECORD = statement(
               sql<boolean>`exists (select 1 from webhook_endpoint w where w.account_id = ${slot('account')}::int
               and w.disabled_at is null and 'message_played' = any(w.events))`,
             ),
+        ),
+    )
+    // The author hears of it in their digest (the notifier decides whether they want to).
+    .with('notify_ev', (q) =>
+      q
+        .insertInto('notify_event')
+        .columns(['account_id', 'conversation_id', 'message_id', 'author_id', 'play_id'])
+        .expression(
+          q
+            .selectFrom('played as p')
+            .innerJoin('message as m', (j) => j.on('m.id', '=', slot<number>('message')))
+            .select(['m.account_id', 'm.conversation_id', 'm.id', 'p.viewer_id', 'p.id'])
+            .where('m.author_id', 'is not', null),
         ),
     )
     // The conversation's workflow hears of a message's first play (message.played steps).

@@ -3,7 +3,7 @@ import type { ConversationAccess, SiteStore } from '../conversations/ports.ts';
 import { slugKey, slugProblem } from '../conversations/slug.ts';
 import type { SiteAccount } from '../records.ts';
 import type { SiteSecrets } from '../shared/secrets.ts';
-import { type MuteTarget, type NotificationStore, readMuteToken } from './notifications.ts';
+import { type MuteKind, type MuteTarget, type NotificationStore, readMuteToken } from './notifications.ts';
 
 /*
  * What a person chooses about the mail they get: from a mail's signed link (no sign-in: RFC 8058
@@ -20,7 +20,7 @@ export async function openMuteLink(
   return target && target.accountId === account.id ? target : null;
 }
 
-/** Follows the link: no more mail about its conversation, or (conversation 0) about any. */
+/** Follows the link: no more mail (or play notices) about its conversation, or (conversation 0) about any. */
 export async function muteByLink(
   deps: { notifications: NotificationStore; secrets: SiteSecrets },
   account: SiteAccount,
@@ -32,13 +32,21 @@ export async function muteByLink(
       account.id,
       target.userId,
       target.conversationId === 0 ? null : target.conversationId,
+      target.kind,
     );
   }
   return target;
 }
 
-export type MailChoice = 'follow' | 'unfollow' | 'mute' | 'unmute';
-export const MAIL_CHOICES: readonly MailChoice[] = ['follow', 'unfollow', 'mute', 'unmute'];
+export type MailChoice = 'follow' | 'unfollow' | 'mute' | 'unmute' | 'mute_plays' | 'unmute_plays';
+export const MAIL_CHOICES: readonly MailChoice[] = [
+  'follow',
+  'unfollow',
+  'mute',
+  'unmute',
+  'mute_plays',
+  'unmute_plays',
+];
 
 /** What the page offers a signed-in person about a conversation's mail. */
 export interface ConversationMail {
@@ -50,6 +58,9 @@ export interface ConversationMail {
   mutedAll: boolean;
   /** Anyone may follow a public conversation. */
   mayFollow: boolean;
+  /** Play notices of their own recordings here: stopped for this conversation, or for all. */
+  playsMuted: boolean;
+  playsMutedAll: boolean;
 }
 
 export async function conversationMail(
@@ -84,37 +95,48 @@ export async function chooseConversationMail(
     case 'follow':
       if (!access.anyoneCanPost) return { kind: 'refused', problem: 'Only a public conversation can be followed.' };
       await n.follow(account.id, viewer.userId, access.id);
-      await n.unmute(account.id, viewer.userId, access.id);
+      await n.unmute(account.id, viewer.userId, access.id, 'all');
       break;
     case 'unfollow':
       await n.unfollow(account.id, viewer.userId, access.id);
       break;
     case 'mute':
-      await n.mute(account.id, viewer.userId, access.id);
+      await n.mute(account.id, viewer.userId, access.id, 'all');
       break;
     case 'unmute':
-      await n.unmute(account.id, viewer.userId, access.id);
+      await n.unmute(account.id, viewer.userId, access.id, 'all');
+      break;
+    case 'mute_plays':
+      await n.mute(account.id, viewer.userId, access.id, 'plays');
+      break;
+    case 'unmute_plays':
+      await n.unmute(account.id, viewer.userId, access.id, 'plays');
       break;
   }
   return { kind: 'done', slug: access.slug };
 }
 
-/** Whether a signed-in person gets any of the account's mail about conversations. */
+/** Whether a signed-in person gets any of the account's mail about conversations, and its play notices. */
 export async function accountMailOn(
   deps: { notifications: NotificationStore },
   account: SiteAccount,
   viewer: NonNullable<Viewer>,
-): Promise<boolean> {
-  return !(await deps.notifications.mailState(account.id, viewer.userId, 0)).mutedAll;
+): Promise<{ on: boolean; playsOn: boolean }> {
+  const s = await deps.notifications.mailState(account.id, viewer.userId, 0);
+  return { on: !s.mutedAll, playsOn: !s.playsMutedAll };
 }
 
-/** Turns all of the account's mail about conversations off or back on, for the signed-in person (the settings page). */
+/**
+ * Turns all of the account's mail about conversations (or only its play notices) off or back on,
+ * for the signed-in person (the settings page).
+ */
 export async function setAccountMail(
   deps: { notifications: NotificationStore },
   account: SiteAccount,
   viewer: NonNullable<Viewer>,
+  kind: MuteKind,
   on: boolean,
 ): Promise<void> {
-  if (on) await deps.notifications.unmute(account.id, viewer.userId, null);
-  else await deps.notifications.mute(account.id, viewer.userId, null);
+  if (on) await deps.notifications.unmute(account.id, viewer.userId, null, kind);
+  else await deps.notifications.mute(account.id, viewer.userId, null, kind);
 }

@@ -5,12 +5,16 @@ import { formatNiceTime } from '../shared/time.ts';
 import { conversationUrl, messageReadUrl } from '../shared/urls.ts';
 
 /*
- * Telling people that someone answered. Who is told: the conversation's members and followers
+ * Telling people that someone answered, or played their recording. Who is told: the conversation's members and followers
  * (followers only while it is public), but the author, and nobody who muted it or all of the
  * account's mail (the store's fan-out holds that rule in SQL). When: one mail per person and
  * conversation per batch window, carrying every message since the first one it waited for. How to
  * stop: a signed link in each mail (RFC 8058 one-click for the conversation, and one for all of the
  * account's mail), which needs no sign-in.
+ *
+ * Plays ride the same mail: a counted play of a message tells its author (never anyone else), in
+ * the digest that person and conversation have pending, unless they stopped play notices for the
+ * conversation or for all of the account's (or all its mail, or the conversation's).
  */
 
 /** A mail waits this long after its first message for more, then carries them all (NOTIFY_BATCH_MINUTES). */
@@ -36,6 +40,19 @@ export interface DigestMessage {
   parentId: number | null;
 }
 
+/** A counted play of the recipient's own message. */
+export interface DigestPlay {
+  /** The viewer's name; null for a visitor who was not signed in. */
+  viewerName: string | null;
+  messageId: number;
+  messageType: string;
+  /** The played message's caption (its words; may be empty). */
+  text: string;
+  playedAt: bigint;
+  /** The played message's thread (its first message); null for a message of the conversation itself. */
+  parentId: number | null;
+}
+
 /** A pending mail that fell due: for whom, about what, and everything that arrived since it began. */
 export interface DueDigest {
   account: SiteAccount;
@@ -50,7 +67,14 @@ export interface DueDigest {
   messages: DigestMessage[];
   /** How many messages arrived in all (the mail says how many it leaves out). */
   total: number;
+  /** Plays of the recipient's messages since the mail began, oldest first, at most NOTIFY_MAX_MESSAGES. */
+  plays: DigestPlay[];
+  /** How many plays in all. */
+  totalPlays: number;
 }
+
+/** What a mute stops: all of the mail ('all'), or only the notices of plays ('plays'). */
+export type MuteKind = 'all' | 'plays';
 
 export interface NotificationStore {
   /** Turns up to `limit` posted messages into pending mails (one per person and conversation), due `batchSeconds` after their first message. */
@@ -60,9 +84,9 @@ export interface NotificationStore {
    * a taken mail is queued or, if anything fails, left to be taken again.
    */
   takeDue(limit: number, send: (digest: DueDigest, outbox: MailOutbox) => Promise<void>): Promise<number>;
-  /** No more mail about one conversation (or, null, about any of the account's) for this person. */
-  mute(accountId: number, userId: number, conversationId: number | null): Promise<void>;
-  unmute(accountId: number, userId: number, conversationId: number | null): Promise<void>;
+  /** No more mail (or only play notices) about one conversation (or, null, about any of the account's) for this person. */
+  mute(accountId: number, userId: number, conversationId: number | null, kind: MuteKind): Promise<void>;
+  unmute(accountId: number, userId: number, conversationId: number | null, kind: MuteKind): Promise<void>;
   follow(accountId: number, userId: number, conversationId: number): Promise<void>;
   unfollow(accountId: number, userId: number, conversationId: number): Promise<void>;
   /** What this person gets of a conversation's mail, and of the account's. */
@@ -70,17 +94,26 @@ export interface NotificationStore {
     accountId: number,
     userId: number,
     conversationId: number,
-  ): Promise<{ member: boolean; following: boolean; muted: boolean; mutedAll: boolean }>;
+  ): Promise<{
+    member: boolean;
+    following: boolean;
+    muted: boolean;
+    mutedAll: boolean;
+    /** Play notices stopped for this conversation, and for all of the account's. */
+    playsMuted: boolean;
+    playsMutedAll: boolean;
+  }>;
 }
 
 // ---- Signed links ----------------------------------------------------------------------------
 
-/** What a signed link stops: one conversation's mail, or (conversation 0) all of the account's. */
+/** What a signed link stops: one conversation's mail, or (conversation 0) all of the account's; all of it or the play notices. */
 export interface MuteTarget {
   accountId: number;
   userId: number;
   /** 0: every conversation of the account. */
   conversationId: number;
+  kind: MuteKind;
 }
 
 const encoder = new TextEncoder();
@@ -98,7 +131,8 @@ async function signature(key: string, payload: string): Promise<string> {
   return base64url(await crypto.subtle.sign('HMAC', hmac, encoder.encode(`mute:${payload}`)));
 }
 
-const payloadOf = (t: MuteTarget) => `${t.accountId}.${t.userId}.${t.conversationId}`;
+// A link of all the mail reads as it did before play notices existed, so mailed links stay good.
+const payloadOf = (t: MuteTarget) => `${t.accountId}.${t.userId}.${t.conversationId}${t.kind === 'plays' ? '.p' : ''}`;
 
 /** The token of an unsubscribe link: what it stops, and its HMAC-SHA256 under the site's key. */
 export async function muteToken(key: string, target: MuteTarget): Promise<string> {
@@ -107,12 +141,17 @@ export async function muteToken(key: string, target: MuteTarget): Promise<string
 
 /** What a token stops, when its signature holds; null for anything else. */
 export async function readMuteToken(key: string, token: string): Promise<MuteTarget | null> {
-  const parsed = /^(\d{1,10})\.(\d{1,10})\.(\d{1,10})\.([\w-]{43})$/.exec(token);
+  const parsed = /^(\d{1,10})\.(\d{1,10})\.(\d{1,10})(\.p)?\.([\w-]{43})$/.exec(token);
   if (!parsed) return null;
-  const target = { accountId: Number(parsed[1]), userId: Number(parsed[2]), conversationId: Number(parsed[3]) };
+  const target: MuteTarget = {
+    accountId: Number(parsed[1]),
+    userId: Number(parsed[2]),
+    conversationId: Number(parsed[3]),
+    kind: parsed[4] ? 'plays' : 'all',
+  };
   const expected = await signature(key, payloadOf(target));
   // Compared as HMACs of their own, so the time taken says nothing about how much of it matched.
-  const [a, b] = await Promise.all([signature(key, expected), signature(key, parsed[4] as string)]);
+  const [a, b] = await Promise.all([signature(key, expected), signature(key, parsed[5] as string)]);
   return a === b ? target : null;
 }
 
@@ -144,17 +183,43 @@ export const mailByline = (m: DigestMessage, team: string) =>
     m.internal ? ', internal note (only the team sees it)' : ''
   }${m.parentId !== null ? ', replying in a thread' : ''}`;
 
-/** Where a notification's links lead: stop this conversation's mail, all of it, the settings. */
+/** Where a notification's links lead: stop this conversation's mail, all of it, its play notices, all play notices, the settings. */
 export interface NotificationLinks {
   muteUrl: string;
   muteAllUrl: string;
+  mutePlaysUrl: string;
+  mutePlaysAllUrl: string;
   settingsUrl: string;
 }
 
-/** What a notification says above its messages ("New conversation from …", or how many are new). */
+/** How a mail names a play's viewer. */
+const viewerName = (p: DigestPlay) => p.viewerName ?? 'A visitor';
+
+/** One play as a mail tells it: "Pat played your video recording". */
+export const mailPlayLine = (p: DigestPlay) =>
+  `${viewerName(p)} played your ${mailRecordingName(p.messageType).replace(/^an? /, '')}`;
+
+/** A caption as a play's line quotes it: short, since the author wrote it. */
+export const playExcerpt = (text: string): string => {
+  const chars = Array.from(text.trim().replace(/\s+/g, ' '));
+  return chars.length <= 80 ? chars.join('') : `${chars.slice(0, 79).join('')}…`;
+};
+
+/** The unsubscribe a mail client offers (RFC 8058): of this conversation's mail, or of its play notices when that is all the mail tells. */
+const listUnsubscribe = (d: DueDigest, links: NotificationLinks) => (d.total > 0 ? links.muteUrl : links.mutePlaysUrl);
+
+/** What a notification says above its messages ("New conversation from …", how many are new, who played what). */
 export function notificationHeading(d: DueDigest): { subject: string; lead: string } {
   const team = d.account.name;
   const first = d.messages[0];
+  const play = d.plays[0];
+  if (d.total === 0 && play) {
+    const subject =
+      d.totalPlays === 1
+        ? `${viewerName(play)} played your message in "${d.conversation.title}"`
+        : `${d.totalPlays} plays of your messages in "${d.conversation.title}"`;
+    return { subject: `${subject} on ${team}`, lead: `${subject} on ${team}:` };
+  }
   const started =
     d.startedVia !== null && first
       ? `New conversation from ${first.authorName ?? 'a visitor'} via ${d.startedVia}`
@@ -184,14 +249,24 @@ export function notificationMail(d: DueDigest, links: NotificationLinks): Outgoi
     ].join('\n'),
   );
   const left = d.total - d.messages.length;
+  const plays = d.plays.map((p) =>
+    [
+      `${mailPlayLine(p)}, ${formatNiceTime(p.playedAt)}:`,
+      ...(p.text.trim() === '' ? [] : [quoted(playExcerpt(p.text))]),
+      messageReadUrl(url, { id: p.messageId, parentId: p.parentId }),
+    ].join('\n'),
+  );
+  const playsLeft = d.totalPlays - d.plays.length;
   return {
     to: d.recipient.email,
     subject: heading.subject,
     text: [
       heading.lead,
-      '',
-      parts.join('\n\n'),
+      ...(parts.length > 0 ? ['', parts.join('\n\n')] : []),
       ...(left > 0 ? ['', `…and ${left} more on the page.`] : []),
+      ...(plays.length > 0 && d.total > 0 ? ['', 'Played since:'] : []),
+      ...(plays.length > 0 ? ['', plays.join('\n\n')] : []),
+      ...(playsLeft > 0 ? ['', `…and ${playsLeft} more plays.`] : []),
       '',
       `Answer on the page: ${url}#reply`,
       '',
@@ -199,11 +274,17 @@ export function notificationMail(d: DueDigest, links: NotificationLinks): Outgoi
       `You get this as a member or follower of this conversation on ${team}.`,
       `No more mail about this conversation: ${links.muteUrl}`,
       `No more mail from ${team} at all: ${links.muteAllUrl}`,
+      ...(d.totalPlays > 0
+        ? [
+            `No more play notices about this conversation: ${links.mutePlaysUrl}`,
+            `No more play notices at all: ${links.mutePlaysAllUrl}`,
+          ]
+        : []),
       `Your mail settings: ${links.settingsUrl}`,
       '',
     ].join('\n'),
     headers: {
-      'List-Unsubscribe': `<${links.muteUrl}>`,
+      'List-Unsubscribe': `<${listUnsubscribe(d, links)}>`,
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
     },
   };
@@ -233,12 +314,13 @@ export async function sendNotifications(
   const key = await secrets.signingKey();
   const sent = await store.takeDue(limit, async (digest, outbox) => {
     const target = { accountId: digest.account.id, userId: digest.recipient.id };
+    const link = async (conversationId: number, kind: MuteKind) =>
+      unsubscribeUrl(digest.account, await muteToken(key, { ...target, conversationId, kind }));
     const links = {
-      muteUrl: unsubscribeUrl(
-        digest.account,
-        await muteToken(key, { ...target, conversationId: digest.conversation.id }),
-      ),
-      muteAllUrl: unsubscribeUrl(digest.account, await muteToken(key, { ...target, conversationId: 0 })),
+      muteUrl: await link(digest.conversation.id, 'all'),
+      muteAllUrl: await link(0, 'all'),
+      mutePlaysUrl: await link(digest.conversation.id, 'plays'),
+      mutePlaysAllUrl: await link(0, 'plays'),
       settingsUrl: mailSettingsUrl(digest.account),
     };
     const mail = notificationMail(digest, links);

@@ -26,9 +26,7 @@ export function mailRoutes({ deps, posting }: SiteKit) {
   routes.get('/unsubscribe/:token', async (c) => {
     const target = await openMuteLink(deps, c.env.account, c.req.param('token'));
     if (!target) return notFound(c);
-    return page(c, 200, views.muteConfirm(target.conversationId === 0, c.env.account.name), 'Stop these e-mails?', {
-      noindex: true,
-    });
+    return page(c, 200, views.muteConfirm(target, c.env.account.name), 'Stop these e-mails?', { noindex: true });
   });
 
   routes.post('/unsubscribe/:token', async (c) => {
@@ -36,15 +34,20 @@ export function mailRoutes({ deps, posting }: SiteKit) {
     // servers; the signed token in the path is all that counts, so the body is not read.
     const target = await muteByLink(deps, c.env.account, c.req.param('token'));
     if (!target) return notFound(c);
-    return page(c, 200, views.muteDone(target.conversationId === 0, c.env.account.name), 'Done', { noindex: true });
+    return page(c, 200, views.muteDone(target, c.env.account.name), 'Done', { noindex: true });
   });
 
   routes.get('/settings', async (c) => {
     const viewer = viewerOf(c);
     const signedIn = c.var.signedIn;
     if (!viewer || !signedIn) return page(c, 200, views.settingsSignIn(), 'Your mail settings', { noindex: true });
-    const on = await accountMailOn(deps, c.env.account, viewer);
-    const content = views.settingsPage({ account: c.env.account.name, name: signedIn.user.name, on, csrf: c.var.csrf });
+    const state = await accountMailOn(deps, c.env.account, viewer);
+    const content = views.settingsPage({
+      account: c.env.account.name,
+      name: signedIn.user.name,
+      ...state,
+      csrf: c.var.csrf,
+    });
     return page(c, 200, content, 'Your mail settings', { form: true, noindex: true });
   });
 
@@ -52,10 +55,13 @@ export function mailRoutes({ deps, posting }: SiteKit) {
     const fields = await posting.readPost(c);
     if (fields instanceof Response) return fields;
     const viewer = viewerOf(c);
+    // `mail` turns all of it on or off, `plays` the notices of plays alone.
     const mail = field(fields, 'mail');
+    const plays = field(fields, 'plays');
+    const [kind, choice] = mail !== undefined ? (['all', mail] as const) : (['plays', plays] as const);
     if (!viewer) return refused(c, 403, 'Sign in to change your mail settings.');
-    if (mail !== 'on' && mail !== 'off') return refused(c, 400, 'Choose on or off.');
-    await setAccountMail(deps, c.env.account, viewer, mail === 'on');
+    if (choice !== 'on' && choice !== 'off') return refused(c, 400, 'Choose on or off.');
+    await setAccountMail(deps, c.env.account, viewer, kind, choice === 'on');
     return c.redirect('/settings', 303);
   });
 

@@ -1,4 +1,4 @@
-import type { ConversationMail } from '@convo/domain';
+import type { ConversationMail, MuteTarget } from '@convo/domain';
 import { html } from 'hono/html';
 import { csrfField } from './forms.ts';
 import type { Html } from './layout.ts';
@@ -27,12 +27,28 @@ export function conversationMailChoice(slug: string, mail: ConversationMail, csr
   }
   return html`<section id="mail" aria-labelledby="mail-heading" class="mail-choice">
 <h2 id="mail-heading">E-mail</h2>
-${body}
+${body}${mail.mutedAll ? '' : playsChoice(slug, mail, csrf)}
 </section>`;
 }
 
-/** The settings page: all of the account's mail on or off. */
-export function settingsPage(state: { account: string; name: string; on: boolean; csrf: string }): Html {
+/** Under the mail choice: whether they hear when their own recordings here are played. */
+function playsChoice(slug: string, mail: ConversationMail, csrf: string): Html {
+  if (mail.playsMutedAll) {
+    return html`<p>You get no e-mail when someone plays your recordings. <a href="/settings">Your mail settings</a> turn it back on.</p>`;
+  }
+  return mail.playsMuted
+    ? html`<p>You get no e-mail when someone plays your recordings here.</p>${choice(slug, csrf, 'unmute_plays', 'Tell me when my recordings are played')}`
+    : html`<p>Your own recordings here: you hear when someone plays one, in the same e-mail.</p>${choice(slug, csrf, 'mute_plays', 'Stop play notices for this conversation', true)}`;
+}
+
+/** The settings page: all of the account's mail on or off, and its play notices. */
+export function settingsPage(state: {
+  account: string;
+  name: string;
+  on: boolean;
+  playsOn: boolean;
+  csrf: string;
+}): Html {
   return html`<h1>Your mail settings</h1>
 <p>Signed in as ${state.name}.</p>
 <p>${
@@ -42,6 +58,15 @@ export function settingsPage(state: { account: string; name: string; on: boolean
   }</p>
 <form method="post" action="/settings">${csrfField(state.csrf)}
 <button type="submit" name="mail" value="${state.on ? 'off' : 'on'}">${state.on ? 'Stop all these e-mails' : 'Turn these e-mails back on'}</button>
+</form>
+<h2>When your recordings are played</h2>
+<p>${
+    state.playsOn
+      ? 'The same e-mails tell you when someone plays a recording you sent ("Pat played your message").'
+      : 'You are not told when someone plays a recording you sent.'
+  }</p>
+<form method="post" action="/settings">${csrfField(state.csrf)}
+<button type="submit" name="plays" value="${state.playsOn ? 'off' : 'on'}" class="secondary">${state.playsOn ? 'Stop play notices' : 'Tell me again'}</button>
 </form>
 <p>Sign-in links are sent whatever you choose here: they come only when you ask for one.</p>
 <h2>Your devices</h2>
@@ -54,15 +79,21 @@ export function settingsPage(state: { account: string; name: string; on: boolean
 export const settingsSignIn = (): Html => html`<h1>Your mail settings</h1>
 <p><a href="/sign-in?return=/settings">Sign in</a> to choose which e-mails you get.</p>`;
 
+/** What a mail's link stops, in words. */
+function stops(target: MuteTarget, account: string): string {
+  const where = target.conversationId === 0 ? `any conversation on ${account}` : `this conversation on ${account}`;
+  return target.kind === 'plays' ? `e-mail when someone plays your recordings in ${where}` : `e-mail about ${where}`;
+}
+
 /** Behind a mail's link (GET): what it stops, and the one button that does it (mail scanners only look). */
-export function muteConfirm(all: boolean, account: string): Html {
+export function muteConfirm(target: MuteTarget, account: string): Html {
   return html`<h1>Stop these e-mails?</h1>
-<p>${all ? `You will get no more e-mail about any conversation on ${account}.` : `You will get no more e-mail about this conversation on ${account}.`}</p>
+<p>You will get no more ${stops(target, account)}.</p>
 <form method="post"><button type="submit">Stop the e-mails</button></form>`;
 }
 
-export function muteDone(all: boolean, account: string): Html {
+export function muteDone(target: MuteTarget, account: string): Html {
   return html`<h1>Done</h1>
-<p>${all ? `You get no more e-mail about ${account}'s conversations.` : 'You get no more e-mail about this conversation.'}</p>
+<p>You get no more ${stops(target, account)}.</p>
 <p>Changed your mind? <a href="/settings">Your mail settings</a> turn them back on.</p>`;
 }

@@ -5,10 +5,12 @@ import {
   formatNiceTime,
   mailByline,
   mailExcerpt,
+  mailPlayLine,
   mailRecordingName,
   messageReadUrl,
   type NotificationLinks,
   notificationHeading,
+  playExcerpt,
 } from '@convo/domain';
 import { html } from 'hono/html';
 import { document } from './layout.ts';
@@ -46,15 +48,24 @@ ${m.text.trim() === '' ? '' : html`<p style="margin:0 0 6px;white-space:pre-wrap
 <p style="margin:0"><a href="${link}">Open it on the page</a></p>
 </div>`;
   };
+  const play = (p: DueDigest['plays'][number]) =>
+    html`<p style="margin:0 0 10px"><a href="${messageReadUrl(url, { id: p.messageId, parentId: p.parentId })}">${mailPlayLine(p)}</a>, ${formatNiceTime(p.playedAt)}${p.text.trim() === '' ? '' : html`: <em>${playExcerpt(p.text)}</em>`}</p>`;
+  const playsLeft = d.totalPlays - d.plays.length;
   return String(html`<!doctype html>
 <html><body style="font-family:sans-serif;color:#1f2733;max-width:600px">
 <p>${notificationHeading(d).lead}</p>
 ${d.messages.map(message)}
 ${left > 0 ? html`<p>…and ${left} more on the page.</p>` : ''}
+${d.plays.length > 0 && d.total > 0 ? html`<p><strong>Played since:</strong></p>` : ''}${d.plays.map(play)}
+${playsLeft > 0 ? html`<p>…and ${playsLeft} more plays.</p>` : ''}
 <p><a href="${url}#reply" style="display:inline-block;background:#0b57b8;color:#ffffff;padding:10px 16px;border-radius:6px;text-decoration:none">Answer on the page</a></p>
 <hr style="border:0;border-top:1px solid #d8dde3">
 <p style="font-size:13px;color:#4a5361">You get this as a member or follower of this conversation on ${team}.<br>
-<a href="${links.muteUrl}">No more mail about this conversation</a> · <a href="${links.muteAllUrl}">No more mail from ${team} at all</a> · <a href="${links.settingsUrl}">Your mail settings</a></p>
+<a href="${links.muteUrl}">No more mail about this conversation</a> · <a href="${links.muteAllUrl}">No more mail from ${team} at all</a> · <a href="${links.settingsUrl}">Your mail settings</a>${
+    d.totalPlays > 0
+      ? html`<br><a href="${links.mutePlaysUrl}">No more play notices about this conversation</a> · <a href="${links.mutePlaysAllUrl}">No more play notices at all</a>`
+      : ''
+  }</p>
 </body></html>
 `);
 }
