@@ -74,6 +74,13 @@ async function posted(v: Visitor, slug: string, fields: Record<string, string> =
 /** Messages the mail test posts: the webhook test counts the others'. */
 const mailed: number[] = [];
 
+/** The inbox's rows marked "Our recording not played yet", by slug. */
+const unplayedIn = (inbox: string) =>
+  inbox
+    .split('<li class="')
+    .filter((row) => row.includes('class="unplayed-mark"'))
+    .map((row) => /href="\/c\/([^"]+)"/.exec(row)?.[1]);
+
 /** The receipt the page shows on a message, or null. */
 const receiptOn = (html: string, id: number) => {
   const p = elements(html).find((e) => attr(e, 'id') === `played-${id}`);
@@ -201,8 +208,12 @@ describe('played receipts', () => {
     const stream = await openStream(h, `${HOST}/c/onboarding/events`, cookie(owner));
     const piaStream = await openStream(h, `${HOST}/c/onboarding/events`, cookie(pia));
     expect(receiptOn((await owner.get('/c/onboarding')).html, team)).toBe('Not played yet');
+    // The inbox marks each conversation whose latest recording by the team nobody has played.
+    expect(unplayedIn((await owner.get('/')).html)).toEqual(['private', 'onboarding']);
 
     expect((await play(pia, 'onboarding', team)).status).toBe(204);
+    expect(unplayedIn((await owner.get('/')).html)).toEqual(['private']);
+    expect(unplayedIn((await teammate.get('/')).html)).toEqual([]);
     expect(await playsOf(team)).toBe(1);
     expect((await stream.named('played')).data).toEqual({ message_id: team });
     // The same session again, and a second play: nothing more.

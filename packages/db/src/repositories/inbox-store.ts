@@ -208,6 +208,12 @@ const pageStatement = (name: string, searched: boolean) =>
             and m.account_id = ${account()} and m.hidden_at is null and m.author_id is distinct from ${reader()})`,
           )
           .as('unread'),
+        // Nobody has played the team's latest recording kept here (a note's plays are never receipts).
+        sql<boolean>`coalesce((select not exists (select 1 from message_play mp where mp.message_id = m.id)
+        from message m join account_user u on u.id = m.author_id and u.team_role is not null
+        where m.conversation_id = p.id and m.account_id = ${account()} and m.hidden_at is null
+          and not m.internal and m.media_key is not null
+        order by m.created_at desc, m.id desc limit 1), false)`.as('unplayed'),
         'p.state',
         'p.source',
         sql<boolean>`p.archived_at is not null`.as('archived'),
@@ -334,6 +340,7 @@ export class PgInboxStore implements InboxStore {
         messageCount: r.message_count ?? 0,
         tags: r.tags,
         unread: r.unread,
+        unplayed: r.unplayed,
         person: r.person && {
           name: r.person.name ?? r.person.claimed,
           verified: r.person.name !== null,

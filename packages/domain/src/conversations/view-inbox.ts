@@ -50,6 +50,8 @@ export interface InboxRow {
   messageCount: number;
   tags: string[];
   unread: boolean;
+  /** The team's latest recording kept here has not been played by anyone yet (its receipts: messages/plays.ts). */
+  unplayed: boolean;
   person: InboxPerson | null;
   last: InboxLastMessage | null;
   source: ConversationSource;

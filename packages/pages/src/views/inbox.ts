@@ -46,7 +46,9 @@ function row(r: InboxRow): Html {
   const via = r.intakePage ?? SOURCE_LABELS[r.source];
   const count = r.messageCount === 1 ? '1 message' : `${r.messageCount} messages`;
   return html`<li class="${r.unread ? 'unread' : 'read'}">
-<p class="inbox-title"><a href="/c/${r.slug}">${r.title}</a>${r.unread ? html` <span class="unread-mark">Unread</span>` : ''}</p>
+<p class="inbox-title"><a href="/c/${r.slug}">${r.title}</a>${r.unread ? html` <span class="unread-mark">Unread</span>` : ''}${
+    r.unplayed ? html` <span class="unplayed-mark">Our recording not played yet</span>` : ''
+  }</p>
 <p class="inbox-who">${
     r.person
       ? r.person.waiting
