@@ -6,6 +6,7 @@ import {
   maySeeConversation,
   seesEveryConversation,
   seesInternalNotes,
+  seesPlays,
   THREAD_PREVIEW_REPLIES,
   viewMessage,
   viewThread,
@@ -126,8 +127,9 @@ export function eventRoutes(kit: SiteKit) {
     const target = await visibleConversation(deps, account, slug, reader.viewer, reader.granted);
     if (!target) return notFound(c);
     const userId = reader.viewer?.userId ?? null;
-    // Asked again with the rule when the reader's place on the team changes.
+    // Asked again with the rule when the reader's place on the team changes (an embed shows neither).
     let notes = !embed && seesInternalNotes(reader.viewer);
+    let receipts: Viewer = embed ? null : reader.viewer;
     return stream(c, {
       scope: { accountId: account.id, conversationId: target.id },
       userId,
@@ -140,11 +142,12 @@ export function eventRoutes(kit: SiteKit) {
           ? nobodyToAsk
           : ruleAgain(c, slug, (viewer) => {
               notes = !embed && seesInternalNotes(viewer);
+              receipts = embed ? null : viewer;
             }),
       describe: (e) => {
         if (e.internal && !notes) return null;
-        // A receipt goes to those who see it: the team (whose streams are told of notes) and the message's author.
-        if (e.kind === 'played') return notes || (userId !== null && e.userId === userId) ? conversationEvent(e) : null;
+        // A receipt goes to those who see it (the page's rule): the team and the message's author.
+        if (e.kind === 'played') return seesPlays(receipts, e.userId) ? conversationEvent(e) : null;
         return conversationEvent(e);
       },
     });

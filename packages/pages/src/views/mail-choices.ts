@@ -59,6 +59,7 @@ export function settingsPage(state: {
 <form method="post" action="/settings">${csrfField(state.csrf)}
 <button type="submit" name="mail" value="${state.on ? 'off' : 'on'}">${state.on ? 'Stop all these e-mails' : 'Turn these e-mails back on'}</button>
 </form>
+<p>Sign-in links are sent whatever you choose here: they come only when you ask for one.</p>
 <h2>When your recordings are played</h2>
 <p>${
     state.playsOn
@@ -66,9 +67,8 @@ export function settingsPage(state: {
       : 'You are not told when someone plays a recording you sent.'
   }</p>
 <form method="post" action="/settings">${csrfField(state.csrf)}
-<button type="submit" name="plays" value="${state.playsOn ? 'off' : 'on'}" class="secondary">${state.playsOn ? 'Stop play notices' : 'Tell me again'}</button>
+<button type="submit" name="plays" value="${state.playsOn ? 'off' : 'on'}">${state.playsOn ? 'Stop play notices' : 'Tell me when my recordings are played'}</button>
 </form>
-<p>Sign-in links are sent whatever you choose here: they come only when you ask for one.</p>
 <h2>Your devices</h2>
 <form method="post" action="/sign-out" class="devices">${csrfField(state.csrf)}<input type="hidden" name="return" value="/settings">
 <p>Signed in on a device you no longer have?</p>
