@@ -83,6 +83,15 @@ function generatedAccount(): TSeed['accounts'][number] {
           : {}),
         // Two messages of a conversation may share a time, too.
         created_at: time(at + 1000 + (m === 2 ? 1 : m) * 10, r.int(1000)),
+        // Every seventh begins with a recording whose second message answers a moment of it.
+        ...(i % 7 === 3 && m === 0
+          ? {
+              type: 'audio' as const,
+              recorded_duration_seconds: 60,
+              download_media_url: `https://media.example/${i}/moment.mp3`,
+            }
+          : {}),
+        ...(i % 7 === 3 && m === 1 ? { thread_of: 1, at_seconds: 7 + (i % 50) } : {}),
       })),
     };
   });
@@ -217,6 +226,8 @@ describe('export, and loading an export back', () => {
     expect(second.length).toBe(first.length);
     expect(second === first).toBe(true);
     expect(first).toContain('"format":"html"');
+    // A reply at a moment of its thread's recording keeps both.
+    expect(first).toContain('"thread_of":1,"at_seconds":10');
     // It is the seed format, one conversation a line, with what it leaves out said.
     const parsed = JSON.parse(first) as { comment: string; accounts: { tokens?: unknown; conversations: unknown[] }[] };
     expect(parsed.comment).toMatch(/Not included: API tokens, webhook endpoints and their signing secrets/);

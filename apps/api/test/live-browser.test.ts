@@ -294,6 +294,55 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     await author.close();
   });
 
+  it('marks a reply’s moment on the recording’s timeline, seeks there, and takes the player’s time', async () => {
+    const olivia = new Visitor(h, site);
+    olivia.cookies.set(team.name, team.value);
+    const bytes = new Uint8Array(readFileSync(new URL('./fixtures/media/video-3s.webm', import.meta.url)));
+    const posted = await olivia.replyWithRecording(
+      'second',
+      { text: 'The plan' },
+      { name: 'v.webm', type: 'video/webm', bytes },
+    );
+    const root = Number(/#message-(\d+)$/.exec(posted.headers.get('location') ?? '')?.[1]);
+    const visitor = new Visitor(h, site);
+    await visitor.get(`/c/second/m/${root}`);
+    const answered = await visitor.post('/c/second', {
+      csrf: visitor.hidden('csrf'),
+      submit: visitor.hidden('submit'),
+      parent: String(root),
+      text: 'Why here?',
+      at: '0:02',
+    });
+    expect(answered.status).toBe(303);
+    const reply = Number(/#message-(\d+)$/.exec(answered.headers.get('location') ?? '')?.[1]);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${site}/c/second/m/${root}`);
+    const mark = page.locator(`ol.moments.timeline a[href="#message-${reply}"]`);
+    expect(await mark.textContent()).toBe('0:02');
+    // Placed at two thirds of the 3-second recording's timeline.
+    expect(await page.locator('ol.moments.timeline li').evaluate((li) => li.getAttribute('style'))).toContain('66.6');
+    await mark.click();
+    const video = `document.querySelector('#message-${root} video')`;
+    await expect.poll(() => page.evaluate(`Math.round(${video}.currentTime)`)).toBe(2);
+    // The reply's own "At 0:02" seeks the same player; the form's button takes its time.
+    await page.evaluate(`(() => { const v = ${video}; v.pause(); v.currentTime = 1; })()`);
+    await page.getByRole('button', { name: "Use the player's time" }).click();
+    expect(await page.locator('#reply-at').inputValue()).toBe('0:01');
+    await page.locator(`#message-${reply} .moment a`).click();
+    await expect.poll(() => page.evaluate(`Math.round(${video}.currentTime)`)).toBe(2);
+    await context.close();
+
+    // Without JavaScript: the moments are links to the replies, and the form has no button.
+    const plain = await browser.newContext({ javaScriptEnabled: false });
+    const still = await plain.newPage();
+    await still.goto(`${site}/c/second/m/${root}`);
+    expect(await still.locator('ol.moments:not(.timeline) a').getAttribute('href')).toBe(`#message-${reply}`);
+    expect(await still.getByRole('button', { name: "Use the player's time" }).count()).toBe(0);
+    await plain.close();
+  });
+
   it('with JavaScript off, opens no stream and shows the page as loaded', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();

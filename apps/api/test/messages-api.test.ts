@@ -78,6 +78,7 @@ describe('create_message', () => {
       message_credated_time_nice: expect.stringMatching(/^[A-Z][a-z]+ \d{1,2}(st|nd|rd|th), \d{4} \d\d:\d\d[AP]M UTC$/),
       internal: false,
       parent_message_id: null,
+      at_seconds: null,
       plays: 0,
       played_by: [],
     });
@@ -93,6 +94,7 @@ describe('create_message', () => {
               'message_credated_time_nice',
               'internal',
               'parent_message_id',
+              'at_seconds',
               'plays',
               'played_by',
             ].includes(k),

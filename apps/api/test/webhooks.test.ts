@@ -247,6 +247,7 @@ describe('webhooks', () => {
       message: api.messages[0],
       internal: false,
       parent_message_id: null,
+      at_seconds: null,
     });
   });
 
@@ -289,6 +290,34 @@ describe('webhooks', () => {
       recorded_duration_seconds: 3,
       download_media_url: expect.stringMatching(/^https:\/\/hooked\.example\.com\/media\/[^/]+\/\d+$/),
     });
+  });
+
+  it('carries a thread reply’s moment of its recording (at_seconds) in message_created', async () => {
+    await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update account set host = 'https://hooked.example.com' where id = ${a.id}`);
+    await createJson(h, a.token, { title: 'Moments', slug: 'moments', allow_anonymous_messages: true });
+    await until(() => received.length === 1);
+    const bytes = new Uint8Array(readFileSync(new URL('./fixtures/media/audio-3s.ogg', import.meta.url)));
+    const posted = await new Visitor(h, 'https://hooked.example.com').replyWithRecording(
+      'moments',
+      {},
+      { name: 'a.ogg', type: 'audio/ogg', bytes },
+    );
+    const root = Number(/#message-(\d+)$/.exec(posted.headers.get('location') ?? '')?.[1]);
+    await until(() => received.length === 2);
+    const conversation = JSON.parse(received[0]?.body ?? '{}').data.id;
+    const reply = await apiCall(h, 'POST', '/messages/create_message', auth(a.token), {
+      conversation_id: conversation,
+      text: 'Here',
+      parent_message_id: root,
+      at_seconds: 2,
+    });
+    expect(reply.status).toBe(201);
+    await until(() => received.length === 3);
+    const event = JSON.parse(received[2]?.body ?? '{}');
+    expect(event.data).toMatchObject({ parent_message_id: root, at_seconds: 2, message: { id: reply.body.id } });
   });
 
   it("emits nothing for a create that was refused, and nothing to another account's endpoint", async () => {

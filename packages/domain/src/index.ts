@@ -12,6 +12,7 @@ export * from './conversations/get-robots-file.ts';
 export * from './conversations/get-sitemap.ts';
 export * from './conversations/lookup.ts';
 export * from './conversations/moderate-message.ts';
+export * from './conversations/moments.ts';
 export * from './conversations/open-recording.ts';
 export * from './conversations/ports.ts';
 export * from './conversations/post-reply.ts';

@@ -586,7 +586,7 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
-         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and `parent_message_id` (the message whose thread it replies in, or null). `message_hidden`: the ids of a message the team hid. `message_played`: a recording was played past its receipt threshold (5 s or 75 %), once per viewer and session and never by its own side: `message_id`, `conversation_id`, the `viewer` (as a message's `author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
+         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and `parent_message_id` (the message whose thread it replies in, or null) and `at_seconds` (its moment of that thread’s recording, whole seconds, or null). `message_hidden`: the ids of a message the team hid. `message_played`: a recording was played past its receipt threshold (5 s or 75 %), once per viewer and session and never by its own side: `message_id`, `conversation_id`, the `viewer` (as a message's `author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
          * @enum {string}
          */
         WebhookEventType: "conversation_created" | "conversation_updated" | "conversation_deleted" | "message_created" | "message_hidden" | "message_played" | "workflow_step";
@@ -1002,6 +1002,8 @@ export interface components {
             internal: boolean;
             /** @description The message whose thread it replies in; null for a message of the conversation itself. */
             parent_message_id: number | null;
+            /** @description A comment at a moment: the moment of its thread's recording it speaks of, whole seconds from the start; null for none. */
+            at_seconds: number | null;
             /** @description How many times its recording was played past the receipt threshold (5 s or 75 %), once per viewer and session, never by its own side (its author; the team, for a message by the team). 0 for a text message. */
             plays: number;
             /** @description The signed-in people among them, in the order they first played it; visitors are counted only. */
@@ -4375,6 +4377,7 @@ export interface operations {
                      *           "message_credated_time_nice": "November 27th, 2026 02:03PM UTC",
                      *           "internal": false,
                      *           "parent_message_id": null,
+                     *           "at_seconds": null,
                      *           "plays": 3,
                      *           "played_by": [
                      *             {
@@ -4478,6 +4481,8 @@ export interface operations {
                 internal?: boolean;
                 /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. (in the query, or as the body's member of that name, which wins) */
                 parent_message_id?: number;
+                /** @description Ours: a comment at a moment. A reply in a recording’s thread (`parent_message_id`) may name the moment of that recording it speaks of, in whole seconds from its start; the page marks it on the recording’s timeline and shows "at 1:23" on the reply. Past the recording’s end, or without a recording’s thread, is 422. (in the query, or as the body's member of that name, which wins) */
+                at_seconds?: number;
                 /** @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes. (in the query, or as the body's member of that name, which wins) */
                 recording_kind?: "video" | "screen" | "audio";
             };
@@ -4507,6 +4512,11 @@ export interface operations {
                     /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. */
                     parent_message_id?: number;
                     /**
+                     * @description Ours: a comment at a moment. A reply in a recording’s thread (`parent_message_id`) may name the moment of that recording it speaks of, in whole seconds from its start; the page marks it on the recording’s timeline and shows "at 1:23" on the reply. Past the recording’s end, or without a recording’s thread, is 422.
+                     * @example 83
+                     */
+                    at_seconds?: number;
+                    /**
                      * @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes.
                      * @enum {string}
                      */
@@ -4526,6 +4536,11 @@ export interface operations {
                     /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. */
                     parent_message_id?: number;
                     /**
+                     * @description Ours: a comment at a moment. A reply in a recording’s thread (`parent_message_id`) may name the moment of that recording it speaks of, in whole seconds from its start; the page marks it on the recording’s timeline and shows "at 1:23" on the reply. Past the recording’s end, or without a recording’s thread, is 422.
+                     * @example 83
+                     */
+                    at_seconds?: number;
+                    /**
                      * @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes.
                      * @enum {string}
                      */
@@ -4544,6 +4559,11 @@ export interface operations {
                     internal?: boolean;
                     /** @description Ours: a message of the same conversation whose thread it replies in, one level deep (a reply to a thread reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of another conversation, a hidden or missing one is 422. */
                     parent_message_id?: number;
+                    /**
+                     * @description Ours: a comment at a moment. A reply in a recording’s thread (`parent_message_id`) may name the moment of that recording it speaks of, in whole seconds from its start; the page marks it on the recording’s timeline and shows "at 1:23" on the reply. Past the recording’s end, or without a recording’s thread, is 422.
+                     * @example 83
+                     */
+                    at_seconds?: number;
                     /**
                      * @description With a recording (the multipart body’s `recording` file): `screen` marks a recording with video as a screen recording. Whether it is video or audio, and how long, the server measures from the bytes.
                      * @enum {string}
@@ -4589,6 +4609,7 @@ export interface operations {
                      *       "message_credated_time_nice": "November 27th, 2026 02:03PM UTC",
                      *       "internal": false,
                      *       "parent_message_id": null,
+                     *       "at_seconds": null,
                      *       "plays": 3,
                      *       "played_by": [
                      *         {

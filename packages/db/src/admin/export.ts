@@ -52,6 +52,7 @@ interface ExportedMessage extends Record<string, unknown> {
   internal: boolean;
   id: number;
   parent_id: number | null;
+  at_seconds: number | null;
 }
 
 /** A recording copied out beside the export (the seed's `media_file`); null when the export copies none. */
@@ -231,7 +232,7 @@ const conversationsPage = (em: EntityManager, accountId: number, afterId: number
                           (select key from account where id = m.account_id) || '/' || m.id end),
                    'created_at', ${TIME('m.created_at')},
                    'hidden', m.hidden_at is not null,
-                   'template', m.template_name, 'internal', m.internal, 'id', m.id, 'parent_id', m.parent_id,
+                   'template', m.template_name, 'internal', m.internal, 'id', m.id, 'parent_id', m.parent_id, 'at_seconds', m.at_seconds,
                    'media_key', m.media_key, 'media_content_type', m.media_content_type)
                  order by m.created_at, m.id)
                from message m left join account_user u on u.id = m.author_id
@@ -309,7 +310,10 @@ export async function* exportAccounts(
           const positions = new Map(exported.map((m, at) => [m.id, at + 1]));
           const messages = await Promise.all(
             exported.map(
-              async ({ media_key, media_content_type, template, internal, id: _id, parent_id, ...m }, at) => {
+              async (
+                { media_key, media_content_type, template, internal, id: _id, parent_id, at_seconds, ...m },
+                at,
+              ) => {
                 const file = await copiedOut(options, account.key, media_key, media_content_type);
                 const threadOf = parent_id === null ? undefined : positions.get(parent_id);
                 return {
@@ -317,6 +321,7 @@ export async function* exportAccounts(
                   ...(internal ? { internal } : {}),
                   ...(template === null ? {} : { template }),
                   ...(threadOf !== undefined && threadOf <= at ? { thread_of: threadOf } : {}),
+                  ...(threadOf !== undefined && threadOf <= at && at_seconds !== null ? { at_seconds } : {}),
                   ...(file === null ? {} : { download_media_url: null, media_file: file }),
                 };
               },

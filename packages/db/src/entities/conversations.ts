@@ -219,6 +219,8 @@ export const Message = defineEntity({
     submitKey: p.string().length(64).nullable(),
     /** The thread it replies in: its conversation's message that began it (one level); null for none. */
     parentId: p.integer().nullable(),
+    /** A thread reply's moment of its thread's recording (whole seconds from its start); null for none. */
+    atSeconds: p.integer().nullable(),
     /** An internal note: only the account's team sees it (pages, streams, mail, the API's get_messages). */
     internal: p.boolean().default(false),
     /** The message template it was made from, by id and name as they were (no reference: the template may go). */

@@ -38,6 +38,7 @@ import { Migration20261213000000_thread_replies } from './Migration2026121300000
 import { Migration20261214000000_message_plays } from './Migration20261214000000_message_plays.ts';
 import { Migration20261214100000_played_workflows } from './Migration20261214100000_played_workflows.ts';
 import { Migration20261215000000_play_notices } from './Migration20261215000000_play_notices.ts';
+import { Migration20261215100000_moments } from './Migration20261215100000_moments.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -83,4 +84,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261214000000_message_plays', class: Migration20261214000000_message_plays },
   { name: 'Migration20261214100000_played_workflows', class: Migration20261214100000_played_workflows },
   { name: 'Migration20261215000000_play_notices', class: Migration20261215000000_play_notices },
+  { name: 'Migration20261215100000_moments', class: Migration20261215100000_moments },
 ];

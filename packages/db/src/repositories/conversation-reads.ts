@@ -318,6 +318,7 @@ export const messageJson = (shown: 'spec' | 'detail') => {
             '","message_credated_time_nice":"', to_char(m.created_at at time zone 'UTC', 'FMMonth FMDDth, YYYY HH12:MIAM'),
             ' UTC","internal":', case when m.internal then 'true' else 'false' end,
             ',"parent_message_id":', coalesce(m.parent_id::text, 'null'),
+            ',"at_seconds":', coalesce(m.at_seconds::text, 'null'),
             ',"plays":', (select count(*) from message_play mp where mp.message_id = m.id),
             ',"played_by":', ${playedBy},`
           : sql``

@@ -64,6 +64,7 @@ const INSERT = statement(
           'template_name',
           'internal',
           'parent_id',
+          'at_seconds',
         ])
         .expression(
           q
@@ -89,6 +90,7 @@ const INSERT = statement(
               sql<string | null>`${slot('templateName')}::varchar`.as('template_name'),
               sql<boolean>`${slot('internal')}::boolean`.as('internal'),
               sql<number | null>`${slot('parent')}::int`.as('parent_id'),
+              sql<number | null>`${slot('at')}::int`.as('at_seconds'),
             ])
             .where('c.id', '=', slot<number>('conversation'))
             .where('c.account_id', '=', account()),
@@ -109,6 +111,7 @@ const INSERT = statement(
           'template_name',
           'internal',
           'parent_id',
+          'at_seconds',
           'created_at',
         ]),
     )
@@ -235,6 +238,10 @@ const THREAD = statement(
     .select([
       sql<number>`coalesce(r.id, m.id)`.as('root'),
       sql<boolean>`coalesce(r.internal, m.internal)`.as('internal'),
+      // The first message's recording, when it is one: its length (a moment in it is checked against it).
+      sql<number | null>`case when coalesce(r.message_type, m.message_type) <> 'text'
+        then coalesce(case when r.id is null then m.recorded_duration_seconds else r.recorded_duration_seconds end, 0)
+        end`.as('recording_seconds'),
     ])
     .where('m.account_id', '=', account())
     .where('m.conversation_id', '=', slot<number>('conversation'))
@@ -284,6 +291,7 @@ export class PgReplyStore implements ReplyStore {
       templateName: reply.template?.name ?? null,
       internal: reply.internal === true,
       parent: reply.parentId ?? null,
+      at: reply.atSeconds ?? null,
       host: reply.answerAs?.host ?? null,
       key: reply.answerAs?.key ?? null,
     });
@@ -292,7 +300,13 @@ export class PgReplyStore implements ReplyStore {
 
   async threadOf(accountId: number, conversationId: number, messageId: number) {
     const [row] = await run(this.em, THREAD, { account: accountId, conversation: conversationId, message: messageId });
-    return row ? { rootId: row.root, internal: row.internal } : null;
+    return row
+      ? {
+          rootId: row.root,
+          internal: row.internal,
+          recording: row.recording_seconds === null ? null : { seconds: row.recording_seconds },
+        }
+      : null;
   }
 
   async posted(accountId: number, conversationId: number, submitKey: string): Promise<{ id: number } | null> {

@@ -57,6 +57,7 @@ const PAGE_MESSAGE_COLUMNS = [
   'm.poster',
   'm.internal',
   'm.parent_id',
+  'm.at_seconds',
 ] as const;
 
 const pageMessage = (
@@ -67,6 +68,7 @@ const pageMessage = (
     poster: boolean;
     internal: boolean;
     parent_id: number | null;
+    at_seconds: number | null;
   },
 ): PageMessageRecord => ({
   ...message(m),
@@ -76,6 +78,7 @@ const pageMessage = (
   poster: m.poster,
   internal: m.internal,
   parentId: m.parent_id,
+  atSeconds: m.at_seconds,
 });
 
 /** Whether the page is the team's: internal notes are among its messages. */

@@ -126,6 +126,8 @@ export interface PageMessageRecord extends MessageRecord {
   internal: boolean;
   /** The message whose thread it replies in; null for a message of the conversation itself. */
   parentId: number | null;
+  /** A thread reply's moment of its thread's recording (whole seconds); null for none. */
+  atSeconds: number | null;
 }
 
 /**

@@ -3,6 +3,7 @@ import { type LinkOptions, type PeopleDeps, replyProblem, replyText, sendSignInL
 import type { SiteAccount, TemplateRef } from '../records.ts';
 import { emailProblem, nameProblem } from '../shared/person.ts';
 import { maySee, seesInternalNotes, type Viewer } from './access.ts';
+import { momentPageText, momentProblem } from './moments.ts';
 import type { SiteStore } from './ports.ts';
 import { slugKey, slugProblem } from './slug.ts';
 import { replyThread } from './threads.ts';
@@ -21,6 +22,8 @@ export interface ReplyForm {
   internal?: boolean | undefined;
   /** A message of the conversation whose thread it replies in (the thread's page sends it). */
   parentId?: number | undefined;
+  /** The moment of the thread's recording it comments on (whole seconds; the form's "At"). */
+  atSeconds?: number | undefined;
 }
 
 export type ReplyOutcome =
@@ -76,6 +79,8 @@ export async function postReply(
   if (!thread) {
     return { kind: 'refused', problem: 'That message is not in this conversation (any more): reply without it.' };
   }
+  const moment = momentProblem(form.atSeconds, thread);
+  if (moment) return { kind: 'refused', problem: momentPageText(moment) };
   // A recording may go without a caption; a text reply needs its text.
   const media = form.media ?? form.template?.media ?? undefined;
   const problem = media && form.text.trim() === '' ? null : replyProblem(form.text);
@@ -92,6 +97,7 @@ export async function postReply(
       template: form.template?.ref,
       internal: form.internal === true || thread.internal,
       parentId: thread.parentId,
+      atSeconds: form.atSeconds ?? null,
     });
     // Deleted by the team between the page's check and the post: as a missing page.
     if (!written) return { kind: 'not_found' };
@@ -121,7 +127,14 @@ export async function postReply(
     email,
     name,
     returnPath: `/c/${conversation.slug}`,
-    pending: { conversationId: conversation.id, text, submitKey, media, parentId: thread.parentId },
+    pending: {
+      conversationId: conversation.id,
+      text,
+      submitKey,
+      media,
+      parentId: thread.parentId,
+      atSeconds: form.atSeconds ?? null,
+    },
   });
   return { kind: 'check_email', email };
 }

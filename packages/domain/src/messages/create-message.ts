@@ -1,4 +1,5 @@
 import { idempotencyKeyProblem } from '../conversations/create-conversation.ts';
+import { momentApiText, momentProblem } from '../conversations/moments.ts';
 import type { UpdateConversationStore } from '../conversations/ports.ts';
 import { replyThread } from '../conversations/threads.ts';
 import { withReceivedRecording } from '../media/measure-recording.ts';
@@ -25,6 +26,8 @@ export interface CreateMessageInput {
   internal?: boolean | undefined;
   /** A message of the conversation whose thread it replies in (a thread reply's: the same thread). */
   parentMessageId?: number | undefined;
+  /** The moment of the thread's recording it comments on (whole seconds): a reply in a recording's thread only. */
+  atSeconds?: number | undefined;
   /** A recording that came with it (REST's multipart `recording`), kept but not measured yet. */
   recording?: ReceivedFile | undefined;
   /** Of a recording with video: a screen recording, not a camera's (the bytes decide video or audio). */
@@ -115,6 +118,8 @@ async function post(
       `parent_message_id: no message ${input.parentMessageId} in conversation ${input.conversationId}`,
     );
   }
+  const moment = momentProblem(input.atSeconds, thread);
+  if (moment) throw new DomainError('invalid_input', momentApiText(moment));
   const submitKey = key === undefined ? null : await submitKeyOf(key);
   const row = await deps.replies.insert(account.id, input.conversationId, {
     authorId,
@@ -124,6 +129,7 @@ async function post(
     template: content.template,
     internal: input.internal === true || thread.internal,
     parentId: thread.parentId,
+    atSeconds: input.atSeconds ?? null,
     submitKey,
     answerAs: account,
   });

@@ -30,6 +30,10 @@ export const ZMessageDetail = ZMessage.extend({
     .int()
     .nullable()
     .meta({ description: 'The message whose thread it replies in; null for a message of the conversation itself.' }),
+  at_seconds: z.number().int().nullable().meta({
+    description:
+      "A comment at a moment: the moment of its thread's recording it speaks of, whole seconds from the start; null for none.",
+  }),
   ...playFields,
 }).meta({ id: 'MessageDetail' });
 

@@ -49,6 +49,7 @@ export async function completeSignIn(
     submitKey: used.pending.submitKey,
     media: used.pending.media,
     parentId: used.pending.parentId ?? null,
+    atSeconds: used.pending.atSeconds ?? null,
   });
   // The conversation was deleted while the link waited: signed in, with nothing to post into.
   return { kind: 'signed_in', redirect: written ? `${back}#message-${written.id}` : back };

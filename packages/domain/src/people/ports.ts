@@ -14,6 +14,8 @@ export interface PendingReply {
   media?: StoredMedia | undefined;
   /** The thread it replies in (its first message's id). */
   parentId?: number | null | undefined;
+  /** The moment of the thread's recording it comments on (whole seconds). */
+  atSeconds?: number | null | undefined;
 }
 
 /** A person signed in on an account's site. */
@@ -77,6 +79,8 @@ export interface NewReply {
   internal?: boolean | undefined;
   /** The thread it replies in (its first message's id, of the same conversation). */
   parentId?: number | null | undefined;
+  /** The moment of the thread's recording it comments on (whole seconds; moments.ts checks it). */
+  atSeconds?: number | null | undefined;
   /**
    * The account's address, when the writer wants the new message back as the messages resource
    * answers it (`detail`, built by the statement that writes it; create_message's answer).
@@ -103,14 +107,15 @@ export interface ReplyStore {
   claim(accountId: number, messageId: number, authorId: number): Promise<{ id: number } | null>;
   /**
    * The thread a reply under `messageId` joins: the message's own thread's first message (one
-   * level), with whether it is an internal note; null when the conversation has no such message
+   * level), with whether it is an internal note and, when that first message is a recording, its
+   * length in seconds (`recording`, else null); null when the conversation has no such message
    * (of the account, not hidden).
    */
   threadOf(
     accountId: number,
     conversationId: number,
     messageId: number,
-  ): Promise<{ rootId: number; internal: boolean } | null>;
+  ): Promise<{ rootId: number; internal: boolean; recording: { seconds: number } | null } | null>;
   /** The message a form token posted in the conversation, if it did. */
   posted(accountId: number, conversationId: number, submitKey: string): Promise<{ id: number } | null>;
 }

@@ -55,12 +55,13 @@ export function conversationPayload(
 
 /**
  * message_created: the message as it appears in `messages`, with its conversation's id and slug,
- * whether it is an internal note (the team's alone), and the thread it replies in.
+ * whether it is an internal note (the team's alone), the thread it replies in, and its moment of
+ * the thread's recording (at_seconds).
  */
 export function messageCreatedPayload(
   a: AccountAddress,
   conversation: { id: number; slug: string },
-  m: MessageRecord & { internal: boolean; parentId: number | null },
+  m: MessageRecord & { internal: boolean; parentId: number | null; atSeconds: number | null },
   at: Date,
 ): WebhookEnvelope {
   return {
@@ -71,6 +72,7 @@ export function messageCreatedPayload(
       message: messageView(a, conversation.id, conversationUrl(a, conversation.slug), m),
       internal: m.internal,
       parent_message_id: m.parentId,
+      at_seconds: m.atSeconds,
     },
   };
 }

@@ -19,7 +19,8 @@ export const ZWebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).meta({
     '`message_created`: the message ' +
     'as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal ' +
     'note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and ' +
-    '`parent_message_id` (the message whose thread it replies in, or null). `message_hidden`: the ids of a message ' +
+    '`parent_message_id` (the message whose thread it replies in, or null) and `at_seconds` (its moment of that ' +
+    'thread’s recording, whole seconds, or null). `message_hidden`: the ids of a message ' +
     'the team hid. `message_played`: a recording was played past its receipt threshold (5 s or 75 %), once per ' +
     "viewer and session and never by its own side: `message_id`, `conversation_id`, the `viewer` (as a message's " +
     '`author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and ' +

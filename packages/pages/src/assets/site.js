@@ -67,9 +67,60 @@ function watchPlays(root) {
   }
 }
 
+/** A recording's player: the one in the message `id` names (`message-<id>`). */
+const playerOf = (id) => document.getElementById(id)?.querySelector('video, audio') ?? null;
+
+/** "1:23" from seconds, as the page writes a moment. */
+const clock = (seconds) => {
+  const s = Math.max(0, Math.floor(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const rest = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${rest}` : `${m}:${rest}`;
+};
+
+/**
+ * Comments at a moment: each list of moments under a recording becomes marks along a timeline
+ * (placed by their share of its length), and every moment link seeks its recording's player there
+ * and plays it (without JavaScript, the links lead to the replies and the recording).
+ */
+function showMoments(root) {
+  for (const ol of root.querySelectorAll('ol.moments:not(.timeline)')) {
+    const length = Number(ol.dataset.length);
+    if (!(length > 0)) continue;
+    ol.classList.add('timeline');
+    for (const li of ol.children) {
+      li.style.left = `${Math.min(100, (Number(li.dataset.at) / length) * 100)}%`;
+    }
+  }
+}
+
+document.addEventListener('click', (event) => {
+  const link = event.target instanceof Element ? event.target.closest('a[data-seek]') : null;
+  const player = link ? playerOf(link.dataset.player) : null;
+  if (!link || !player) return;
+  event.preventDefault();
+  player.currentTime = Number(link.dataset.seek) || 0;
+  player.scrollIntoView({ block: 'nearest' });
+  player.play().catch(() => {});
+});
+
 (() => {
   showLocalTimes(document);
   watchPlays(document);
+  showMoments(document);
+
+  // The reply form's "At": the player's time, in one click.
+  for (const button of document.querySelectorAll('button[data-moment-now]')) {
+    const player = playerOf(button.dataset.momentNow);
+    const field = document.getElementById('reply-at');
+    if (!player || !field) continue;
+    button.hidden = false;
+    button.addEventListener('click', () => {
+      field.value = clock(player.currentTime);
+      field.focus();
+    });
+  }
 
   // A start's landing in a frame has taken its one-time code: the address forgets it.
   const address = new URL(location.href);
@@ -705,6 +756,7 @@ function watchPlays(root) {
       if (preview) recount(preview, 1);
       showLocalTimes(li);
       watchPlays(li);
+      showMoments(li);
       const who = li.querySelector('.author')?.textContent || 'Someone';
       const what = rootId ? 'reply in a thread' : 'message';
       announce(shownAgain ? `A ${what} by ${who} is shown again.` : `New ${what} from ${who}.`);

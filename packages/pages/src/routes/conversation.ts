@@ -16,6 +16,9 @@ import {
   markConversationRead,
   messageHtmlText,
   moderateMessage,
+  momentPageText,
+  type PageMessageRecord,
+  parseMoment,
   replyTemplateOf,
   runsConversation,
   seesInternalNotes,
@@ -62,6 +65,10 @@ const templateDraft = (t: MessageTemplateRecord): NonNullable<forms.ReplyDraft['
 /** The thread a reply form names (`parent`): a message id, else none. */
 const parentOf = (given: string | undefined): number | undefined =>
   given !== undefined && /^[1-9]\d{0,8}$/.test(given) ? Number(given) : undefined;
+
+/** A thread's first message, when it is a recording: its length (the reply form then offers a moment of it). */
+const recordingOf = (m: PageMessageRecord | undefined): { seconds: number } | undefined =>
+  m && m.messageType !== 'text' ? { seconds: m.recordedDurationSeconds } : undefined;
 
 /** A template's id as a form or a query gives it: digits that fit the column, else none. */
 const templateIdOf = (given: string | undefined): number | null =>
@@ -184,6 +191,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       limits: deps.media.limits,
       notes: seesInternalNotes(viewer),
       parentId: root,
+      moment: recordingOf(found.messages[0]),
     });
     const actions = messageActions(found.conversation.slug, viewer, c.var.csrf, BigInt(Date.now()) * 1000n);
     return page(
@@ -233,6 +241,8 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       submitKey: field(fields, 'submit'),
       internal: field(fields, 'internal') === 'true',
       parentId: parentOf(field(fields, 'parent')),
+      at: field(fields, 'at'),
+      atSeconds: parseMoment(field(fields, 'at')) ?? undefined,
     };
     const slug = c.req.param('slug');
     // A reply started from a template: the team's, else refused (the form offers none to anyone else).
@@ -255,6 +265,10 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     if (templateGiven !== undefined && !template) {
       if (read.file) await deps.media.store.remove(read.file.key);
       return refuse('That template is not in the team’s library (any more): write the reply without it.');
+    }
+    if (parseMoment(form.at) === null) {
+      if (read.file) await deps.media.store.remove(read.file.key);
+      return refuse(momentPageText({ kind: 'range' }));
     }
     const email = form.email?.trim().toLowerCase();
     if (email && !c.var.signedIn) {

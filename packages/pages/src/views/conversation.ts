@@ -149,6 +149,8 @@ export function message(
     beacon?: string | undefined;
     /** Its receipt, for a reader who sees it. */
     receipt?: PlaySummary | undefined;
+    /** Replies shown with it that comment at a moment of its recording: marked under its player. */
+    moments?: readonly PageMessageRecord[] | undefined;
   },
 ): Html {
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
@@ -159,9 +161,28 @@ ${m.internal ? html`<p class="internal-label">Internal note: only the team sees 
     ? html`<p class="thread-label">In the thread of <a href="${display.newTab ? `${display.link.replace(/#.*$/, '')}#message-${m.parentId}` : `#message-${m.parentId}`}"${target}>an earlier message</a></p>`
     : ''
 }<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
-${messageText(m)}
-${media(m, display.accountKey, display.slug, display.beacon)}${display.receipt ? receipt(m.id, display.receipt) : ''}${display.actions ?? ''}
+${m.atSeconds !== null && m.parentId !== null ? momentLine(m.atSeconds, m.parentId, display.newTab ? display.link.replace(/#.*$/, '') : '', target) : ''}${messageText(m)}
+${media(m, display.accountKey, display.slug, display.beacon)}${m.hostedMedia ? momentMarks(m, display.moments ?? []) : ''}${display.receipt ? receipt(m.id, display.receipt) : ''}${display.actions ?? ''}
 </article>`;
+}
+
+/** A reply at a moment: "At 1:23 of the recording", a link that seeks its thread's player (site.js). */
+const momentLine = (at: number, root: number, page: string, target: Html | string): Html =>
+  html`<p class="moment">At <a href="${page}#message-${root}" data-seek="${at}" data-player="message-${root}"${target}>${clockTime(at)}</a> of the recording</p>`;
+
+/**
+ * Under a recording, the moments its shown replies speak of: links to each reply; with
+ * JavaScript, marks along a timeline that seek the player (site.js places them).
+ */
+function momentMarks(m: PageMessageRecord, replies: readonly PageMessageRecord[]): Html | string {
+  const marked = replies
+    .filter((r) => r.atSeconds !== null && r.parentId === m.id)
+    .sort((a, b) => (a.atSeconds ?? 0) - (b.atSeconds ?? 0));
+  if (marked.length === 0) return '';
+  return html`<p class="moments-label" id="moments-${m.id}">Replies at moments of this recording:</p><ol class="moments" aria-labelledby="moments-${m.id}" data-length="${m.recordedDurationSeconds}" data-player="message-${m.id}">${marked.map(
+    (r) =>
+      html`<li data-at="${r.atSeconds}"><a href="#message-${r.id}" data-seek="${r.atSeconds}" data-player="message-${m.id}" aria-label="${authorName(r)} at ${clockTime(r.atSeconds ?? 0)}">${clockTime(r.atSeconds ?? 0)}</a></li>`,
+  )}</ol>`;
 }
 
 const members = (users: UserRecord[]): Html =>
@@ -265,6 +286,8 @@ export function messageItem(
   display: ConversationDisplay,
   /** A message of the conversation's page: its thread, shown under it. */
   thread?: { preview: ThreadPreview | undefined; base: string },
+  /** The replies shown with it (a thread's page): those at a moment of its recording are marked. */
+  replies?: readonly PageMessageRecord[],
 ): Html {
   const page = display.page ?? null;
   // A reply says which thread it is in: a live update puts it there.
@@ -280,6 +303,7 @@ export function messageItem(
     actions: display.actions?.(m),
     beacon: display.played?.beacon(m) ? display.played.csrf : undefined,
     receipt: display.played?.receipts.get(m.id),
+    moments: replies ?? thread?.preview?.latest,
   })}${thread ? threadPreview(m.id, thread.preview, thread.base, pageUrl, slug, display) : ''}${
     display.threads && m.parentId === null
       ? html`<p class="thread-link"><a href="${threadUrl(`/c/${slug}`, m.id)}">Reply in thread</a></p>`
@@ -362,7 +386,7 @@ export function threadView(
 <h1>A thread</h1>
 <p class="meta">${replies === 0 ? 'No replies yet.' : replies === 1 ? '1 reply.' : `${replies} replies.`}</p>
 <ol class="messages" aria-label="The thread's messages">${messages.map((m) =>
-    messageItem(m, pageUrl, slug, { ...display, threads: false }),
+    messageItem(m, pageUrl, slug, { ...display, threads: false }, undefined, m === first ? messages : undefined),
   )}</ol>
 </article>`;
 }

@@ -1,5 +1,6 @@
 import {
   type ConversationPageRecord,
+  clockTime,
   durationLimitText,
   type MediaLimits,
   type OpenedLink,
@@ -21,6 +22,8 @@ export interface ReplyDraft {
   template?: { id: number; name: string; recording: string | null } | undefined;
   /** The "Internal note" box was ticked. */
   internal?: boolean | undefined;
+  /** The moment typed into "At" (a reply in a recording's thread). */
+  at?: string | undefined;
 }
 
 /**
@@ -50,6 +53,8 @@ export function replyForm(
     notes?: boolean | undefined;
     /** The thread it replies in (the thread's page): its first message's id. */
     parentId?: number | undefined;
+    /** The thread's first message is a recording of this length: the form offers a moment of it ("At"). */
+    moment?: { seconds: number } | undefined;
   },
 ): Html {
   const d = state.draft ?? {};
@@ -79,7 +84,7 @@ ${identity}
 ${fromTemplate}
 <p><label for="reply-text">Your reply</label><textarea id="reply-text" name="text" rows="5" maxlength="10000" aria-describedby="reply-text-note">${d.text ?? ''}</textarea></p>
 <p class="note" id="reply-text-note">Write a reply, send a recording, or both.</p>
-${recordingInput('reply-media', state.limits)}
+${state.moment ? momentField(state.parentId, state.moment.seconds, d.at) : ''}${recordingInput('reply-media', state.limits)}
 ${
   state.notes
     ? html`<p class="check"><input type="checkbox" id="reply-internal" name="internal" value="true"${d.internal ? html` checked` : ''} aria-describedby="reply-internal-note"><label for="reply-internal">Internal note</label></p>
@@ -90,6 +95,16 @@ ${
 </form>
 </section>`;
 }
+
+/**
+ * A reply in a recording's thread: the moment of the recording it speaks of (optional, m:ss). With
+ * JavaScript, a button takes the player's time (site.js).
+ */
+const momentField = (root: number | undefined, seconds: number, typed: string | undefined): Html =>
+  html`<p class="moment-field"><label for="reply-at">At a moment of the recording (optional, minutes:seconds${seconds > 0 ? `, up to ${clockTime(seconds)}` : ''})</label>
+<input id="reply-at" name="at" inputmode="numeric" maxlength="9" pattern="[0-9]{1,5}(:[0-9]{1,2}){0,2}" placeholder="1:23" value="${typed ?? ''}" aria-describedby="reply-at-note">
+<button type="button" class="secondary" data-moment-now="message-${root ?? ''}" hidden>Use the player's time</button></p>
+<p class="note" id="reply-at-note">Your reply then says “At 1:23 of the recording”, and the recording’s timeline marks it.</p>`;
 
 const MIB = 1024 * 1024;
 

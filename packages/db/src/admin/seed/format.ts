@@ -1,5 +1,6 @@
 import {
   DEFAULT_TITLE_TEMPLATE,
+  MAX_MOMENT_SECONDS,
   MESSAGE_FORMATS,
   MESSAGE_TYPES,
   microsFromDate,
@@ -60,6 +61,8 @@ export const ZSeedMessage = z.strictObject({
    * first message, an earlier one that is not a reply itself. A reply in a note's thread is a note.
    */
   thread_of: z.number().int().min(1).max(1_000_000).optional(),
+  /** A thread reply's moment of its thread's recording (whole seconds): needs `thread_of`. */
+  at_seconds: z.number().int().min(0).max(MAX_MOMENT_SECONDS).optional(),
 });
 
 export const ZSeedConversation = z.strictObject({

@@ -6,6 +6,8 @@ import {
   draftConversation,
   type IntakePageRecord,
   type MessageType,
+  momentApiText,
+  momentProblem,
   pendingTimers,
   type StoredMedia,
   safeMessageHtml,
@@ -284,6 +286,16 @@ export async function loadBatch(
           `${where}, message ${at + 1}: thread_of names an earlier message that is not a reply itself`,
         );
       }
+      // A moment is the API's: of a recording's thread, within the recording.
+      const rootKept = root && recordings.get(root);
+      const moment = momentProblem(m.at_seconds, {
+        parentId: m.thread_of ?? null,
+        recording:
+          root && (rootKept?.kind ?? root.type) !== 'text'
+            ? { seconds: rootKept?.seconds ?? root.recorded_duration_seconds }
+            : null,
+      });
+      if (moment) throw new AdminError(`${where}, message ${at + 1}: ${momentApiText(moment)}`);
       messages.push({
         id: threaded ? messageIds[first + at] : null,
         parent: m.thread_of === undefined ? null : messageIds[first + m.thread_of - 1],
@@ -304,6 +316,7 @@ export async function loadBatch(
         template_id: m.template === undefined ? null : (refs.templates.get(m.template.toLowerCase()) ?? null),
         template_name: m.template ?? null,
         internal: m.internal || root?.internal === true,
+        at_seconds: m.at_seconds ?? null,
       });
     });
   });
@@ -354,13 +367,14 @@ export async function loadBatch(
   const insertMessages: RowsInsert = (account, rows) =>
     sql`insert into message (id, account_id, conversation_id, message_type, recorded_duration_seconds, author_id, anonymous,
          text, format, download_media_url, created_at, hidden_at, media_key, media_content_type, media_bytes,
-         template_id, template_name, internal, parent_id)
+         template_id, template_name, internal, parent_id, at_seconds)
        select coalesce(id, nextval('message_id_seq')::int), ${account}::int, c, type, duration, author, anonymous, text,
          format, media, coalesce(created_at, now()), case when hidden then now() end, media_key, media_content_type,
-         media_bytes, template_id, template_name, internal, parent
+         media_bytes, template_id, template_name, internal, parent, at_seconds
        from jsonb_to_recordset(${rows}::jsonb) as t(id int, parent int, c int, type text, duration int, author int,
          anonymous bool, text text, format text, media text, created_at timestamptz, hidden bool, media_key text,
-         media_content_type text, media_bytes bigint, template_id int, template_name text, internal bool)`;
+         media_content_type text, media_bytes bigint, template_id int, template_name text, internal bool,
+         at_seconds int)`;
   if (options.emitEvents) await insertAnnounced(em, refs.id, messages, insertMessages, 'message_created');
   else await insertRows(em, refs.id, messages, insertMessages);
   // The inbox orders by latest activity (the newest message loaded, or the creation) and searches

@@ -16,6 +16,7 @@ export const createMessageOperation = defineOperation(createMessageSpec, (proced
         messageTemplateId: input.message_template_id,
         internal: input.internal,
         parentMessageId: input.parent_message_id,
+        atSeconds: input.at_seconds,
         recording: ctx.recording.take(),
         recordingKind: input.recording_kind,
       },

@@ -1,4 +1,4 @@
-import { ZMessageDetail, ZMessageTemplateId, ZRecordingKind } from '@convo/domain';
+import { MAX_MOMENT_SECONDS, ZMessageDetail, ZMessageTemplateId, ZRecordingKind } from '@convo/domain';
 import { z } from 'zod';
 import { BODY_ERRORS, idempotencyDoc, type OperationSpec } from '../../operation.ts';
 import { messageDetailExample } from './message.types.ts';
@@ -51,6 +51,18 @@ export const ZCreateMessageInput = z
           'reply joins the same thread; a reply in an internal note’s thread is an internal note). A message of ' +
           'another conversation, a hidden or missing one is 422.',
       }),
+    at_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_MOMENT_SECONDS)
+      .meta({
+        description:
+          'Ours: a comment at a moment. A reply in a recording’s thread (`parent_message_id`) may name the moment of ' +
+          'that recording it speaks of, in whole seconds from its start; the page marks it on the recording’s ' +
+          'timeline and shows "at 1:23" on the reply. Past the recording’s end, or without a recording’s thread, is 422.',
+        example: 83,
+      }),
     recording_kind: ZRecordingKind,
   })
   .partial({
@@ -59,6 +71,7 @@ export const ZCreateMessageInput = z
     message_template_id: true,
     internal: true,
     parent_message_id: true,
+    at_seconds: true,
     recording_kind: true,
   });
 

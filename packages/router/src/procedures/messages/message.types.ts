@@ -10,6 +10,7 @@ export const messageDetailExample = {
   message_credated_time_nice: 'November 27th, 2026 02:03PM UTC',
   internal: false,
   parent_message_id: null,
+  at_seconds: null,
   plays: 3,
   played_by: [{ id: 7, email: 'pat@client.example.com', name: 'Pat Client' }],
 };
