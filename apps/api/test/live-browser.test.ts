@@ -99,6 +99,16 @@ async function reply(slug: string, text: string) {
   expect((await new Visitor(h, site).reply(slug, { text })).status).toBe(303);
 }
 
+/** Olivia (the team) posts a 3-second video to `slug` from its page; its message id. */
+async function teamVideo(slug: string, text: string): Promise<number> {
+  const olivia = new Visitor(h, site);
+  olivia.cookies.set(team.name, team.value);
+  const bytes = new Uint8Array(readFileSync(new URL('./fixtures/media/video-3s.webm', import.meta.url)));
+  const posted = await olivia.replyWithRecording(slug, { text }, { name: 'v.webm', type: 'video/webm', bytes });
+  expect(posted.status).toBe(303);
+  return Number(/#message-(\d+)$/.exec(posted.headers.get('location') ?? '')?.[1]);
+}
+
 /** The inbox's rows: each conversation's title and whether it is marked unread. */
 const rows = (page: Page) =>
   page
@@ -233,16 +243,7 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
 
   it("reports a visitor's play of the team's recording once; the author's page shows it live", async () => {
     // Olivia (the team) posts a 3-second video to the third conversation.
-    const olivia = new Visitor(h, site);
-    olivia.cookies.set(team.name, team.value);
-    const bytes = new Uint8Array(readFileSync(new URL('./fixtures/media/video-3s.webm', import.meta.url)));
-    const posted = await olivia.replyWithRecording(
-      'third',
-      { text: 'Watch this' },
-      { name: 'v.webm', type: 'video/webm', bytes },
-    );
-    expect(posted.status).toBe(303);
-    const id = Number(/#message-(\d+)$/.exec(posted.headers.get('location') ?? '')?.[1]);
+    const id = await teamVideo('third', 'Watch this');
     const author = await browser.newContext({ bypassCSP: true });
     await author.addCookies([team]);
     const authorPage = await author.newPage();
@@ -295,15 +296,7 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
   });
 
   it('marks a reply’s moment on the recording’s timeline, seeks there, and takes the player’s time', async () => {
-    const olivia = new Visitor(h, site);
-    olivia.cookies.set(team.name, team.value);
-    const bytes = new Uint8Array(readFileSync(new URL('./fixtures/media/video-3s.webm', import.meta.url)));
-    const posted = await olivia.replyWithRecording(
-      'second',
-      { text: 'The plan' },
-      { name: 'v.webm', type: 'video/webm', bytes },
-    );
-    const root = Number(/#message-(\d+)$/.exec(posted.headers.get('location') ?? '')?.[1]);
+    const root = await teamVideo('second', 'The plan');
     const visitor = new Visitor(h, site);
     await visitor.get(`/c/second/m/${root}`);
     const answered = await visitor.post('/c/second', {
