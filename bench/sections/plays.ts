@@ -1,3 +1,4 @@
+import autocannon from 'autocannon';
 import pg from 'pg';
 import { drive, fmt, SCENARIOS } from '../load.ts';
 import { CONNECTIONS, DB, DURATION, PAGE_HOST } from '../options.ts';
@@ -10,7 +11,9 @@ import { getPage, postForm } from './unkept.ts';
  * enough (`POST /c/pages-2/messages/<id>/played`, one visitor's session again and again: each is
  * checked, its recording's access read and its play kept once, answered 204) against the
  * comparison's get_conversation ?slug (a conversation of 5 messages), alternated in one run
- * (target: the beacon at >= 0.8x).
+ * (target: the beacon at >= 0.8x); and what the beacon costs the page: its page views a second
+ * alone, and when every view sends its beacon (each visitor watching past the threshold, the most
+ * beacons a page can bring), alternated (target: the page loses under 5 %).
  */
 export async function plays(product: Server) {
   const id = await plantRecordedMessage('pages-2');
@@ -47,6 +50,67 @@ export async function plays(product: Server) {
   }
   console.log(`\nplayed receipts' beacon (product only):\n${rows.join('\n')}`);
   aim('played beacon >= 0.80x get_conversation ?slug', `lowest x${worst.toFixed(2)}`, worst >= 0.8);
+
+  const views = (c: number, withBeacon: boolean) =>
+    visits(product, cookie, withBeacon ? { path: `/c/pages-2/messages/${id}/played`, csrf } : null, c);
+  const costs: string[] = [];
+  let dearest = 0;
+  for (const c of CONNECTIONS) {
+    const alone1 = await views(c, false);
+    const both1 = await views(c, true);
+    const both2 = await views(c, true);
+    const alone2 = await views(c, false);
+    const alone = (alone1 + alone2) / 2;
+    const both = (both1 + both2) / 2;
+    const cost = 1 - both / alone;
+    dearest = Math.max(dearest, cost);
+    costs.push(
+      `${String(c).padStart(5)} conns: page views ${fmt(alone)}/s alone, ${fmt(both)}/s each with its beacon: ` +
+        `the beacon costs the page ${(cost * 100).toFixed(1)} %`,
+    );
+  }
+  console.log(
+    `\nthe beacon's cost to the page (/c/pages-2, a view then its beacon on each connection):\n${costs.join('\n')}`,
+  );
+  aim(
+    'the beacon costs the page < 5 % of its views a second (every view sending one)',
+    `most ${(dearest * 100).toFixed(1)} %`,
+    dearest < 0.05,
+  );
+}
+
+/**
+ * The page viewed as fast as `connections` allow for DURATION by one visitor (its cookie), each
+ * view followed by the beacon when one is given: page views a second (every answer must be 2xx).
+ */
+async function visits(
+  product: Server,
+  cookie: string,
+  beacon: { path: string; csrf: string } | null,
+  connections: number,
+): Promise<number> {
+  const page = { method: 'GET' as const, path: '/c/pages-2' };
+  const result = await autocannon({
+    url: product.base,
+    connections,
+    duration: DURATION,
+    headers: { host: PAGE_HOST, cookie, origin: `https://${PAGE_HOST}` },
+    requests: beacon
+      ? [
+          page,
+          {
+            method: 'POST',
+            path: beacon.path,
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: `csrf=${encodeURIComponent(beacon.csrf)}`,
+          },
+        ]
+      : [page],
+  });
+  if (result.non2xx + result.errors > 0) {
+    throw new Error(`the page views met ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+  }
+  return result.requests.average * (beacon ? 0.5 : 1);
 }
 
 /**
