@@ -103,8 +103,12 @@ const TAKE_DUE = `
     order by due_at limit ? for update skip locked)
   returning conversation_id, user_id, account_id, first_message_id, first_play_id`;
 
-/** The plays a taken mail tells: of the recipient's own messages, since its first, unless they stopped play notices since. */
+/**
+ * The plays a taken mail tells (`p`, its message `m`, its viewer `pu`): of the recipient's own
+ * messages, since its first, unless they stopped play notices since.
+ */
 const PLAYS_SINCE = `from message_play p join message m on m.id = p.message_id and m.account_id = p.account_id
+  left join account_user pu on pu.id = p.viewer_id
   where p.conversation_id = c.id and p.account_id = c.account_id and p.id >= d.first_play_id
     and m.author_id = u.id and m.hidden_at is null
     and not ${mutedSql('d.account_id', 'd.user_id', 'd.conversation_id', 'plays')}`;
@@ -136,7 +140,7 @@ const DIGESTS = `
        select p.id, case when p.viewer_id is not null then coalesce(nullif(pu.name, ''), 'Someone') end as viewer_name,
          m.id as message_id, m.message_type, m.text, m.format, m.parent_id,
          (extract(epoch from p.played_at) * 1000000)::bigint::text as played_us
-       ${PLAYS_SINCE.replace('where', 'left join account_user pu on pu.id = p.viewer_id where')}
+       ${PLAYS_SINCE}
        order by p.id limit ${NOTIFY_MAX_MESSAGES}) x), '[]'::json) as plays
   from jsonb_to_recordset(?::jsonb) as d(conversation_id int, user_id int, account_id int, first_message_id int, first_play_id bigint)
   join account a on a.id = d.account_id

@@ -234,6 +234,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
     if (read instanceof Response) return read;
     const { fields } = read;
     const account = c.env.account;
+    const moment = parseMoment(field(fields, 'at'));
     const form = {
       text: field(fields, 'text') ?? '',
       name: field(fields, 'name'),
@@ -242,7 +243,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       internal: field(fields, 'internal') === 'true',
       parentId: parentOf(field(fields, 'parent')),
       at: field(fields, 'at'),
-      atSeconds: parseMoment(field(fields, 'at')) ?? undefined,
+      atSeconds: moment ?? undefined,
     };
     const slug = c.req.param('slug');
     // A reply started from a template: the team's, else refused (the form offers none to anyone else).
@@ -266,7 +267,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       if (read.file) await deps.media.store.remove(read.file.key);
       return refuse('That template is not in the team’s library (any more): write the reply without it.');
     }
-    if (parseMoment(form.at) === null) {
+    if (moment === null) {
       if (read.file) await deps.media.store.remove(read.file.key);
       return refuse(momentPageText({ kind: 'range' }));
     }
