@@ -370,6 +370,14 @@ describe('played receipts', () => {
       }
       expect((await teammate.post('/settings', { csrf: teammate.hidden('csrf'), plays: 'on' })).status).toBe(303);
       expect((await teammate.get('/settings')).html).toContain('Stop play notices');
+      // A conversation muted whole says nothing of its play notices (they stop with it).
+      const choose = async (choice: string) =>
+        (await teammate.post('/c/onboarding/mail', { csrf: teammate.hidden('csrf'), choice })).status;
+      await teammate.get('/c/onboarding');
+      expect(await choose('mute')).toBe(303);
+      const muted = (await teammate.get('/c/onboarding')).html;
+      expect([muted.includes('E-mail me again'), muted.includes('play notices')]).toEqual([true, false]);
+      expect(await choose('unmute')).toBe(303);
     } finally {
       await notify.stop();
     }

@@ -27,11 +27,11 @@ export function conversationMailChoice(slug: string, mail: ConversationMail, csr
   }
   return html`<section id="mail" aria-labelledby="mail-heading" class="mail-choice">
 <h2 id="mail-heading">E-mail</h2>
-${body}${mail.mutedAll ? '' : playsChoice(slug, mail, csrf)}
+${body}${mail.receiving ? playsChoice(slug, mail, csrf) : ''}
 </section>`;
 }
 
-/** Under the mail choice: whether they hear when their own recordings here are played. */
+/** Under the mail choice, for someone who gets this conversation's mail: whether it tells them of plays of their recordings. */
 function playsChoice(slug: string, mail: ConversationMail, csrf: string): Html {
   if (mail.playsMutedAll) {
     return html`<p>You get no e-mail when someone plays your recordings. <a href="/settings">Your mail settings</a> turn it back on.</p>`;
