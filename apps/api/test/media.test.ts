@@ -803,9 +803,10 @@ describe('the probe', () => {
       const keys = Array.from({ length: 4 }, (_, i) => `1/${String(i).padStart(32, '0')}`);
       for (const key of keys) await store.put(key, [bytes], LIMITS.maxBytes);
       // The heavy sender's three files are slow to read; the light sender's one is not. The
-      // heavy reads under way at once are counted.
+      // heavy reads under way at once are counted. Slow enough (1.5 s) that a loaded machine's
+      // thread start cannot let a heavy read finish before the light one is measured.
       const reads = { now: 0, most: 0 };
-      const slow = slowReads(store, (key) => key !== keys[3], 400, reads);
+      const slow = slowReads(store, (key) => key !== keys[3], 1_500, reads);
       const probe = new MediabunnyProbe({ threads: 3 });
       const { done, measure } = inOrder(probe, slow, bytes.byteLength);
       const heavy = keys.slice(0, 3).map((key) => measure(key, 'heavy'));
