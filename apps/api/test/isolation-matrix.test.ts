@@ -545,6 +545,24 @@ const OPERATIONS: Operation[] = [
     send: (hd, l) =>
       trpcQuery('messages.getMessageViews', { message_id: l === 'secret' ? alphaMessage : 2_000_000_000 }, hd),
   },
+  ...(['add', 'remove'] as const).flatMap((verb): Operation[] => {
+    const of = `messages.${verb}Reaction`;
+    // As the credential's own owner: beta's token reaches for alpha's message as beta's owner.
+    const input = (hd: Record<string, string>, l: 'secret' | 'absent') => ({
+      message_id: l === 'secret' ? alphaMessage : 2_000_000_000,
+      reaction: 'thumbs_up',
+      user_email: `owner@${hd.authorization === `Bearer ${b.token}` ? b.key : a.key}.example.com`,
+    });
+    return [
+      {
+        name: `REST ${verb}_reaction`,
+        of,
+        write: true,
+        send: (hd, l) => restPost(hd, input(hd, l), `../messages/${verb}_reaction`),
+      },
+      { name: `tRPC ${of}`, of, write: true, send: (hd, l) => trpcMutation(of, input(hd, l), hd) },
+    ];
+  }),
 ];
 
 /** Each account's conversations, webhook endpoints, members and users, as `account:what:count`. */

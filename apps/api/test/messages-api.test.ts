@@ -81,6 +81,7 @@ describe('create_message', () => {
       at_seconds: null,
       plays: 0,
       played_by: [],
+      reactions: [],
     });
     // The spec'd operations show it with the spec's members only.
     const got = await apiCall(h, 'GET', '/conversations/get_conversation?slug=first', auth(a));
@@ -97,6 +98,7 @@ describe('create_message', () => {
               'at_seconds',
               'plays',
               'played_by',
+              'reactions',
             ].includes(k),
         ),
       ),

@@ -148,6 +148,8 @@ describe('a reply notifies the members', () => {
       total: 1,
       plays: [],
       totalPlays: 0,
+      reactions: [],
+      totalReactions: 0,
       messages: [
         {
           id: 9,

@@ -1,18 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { PgWebhookDeliveryStore } from '@convo/db';
 import { ZMessagePlayedEvent } from '@convo/domain';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { startNotifyWorker } from '../src/workers/notify.ts';
-import { startWebhookWorker, type WebhookWorker } from '../src/workers/webhooks.ts';
 import { listen, openStream } from './support/events.ts';
 import { apiCall, auth, BASE, call, type Harness, rows, until } from './support/harness.ts';
 import { mailHeader } from './support/mailbox.ts';
 import { mailTo, oneClick, openPeopleSite, type PeopleSite, signIn, unsubscribeLink } from './support/people.ts';
 import { attr, elements, messageIdOf, present, Visitor } from './support/site.ts';
+import { openReceiver } from './support/webhooks.ts';
 
 /*
  * Played receipts (issue 42): the page's player reports a play (its beacon), once per viewer and
@@ -34,10 +31,7 @@ const PLAY_LIMIT = 40;
 let site: PeopleSite;
 let h: Harness;
 let listener: { close(): Promise<void> };
-let worker: WebhookWorker;
-let receiver: Server;
-const received: { body: string; headers: Record<string, unknown> }[] = [];
-let hookSecret: string;
+let receiver: Awaited<ReturnType<typeof openReceiver>>;
 let owner: Visitor;
 let teammate: Visitor;
 let pia: Visitor;
@@ -136,37 +130,7 @@ beforeAll(async () => {
   );
   h = site.h;
   listener = listen(h);
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8').on('data', (c: string) => {
-      body += c;
-    });
-    req.on('end', () => {
-      received.push({ headers: req.headers, body });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const hook = await call(
-    h,
-    new Request(`${BASE}/api/v1/webhooks`, {
-      method: 'POST',
-      headers: { ...auth(TOKEN), 'content-type': 'application/json' },
-      body: JSON.stringify({
-        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-        events: ['message_played'],
-      }),
-    }),
-  );
-  expect(hook.status).toBe(201);
-  hookSecret = hook.body.secret;
-  worker = startWebhookWorker(new PgWebhookDeliveryStore(h.db.orm.em.fork()), {
-    policy: { allowHttp: true, allowPrivate: true },
-    logger: createLogger('silent'),
-    intervalMs: 25,
-    timeoutMs: 5_000,
-    retryDelay: () => 0,
-  });
+  receiver = await openReceiver(h, TOKEN, ['message_played']);
 
   owner = await signIn(site, HOST, 'olive@plays.example');
   teammate = await signIn(site, HOST, 'tim@plays.example');
@@ -180,8 +144,7 @@ beforeAll(async () => {
   note = await posted(teammate, 'onboarding', { internal: 'true' });
 }, 60_000);
 afterAll(async () => {
-  await worker?.stop();
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
   await listener?.close();
   h?.services.live.close();
   await site?.close();
@@ -443,12 +406,12 @@ describe('played receipts', () => {
   it('sends message_played once per counted play, signed, with the viewer as the API shows a person', async () => {
     // A receiver de-duplicates by `webhook-id` (a delivery timed out under load is sent again).
     const unique = () =>
-      [...new Map(received.map((r) => [String(r.headers['webhook-id']), r])).values()].filter(
+      [...new Map(receiver.received.map((r) => [String(r.headers['webhook-id']), r])).values()].filter(
         (r) => !mailed.some((id) => r.body.includes(`"message_id":${id},`)),
       );
     await until(() => unique().length >= 6);
     const bodies = unique().map((r) =>
-      new Webhook(hookSecret).verify(r.body, {
+      new Webhook(receiver.secret).verify(r.body, {
         'webhook-id': String(r.headers['webhook-id']),
         'webhook-timestamp': String(r.headers['webhook-timestamp']),
         'webhook-signature': String(r.headers['webhook-signature']),

@@ -15,6 +15,7 @@ import type {
   NotificationStore,
   PeopleStore,
   PlayStore,
+  ReactionStore,
   ReceivedFile,
   ReplyStore,
   SiteSecrets,
@@ -47,6 +48,8 @@ export interface SiteLimits {
   readsPerIpPerMinute: number;
   /** Plays reported by the pages' players (receipts' beacons) per client address per minute; 0: no limit. */
   playsPerIpPerMinute: number;
+  /** Reactions added or taken back on the pages per client address per minute; 0: no limit. */
+  reactionsPerIpPerMinute: number;
   /** Sign-in links and replies per e-mail address per 15 minutes; 0: no limit. */
   perEmailPer15Minutes: number;
   /** Mail to addresses nobody has confirmed (sign-in links, confirmations) per account per hour; 0: no limit. */
@@ -59,7 +62,7 @@ export interface SiteLimits {
 
 /**
  * The limits a site has unless the operator sets others (`FORM_LIMIT_PER_IP`, `FORM_LIMIT_PER_EMAIL`,
- * `PAGE_LIMIT_PER_IP`, `PLAY_LIMIT_PER_IP`).
+ * `PAGE_LIMIT_PER_IP`, `PLAY_LIMIT_PER_IP`, `REACTION_LIMIT_PER_IP`).
  */
 export const DEFAULT_SITE_LIMITS: SiteLimits = {
   perIpPerMinute: 30,
@@ -69,6 +72,7 @@ export const DEFAULT_SITE_LIMITS: SiteLimits = {
   downloadsMax: 1_000,
   readsPerIpPerMinute: 1_200,
   playsPerIpPerMinute: 120,
+  reactionsPerIpPerMinute: 60,
 };
 
 /** One reader's live stream, as a route asks for it. */
@@ -130,6 +134,8 @@ export interface SiteDeps {
   moderation: ModerationStore;
   /** The played receipts: the players' beacons keep them, the pages show them. */
   plays: PlayStore;
+  /** Reactions on messages: the pages' forms keep them and show them. */
+  reactions: ReactionStore;
   outbox: MailOutbox;
   limits: VisitorLimits;
   /** Page reads per client address, shared by every process (blocks of quota claimed, not a row a read). */

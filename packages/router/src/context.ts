@@ -11,6 +11,7 @@ import {
   type MessageTemplateStore,
   type PlayStore,
   type RateLimitState,
+  type ReactionStore,
   type ReceivedFile,
   type ReplyStore,
   type TeamStore,
@@ -54,6 +55,8 @@ export interface ProcedureServices {
   messageStore: MessageStore;
   /** The played receipts (get_message_views). */
   plays: PlayStore;
+  /** Reactions (add_reaction, remove_reaction). */
+  reactions: ReactionStore;
   /** The team's message templates. */
   messageTemplates: MessageTemplateStore;
   /** Where a message is posted: the same statement as a reply on a conversation's page. */

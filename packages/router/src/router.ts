@@ -14,9 +14,11 @@ import { createMessageTemplateOperation } from './procedures/message-templates/c
 import { deleteMessageTemplateOperation } from './procedures/message-templates/delete-message-template.ts';
 import { listMessageTemplatesOperation } from './procedures/message-templates/list-message-templates.ts';
 import { updateMessageTemplateOperation } from './procedures/message-templates/update-message-template.ts';
+import { addReactionOperation } from './procedures/messages/add-reaction.ts';
 import { createMessageOperation } from './procedures/messages/create-message.ts';
 import { getMessageViewsOperation } from './procedures/messages/get-message-views.ts';
 import { getMessagesOperation } from './procedures/messages/get-messages.ts';
+import { removeReactionOperation } from './procedures/messages/remove-reaction.ts';
 import { getTeamOperation } from './procedures/team/get-team.ts';
 import { updateTeamMemberOperation } from './procedures/team/update-team-member.ts';
 import { createWebhookOperation } from './procedures/webhooks/create-webhook.ts';
@@ -67,6 +69,8 @@ const procedures = {
     getMessages: getMessagesOperation,
     createMessage: createMessageOperation,
     getMessageViews: getMessageViewsOperation,
+    addReaction: addReactionOperation,
+    removeReaction: removeReactionOperation,
   },
   messageTemplates: {
     listMessageTemplates: listMessageTemplatesOperation,

@@ -77,6 +77,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     inbox: services.inbox,
     moderation: services.moderation,
     plays: services.plays,
+    reactions: services.reactions,
     outbox: services.outbox,
     limits: services.visitorLimits,
     readLimits: services.readLimits,

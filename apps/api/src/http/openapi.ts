@@ -1,4 +1,10 @@
-import { PAGE_SIZE, WEBHOOK_EVENT_TYPES, type WebhookEventType, ZMessagePlayedEvent } from '@convo/domain';
+import {
+  PAGE_SIZE,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
+  ZMessagePlayedEvent,
+  ZReactionAddedEvent,
+} from '@convo/domain';
 import {
   ERRORS,
   type ErrorCode,
@@ -221,7 +227,10 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
 }
 
 /** The bodies of the events with a schema of their own; the others carry `data` as their description says. */
-const EVENT_SCHEMAS: Partial<Record<WebhookEventType, z.ZodType>> = { message_played: ZMessagePlayedEvent };
+const EVENT_SCHEMAS: Partial<Record<WebhookEventType, z.ZodType>> = {
+  message_played: ZMessagePlayedEvent,
+  reaction_added: ZReactionAddedEvent,
+};
 
 /**
  * The webhooks an endpoint may subscribe to (create_webhook's `events`), as OpenAPI 3.1 says them:

@@ -123,6 +123,12 @@ const ZEnv = z.object({
   PAGE_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.readsPerIpPerMinute),
   /** Plays reported by the pages' players (played receipts) per client address per minute; 0: no limit. */
   PLAY_LIMIT_PER_IP: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_SITE_LIMITS.playsPerIpPerMinute),
+  REACTION_LIMIT_PER_IP: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .default(DEFAULT_SITE_LIMITS.reactionsPerIpPerMinute),
   /** robots.txt and sitemaps kept in memory by their account's change mark, in MiB. */
   SITE_FILES_MB: z.coerce
     .number()
@@ -291,6 +297,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         downloadsMax: e.MEDIA_DOWNLOADS_MAX,
         readsPerIpPerMinute: e.PAGE_LIMIT_PER_IP,
         playsPerIpPerMinute: e.PLAY_LIMIT_PER_IP,
+        reactionsPerIpPerMinute: e.REACTION_LIMIT_PER_IP,
       },
     },
     media: {

@@ -26,7 +26,8 @@ export interface Mailbox {
 const decodeQuotedPrintable = (raw: string) =>
   raw
     .replace(/=\r?\n/g, '')
-    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+    // A run of encoded bytes is UTF-8 text (an emoji, a curly quote), read as such.
+    .replace(/(?:=[0-9A-F]{2})+/g, (run: string) => Buffer.from(run.replaceAll('=', ''), 'hex').toString('utf8'));
 
 export async function openMailbox(): Promise<Mailbox> {
   const mails: Mail[] = [];

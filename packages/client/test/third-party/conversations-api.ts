@@ -392,6 +392,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/messages/add_reaction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * React on a message, as one of the team
+         * @description Ours: one of a fixed set of emoji on any of the account’s messages, by the team member `user_email`, once of each kind per person (a reaction already there changes nothing and answers the same). The conversation’s page shows it at once to everyone who sees the message (live), the message’s author hears of it in their mail digest, and a `reaction_added` webhook is sent. Answers the message’s reactions as they are now, as get_messages shows them.
+         */
+        post: operations["addReaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages/remove_reaction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take back a reaction on a message, as one of the team
+         * @description Ours: takes back the reaction `reaction` of the team member `user_email` on the message (one they had not given changes nothing). The page shows it at once; nothing is mailed or sent by webhook. Answers the message’s reactions as they are now.
+         */
+        post: operations["removeReaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/message_templates": {
         parameters: {
             query?: never;
@@ -562,6 +602,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    reaction_added: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reaction_added
+         * @description Signed by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the endpoint's secret; retried with backoff until a 2xx answer. See `WebhookEventType` for every type's `data`.
+         */
+        post: operations["reaction_added_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     workflow_step: {
         parameters: {
             query?: never;
@@ -586,10 +646,10 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
-         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and `parent_message_id` (the message whose thread it replies in, or null) and `at_seconds` (its moment of that thread’s recording, whole seconds, or null). `message_hidden`: the ids of a message the team hid. `message_played`: a recording was played past its receipt threshold (5 s or 75 %), once per viewer and session and never by its own side: `message_id`, `conversation_id`, the `viewer` (as a message's `author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
+         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and `parent_message_id` (the message whose thread it replies in, or null) and `at_seconds` (its moment of that thread’s recording, whole seconds, or null). `message_hidden`: the ids of a message the team hid. `message_played`: a recording was played past its receipt threshold (5 s or 75 %), once per viewer and session and never by its own side: `message_id`, `conversation_id`, the `viewer` (as a message's `author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `reaction_added`: someone reacted on a message (its page, or add_reaction), once per message, kind and person: `message_id`, `conversation_id`, `reaction` and its `emoji`, the `user` (a person, or `{"anonymous": true}`) and `created_at`. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
          * @enum {string}
          */
-        WebhookEventType: "conversation_created" | "conversation_updated" | "conversation_deleted" | "message_created" | "message_hidden" | "message_played" | "workflow_step";
+        WebhookEventType: "conversation_created" | "conversation_updated" | "conversation_deleted" | "message_created" | "message_hidden" | "message_played" | "reaction_added" | "workflow_step";
         WorkflowStep: {
             trigger: components["schemas"]["WorkflowTrigger"];
             action: components["schemas"]["WorkflowAction"];
@@ -676,6 +736,11 @@ export interface components {
             /** @constant */
             type: "webhook";
         };
+        /**
+         * @description One of the fixed set: `thumbs_up` 👍, `heart` ❤️, `laugh` 😂, `celebrate` 🎉, `surprised` 😮, `thinking` 🤔.
+         * @enum {string}
+         */
+        ReactionName: "thumbs_up" | "heart" | "laugh" | "celebrate" | "surprised" | "thinking";
         CreatedConversation: {
             id: number;
             title: string;
@@ -1008,6 +1073,17 @@ export interface components {
             plays: number;
             /** @description The signed-in people among them, in the order they first played it; visitors are counted only. */
             played_by: components["schemas"]["User"][];
+            /** @description Its reactions, the kinds someone chose in the fixed set’s order (none: an empty list). One of each kind per person; a visitor nobody knows reacts where the conversation takes anonymous messages, once per browser session. */
+            reactions: components["schemas"]["Reaction"][];
+        };
+        Reaction: {
+            reaction: components["schemas"]["ReactionName"];
+            /** @example 👍 */
+            emoji: string;
+            /** @description How many reacted so (people, and visitors by their browser session). */
+            count: number;
+            /** @description The signed-in people among them, by when they reacted; visitors are counted only. */
+            users: components["schemas"]["User"][];
         };
         GetMessageViewsAnswer: {
             message_id: number;
@@ -1019,6 +1095,11 @@ export interface components {
             viewer: components["schemas"]["MessageAuthor"];
             /** @description When the play was counted, ISO 8601, UTC. */
             played_at: string;
+        };
+        MessageReactionsAnswer: {
+            message_id: number;
+            /** @description Its reactions, the kinds someone chose in the fixed set’s order (none: an empty list). One of each kind per person; a visitor nobody knows reacts where the conversation takes anonymous messages, once per browser session. */
+            reactions: components["schemas"]["Reaction"][];
         };
         /** @description The account's message templates, by name. */
         MessageTemplateList: {
@@ -1110,6 +1191,22 @@ export interface components {
                 viewer: components["schemas"]["MessageAuthor"];
                 /** @description The same time: when the play was counted. */
                 played_at: string;
+            };
+        };
+        /** @description Someone reacted on a message (on its page, or through add_reaction): once per message, kind and person; taking it back and adding it again sends it again. */
+        ReactionAddedEvent: {
+            /** @constant */
+            type: "reaction_added";
+            /** @description When it was added, ISO 8601, UTC. */
+            timestamp: string;
+            data: {
+                message_id: number;
+                conversation_id: number;
+                reaction: components["schemas"]["ReactionName"];
+                emoji: string;
+                user: components["schemas"]["MessageAuthor"];
+                /** @description The same time: when it was added. */
+                created_at: string;
             };
         };
     };
@@ -4385,6 +4482,20 @@ export interface operations {
                      *               "email": "pat@client.example.com",
                      *               "name": "Pat Client"
                      *             }
+                     *           ],
+                     *           "reactions": [
+                     *             {
+                     *               "reaction": "thumbs_up",
+                     *               "emoji": "👍",
+                     *               "count": 2,
+                     *               "users": [
+                     *                 {
+                     *                   "id": 7,
+                     *                   "email": "pat@client.example.com",
+                     *                   "name": "Pat Client"
+                     *                 }
+                     *               ]
+                     *             }
                      *           ]
                      *         }
                      *       ]
@@ -4617,6 +4728,20 @@ export interface operations {
                      *           "email": "pat@client.example.com",
                      *           "name": "Pat Client"
                      *         }
+                     *       ],
+                     *       "reactions": [
+                     *         {
+                     *           "reaction": "thumbs_up",
+                     *           "emoji": "👍",
+                     *           "count": 2,
+                     *           "users": [
+                     *             {
+                     *               "id": 7,
+                     *               "email": "pat@client.example.com",
+                     *               "name": "Pat Client"
+                     *             }
+                     *           ]
+                     *         }
                      *       ]
                      *     }
                      */
@@ -4812,6 +4937,349 @@ export interface operations {
                 };
             };
             /** @description `message_id` is missing or not a whole number ≥ 1 */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description One of the account's messages, by its id (`messages[].id`). */
+                    message_id: number;
+                    reaction: components["schemas"]["ReactionName"];
+                    /** @description Who reacts: the account's owner or a member of its team, by e-mail address. */
+                    user_email: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description One of the account's messages, by its id (`messages[].id`). */
+                    message_id: number;
+                    reaction: components["schemas"]["ReactionName"];
+                    /** @description Who reacts: the account's owner or a member of its team, by e-mail address. */
+                    user_email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message_id": 42,
+                     *       "reactions": [
+                     *         {
+                     *           "reaction": "thumbs_up",
+                     *           "emoji": "👍",
+                     *           "count": 3,
+                     *           "users": [
+                     *             {
+                     *               "id": 1,
+                     *               "email": "owner@acme.example.com",
+                     *               "name": "Ada Owner"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageReactionsAnswer"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The account has no such message (or it is hidden) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `message_id` is not a whole number ≥ 1, `reaction` is not one of `thumbs_up`, `heart`, `laugh`, `celebrate`, `surprised`, `thinking`, or `user_email` is nobody on the account's team */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token's rate limit for the current window is used up */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of the service; never caused by anything a client sends */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the request ran past its time limit; retry shortly */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description One of the account's messages, by its id (`messages[].id`). */
+                    message_id: number;
+                    reaction: components["schemas"]["ReactionName"];
+                    /** @description Who reacts: the account's owner or a member of its team, by e-mail address. */
+                    user_email: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description One of the account's messages, by its id (`messages[].id`). */
+                    message_id: number;
+                    reaction: components["schemas"]["ReactionName"];
+                    /** @description Who reacts: the account's owner or a member of its team, by e-mail address. */
+                    user_email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message_id": 42,
+                     *       "reactions": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageReactionsAnswer"];
+                };
+            };
+            /** @description The body is not valid JSON, or the request is not valid HTTP */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No token, an unknown or revoked token, or a malformed Authorization header */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The account has no such message (or it is hidden) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body did not arrive whole in time; the connection is closed */
+            408: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit, or a form body has more than 100 fields */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is neither JSON nor form-encoded, or it is JSON sent with a form content type */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `message_id` is not a whole number ≥ 1, `reaction` is not one of `thumbs_up`, `heart`, `laugh`, `celebrate`, `surprised`, `thinking`, or `user_email` is nobody on the account's team */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5614,6 +6082,28 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["MessagePlayedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer ends the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reaction_added_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReactionAddedEvent"];
             };
         };
         responses: {

@@ -362,6 +362,41 @@ export const MessagePlay = defineEntity({
   ],
 });
 
+/**
+ * A reaction (reactions.ts): one of a fixed set, on a message, once per kind and person (a user,
+ * or an anonymous visitor's session by its hash, `reactor_key`).
+ */
+export const MessageReaction = defineEntity({
+  name: 'MessageReaction',
+  properties: {
+    id: p.bigint('number').primary().autoincrement(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    conversationId: p.integer(),
+    message: () => p.manyToOne(Message).deleteRule('cascade'),
+    reaction: p.string().length(16),
+    user: () => p.manyToOne(User).nullable().deleteRule('cascade'),
+    reactorKey: p.string().length(64),
+    createdAt: createdAt(),
+  },
+  triggers: [
+    liveTrigger('message_reaction_live', 'insert', 'message_reaction', 'new table as new_rows', 'live_message_reacted'),
+    liveTrigger(
+      'message_reaction_live_gone',
+      'delete',
+      'message_reaction',
+      'old table as old_rows',
+      'live_message_unreacted',
+    ),
+  ],
+  indexes: [
+    {
+      name: 'message_reaction_once',
+      expression:
+        'create unique index "message_reaction_once" on "message_reaction" ("message_id", "reaction", "reactor_key")',
+    },
+  ],
+});
+
 /** When each person last opened each conversation: the inbox marks what changed since. */
 export const ConversationRead = defineEntity({
   name: 'ConversationRead',

@@ -24,6 +24,7 @@ import {
   IntakePageMember,
   Message,
   MessagePlay,
+  MessageReaction,
   MessageTemplate,
   Tag,
   Workflow,
@@ -71,6 +72,7 @@ export type Schema =
   | typeof Message
   | typeof MessageTemplate
   | typeof MessagePlay
+  | typeof MessageReaction
   | typeof ConversationRead
   | typeof WorkflowJob
   | typeof WorkflowEvent
@@ -110,6 +112,7 @@ export const entities: EntitySchema[] = [
   Message,
   MessageTemplate,
   MessagePlay,
+  MessageReaction,
   ConversationRead,
   WorkflowJob,
   WorkflowEvent,

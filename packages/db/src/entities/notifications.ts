@@ -20,6 +20,7 @@ export const NotifyEvent = defineEntity({
     messageId: p.integer(),
     authorId: p.integer().nullable(),
     playId: p.bigint('number').nullable(),
+    reactionId: p.bigint('number').nullable(),
   },
 });
 
@@ -32,6 +33,7 @@ export const NotificationDigest = defineEntity({
     accountId: p.integer(),
     firstMessageId: p.integer().nullable(),
     firstPlayId: p.bigint('number').nullable(),
+    firstReactionId: p.bigint('number').nullable(),
     dueAt: p.datetime().columnType('timestamptz(6)').index('notification_digest_due'),
   },
 });

@@ -11,7 +11,7 @@ import type {
   UpdatedConversationView,
   WireJson,
 } from '@convo/domain';
-import { isMessageType, SLUG_KEY_SQL } from '@convo/domain';
+import { isMessageType, REACTIONS, SLUG_KEY_SQL } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type ExpressionBuilder, type InferResult, type RawBuilder, type Selectable, sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
@@ -320,11 +320,32 @@ export const messageJson = (shown: 'spec' | 'detail') => {
             ',"parent_message_id":', coalesce(m.parent_id::text, 'null'),
             ',"at_seconds":', coalesce(m.at_seconds::text, 'null'),
             ',"plays":', (select count(*) from message_play mp where mp.message_id = m.id),
-            ',"played_by":', ${playedBy},`
+            ',"played_by":', ${playedBy},
+            ',"reactions":', ${reactionsJson(sql`m.id`)},`
           : sql``
       }
       '}')`;
 };
+
+/** The reaction set's order and emoji, as SQL arrays (constants of the domain's, no quotes in them). */
+const REACTION_ORDER = sql.raw(`array[${REACTIONS.map((r) => `'${r.name}'`).join(',')}]::text[]`);
+const REACTION_EMOJI = sql.raw(`array[${REACTIONS.map((r) => `'${r.emoji}'`).join(',')}]::text[]`);
+
+/**
+ * A message's reactions as the API shows them (ZReaction, reactionsView): each kind someone chose,
+ * in the set's order, its count and the people in it by when they reacted.
+ */
+export const reactionsJson = (message: RawBuilder<number>) =>
+  array(
+    sql<string>`concat('{"reaction":"', g.reaction, '","emoji":"', (${REACTION_EMOJI})[array_position(${REACTION_ORDER}, g.reaction::text)],
+      '","count":', g.n, ',"users":', g.users, '}')`,
+    sql`array_position(${REACTION_ORDER}, g.reaction::text)`,
+    sql`from (select r.reaction, count(*) as n, coalesce('[' || string_agg(case when ru.id is not null then
+               concat('{"id":', ru.id, ',"email":', ${json(col('ru.email'))}, ',"name":', ${json(col('ru.name'))}, '}') end,
+               ',' order by r.id) || ']', '[]') as users
+             from message_reaction r left join account_user ru on ru.id = r.user_id
+             where r.message_id = ${message} group by r.reaction) g`,
+  );
 
 /**
  * A person (the account user `u`) as a message's `author` and a play's `viewer` show them;

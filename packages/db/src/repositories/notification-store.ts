@@ -1,11 +1,13 @@
 import {
   type DueDigest,
+  isReactionName,
   isTeamRole,
   type MailOutbox,
   type MuteKind,
   messageHtmlText,
   NOTIFY_MAX_MESSAGES,
   type NotificationStore,
+  reactionEmoji,
   UNVERIFIED_NAME_SUFFIX,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
@@ -18,7 +20,7 @@ import { fromJson, query } from './sql.ts';
 /*
  * Notifications in three tables (migration notifications): notify_event, one row per posted
  * message, written in the message's own statement (notifyEvents), or per counted play (the play
- * store's statement); notification_digest, one pending mail per person and conversation; and the
+ * store's statement) or reaction added (the reaction store's); notification_digest, one pending mail per person and conversation; and the
  * mutes and follows that decide who gets one.
  */
 
@@ -53,28 +55,30 @@ const mutedSql = (account: string, user: string, conversation: string, kind: str
  * Who is told of a message: the conversation's members, and its followers while it is public;
  * never its author, nor anyone who muted the conversation or all of the account's mail; of an
  * internal note, only those on the account's team. Of a play (`play_id`): the played message's
- * author alone, unless they stopped play notices too.
+ * author alone, unless they stopped play notices too; of a reaction (`reaction_id`), its author alone.
  */
 const FAN_OUT = `
   with ev as (
     delete from notify_event where id in (select id from notify_event order by id limit ? for update skip locked)
-    returning account_id, conversation_id, message_id, author_id, play_id
+    returning account_id, conversation_id, message_id, author_id, play_id, reaction_id,
+      play_id is null and reaction_id is null as posted
   ),
   told as (
     select ev.account_id, ev.conversation_id, r.user_id,
-      min(ev.message_id) filter (where ev.play_id is null) as first_message_id, min(ev.play_id) as first_play_id,
-      bool_or(ev.play_id is null and ${startedOnIntakeSql('c', 'ev.message_id')}) as started
+      min(ev.message_id) filter (where ev.posted) as first_message_id, min(ev.play_id) as first_play_id,
+      min(ev.reaction_id) as first_reaction_id,
+      bool_or(ev.posted and ${startedOnIntakeSql('c', 'ev.message_id')}) as started
     from ev
     join conversation c on c.id = ev.conversation_id and c.account_id = ev.account_id
     join lateral (
       select cm.user_id from conversation_member cm
-      where cm.conversation_id = c.id and cm.account_id = c.account_id and ev.play_id is null
+      where cm.conversation_id = c.id and cm.account_id = c.account_id and ev.posted
       union
       select f.user_id from conversation_follower f
-      where f.conversation_id = c.id and f.account_id = c.account_id and c.anyone_can_post and ev.play_id is null
+      where f.conversation_id = c.id and f.account_id = c.account_id and c.anyone_can_post and ev.posted
       union
       select pm.author_id from message pm
-      where pm.id = ev.message_id and pm.account_id = c.account_id and ev.play_id is not null and pm.author_id is not null
+      where pm.id = ev.message_id and pm.account_id = c.account_id and not ev.posted and pm.author_id is not null
     ) r on true
     where r.user_id is distinct from ev.author_id
       and (not exists (select 1 from message im where im.id = ev.message_id and im.internal)
@@ -84,14 +88,16 @@ const FAN_OUT = `
     group by 1, 2, 3
   ),
   pending as (
-    insert into notification_digest (conversation_id, user_id, account_id, first_message_id, first_play_id, due_at)
-    select conversation_id, user_id, account_id, first_message_id, first_play_id,
+    insert into notification_digest (conversation_id, user_id, account_id, first_message_id, first_play_id,
+      first_reaction_id, due_at)
+    select conversation_id, user_id, account_id, first_message_id, first_play_id, first_reaction_id,
       -- A conversation a visitor just started is news at once; what follows waits for the batch.
       case when started then now() else now() + make_interval(secs => ?::float8) end from told
-    -- A pending mail takes what comes while it waits: messages and plays, whichever came first.
+    -- A pending mail takes what comes while it waits: messages, plays and reactions, whichever came first.
     on conflict (conversation_id, user_id) do update set
       first_message_id = coalesce(notification_digest.first_message_id, excluded.first_message_id),
       first_play_id = coalesce(notification_digest.first_play_id, excluded.first_play_id),
+      first_reaction_id = coalesce(notification_digest.first_reaction_id, excluded.first_reaction_id),
       due_at = least(notification_digest.due_at, excluded.due_at)
   )
   select count(*)::int as n from ev`;
@@ -101,7 +107,16 @@ const TAKE_DUE = `
   delete from notification_digest where (conversation_id, user_id) in (
     select conversation_id, user_id from notification_digest where due_at <= now()
     order by due_at limit ? for update skip locked)
-  returning conversation_id, user_id, account_id, first_message_id, first_play_id`;
+  returning conversation_id, user_id, account_id, first_message_id, first_play_id, first_reaction_id`;
+
+/**
+ * The reactions a taken mail tells (`r`, its message `m`, who reacted `ru`): on the recipient's own
+ * messages, since its first, still there, never their own.
+ */
+const REACTIONS_SINCE = `from message_reaction r join message m on m.id = r.message_id and m.account_id = r.account_id
+  left join account_user ru on ru.id = r.user_id
+  where r.conversation_id = c.id and r.account_id = c.account_id and r.id >= d.first_reaction_id
+    and m.author_id = u.id and m.hidden_at is null and r.user_id is distinct from u.id`;
 
 /**
  * The plays a taken mail tells (`p`, its message `m`, its viewer `pu`): of the recipient's own
@@ -141,8 +156,16 @@ const DIGESTS = `
          m.id as message_id, m.message_type, m.text, m.format, m.parent_id,
          (extract(epoch from p.played_at) * 1000000)::bigint::text as played_us
        ${PLAYS_SINCE}
-       order by p.id limit ${NOTIFY_MAX_MESSAGES}) x), '[]'::json) as plays
-  from jsonb_to_recordset(?::jsonb) as d(conversation_id int, user_id int, account_id int, first_message_id int, first_play_id bigint)
+       order by p.id limit ${NOTIFY_MAX_MESSAGES}) x), '[]'::json) as plays,
+    (select count(*)::int ${REACTIONS_SINCE}) as total_reactions,
+    coalesce((select json_agg(x order by x.id) from (
+       select r.id, case when r.user_id is not null then coalesce(nullif(ru.name, ''), 'Someone') end as reactor_name,
+         r.reaction, m.id as message_id, m.text, m.format, m.parent_id,
+         (extract(epoch from r.created_at) * 1000000)::bigint::text as created_us
+       ${REACTIONS_SINCE}
+       order by r.id limit ${NOTIFY_MAX_MESSAGES}) x), '[]'::json) as reactions
+  from jsonb_to_recordset(?::jsonb) as d(conversation_id int, user_id int, account_id int, first_message_id int,
+    first_play_id bigint, first_reaction_id bigint)
   join account a on a.id = d.account_id
   join conversation c on c.id = d.conversation_id and c.account_id = d.account_id
   join account_user u on u.id = d.user_id and u.account_id = d.account_id
@@ -169,6 +192,18 @@ interface DigestRow {
   messages: unknown;
   total_plays: number;
   plays: unknown;
+  total_reactions: number;
+  reactions: unknown;
+}
+
+interface ReactionRow {
+  reactor_name: string | null;
+  reaction: string;
+  message_id: number;
+  text: string;
+  format: string;
+  parent_id: number | null;
+  created_us: string;
 }
 
 interface PlayRow {
@@ -221,6 +256,21 @@ const digest = (r: DigestRow): DueDigest => ({
     playedAt: BigInt(p.played_us),
     parentId: p.parent_id,
   })),
+  totalReactions: r.total_reactions,
+  reactions: fromJson<ReactionRow[]>(r.reactions).flatMap((x) =>
+    isReactionName(x.reaction)
+      ? [
+          {
+            reactorName: x.reactor_name,
+            emoji: reactionEmoji(x.reaction),
+            messageId: x.message_id,
+            text: x.format === 'html' ? messageHtmlText(x.text) : x.text,
+            createdAt: BigInt(x.created_us),
+            parentId: x.parent_id,
+          },
+        ]
+      : [],
+  ),
 });
 
 export class PgNotificationStore implements NotificationStore {
@@ -242,7 +292,8 @@ export class PgNotificationStore implements NotificationStore {
       const rows = await query<DigestRow>(tx, DIGESTS, [JSON.stringify(taken)]);
       const outbox = new PgMailOutbox(tx);
       // A mail with nothing left to tell (the messages were the recipient's own, or were removed) is dropped.
-      for (const row of rows) if (row.total > 0 || row.total_plays > 0) await send(digest(row), outbox);
+      for (const row of rows)
+        if (row.total > 0 || row.total_plays > 0 || row.total_reactions > 0) await send(digest(row), outbox);
       return taken.length;
     });
   }

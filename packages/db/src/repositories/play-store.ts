@@ -2,7 +2,7 @@ import type { NewPlay, PlayRecord, PlayStore, PlaySummary } from '@convo/domain'
 import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import { authorJson } from './conversation-reads.ts';
-import { db, run, slot, statement } from './query.ts';
+import { db, isoTime, run, slot, statement } from './query.ts';
 
 /*
  * Played receipts (the domain's messages/plays.ts). A play is one statement: the row (once per
@@ -42,9 +42,9 @@ const RECORD = statement(
               sql.lit('message_played').as('type'),
               sql<number>`${slot('conversation')}::int`.as('conversation_id'),
               sql<number>`${slot('message')}::int`.as('message_id'),
-              sql<string>`to_jsonb(concat('{"type":"message_played","timestamp":"', ${iso('p.played_at')},
+              sql<string>`to_jsonb(concat('{"type":"message_played","timestamp":"', ${isoTime('p.played_at')},
               '","data":{"message_id":', ${slot('message')}::int, ',"conversation_id":', ${slot('conversation')}::int,
-              ',"viewer":', ${authorJson('u', sql<boolean>`false`)}, ',"played_at":"', ${iso('p.played_at')}, '"}}'))`.as(
+              ',"viewer":', ${authorJson('u', sql<boolean>`false`)}, ',"played_at":"', ${isoTime('p.played_at')}, '"}}'))`.as(
                 'payload',
               ),
             ])
@@ -85,11 +85,6 @@ const RECORD = statement(
     .selectFrom('played')
     .select(sql<number>`count(*)::int`.as('n')),
 );
-
-/** A time as the API writes it (ISO 8601, UTC, milliseconds). */
-function iso(ref: string) {
-  return sql<string>`to_char(${sql.ref(ref)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}
 
 /** Per message: the named viewers by their first play (once each), and the sessions nobody signed in to. */
 const SUMMARIES = statement(

@@ -121,6 +121,10 @@ export const rowsOf = (name: string) => db.selectFrom(sql.table(name).as(name));
 /** A column of a CTE (`added.id`), as an expression of the type the caller knows it has. */
 export const column = <T>(ref: string): RawBuilder<T> => sql<T>`${sql.ref(ref)}`;
 
+/** A time column as the API writes it (ISO 8601, UTC, milliseconds). */
+export const isoTime = (ref: string) =>
+  sql<string>`to_char(${sql.ref(ref)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 /** Addresses compare ignoring case, as the unique index on (account_id, lower(email)) does. */
 export const sameAddress = (column: string, other: unknown) =>
   sql<boolean>`lower(${sql.ref(column)}) = lower(${other})`;

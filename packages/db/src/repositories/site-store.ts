@@ -58,6 +58,8 @@ const PAGE_MESSAGE_COLUMNS = [
   'm.internal',
   'm.parent_id',
   'm.at_seconds',
+  // Whether anyone reacted: a page reads the reactions of those messages alone (none: no statement).
+  sql<boolean>`exists (select 1 from message_reaction r where r.message_id = m.id)`.as('reacted'),
 ] as const;
 
 const pageMessage = (
@@ -69,6 +71,7 @@ const pageMessage = (
     internal: boolean;
     parent_id: number | null;
     at_seconds: number | null;
+    reacted: boolean;
   },
 ): PageMessageRecord => ({
   ...message(m),
@@ -79,6 +82,7 @@ const pageMessage = (
   internal: m.internal,
   parentId: m.parent_id,
   atSeconds: m.at_seconds,
+  reacted: m.reacted === true,
 });
 
 /** Whether the page is the team's: internal notes are among its messages. */

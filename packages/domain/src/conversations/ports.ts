@@ -128,6 +128,8 @@ export interface PageMessageRecord extends MessageRecord {
   parentId: number | null;
   /** A thread reply's moment of its thread's recording (whole seconds); null for none. */
   atSeconds: number | null;
+  /** Someone reacted on it (its reactions are read only then). */
+  reacted: boolean;
 }
 
 /**

@@ -4,7 +4,7 @@
  * position gets every event after it, in order, and nothing twice.
  */
 
-/** What happened: to a message (`played`: a receipt of it), to the members, or to who someone is on the site. */
+/** What happened: to a message (`played`: a receipt of it; `reacted`: its reactions changed), to the members, or to who someone is on the site. */
 export const LIVE_EVENT_KINDS = [
   'posted',
   'hidden',
@@ -15,6 +15,7 @@ export const LIVE_EVENT_KINDS = [
   'signed_out',
   'team_changed',
   'played',
+  'reacted',
 ] as const;
 export type LiveEventKind = (typeof LIVE_EVENT_KINDS)[number];
 

@@ -1,8 +1,9 @@
-import type { MessageAuthorRecord } from '../records.ts';
+import type { MessageAuthorRecord, UserRecord } from '../records.ts';
 import type { PageWindow } from '../shared/paging.ts';
 import type { AccountAddress } from '../shared/urls.ts';
 import type { WireJson } from '../shared/wire-json.ts';
 import type { PlaySummary } from './plays.ts';
+import type { ReactionName } from './reactions.ts';
 import type { GetMessagesAnswer, MessageDetailView } from './views.ts';
 
 /** Which of the account's messages get_messages reads: of one conversation or all, within times. */
@@ -61,4 +62,36 @@ export interface PlayStore {
   summaries(accountId: number, messageIds: readonly number[]): Promise<Map<number, PlaySummary>>;
   /** A message's plays, oldest first; null when the account has no such message (or it is hidden). */
   log(accountId: number, messageId: number): Promise<PlayRecord[] | null>;
+}
+
+/** A reaction to keep: of a message of the account, by a person or an anonymous session. */
+export interface NewReaction {
+  accountId: number;
+  messageId: number;
+  reaction: ReactionName;
+  /** The signed-in person who reacts; null: a visitor nobody knows. */
+  userId: number | null;
+  /** reactorKey's: a reaction is kept once per message, kind and key. */
+  reactorKey: string;
+}
+
+/** One kind of reaction on a message as kept: its count, whether `reactorKey` is among it, the people in it. */
+export interface KeptReaction {
+  reaction: ReactionName;
+  count: number;
+  mine: boolean;
+  users: UserRecord[];
+}
+
+/** Reactions: written by the pages and the API, read by both. */
+export interface ReactionStore {
+  /**
+   * Keeps a reaction once (with its live event, its `reaction_added` webhook event when the account
+   * subscribed, and the author's notice); `missing` when the account has no such message shown.
+   */
+  add(reaction: NewReaction): Promise<'added' | 'kept' | 'missing'>;
+  /** Takes one back; `missing` when the account has no such message shown. */
+  remove(reaction: Omit<NewReaction, 'userId'>): Promise<'removed' | 'none' | 'missing'>;
+  /** The reactions on each of `messageIds` (the account's), in the set's order; a message without any is absent. */
+  summaries(accountId: number, messageIds: readonly number[], reactorKey: string): Promise<Map<number, KeptReaction[]>>;
 }

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { ZMessage } from '../conversations/views.ts';
 import { playFields } from './plays.ts';
+import { reactionFields } from './reactions.ts';
 
 /*
  * The messages resource's wire shapes. A message as create_message and get_messages answer it is
  * the spec's Message with the members the original service adds there (its template, its creation
- * time twice, the second spelled as the conversation's is, its plays) and two of ours. The three spec'd
+ * time twice, the second spelled as the conversation's is, its plays, its reactions) and two of ours. The three spec'd
  * conversation operations keep their Message as it is: nothing here is added to it.
  */
 
@@ -35,6 +36,7 @@ export const ZMessageDetail = ZMessage.extend({
       "A comment at a moment: the moment of its thread's recording it speaks of, whole seconds from the start; null for none.",
   }),
   ...playFields,
+  ...reactionFields,
 }).meta({ id: 'MessageDetail' });
 
 export type MessageDetailView = z.infer<typeof ZMessageDetail>;

@@ -14,7 +14,8 @@ import { conversationUrl, messageReadUrl } from '../shared/urls.ts';
  *
  * Plays ride the same mail: a counted play of a message tells its author (never anyone else), in
  * the digest that person and conversation have pending, unless they stopped play notices for the
- * conversation or for all of the account's (or all its mail, or the conversation's).
+ * conversation or for all of the account's (or all its mail, or the conversation's). Reactions
+ * ride it too, to the reacted message's author, stopped with the conversation's mail.
  */
 
 /** A mail waits this long after its first message for more, then carries them all (NOTIFY_BATCH_MINUTES). */
@@ -53,6 +54,19 @@ export interface DigestPlay {
   parentId: number | null;
 }
 
+/** A reaction on the recipient's own message. */
+export interface DigestReaction {
+  /** Who reacted; null for a visitor who was not signed in. */
+  reactorName: string | null;
+  /** The reaction's emoji ("👍"). */
+  emoji: string;
+  messageId: number;
+  /** The message's words (may be empty). */
+  text: string;
+  createdAt: bigint;
+  parentId: number | null;
+}
+
 /** A pending mail that fell due: for whom, about what, and everything that arrived since it began. */
 export interface DueDigest {
   account: SiteAccount;
@@ -71,6 +85,10 @@ export interface DueDigest {
   plays: DigestPlay[];
   /** How many plays in all. */
   totalPlays: number;
+  /** Reactions on the recipient's messages since the mail began (still there), oldest first, at most NOTIFY_MAX_MESSAGES. */
+  reactions: DigestReaction[];
+  /** How many reactions in all. */
+  totalReactions: number;
 }
 
 /** What a mute stops: all of the mail ('all'), or only the notices of plays ('plays'). */
@@ -205,14 +223,27 @@ export const playExcerpt = (text: string): string => {
   return chars.length <= 80 ? chars.join('') : `${chars.slice(0, 79).join('')}…`;
 };
 
+/** One reaction as a mail tells it: "Pat reacted 👍 to your message". */
+export const mailReactionLine = (r: DigestReaction) =>
+  `${r.reactorName ?? 'A visitor'} reacted ${r.emoji} to your message`;
+
 /** The unsubscribe a mail client offers (RFC 8058): of this conversation's mail, or of its play notices when that is all the mail tells. */
-const listUnsubscribe = (d: DueDigest, links: NotificationLinks) => (d.total > 0 ? links.muteUrl : links.mutePlaysUrl);
+const listUnsubscribe = (d: DueDigest, links: NotificationLinks) =>
+  d.total === 0 && d.totalPlays > 0 && d.totalReactions === 0 ? links.mutePlaysUrl : links.muteUrl;
 
 /** What a notification says above its messages ("New conversation from …", how many are new, who played what). */
 export function notificationHeading(d: DueDigest): { subject: string; lead: string } {
   const team = d.account.name;
   const first = d.messages[0];
   const play = d.plays[0];
+  const reaction = d.reactions[0];
+  if (d.total === 0 && d.totalPlays === 0 && reaction) {
+    const subject =
+      d.totalReactions === 1
+        ? `${mailReactionLine(reaction)} in "${d.conversation.title}"`
+        : `${d.totalReactions} reactions to your messages in "${d.conversation.title}"`;
+    return { subject: `${subject} on ${team}`, lead: `${subject} on ${team}:` };
+  }
   if (d.total === 0 && play) {
     const subject =
       d.totalPlays === 1
@@ -257,6 +288,14 @@ export function notificationMail(d: DueDigest, links: NotificationLinks): Outgoi
     ].join('\n'),
   );
   const playsLeft = d.totalPlays - d.plays.length;
+  const reactions = d.reactions.map((r) =>
+    [
+      `${mailReactionLine(r)}, ${formatNiceTime(r.createdAt)}:`,
+      ...(r.text.trim() === '' ? [] : [quoted(playExcerpt(r.text))]),
+      messageReadUrl(url, { id: r.messageId, parentId: r.parentId }),
+    ].join('\n'),
+  );
+  const reactionsLeft = d.totalReactions - d.reactions.length;
   return {
     to: d.recipient.email,
     subject: heading.subject,
@@ -267,6 +306,9 @@ export function notificationMail(d: DueDigest, links: NotificationLinks): Outgoi
       ...(plays.length > 0 && d.total > 0 ? ['', 'Played since:'] : []),
       ...(plays.length > 0 ? ['', plays.join('\n\n')] : []),
       ...(playsLeft > 0 ? ['', `…and ${playsLeft} more plays.`] : []),
+      ...(reactions.length > 0 && d.total + d.totalPlays > 0 ? ['', 'Reactions since:'] : []),
+      ...(reactions.length > 0 ? ['', reactions.join('\n\n')] : []),
+      ...(reactionsLeft > 0 ? ['', `…and ${reactionsLeft} more reactions.`] : []),
       '',
       `Answer on the page: ${url}#reply`,
       '',

@@ -10,6 +10,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'message_created',
   'message_hidden',
   'message_played',
+  'reaction_added',
   'workflow_step',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

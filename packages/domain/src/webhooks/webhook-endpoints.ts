@@ -23,7 +23,9 @@ export const ZWebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).meta({
     'thread’s recording, whole seconds, or null). `message_hidden`: the ids of a message ' +
     'the team hid. `message_played`: a recording was played past its receipt threshold (5 s or 75 %), once per ' +
     "viewer and session and never by its own side: `message_id`, `conversation_id`, the `viewer` (as a message's " +
-    '`author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and ' +
+    '`author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `reaction_added`: someone reacted on ' +
+    'a message (its page, or add_reaction), once per message, kind and person: `message_id`, `conversation_id`, ' +
+    '`reaction` and its `emoji`, the `user` (a person, or `{"anonymous": true}`) and `created_at`. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and ' +
     '`slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the ' +
     'message it answers (`message_id`, or null).',
 });

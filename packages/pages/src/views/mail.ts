@@ -6,6 +6,7 @@ import {
   mailByline,
   mailExcerpt,
   mailPlayLine,
+  mailReactionLine,
   mailRecordingName,
   messageReadUrl,
   type NotificationLinks,
@@ -51,6 +52,9 @@ ${m.text.trim() === '' ? '' : html`<p style="margin:0 0 6px;white-space:pre-wrap
   const play = (p: DueDigest['plays'][number]) =>
     html`<p style="margin:0 0 10px"><a href="${messageReadUrl(url, { id: p.messageId, parentId: p.parentId })}">${mailPlayLine(p)}</a>, ${formatNiceTime(p.playedAt)}${p.text.trim() === '' ? '' : html`: <em>${playExcerpt(p.text)}</em>`}</p>`;
   const playsLeft = d.totalPlays - d.plays.length;
+  const reaction = (r: DueDigest['reactions'][number]) =>
+    html`<p style="margin:0 0 10px"><a href="${messageReadUrl(url, { id: r.messageId, parentId: r.parentId })}">${mailReactionLine(r)}</a>, ${formatNiceTime(r.createdAt)}${r.text.trim() === '' ? '' : html`: <em>${playExcerpt(r.text)}</em>`}</p>`;
+  const reactionsLeft = d.totalReactions - d.reactions.length;
   return String(html`<!doctype html>
 <html><body style="font-family:sans-serif;color:#1f2733;max-width:600px">
 <p>${notificationHeading(d).lead}</p>
@@ -58,6 +62,8 @@ ${d.messages.map(message)}
 ${left > 0 ? html`<p>…and ${left} more on the page.</p>` : ''}
 ${d.plays.length > 0 && d.total > 0 ? html`<p><strong>Played since:</strong></p>` : ''}${d.plays.map(play)}
 ${playsLeft > 0 ? html`<p>…and ${playsLeft} more plays.</p>` : ''}
+${d.reactions.length > 0 && d.total + d.totalPlays > 0 ? html`<p><strong>Reactions since:</strong></p>` : ''}${d.reactions.map(reaction)}
+${reactionsLeft > 0 ? html`<p>…and ${reactionsLeft} more reactions.</p>` : ''}
 <p><a href="${url}#reply" style="display:inline-block;background:#0b57b8;color:#ffffff;padding:10px 16px;border-radius:6px;text-decoration:none">Answer on the page</a></p>
 <hr style="border:0;border-top:1px solid #d8dde3">
 <p style="font-size:13px;color:#4a5361">You get this as a member or follower of this conversation on ${team}.<br>

@@ -1,14 +1,10 @@
 import { ZGetMessageViewsAnswer } from '@convo/domain';
 import { z } from 'zod';
 import type { OperationSpec } from '../../operation.ts';
+import { ZMessageId } from './message.types.ts';
 
 export const ZGetMessageViewsInput = z.object({
-  message_id: z
-    .number()
-    .int()
-    .min(1)
-    .max(2_147_483_647)
-    .meta({ description: "One of the account's messages, by its id (`messages[].id`)." }),
+  message_id: ZMessageId,
 });
 
 export const getMessageViewsSpec = {

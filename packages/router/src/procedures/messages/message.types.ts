@@ -1,4 +1,13 @@
+import { z } from 'zod';
 import { conversationExample } from '../conversations/conversation.types.ts';
+
+/** A message of the account, named by its id (get_message_views', the reactions' input). */
+export const ZMessageId = z
+  .number()
+  .int()
+  .min(1)
+  .max(2_147_483_647)
+  .meta({ description: "One of the account's messages, by its id (`messages[].id`)." });
 
 /** The messages resource's example message: the conversations' example, as the resource shows it. */
 export const messageDetailExample = {
@@ -13,4 +22,12 @@ export const messageDetailExample = {
   at_seconds: null,
   plays: 3,
   played_by: [{ id: 7, email: 'pat@client.example.com', name: 'Pat Client' }],
+  reactions: [
+    {
+      reaction: 'thumbs_up' as const,
+      emoji: '👍',
+      count: 2,
+      users: [{ id: 7, email: 'pat@client.example.com', name: 'Pat Client' }],
+    },
+  ],
 };
