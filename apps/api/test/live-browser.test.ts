@@ -336,6 +336,74 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     await plain.close();
   });
 
+  it('reacts in place, keeps the focus, and the team’s open page follows live; without JavaScript the form posts', async () => {
+    const [asked] = (await h.db.orm.em
+      .fork()
+      .getConnection()
+      .execute("select id from message where text = 'Asking the first time'")) as { id: number }[];
+    const id = present(asked).id;
+    const teamContext = await browser.newContext();
+    await teamContext.addCookies([team]);
+    const teamPage = await teamContext.newPage();
+    await Promise.all([
+      teamPage.waitForResponse((r) => r.url().includes('/c/first/events')),
+      teamPage.goto(`${site}/c/first`),
+    ]);
+    const teamPill = teamPage.locator(`#reactions-${id} .reaction-list button[value="celebrate"]`);
+    expect(await teamPill.count()).toBe(0);
+
+    // A visitor (the conversation takes anonymous messages) opens the set and picks 🎉: in place.
+    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 375, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`${site}/c/first`);
+    await page.evaluate('window.stayed = true');
+    const form = page.locator(`#reactions-${id}`);
+    await form.locator('summary').click();
+    await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`/messages/${id}/reactions`) && r.request().method() === 'POST'),
+      form.locator('.picker button[value="celebrate"]').click(),
+    ]);
+    const pill = page.locator(`#reactions-${id} .reaction-list button[value="celebrate"]`);
+    await expect.poll(() => pill.getAttribute('aria-pressed')).toBe('true');
+    expect(await pill.locator('.reaction-count').textContent()).toBe('1');
+    expect(await page.evaluate('window.stayed')).toBe(true);
+    // The set stays open, the focus on the same kind's button there.
+    expect(await page.locator(`#reactions-${id} details`).getAttribute('open')).toBe('');
+    expect(await page.evaluate('document.activeElement?.value')).toBe('celebrate');
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'reactions-375.png'), fullPage: true });
+    // The team's page shows it within 2 s, without a reload.
+    await expect.poll(() => teamPill.textContent(), { timeout: 2_000 }).toContain('1');
+    // Taken back from the pill: gone on both pages.
+    await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`/messages/${id}/reactions`) && r.request().method() === 'POST'),
+      pill.click(),
+    ]);
+    await expect.poll(() => pill.count()).toBe(0);
+    await expect.poll(() => teamPill.count(), { timeout: 2_000 }).toBe(0);
+    await context.close();
+
+    // Without JavaScript the same buttons post the form, and the page comes back at the message.
+    const plain = await browser.newContext({ javaScriptEnabled: false });
+    const still = await plain.newPage();
+    await still.goto(`${site}/c/first`);
+    await still.locator(`#reactions-${id} summary`).click();
+    await Promise.all([
+      still.waitForURL(`**/c/first#message-${id}`),
+      still.locator(`#reactions-${id} .picker button[value="thumbs_up"]`).click(),
+    ]);
+    expect(
+      await still.locator(`#reactions-${id} .reaction-list button[value="thumbs_up"]`).getAttribute('aria-pressed'),
+    ).toBe('true');
+    await expect
+      .poll(() => teamPage.locator(`#reactions-${id} .reaction-list button[value="thumbs_up"]`).count(), {
+        timeout: 2_000,
+      })
+      .toBe(1);
+    await plain.close();
+    await teamContext.close();
+  });
+
   it('with JavaScript off, opens no stream and shows the page as loaded', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();

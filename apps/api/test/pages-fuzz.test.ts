@@ -15,12 +15,12 @@ import { attr, elements, open, present, textOf } from './support/site.ts';
 const RUNS = Math.max(50, Math.round(Number(process.env.FUZZ_RUNS ?? (process.env.CI ? 10_000 : 1_000)) / 10));
 
 const ELEMENTS = new Set(
-  'html head body meta title link header main footer p article h1 h2 ul ol li time a span div section nav form input textarea label button figure figcaption video audio'.split(
+  'html head body meta title link header main footer p article h1 h2 ul ol li time a span div section nav form input textarea label button figure figcaption video audio details summary'.split(
     ' ',
   ),
 );
 const ATTRIBUTES = new Set(
-  'lang charset name content rel href property class id datetime target aria-labelledby aria-label start method action type value for rows maxlength required autocomplete role enctype data-max-seconds data-conversation data-uploader data-events data-messages aria-describedby accept capture controls preload playsinline src download'.split(
+  'lang charset name content rel href property class id datetime target aria-labelledby aria-label start method action type value for rows maxlength required autocomplete role enctype data-max-seconds data-conversation data-uploader data-events data-messages aria-describedby accept capture controls preload playsinline src download aria-pressed aria-hidden'.split(
     ' ',
   ),
 );

@@ -16,6 +16,7 @@ import { mailRoutes } from './routes/mail.ts';
 import { manageRoutes } from './routes/manage.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { playRoutes } from './routes/plays.ts';
+import { reactionRoutes } from './routes/reactions.ts';
 import { seoRoutes } from './routes/seo.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { uploadRoutes } from './routes/uploads.ts';
@@ -89,6 +90,7 @@ export function createSite(deps: SiteDeps): Site {
   app.route('/', embedRoutes(kit));
   app.route('/', eventRoutes(kit));
   app.route('/', playRoutes(kit));
+  app.route('/', reactionRoutes(kit));
   app.route('/', mediaRoutes(kit));
   app.route('/', uploadRoutes(kit));
   app.route('/', seoRoutes(kit));

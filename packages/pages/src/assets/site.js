@@ -105,6 +105,69 @@ document.addEventListener('click', (event) => {
   player.play().catch(() => {});
 });
 
+/**
+ * Reactions (docs/pages.md, "Reactions"): `fresh` (the reactions as the server now answers them, a
+ * form or a list; empty: none) takes the place of those shown under message `id`, keeping the set
+ * open if it was, and the focus on the same button.
+ */
+function showReactions(id, fresh) {
+  const article = document.getElementById(`message-${id}`);
+  if (!article) return;
+  const shown = document.getElementById(`reactions-${id}`);
+  const focused = shown?.contains(document.activeElement) ? document.activeElement : null;
+  const open = shown?.querySelector('details')?.open;
+  const t = document.createElement('template');
+  t.innerHTML = fresh.trim();
+  const now = t.content.firstElementChild;
+  if (!now) {
+    shown?.remove();
+    return;
+  }
+  if (open) now.querySelector('details')?.setAttribute('open', '');
+  if (shown) shown.replaceWith(now);
+  else {
+    const actions = article.querySelector(':scope > .message-actions');
+    if (actions) actions.before(now);
+    else article.append(now);
+  }
+  if (focused instanceof HTMLButtonElement) {
+    const inSet = focused.closest('.picker') ? '.picker ' : '.reaction-list ';
+    (now.querySelector(`${inSet}button[value="${focused.value}"]`) ?? now.querySelector('button, summary'))?.focus();
+  }
+}
+
+// A reaction's button posts its form in place (the page comes back whole without JavaScript).
+document.addEventListener('submit', async (event) => {
+  const form = event.target instanceof HTMLFormElement && event.target.matches('form.reactions') ? event.target : null;
+  if (!form) return;
+  event.preventDefault();
+  const body = new URLSearchParams(new FormData(form, event.submitter));
+  body.set('fragment', '1');
+  const id = form.id.replace('reactions-', '');
+  try {
+    const res = await fetch(form.action, { method: 'POST', body, credentials: 'same-origin' });
+    const text = await res.text();
+    if (res.ok) {
+      showReactions(id, text);
+      return;
+    }
+    // Why not, as the site's page says it (too many at once, signed out, gone).
+    const page = new DOMParser().parseFromString(text, 'text/html');
+    const why =
+      page.querySelector('main p')?.textContent?.trim() || 'That did not work: reload the page and try again.';
+    let note = form.querySelector('.problem');
+    if (!note) {
+      note = document.createElement('p');
+      note.className = 'problem';
+      note.setAttribute('role', 'alert');
+      form.append(note);
+    }
+    note.textContent = why;
+  } catch {
+    form.submit();
+  }
+});
+
 (() => {
   showLocalTimes(document);
   watchPlays(document);
@@ -813,9 +876,17 @@ document.addEventListener('click', (event) => {
       const now = t.content.firstElementChild;
       if (now) shown.replaceWith(now);
     };
+    // Reactions that changed, read again (they show under every message this page shows).
+    const reacted = async (id) => {
+      if (!document.getElementById(`message-${id}`) || document.body.classList.contains('embed')) return;
+      const at = new URL(`${conversation.dataset.messages.replace('{id}', String(id))}/reactions`, location.href);
+      const res = await fetch(at, { headers: { accept: 'text/html' } });
+      if (res.ok) showReactions(id, await res.text());
+    };
     follow(conversation.dataset.events, {
       posted: (d) => show(d.message_id, false),
       played: (d) => receipt(d.message_id),
+      reacted: (d) => reacted(d.message_id),
       shown: (d) => show(d.message_id, true),
       hidden: (d) => remove(d.message_id),
       deleted: (d) => remove(d.message_id),

@@ -45,6 +45,7 @@ import { hiddenMessages, messageActions } from '../views/moderation.ts';
 import { confirmDelete, deleted, type TriageDraft, triageForm } from '../views/triage.ts';
 import { liveAddresses } from './events.ts';
 import { playedDisplay } from './plays.ts';
+import { reactionsDisplay } from './reactions.ts';
 
 /** `?page=N` of a conversation (1-based); null without one; undefined when it is not a page number. */
 export const pageParam = (c: SiteContext): number | null | undefined => {
@@ -149,6 +150,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       actions,
       threads: true,
       played: await playedDisplay({ deps, posting }, c, reader.viewer, shown),
+      reactions: await reactionsDisplay({ deps, posting }, c, reader.viewer, found, shown),
       live: liveAddresses(`/c/${found.slug}`, deps.live.position()),
     })}${reply}`;
     return page(
@@ -202,6 +204,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
         accountKey: account.key,
         actions,
         played: await playedDisplay({ deps, posting }, c, reader.viewer, found.messages),
+        reactions: await reactionsDisplay({ deps, posting }, c, reader.viewer, found.conversation, found.messages),
       })}${reply}`,
       'A thread',
       {

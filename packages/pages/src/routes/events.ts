@@ -25,6 +25,7 @@ import { messageItem } from '../views/conversation.ts';
 import * as forms from '../views/forms.ts';
 import { messageActions } from '../views/moderation.ts';
 import { playedDisplay } from './plays.ts';
+import { reactionsDisplay } from './reactions.ts';
 
 /*
  * Live conversations: `<page>/events` is a `text/event-stream` of what changes on the page (a
@@ -53,6 +54,7 @@ function conversationEvent(e: LiveEvent): { event: string; data: Record<string, 
     case 'shown':
     case 'deleted':
     case 'played':
+    case 'reacted':
       return { event: e.kind, data: { message_id: e.messageId } };
     case 'member_added':
     case 'member_removed':
@@ -62,9 +64,9 @@ function conversationEvent(e: LiveEvent): { event: string; data: Record<string, 
   }
 }
 
-/** What the inbox is told: that a conversation changed (the page reads its rows again); a play changes none. */
+/** What the inbox is told: that a conversation changed (the page reads its rows again); a play or a reaction changes none. */
 const inboxEvent = (e: LiveEvent) =>
-  e.conversationId === null || e.kind === 'played'
+  e.conversationId === null || e.kind === 'played' || e.kind === 'reacted'
     ? null
     : { event: 'conversation', data: { conversation_id: e.conversationId } };
 
@@ -197,6 +199,9 @@ export function eventRoutes(kit: SiteKit) {
         threads: !embed,
         // An embed's player reports no play (a page of another site: no cookie of ours goes with it).
         played: embed ? undefined : await playedDisplay(kit, c, reader.viewer, [found.message, ...replies]),
+        reactions: embed
+          ? undefined
+          : await reactionsDisplay(kit, c, reader.viewer, found.conversation, [found.message, ...replies]),
       },
       {
         preview: { count: replies.length, latest: replies.slice(-THREAD_PREVIEW_REPLIES) },

@@ -19,6 +19,7 @@ import {
 import { html, raw } from 'hono/html';
 import { find } from 'linkifyjs';
 import type { Html } from './layout.ts';
+import { type ReactionsDisplay, reactions } from './reactions.ts';
 
 export const ANONYMOUS = 'Anonymous';
 
@@ -151,6 +152,8 @@ export function message(
     receipt?: PlaySummary | undefined;
     /** Replies shown with it that comment at a moment of its recording: marked under its player. */
     moments?: readonly PageMessageRecord[] | undefined;
+    /** Its reactions, as this reader meets them. */
+    reactions?: Html | string | undefined;
   },
 ): Html {
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
@@ -162,7 +165,7 @@ ${m.internal ? html`<p class="internal-label">Internal note: only the team sees 
     : ''
 }<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
 ${m.atSeconds !== null && m.parentId !== null ? momentLine(m.atSeconds, m.parentId, display.newTab ? display.link.replace(/#.*$/, '') : '', target) : ''}${messageText(m)}
-${media(m, display.accountKey, display.slug, display.beacon)}${m.hostedMedia ? momentMarks(m, display.moments ?? []) : ''}${display.receipt ? receipt(m.id, display.receipt) : ''}${display.actions ?? ''}
+${media(m, display.accountKey, display.slug, display.beacon)}${m.hostedMedia ? momentMarks(m, display.moments ?? []) : ''}${display.receipt ? receipt(m.id, display.receipt) : ''}${display.reactions ?? ''}${display.actions ?? ''}
 </article>`;
 }
 
@@ -276,6 +279,8 @@ export interface ConversationDisplay {
     beacon: (m: PageMessageRecord) => boolean;
     receipts: ReadonlyMap<number, PlaySummary>;
   };
+  /** Reactions under each message (none in embeds). */
+  reactions?: ReactionsDisplay;
 }
 
 /** One message as an item of its conversation's list: on the page, in the embed, or alone (a live update). */
@@ -304,6 +309,9 @@ export function messageItem(
     beacon: display.played?.beacon(m) ? display.played.csrf : undefined,
     receipt: display.played?.receipts.get(m.id),
     moments: replies ?? thread?.preview?.latest,
+    reactions: display.reactions
+      ? reactions(slug, m.id, display.reactions.shown.get(m.id) ?? [], display.reactions.csrf)
+      : undefined,
   })}${thread ? threadPreview(m.id, thread.preview, thread.base, pageUrl, slug, display) : ''}${
     display.threads && m.parentId === null
       ? html`<p class="thread-link"><a href="${threadUrl(`/c/${slug}`, m.id)}">Reply in thread</a></p>`
