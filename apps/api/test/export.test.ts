@@ -92,6 +92,16 @@ function generatedAccount(): TSeed['accounts'][number] {
             }
           : {}),
         ...(i % 7 === 3 && m === 1 ? { thread_of: 1, at_seconds: 7 + (i % 50) } : {}),
+        // Every fifth's first message has reactions: a person's two kinds and a visitor's.
+        ...(i % 5 === 2 && m === 0
+          ? {
+              reactions: [
+                { reaction: 'heart' as const, user: users[i % users.length]?.email ?? null },
+                { reaction: 'heart' as const, user: null },
+                { reaction: 'thinking' as const, user: users[i % users.length]?.email ?? null },
+              ],
+            }
+          : {}),
       })),
     };
   });
@@ -228,6 +238,8 @@ describe('export, and loading an export back', () => {
     expect(first).toContain('"format":"html"');
     // A reply at a moment of its thread's recording keeps both.
     expect(first).toContain('"thread_of":1,"at_seconds":10');
+    // Reactions come back, a person's by their address and a visitor's as a count.
+    expect(first).toMatch(/"reactions":\[\{"reaction":"heart","user":"[^"]+"\},\{"reaction":"heart","user":null\}/);
     // It is the seed format, one conversation a line, with what it leaves out said.
     const parsed = JSON.parse(first) as { comment: string; accounts: { tokens?: unknown; conversations: unknown[] }[] };
     expect(parsed.comment).toMatch(/Not included: API tokens, webhook endpoints and their signing secrets/);

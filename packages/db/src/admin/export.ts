@@ -53,6 +53,7 @@ interface ExportedMessage extends Record<string, unknown> {
   id: number;
   parent_id: number | null;
   at_seconds: number | null;
+  reactions: { reaction: string; user: string | null }[] | null;
 }
 
 /** A recording copied out beside the export (the seed's `media_file`); null when the export copies none. */
@@ -233,6 +234,8 @@ const conversationsPage = (em: EntityManager, accountId: number, afterId: number
                    'created_at', ${TIME('m.created_at')},
                    'hidden', m.hidden_at is not null,
                    'template', m.template_name, 'internal', m.internal, 'id', m.id, 'parent_id', m.parent_id, 'at_seconds', m.at_seconds,
+                   'reactions', (select json_agg(json_build_object('reaction', r.reaction, 'user', ru.email) order by r.id)
+                     from message_reaction r left join account_user ru on ru.id = r.user_id where r.message_id = m.id),
                    'media_key', m.media_key, 'media_content_type', m.media_content_type)
                  order by m.created_at, m.id)
                from message m left join account_user u on u.id = m.author_id
@@ -311,7 +314,7 @@ export async function* exportAccounts(
           const messages = await Promise.all(
             exported.map(
               async (
-                { media_key, media_content_type, template, internal, id: _id, parent_id, at_seconds, ...m },
+                { media_key, media_content_type, template, internal, id: _id, parent_id, at_seconds, reactions, ...m },
                 at,
               ) => {
                 const file = await copiedOut(options, account.key, media_key, media_content_type);
@@ -323,6 +326,7 @@ export async function* exportAccounts(
                   ...(threadOf !== undefined && threadOf <= at ? { thread_of: threadOf } : {}),
                   ...(threadOf !== undefined && threadOf <= at && at_seconds !== null ? { at_seconds } : {}),
                   ...(file === null ? {} : { download_media_url: null, media_file: file }),
+                  ...(reactions === null ? {} : { reactions }),
                 };
               },
             ),

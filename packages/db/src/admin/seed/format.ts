@@ -4,6 +4,7 @@ import {
   MESSAGE_FORMATS,
   MESSAGE_TYPES,
   microsFromDate,
+  REACTION_NAMES,
   TEAM_ROLES,
   WEBHOOK_EVENT_TYPES,
   ZSlug,
@@ -63,6 +64,15 @@ export const ZSeedMessage = z.strictObject({
   thread_of: z.number().int().min(1).max(1_000_000).optional(),
   /** A thread reply's moment of its thread's recording (whole seconds): needs `thread_of`. */
   at_seconds: z.number().int().min(0).max(MAX_MOMENT_SECONDS).optional(),
+  /**
+   * Its reactions, oldest first: a kind of the set, by a user of the account (`user`, an e-mail
+   * address) or a visitor (`null`), once of each kind per user. A visitor's is loaded as a count:
+   * the browser session it was bound to is this file's no more.
+   */
+  reactions: z
+    .array(z.strictObject({ reaction: z.enum(REACTION_NAMES), user: z.string().min(1).max(320).nullable() }))
+    .max(10_000)
+    .optional(),
 });
 
 export const ZSeedConversation = z.strictObject({

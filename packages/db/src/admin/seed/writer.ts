@@ -225,8 +225,12 @@ export async function loadBatch(
   const members: { c: number; u: number }[] = [];
   const tags: { c: number; t: number }[] = [];
   const messages: object[] = [];
-  // A batch with threads takes its messages' ids first: a reply names its thread's by them.
-  const threaded = batch.some((c) => c.messages.some((m) => m.thread_of !== undefined));
+  // A batch with threads or reactions takes its messages' ids first: a reply names its thread's by
+  // them, a reaction its message.
+  const threaded = batch.some((c) =>
+    c.messages.some((m) => m.thread_of !== undefined || (m.reactions?.length ?? 0) > 0),
+  );
+  const reactions: { m: number; c: number; reaction: string; u: number | null }[] = [];
   const messageIds = threaded
     ? (
         await query<{ id: number }>(em, "select nextval('message_id_seq')::int as id from generate_series(1, ?)", [
@@ -296,6 +300,14 @@ export async function loadBatch(
             : null,
       });
       if (moment) throw new AdminError(`${where}, message ${at + 1}: ${momentApiText(moment)}`);
+      const seen = new Set<string>();
+      for (const r of m.reactions ?? []) {
+        const user = r.user === null ? null : userId(refs, r.user, `${where}, message ${at + 1}`);
+        // Once of each kind per person (a visitor's are each their own).
+        if (user !== null && seen.has(`${user}:${r.reaction}`)) continue;
+        seen.add(`${user}:${r.reaction}`);
+        reactions.push({ m: messageIds[first + at] as number, c: id, reaction: r.reaction, u: user });
+      }
       messages.push({
         id: threaded ? messageIds[first + at] : null,
         parent: m.thread_of === undefined ? null : messageIds[first + m.thread_of - 1],
@@ -377,6 +389,16 @@ export async function loadBatch(
          at_seconds int)`;
   if (options.emitEvents) await insertAnnounced(em, refs.id, messages, insertMessages, 'message_created');
   else await insertRows(em, refs.id, messages, insertMessages);
+  // A person's reaction is kept under their key (reactions.ts); a visitor's under one of its own.
+  await insertRows(
+    em,
+    refs.id,
+    reactions,
+    (account, rows) =>
+      sql`insert into message_reaction (account_id, conversation_id, message_id, reaction, user_id, reactor_key)
+       select ${account}::int, c, m, reaction, u, case when u is null then 'seed:' || gen_random_uuid() else 'user:' || u end
+       from jsonb_to_recordset(${rows}::jsonb) as t(m int, c int, reaction text, u int)`,
+  );
   // The inbox orders by latest activity (the newest message loaded, or the creation) and searches
   // what the visible messages say.
   await exec(
