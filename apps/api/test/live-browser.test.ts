@@ -357,21 +357,26 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     const page = await context.newPage();
     await page.goto(`${site}/c/first`);
     await page.evaluate('window.stayed = true');
-    const form = page.locator(`#reactions-${id}`);
-    await form.locator('summary').click();
+    await page.locator(`#reactions-${id} a.react-link`).click();
+    const choice = page.locator(`#reactions-${id} .picker button[value="celebrate"]`);
+    await choice.waitFor();
+    // Opened in place, the focus on its first kind.
+    expect(await page.evaluate('document.activeElement?.value')).toBe('thumbs_up');
     await Promise.all([
       page.waitForResponse((r) => r.url().endsWith(`/messages/${id}/reactions`) && r.request().method() === 'POST'),
-      form.locator('.picker button[value="celebrate"]').click(),
+      choice.click(),
     ]);
     const pill = page.locator(`#reactions-${id} .reaction-list button[value="celebrate"]`);
     await expect.poll(() => pill.getAttribute('aria-pressed')).toBe('true');
     expect(await pill.locator('.reaction-count').textContent()).toBe('1');
     expect(await page.evaluate('window.stayed')).toBe(true);
-    // The set stays open, the focus on the same kind's button there.
-    expect(await page.locator(`#reactions-${id} details`).getAttribute('open')).toBe('');
+    // The set stays open, the focus on the same kind's button there; "Done" closes it.
     expect(await page.evaluate('document.activeElement?.value')).toBe('celebrate');
     expect(await axeViolations(page)).toEqual([]);
     await page.screenshot({ path: join(SHOTS, 'reactions-375.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Done' }).click();
+    await expect.poll(() => page.locator(`#reactions-${id} .picker`).count()).toBe(0);
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('React');
     // The team's page shows it within 2 s, without a reload.
     await expect.poll(() => teamPill.textContent(), { timeout: 2_000 }).toContain('1');
     // Taken back from the pill: gone on both pages.
@@ -381,13 +386,20 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     ]);
     await expect.poll(() => pill.count()).toBe(0);
     await expect.poll(() => teamPill.count(), { timeout: 2_000 }).toBe(0);
+    // The set's own page, where "React" leads without JavaScript.
+    await page.goto(`${site}/c/first/messages/${id}/reactions`);
+    expect(await axeViolations(page)).toEqual([]);
     await context.close();
 
     // Without JavaScript the same buttons post the form, and the page comes back at the message.
     const plain = await browser.newContext({ javaScriptEnabled: false });
     const still = await plain.newPage();
     await still.goto(`${site}/c/first`);
-    await still.locator(`#reactions-${id} summary`).click();
+    // "React" is the set's own page; a kind there brings the conversation back, at the message.
+    await Promise.all([
+      still.waitForURL(`**/messages/${id}/reactions`),
+      still.locator(`#reactions-${id} a.react-link`).click(),
+    ]);
     await Promise.all([
       still.waitForURL(`**/c/first#message-${id}`),
       still.locator(`#reactions-${id} .picker button[value="thumbs_up"]`).click(),

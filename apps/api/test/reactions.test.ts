@@ -64,12 +64,11 @@ function buttons(html: string, id: number) {
 function said(html: string, id: number): string[] | null {
   const start = html.indexOf(`id="reactions-${id}"`);
   if (start < 0) return null;
-  const end = html.indexOf('<details', start);
-  const block = html.slice(
-    start,
-    end > 0 && end < html.indexOf('</article>', start) ? end : html.indexOf('</ul>', start),
-  );
-  return [...block.matchAll(/<span class="visually-hidden">([^<]*)<\/span>/g)].map((m) => m[1] ?? '');
+  const form = html.lastIndexOf('<', start) === html.lastIndexOf('<form', start);
+  const block = html.slice(start, html.indexOf(form ? '</form>' : '</ul>', start));
+  // The kinds chosen (the set, when it is open, says what each button does).
+  const chosen = block.includes('class="picker"') ? block.slice(0, block.indexOf('class="picker"')) : block;
+  return [...chosen.matchAll(/<span class="visually-hidden">([^<]*)<\/span>/g)].map((m) => m[1] ?? '');
 }
 
 /** Reacts as the page's form does: the page read first (its token), then one button. */
@@ -169,8 +168,14 @@ afterAll(async () => {
 describe('reactions on the page, without JavaScript', () => {
   it('adds a reaction once per person, shows it pressed, takes it back; the page comes back at the message', async () => {
     const before = await pia.get('/c/onboarding');
-    // Nothing yet: "React" alone, every kind offered.
-    expect(buttons(before.html, team)).toEqual([
+    // Nothing yet: "React" alone, a link to the set's own page, where every kind is offered.
+    expect(buttons(before.html, team)).toEqual([]);
+    expect(before.html).toContain(`<a class="react-link" href="/c/onboarding/messages/${team}/reactions">React</a>`);
+    const set = await pia.get(`/c/onboarding/messages/${team}/reactions`);
+    expect(set.status).toBe(200);
+    expect(set.html).toContain('<h1>React to a message</h1>');
+    expect(set.html).toContain('Welcome aboard');
+    expect(buttons(set.html, team)).toEqual([
       'add thumbs_up false',
       'add heart false',
       'add laugh false',
@@ -178,13 +183,19 @@ describe('reactions on the page, without JavaScript', () => {
       'add surprised false',
       'add thinking false',
     ]);
-    const added = await react(pia, 'onboarding', team, 'add', 'thumbs_up');
+    // Sent from the set's page, the answer is the conversation, at the message.
+    const added = await pia.post(`/c/onboarding/messages/${team}/reactions`, {
+      csrf: pia.hidden('csrf'),
+      add: 'thumbs_up',
+    });
     expect([added.status, added.headers.get('location')]).toEqual([303, `/c/onboarding#message-${team}`]);
     // The same button again (a double click, a form sent twice): still one.
     expect((await react(pia, 'onboarding', team, 'add', 'thumbs_up')).status).toBe(303);
     const after = (await pia.get('/c/onboarding')).html;
-    // Its pill, then the set, where it is pressed too (both take it back).
-    expect(buttons(after, team)?.slice(0, 3)).toEqual([
+    // Its pill under the message; on the set's page, pressed there too (both take it back).
+    expect(buttons(after, team)).toEqual(['remove thumbs_up true']);
+    const again = (await pia.get(`/c/onboarding/messages/${team}/reactions`)).html;
+    expect(buttons(again, team)?.slice(0, 3)).toEqual([
       'remove thumbs_up true',
       'remove thumbs_up true',
       'add heart false',
@@ -194,12 +205,22 @@ describe('reactions on the page, without JavaScript', () => {
     expect(said((await quinn.get('/c/onboarding')).html, team)).toEqual(['Thumbs up: 1 reaction']);
     // From a thread's page the answer goes back there.
     await pia.get(`/c/onboarding/m/${team}`);
-    const fromThread = await pia.post(
-      `/c/onboarding/messages/${team}/reactions`,
-      { csrf: pia.hidden('csrf'), add: 'heart' },
-      {},
+    const fromThread = await h.app.fetch(
+      new Request(`${HOST}/c/onboarding/messages/${team}/reactions`, {
+        method: 'POST',
+        headers: {
+          ...pia.cookieHeader(),
+          origin: HOST,
+          referer: `${HOST}/c/onboarding/m/${team}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ csrf: pia.hidden('csrf'), add: 'heart' }).toString(),
+      }),
     );
-    expect(fromThread.status).toBe(303);
+    expect([fromThread.status, fromThread.headers.get('location')]).toEqual([
+      303,
+      `/c/onboarding/m/${team}#message-${team}`,
+    ]);
     expect((await react(pia, 'onboarding', team, 'remove', 'heart')).status).toBe(303);
     expect((await react(pia, 'onboarding', team, 'remove', 'thumbs_up')).status).toBe(303);
     expect(said((await pia.get('/c/onboarding')).html, team)).toEqual([]);
@@ -242,6 +263,10 @@ describe('reactions on the page, without JavaScript', () => {
     });
     expect(refused.status).toBe(403);
     expect(refused.html).toContain('Sign in to react');
+    // "React" leads them to the set's page, which says how.
+    const set = await visitor.get(`/c/signed-in/messages/${closed}/reactions`);
+    expect(set.html).toContain('Sign in to react');
+    expect(buttons(set.html, closed)).toEqual([]);
     expect(said((await visitor.get('/c/signed-in')).html, closed)).toEqual(['Laugh: 1 reaction']);
   });
 
@@ -274,8 +299,11 @@ describe('reactions on the page, without JavaScript', () => {
     expect((await react(pia, 'onboarding', 2_000_000_000, 'add', 'heart')).status).toBe(404);
     expect((await react(pia, 'onboarding', Number('99999999999'), 'add', 'heart')).status).toBe(404);
     // The reactions of a message one may not see are not read either.
-    expect((await quinn.get(`/c/onboarding/messages/${secret}/reactions`)).status).toBe(404);
-    expect((await pia.get(`/c/onboarding/messages/${note}/reactions`)).status).toBe(404);
+    for (const q of ['', '?fragment=1']) {
+      expect((await quinn.get(`/c/onboarding/messages/${secret}/reactions${q}`)).status).toBe(404);
+      expect((await pia.get(`/c/onboarding/messages/${note}/reactions${q}`)).status).toBe(404);
+      expect((await visitor.get(`/c/private/messages/${secret}/reactions${q}`)).status).toBe(404);
+    }
     expect(await count()).toBe(before);
     // The team reacts on its note; a member of the private conversation there.
     expect((await react(teammate, 'onboarding', note, 'add', 'thinking')).status).toBe(303);
@@ -286,23 +314,31 @@ describe('reactions on the page, without JavaScript', () => {
   it('answers the reactions alone to the page’s script, and tells every page showing the message, live', async () => {
     const ownerStream = await openStream(h, `${HOST}/c/onboarding/events`, owner.cookieHeader());
     const quinnStream = await openStream(h, `${HOST}/c/onboarding/events`, quinn.cookieHeader());
-    const inPlace = await react(pia, 'onboarding', team, 'add', 'surprised', { extra: { fragment: '1' } });
+    // The set opened in place, and a reaction from it: the answer keeps it open.
+    const opened = await pia.get(`/c/onboarding/messages/${team}/reactions?fragment=1&picker=inline`);
+    // The six, and "Done".
+    expect(buttons(opened.html, team)).toHaveLength(7);
+    expect(opened.html).toContain('<button type="button" class="secondary small react-done">Done</button>');
+    const inPlace = await react(pia, 'onboarding', team, 'add', 'surprised', {
+      extra: { fragment: '1', picker: 'inline' },
+    });
     expect(inPlace.status).toBe(200);
     expect(inPlace.html.startsWith(`<form class="reactions" id="reactions-${team}"`)).toBe(true);
     expect(said(inPlace.html, team)).toEqual(['Surprised: 1 reaction, yours among them']);
-    expect((await ownerStream.named('reacted')).data).toEqual({ message_id: team });
-    expect((await quinnStream.named('reacted')).data).toEqual({ message_id: team });
+    expect(buttons(inPlace.html, team)).toHaveLength(8);
+    const about = (id: number) => (e: { event?: string; data?: string }) =>
+      e.event === 'reacted' && JSON.parse(e.data ?? '{}').message_id === id;
+    await ownerStream.next(about(team));
+    await quinnStream.next(about(team));
     // What the live update reads, as each reader meets it.
-    expect(said((await quinn.get(`/c/onboarding/messages/${team}/reactions`)).html, team)).toEqual([
+    expect(said((await quinn.get(`/c/onboarding/messages/${team}/reactions?fragment=1`)).html, team)).toEqual([
       'Surprised: 1 reaction',
     ]);
-    expect(said((await owner.get(`/c/onboarding/messages/${team}/reactions`)).html, team)).toEqual([
+    expect(said((await owner.get(`/c/onboarding/messages/${team}/reactions?fragment=1`)).html, team)).toEqual([
       'Surprised: 1 reaction (Pia Participant)',
     ]);
     // A note's reactions are the team's: a participant's stream is not told.
     expect((await react(owner, 'onboarding', note, 'add', 'heart')).status).toBe(303);
-    const about = (id: number) => (e: { event?: string; data?: string }) =>
-      e.event === 'reacted' && JSON.parse(e.data ?? '{}').message_id === id;
     await ownerStream.next(about(note));
     await expect(quinnStream.next(about(note), 300)).rejects.toThrow();
     ownerStream.close();

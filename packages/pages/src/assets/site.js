@@ -107,15 +107,14 @@ document.addEventListener('click', (event) => {
 
 /**
  * Reactions (docs/pages.md, "Reactions"): `fresh` (the reactions as the server now answers them, a
- * form or a list; empty: none) takes the place of those shown under message `id`, keeping the set
- * open if it was, and the focus on the same button.
+ * form or a list; empty: none) takes the place of those shown under message `id`, with the focus
+ * on the same button (or, `focus`, where it says).
  */
-function showReactions(id, fresh) {
+function showReactions(id, fresh, focus = null) {
   const article = document.getElementById(`message-${id}`);
   if (!article) return;
   const shown = document.getElementById(`reactions-${id}`);
   const focused = shown?.contains(document.activeElement) ? document.activeElement : null;
-  const open = shown?.querySelector('details')?.open;
   const t = document.createElement('template');
   t.innerHTML = fresh.trim();
   const now = t.content.firstElementChild;
@@ -123,18 +122,44 @@ function showReactions(id, fresh) {
     shown?.remove();
     return;
   }
-  if (open) now.querySelector('details')?.setAttribute('open', '');
   if (shown) shown.replaceWith(now);
   else {
     const actions = article.querySelector(':scope > .message-actions');
     if (actions) actions.before(now);
     else article.append(now);
   }
-  if (focused instanceof HTMLButtonElement) {
+  if (focus) now.querySelector(focus)?.focus();
+  else if (focused instanceof HTMLButtonElement) {
     const inSet = focused.closest('.picker') ? '.picker ' : '.reaction-list ';
-    (now.querySelector(`${inSet}button[value="${focused.value}"]`) ?? now.querySelector('button, summary'))?.focus();
+    (now.querySelector(`${inSet}button[value="${focused.value}"]`) ?? now.querySelector('button, a'))?.focus();
   }
 }
+
+/** A message's reactions as the server answers them now (`picker`: with the set opened in place). */
+async function freshReactions(form, picker) {
+  const at = new URL(form.action, location.href);
+  at.searchParams.set('fragment', '1');
+  if (picker) at.searchParams.set('picker', 'inline');
+  const res = await fetch(at, { headers: { accept: 'text/html' }, credentials: 'same-origin' });
+  return res.ok ? res.text() : null;
+}
+
+// "React" opens the set in place ("Done" closes it); without JavaScript it is a page of its own.
+document.addEventListener('click', async (event) => {
+  const target = event.target instanceof Element ? event.target : null;
+  const opener = target?.closest('form.reactions a.react-link');
+  const done = target?.closest('form.reactions .react-done');
+  const form = (opener ?? done)?.closest('form.reactions');
+  if (!form) return;
+  event.preventDefault();
+  const id = form.id.replace('reactions-', '');
+  const fresh = await freshReactions(form, Boolean(opener));
+  if (fresh === null) {
+    if (opener) location.assign(opener.href);
+    return;
+  }
+  showReactions(id, fresh, opener ? '.picker button' : 'a.react-link');
+});
 
 // A reaction's button posts its form in place (the page comes back whole without JavaScript).
 document.addEventListener('submit', async (event) => {
@@ -880,6 +905,9 @@ document.addEventListener('submit', async (event) => {
     const reacted = async (id) => {
       if (!document.getElementById(`message-${id}`) || document.body.classList.contains('embed')) return;
       const at = new URL(`${conversation.dataset.messages.replace('{id}', String(id))}/reactions`, location.href);
+      at.searchParams.set('fragment', '1');
+      // The set stays open where the reader opened it.
+      if (document.querySelector(`#reactions-${id} input[name="picker"]`)) at.searchParams.set('picker', 'inline');
       const res = await fetch(at, { headers: { accept: 'text/html' } });
       if (res.ok) showReactions(id, await res.text());
     };

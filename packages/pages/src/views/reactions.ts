@@ -5,8 +5,10 @@ import type { Html } from './layout.ts';
 /*
  * A message's reactions under it (docs/pages.md, "Reactions"): the kinds someone chose, with their
  * counts; for a reader who may react, each a button of a plain form (pressed: theirs, which takes
- * it back) and "React" opening the whole set. Without JavaScript the form posts and the page comes
- * back; with it, site.js posts it in place and the list follows the live updates.
+ * it back), and "React", a link to the whole set (its own small page without JavaScript; in place
+ * with it). A page of fifty messages carries one link each, not fifty sets. Without JavaScript the
+ * form posts and the page comes back; with it, site.js posts it in place and the list follows the
+ * live updates.
  */
 
 /** Where a message's reactions are changed (POST) and read (GET, a live update). */
@@ -25,12 +27,16 @@ const kindOf = (name: string) => REACTIONS.find((r) => r.name === name);
 const chosen = (r: ReactionCount, named: boolean) =>
   html`<span aria-hidden="true">${kindOf(r.reaction)?.emoji ?? ''} <span class="reaction-count">${r.count}</span></span><span class="visually-hidden">${reactionLabel(r, named)}</span>`;
 
+/** How the set shows: not at all ("React" links to it), on its own page, or opened in place (site.js; "Done" closes it). */
+export type PickerShown = 'closed' | 'page' | 'inline';
+
 /** A message's reactions for this reader: nothing when there are none and they may not react. */
 export function reactions(
   slug: string,
   id: number,
   list: readonly ReactionCount[],
   csrf: string | null,
+  picker: PickerShown = 'closed',
 ): Html | string {
   const named = list.some((r) => r.names.length > 0);
   if (csrf === null) {
@@ -42,15 +48,22 @@ export function reactions(
   const mine = new Set<string>(list.filter((r) => r.mine).map((r) => r.reaction));
   const button = (name: ReactionName, content: Html) =>
     html`<button type="submit" class="reaction" name="${mine.has(name) ? 'remove' : 'add'}" value="${name}" aria-pressed="${mine.has(name) ? 'true' : 'false'}">${content}</button>`;
-  return html`<form class="reactions" id="reactions-${id}" method="post" action="${reactionsUrl(slug, id)}">
-<input type="hidden" name="csrf" value="${csrf}">${
+  const pills =
     list.length > 0
       ? html`<ul class="reaction-list" aria-label="Reactions">${list.map((r) => html`<li>${button(r.reaction, chosen(r, named))}</li>`)}</ul>`
-      : ''
-  }<details class="react-picker"><summary>React</summary><div class="picker">${REACTIONS.map((k) =>
-    button(
-      k.name,
-      html`<span aria-hidden="true">${k.emoji}</span><span class="visually-hidden">${mine.has(k.name) ? `Take back ${k.label}` : k.label}</span>`,
-    ),
-  )}</div></details></form>`;
+      : '';
+  const url = reactionsUrl(slug, id);
+  if (picker === 'closed') {
+    return html`<form class="reactions" id="reactions-${id}" method="post" action="${url}">${
+      list.length > 0 ? html`<input type="hidden" name="csrf" value="${csrf}">` : ''
+    }${pills}<a class="react-link" href="${url}">React</a></form>`;
+  }
+  return html`<form class="reactions" id="reactions-${id}" method="post" action="${url}">
+<input type="hidden" name="csrf" value="${csrf}">${picker === 'inline' ? html`<input type="hidden" name="picker" value="inline">` : ''}${pills}<div class="picker" role="group" aria-label="React with">${REACTIONS.map(
+    (k) =>
+      button(
+        k.name,
+        html`<span aria-hidden="true">${k.emoji}</span><span class="visually-hidden">${mine.has(k.name) ? `Take back ${k.label}` : k.label}</span>`,
+      ),
+  )}${picker === 'inline' ? html`<button type="button" class="secondary small react-done">Done</button>` : ''}</div></form>`;
 }
