@@ -50,10 +50,6 @@ export async function reactOnPage(
   return kept === 'missing' ? 'missing' : 'done';
 }
 
-/** May this reader react on the page's messages of a conversation (the form, or the counts alone)? */
-export const reactsOnPage = (viewer: Viewer, conversation: { allowAnonymousMessages: boolean }): boolean =>
-  viewer !== null || conversation.allowAnonymousMessages;
-
 /**
  * The reactions a page shows this reader, by message (those with any): the counts, their own, and
  * for the team who reacted.

@@ -33,17 +33,19 @@ export type Reactor = { userId: number } | { session: string };
 /** The key a reaction is kept once under: a person's, or an anonymous session's (a hash, 64 hex digits). */
 export const reactorKey = (r: Reactor): string => ('userId' in r ? `user:${r.userId}` : r.session);
 
-/**
- * Who may react on a message they see: a signed-in person; a visitor nobody knows where the
- * conversation takes anonymous messages (by their session). Null: nobody who may.
- */
+/** Who may react on a message they see: a signed-in person; a visitor nobody knows where the conversation takes anonymous messages. */
+export const reactsOnPage = (viewer: Viewer, conversation: { allowAnonymousMessages: boolean }): boolean =>
+  viewer !== null || conversation.allowAnonymousMessages;
+
+/** Who reacts, by that rule: the person, or the visitor's session (a hash, 64 hex digits); null: nobody who may. */
 export function reactorOf(
   viewer: Viewer,
   conversation: { allowAnonymousMessages: boolean },
   session: string,
 ): Reactor | null {
+  if (!reactsOnPage(viewer, conversation)) return null;
   if (viewer) return { userId: viewer.userId };
-  return conversation.allowAnonymousMessages && /^[0-9a-f]{64}$/.test(session) ? { session } : null;
+  return /^[0-9a-f]{64}$/.test(session) ? { session } : null;
 }
 
 /** Does `viewer` see who reacted (their names), beyond the counts? The team. */
