@@ -49,13 +49,23 @@ const cookie = (v: Visitor) => v.cookieHeader();
 const playsOf = async (id: number) =>
   (await sql<{ n: number }>('select count(*)::int as n from message_play where message_id = ?', [id]))[0]?.n;
 
-/** The beacon as the page's script sends it: the page read first, then its figure's address and token. */
-async function play(v: Visitor, slug: string, id: number, o: { csrf?: string; origin?: string | null } = {}) {
-  // A page it may not read (a private conversation's 404) has no form: the token from one it may.
-  const page = (await v.get(`/c/${slug}`)).status === 200 ? v.last : await v.get('/c/onboarding');
-  const figure = elements(page?.html ?? '').find((e) => attr(e, 'data-play') === `/c/${slug}/messages/${id}/played`);
-  const csrf = o.csrf ?? (figure ? attr(figure, 'data-csrf') : undefined) ?? v.hidden('csrf');
-  return v.post(`/c/${slug}/messages/${id}/played`, { csrf }, { origin: o.origin });
+/** The ticket the page `slug` gives `v`'s player of `id`; undefined when its page gives none. */
+async function ticketOf(v: Visitor, slug: string, id: number): Promise<string | undefined> {
+  const page = await v.get(`/c/${slug}`);
+  const figure = elements(page.html).find((e) => attr(e, 'data-play') === `/c/${slug}/messages/${id}/played`);
+  return figure ? attr(figure, 'data-ticket') : undefined;
+}
+
+/**
+ * The beacon as the page's script sends it (the page read first, then its figure's address and
+ * ticket, or `o.ticket`), and the play it reported written (a server's beacons wait up to 100 ms
+ * to be written together: the first test waits for that; the others have it written at once).
+ */
+async function play(v: Visitor, slug: string, id: number, o: { ticket?: string; origin?: string | null } = {}) {
+  const ticket = o.ticket ?? (await ticketOf(v, slug, id)) ?? '';
+  const res = await v.post(`/c/${slug}/messages/${id}/played`, { ticket }, { origin: o.origin });
+  await h.services.playBuffer.flush();
+  return res;
 }
 
 /** A recording posted from the page; its message id. */
@@ -164,7 +174,11 @@ describe('played receipts', () => {
     // The threshold is the recording's: 75 % of a 3-second one.
     const figure = elements((await pia.get('/c/onboarding')).html).find((e) => attr(e, 'data-play'));
     expect(attr(present(figure), 'data-play-after')).toBe('2.25');
-    expect(attr(present(figure), 'data-csrf')).toBe(pia.hidden('csrf'));
+    // Its ticket names Pia (by her id) until a day from now; no CSRF token rides on it.
+    const [viewer, expires] = (attr(present(figure), 'data-ticket') ?? '').split('.');
+    expect(Number(viewer)).toBeGreaterThan(0);
+    expect(Number(expires) - Date.now() / 1000).toBeGreaterThan(23 * 3600);
+    expect(attr(present(figure), 'data-csrf')).toBeUndefined();
   });
 
   it('counts a participant’s play once per session; the author and the team see it on the page, live', async () => {
@@ -174,7 +188,10 @@ describe('played receipts', () => {
     // The inbox marks each conversation whose latest recording by the team nobody has played.
     expect(unplayedIn((await owner.get('/')).html)).toEqual(['private', 'onboarding']);
 
-    expect((await play(pia, 'onboarding', team)).status).toBe(204);
+    // As the page's script sends it: written within a moment, with the others of that moment.
+    const ticket = await ticketOf(pia, 'onboarding', team);
+    expect((await pia.post(`/c/onboarding/messages/${team}/played`, { ticket: ticket ?? '' })).status).toBe(204);
+    await until(async () => (await playsOf(team)) === 1, 2_000);
     expect(unplayedIn((await owner.get('/')).html)).toEqual(['private']);
     expect(unplayedIn((await teammate.get('/')).html)).toEqual([]);
     expect(await playsOf(team)).toBe(1);
@@ -220,9 +237,15 @@ describe('played receipts', () => {
 
   it("adds nothing for the message's own side: its author, and the team on the team's message", async () => {
     const before = await playsOf(team);
-    expect((await play(teammate, 'onboarding', team)).status).toBe(204);
-    expect((await play(owner, 'onboarding', team)).status).toBe(204);
-    expect((await play(pia, 'onboarding', piaOwn)).status).toBe(204);
+    // Their pages give their players no ticket; another's ticket does not hold for them.
+    const piaTicket = await ticketOf(pia, 'onboarding', team);
+    for (const v of [teammate, owner]) {
+      expect(await ticketOf(v, 'onboarding', team)).toBeUndefined();
+      expect((await play(v, 'onboarding', team)).status).toBe(404);
+      expect((await play(v, 'onboarding', team, { ticket: piaTicket })).status).toBe(404);
+    }
+    expect(await ticketOf(pia, 'onboarding', piaOwn)).toBeUndefined();
+    expect((await play(pia, 'onboarding', piaOwn)).status).toBe(404);
     expect(await playsOf(team)).toBe(before);
     expect(await playsOf(piaOwn)).toBe(3);
   });
@@ -231,12 +254,19 @@ describe('played receipts', () => {
     const visitor = new Visitor(h, HOST);
     const count = async () => (await sql<{ n: number }>('select count(*)::int as n from message_play'))[0]?.n;
     const before = await count();
-    // No token, another's token, from another site.
-    expect((await play(visitor, 'onboarding', team, { csrf: 'forged' })).status).toBe(403);
-    await pia.get('/c/onboarding');
-    const piaToken = pia.hidden('csrf');
-    expect((await play(visitor, 'onboarding', team, { csrf: piaToken })).status).toBe(403);
+    // No ticket, a forged one, another's (Pia's, for this very message), from another site.
+    expect((await play(visitor, 'onboarding', team, { ticket: '' })).status).toBe(404);
+    expect((await play(visitor, 'onboarding', team, { ticket: `0.99999999999.${'A'.repeat(43)}` })).status).toBe(404);
+    const piaTicket = (await ticketOf(pia, 'onboarding', team)) ?? '';
+    expect(piaTicket).toMatch(/^\d+\.\d+\.[\w-]{43}$/);
+    expect((await play(visitor, 'onboarding', team, { ticket: piaTicket })).status).toBe(404);
+    // Its ticket names Pia: changed to name another, it holds for nobody.
+    expect((await play(pia, 'onboarding', team, { ticket: piaTicket.replace(/^\d+/, '1') })).status).toBe(404);
     expect((await play(visitor, 'onboarding', team, { origin: 'https://evil.example' })).status).toBe(403);
+    // A ticket for one message, sent for another (or under another slug).
+    const visitorTicket = (await ticketOf(visitor, 'onboarding', team)) ?? '';
+    expect((await play(visitor, 'onboarding', piaOwn, { ticket: visitorTicket })).status).toBe(404);
+    expect((await play(visitor, 'private', team, { ticket: visitorTicket })).status).toBe(404);
     // A private conversation's recording, by someone not in it; an internal note, by a participant.
     expect((await play(visitor, 'private', secret)).status).toBe(404);
     expect((await play(quinn, 'onboarding', secret)).status).toBe(404);
@@ -245,9 +275,7 @@ describe('played receipts', () => {
     expect((await play(pia, 'private', team)).status).toBe(404);
     const elsewhere = await stranger.get('/new');
     expect(elsewhere.status).toBe(200);
-    expect(
-      (await stranger.post(`/c/onboarding/messages/${team}/played`, { csrf: stranger.hidden('csrf') })).status,
-    ).toBe(404);
+    expect((await stranger.post(`/c/onboarding/messages/${team}/played`, { ticket: piaTicket })).status).toBe(404);
     expect((await play(pia, 'onboarding', 2_000_000_000)).status).toBe(404);
     expect((await play(pia, 'onboarding', Number('99999999999'))).status).toBe(404);
     // A text message has no recording to play.
@@ -348,12 +376,12 @@ describe('played receipts', () => {
 
   it('limits a flood of beacons per address (429 with Retry-After), as its own budget', async () => {
     const visitor = new Visitor(h, HOST);
-    await visitor.get('/c/onboarding');
-    const csrf = visitor.hidden('csrf');
+    const ticket = await ticketOf(visitor, 'onboarding', team);
     const statuses: number[] = [];
     for (let i = 0; i < PLAY_LIMIT + 5; i++) {
-      statuses.push((await visitor.post(`/c/onboarding/messages/${team}/played`, { csrf })).status);
+      statuses.push((await visitor.post(`/c/onboarding/messages/${team}/played`, { ticket: ticket ?? '' })).status);
     }
+    await h.services.playBuffer.flush();
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
     expect(visitor.last?.headers.get('retry-after')).toMatch(/^\d+$/);
     // Its plays were one, whatever the flood.

@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { SiteAccount, UploadVisitor } from '@convo/domain';
+import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
 
 /* The site's cookies, the secrets they hold, and what is bound to them (CSRF tokens, uploads). */
 
@@ -19,6 +21,16 @@ export const secret = () => randomBytes(32).toString('base64url');
 
 /** The CSRF token bound to a session or visitor cookie. */
 export const csrfFor = (cookie: string) => createHash('sha256').update(`csrf:${cookie}`).digest('base64url');
+
+/**
+ * The CSRF token a page gave this visitor (the session middleware's): its session cookie's, else
+ * its visitor cookie's; '' with neither. Read without asking whether the session is still valid.
+ */
+export function cookieCsrf(c: Context): string {
+  const { [SESSION_COOKIE]: session, [VISITOR_COOKIE]: visitor } = getCookie(c);
+  if (session !== undefined && COOKIE_VALUE.test(session)) return csrfFor(session);
+  return visitor !== undefined && COOKIE_VALUE.test(visitor) ? csrfFor(visitor) : '';
+}
 
 /** Whose uploads this visitor's requests reach: bound to the same cookie as their CSRF token. */
 export const uploadVisitor = (accountId: number, csrfToken: string): UploadVisitor => ({

@@ -14,6 +14,7 @@ import type {
   ModerationStore,
   NotificationStore,
   PeopleStore,
+  PlayBuffer,
   PlayStore,
   ReactionStore,
   ReceivedFile,
@@ -132,8 +133,10 @@ export interface SiteDeps {
   /** The account's team, as get_team and update_team_member change it. */
   teamStore: TeamStore;
   moderation: ModerationStore;
-  /** The played receipts: the players' beacons keep them, the pages show them. */
+  /** The played receipts: the pages show them. */
   plays: PlayStore;
+  /** Where the players' beacons leave their plays, to be kept in batches. */
+  playBuffer: Pick<PlayBuffer, 'add'>;
   /** Reactions on messages: the pages' forms keep them and show them. */
   reactions: ReactionStore;
   outbox: MailOutbox;

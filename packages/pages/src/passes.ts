@@ -252,3 +252,44 @@ export function intakeSubmitKeyIsFor(key: string, formToken: string, submitKey: 
     same(mac(key, 'intake-submit', `${formToken}.${nonce}`).slice(0, 27), submitKey.slice(16))
   );
 }
+
+/** How long a page's play ticket is good for: a page left open for a day still reports its plays. */
+const PLAY_TICKET_SECONDS = 24 * 3600;
+/** A play ticket: `<viewer id or 0>.<until, epoch seconds>.<MAC>`. */
+const PLAY_TICKET = /^(\d{1,10})\.(\d{1,12})\.([\w-]{43})$/;
+
+/**
+ * A player's play ticket (the receipt's beacon, routes/plays.ts): given by a page only for a
+ * recording whose play by this reader is a receipt (reportsPlay), it says so, signed, for that
+ * message in that conversation (by its slug), that visitor's cookie (its CSRF token) and the
+ * person signed in then (0: nobody), for a day. So the beacon reads nothing to know it may count:
+ * a ticket for another message, slug, cookie or account holds for none of them.
+ */
+export function playTicket(
+  key: string,
+  to: { accountId: number; slug: string; messageId: number; csrf: string; viewerId: number | null },
+  now = Date.now(),
+): string {
+  const viewer = to.viewerId ?? 0;
+  const until = Math.floor(now / 1000) + PLAY_TICKET_SECONDS;
+  return `${viewer}.${until}.${mac(key, 'play', `${to.accountId}.${slugKey(to.slug)}.${to.messageId}.${to.csrf}.${viewer}.${until}`)}`;
+}
+
+/**
+ * Whose play a beacon's ticket reports (the viewer signed in when the page gave it; null: nobody),
+ * when we signed it for this message, slug and cookie and it is within its day; else undefined.
+ */
+export function playTicketViewer(
+  key: string,
+  to: { accountId: number; slug: string; messageId: number; csrf: string },
+  ticket: string,
+  now = Date.now(),
+): { viewerId: number | null } | undefined {
+  const parsed = PLAY_TICKET.exec(ticket);
+  if (!parsed?.[1] || !parsed[2] || !parsed[3] || to.csrf === '') return undefined;
+  if (Number(parsed[2]) < Math.floor(now / 1000)) return undefined;
+  const signed = `${to.accountId}.${slugKey(to.slug)}.${to.messageId}.${to.csrf}.${parsed[1]}.${parsed[2]}`;
+  if (!same(mac(key, 'play', signed), parsed[3])) return undefined;
+  const viewer = Number(parsed[1]);
+  return { viewerId: viewer === 0 ? null : viewer };
+}

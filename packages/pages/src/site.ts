@@ -15,7 +15,7 @@ import { intakeRoutes } from './routes/intake.ts';
 import { mailRoutes } from './routes/mail.ts';
 import { manageRoutes } from './routes/manage.ts';
 import { mediaRoutes } from './routes/media.ts';
-import { playRoutes } from './routes/plays.ts';
+import { PLAYED_ROUTE, playBeacon, playRoutes } from './routes/plays.ts';
 import { reactionRoutes } from './routes/reactions.ts';
 import { seoRoutes } from './routes/seo.ts';
 import { signInRoutes } from './routes/sign-in.ts';
@@ -37,6 +37,9 @@ export interface Site {
 export function createSite(deps: SiteDeps): Site {
   const app = new Hono<SiteEnv>();
   const kit = { deps, posting: posting(deps) };
+
+  // The played beacon, before the middleware every other request passes (routes/plays.ts).
+  app.post(PLAYED_ROUTE, playBeacon(kit));
 
   // What answered, for /metrics: the route's own pattern (bounded), never the path a client sent.
   app.use(async (c, next) => {

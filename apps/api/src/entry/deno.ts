@@ -34,6 +34,7 @@ try {
 const stop = () =>
   void Promise.resolve(app.drain())
     .then(() => server.shutdown())
+    .then(() => app.settle())
     .then(() => orm.close())
     .then(() => Deno.exit(0));
 for (const signal of ['SIGINT', 'SIGTERM']) Deno.addSignalListener(signal, stop);

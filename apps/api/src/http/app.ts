@@ -1,7 +1,7 @@
 import { databaseUnavailable } from '@convo/db';
 import { newMediaKey, originsForAuthority } from '@convo/domain';
-import { createSite, KeptFiles, loggedPath, type SiteVisit } from '@convo/pages';
-import { ERRORS, errorBody, operations, type RequestState } from '@convo/router';
+import { createSite, KeptFiles, loggedPath, PLAYED_ROUTE, type SiteVisit } from '@convo/pages';
+import { ERRORS, errorBody, operations } from '@convo/router';
 import { Hono, type Context as HonoContext } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { timeout } from 'hono/timeout';
@@ -27,6 +27,8 @@ export interface App {
   fetch(req: Request, peer?: Peer): Promise<Response>;
   /** From now on every response asks the client to close its connection (the server is stopping). */
   drain(): void;
+  /** Writes what waits to be written (the beacons' plays): after the last request, before the pool closes. */
+  settle(): Promise<void>;
   /**
    * A server that writes to the connection itself takes a live stream's answer off its body
    * (see LiveHub.attach).
@@ -77,6 +79,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     inbox: services.inbox,
     moderation: services.moderation,
     plays: services.plays,
+    playBuffer: services.playBuffer,
     reactions: services.reactions,
     outbox: services.outbox,
     limits: services.visitorLimits,
@@ -112,19 +115,20 @@ export function createApp(services: Services, settings: AppSettings): App {
 
   const api = new Hono<ApiEnv>({ strict: false });
 
-  // Every request: its id and state, then (on the way out) its headers, metric and log line.
-  api.use(async (c, next) => {
+  /** A request's id and state, as every request gets them first; when it started. */
+  const begin = (c: HonoContext<ApiEnv>) => {
     const started = performance.now();
+    const incoming = c.req.raw.headers.get('x-request-id');
+    c.set('request', { id: incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(), auth: {} });
+    c.set('url', new URL(c.req.raw.url));
+    return started;
+  };
+
+  /** A request's answer on its way out: its headers and metric, and its log line when `logged`. */
+  const finish = (c: HonoContext<ApiEnv>, started: number, logged: boolean) => {
     const req = c.req.raw;
-    const incoming = req.headers.get('x-request-id');
-    const request: RequestState = {
-      id: incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
-      auth: {},
-    };
-    c.set('request', request);
-    c.set('url', new URL(req.url));
-    await next();
     const res = c.res;
+    const request = c.get('request');
     finishHeaders(req, res, request, draining);
     // A recording refused while it was arriving (its form's token, a limit): the rest of its
     // body is still on the connection, which cannot be trusted with another request.
@@ -133,6 +137,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     const status = req.signal.aborted ? ERRORS.client_closed.status : res.status;
     const seconds = (performance.now() - started) / 1000;
     services.metrics.observe(request.label ?? 'other', req.method, status, seconds);
+    if (!logged) return;
     services.logger.info(
       {
         requestId: request.id,
@@ -144,11 +149,25 @@ export function createApp(services: Services, settings: AppSettings): App {
       },
       'request',
     );
+  };
+
+  // The played beacon comes as often as pages are viewed, and is an account site's: it is sent
+  // there before the middleware below, and counted in /metrics without a log line of its own
+  // (routes/plays.ts in @convo/pages).
+  api.post(PLAYED_ROUTE, async (c) => {
+    const started = begin(c);
+    c.res = await toSite(c);
+    finish(c, started, false);
+    return c.res;
   });
 
-  // A recording being sent takes as long as its bytes keep coming (the form reader stops one that
-  // stalls), and a site's form that names a finished upload as long as its probe (which has a
-  // bound of its own); everything else is answered within the request timeout.
+  // Every request: its id and state, then (on the way out) its headers, metric and log line.
+  api.use(async (c, next) => {
+    const started = begin(c);
+    await next();
+    finish(c, started, true);
+  });
+
   const late = timeout(http.requestTimeoutMs, () => new HTTPException(503, { message: LATE }));
   api.use((c, next) => {
     const req = c.req.raw;
@@ -210,7 +229,10 @@ export function createApp(services: Services, settings: AppSettings): App {
 
   // Anything else is an account's own site when the request came to its host. When the database
   // cannot say, a person may be looking at a page: the HTML retry page, not JSON.
-  api.all('*', async (c) => {
+  api.all('*', toSite);
+
+  /** A request to an account's own site: its account by host, then the site's answer. */
+  async function toSite(c: HonoContext<ApiEnv>): Promise<Response> {
     const req = c.req.raw;
     const request = c.get('request');
     const account = await siteAccount(req, c.get('url')).catch((err: unknown) => {
@@ -229,7 +251,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     } finally {
       request.label = visit.label ?? 'site:other';
     }
-  });
+  }
 
   /** A failure no route answered, as the error table says: never a stack trace. */
   api.onError((err, c) => {
@@ -253,6 +275,7 @@ export function createApp(services: Services, settings: AppSettings): App {
       // Each live stream is told to come back in a moment, to a replica that is not stopping.
       services.live.drain();
     },
+    settle: () => services.playBuffer.flush(),
     fetch: async (req, peer) => api.fetch(req, { peer }),
   };
 }

@@ -6,6 +6,7 @@ import type {
   ModerationStore,
   NotificationStore,
   PeopleStore,
+  PlayBuffer,
   ReplyStore,
   SiteSecrets,
   SiteStore,
@@ -31,6 +32,8 @@ export interface Services extends ProcedureServices {
   secrets: SiteSecrets;
   /** Who is told of new messages, and the pending mails that tell them. */
   notifications: NotificationStore;
+  /** The plays the pages' beacons report, written in batches (flushed before the pool closes). */
+  playBuffer: PlayBuffer;
   /** The team's inbox on the sites. */
   inbox: InboxStore;
   /** Hiding and deleting messages on the sites. */

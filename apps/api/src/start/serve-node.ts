@@ -65,8 +65,9 @@ export function serveOnNode(
         clearTimeout(grace);
         clearInterval(idle);
         clearTimeout(cut);
-        void orm
-          .close()
+        void app
+          .settle()
+          .then(() => orm.close())
           .catch((err: unknown) => logger.error({ err }, 'closing the database pool failed'))
           .finally(() => logger.flush(() => resolve()));
       });

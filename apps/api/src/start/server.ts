@@ -94,6 +94,7 @@ export async function buildApp(
     fetch: app.fetch,
     attachLive: app.attachLive,
     takeFile: app.takeFile,
+    settle: app.settle,
     drain() {
       app.drain();
       void mail.stop();

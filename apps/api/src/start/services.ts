@@ -40,7 +40,7 @@ import {
   RateLimiter,
   type RateLimitPolicy,
 } from '@convo/db';
-import { DEFAULT_MEDIA_LIMITS, type MediaDeps, type MediaLimits, sweepRecordings } from '@convo/domain';
+import { DEFAULT_MEDIA_LIMITS, type MediaDeps, type MediaLimits, PlayBuffer, sweepRecordings } from '@convo/domain';
 import { ConversationListCache } from '@convo/router';
 import type { MikroORM } from '@mikro-orm/core';
 import { createMetrics } from '../http/metrics.ts';
@@ -121,6 +121,13 @@ export const HOST_CACHE_MS = 5_000;
 
 export const DEFAULT_SERVICE_OPTIONS: ServiceOptions = { rateLimit: DEFAULT_RATE_LIMIT };
 
+/**
+ * The beacons' plays wait at most this long, or until this many wait, to be written in one
+ * statement (the domain's PlayBuffer).
+ */
+const PLAY_BATCH_MS = 100;
+const PLAY_BATCH_MAX = 500;
+
 /** How often expired rows are purged. */
 const IDEMPOTENCY_PURGE_MS = 60 * 60_000;
 
@@ -135,6 +142,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   // The stores are built once: their reads are prepared statements and their writes native
   // inserts or their own transactions, so none keeps an identity map a request could share.
   const em = orm.em.fork();
+  const plays = new PgPlayStore(em);
   const accounts = new PgAccountStore(em);
   const mailQueue = new PgMailOutbox(em);
   const webhookStore = new PgWebhookDeliveryStore(em);
@@ -197,7 +205,12 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     updateConversationStore: new PgUpdateConversationStore(em),
     teamStore: new PgTeamStore(em),
     messageStore: new PgMessageStore(em),
-    plays: new PgPlayStore(em),
+    plays,
+    playBuffer: new PlayBuffer(plays, {
+      waitMs: PLAY_BATCH_MS,
+      maxPlays: PLAY_BATCH_MAX,
+      onError: (err: unknown, n: number) => logger.error({ err, plays: n }, 'reported plays could not be kept'),
+    }),
     reactions: new PgReactionStore(em),
     messageTemplates: new PgMessageTemplateStore(em),
     checkAnswers: options.checkAnswers ?? true,

@@ -5,29 +5,39 @@ import { authorJson } from './conversation-reads.ts';
 import { db, isoTime, run, slot, statement } from './query.ts';
 
 /*
- * Played receipts (the domain's messages/plays.ts). A play is one statement: the row (once per
- * message and session), and with it, when the account subscribed, the `message_played` webhook
- * event with its body as it is sent, and for a message's first play in a conversation with a
- * workflow, its workflow event; for a message with an author, the notify_event that tells them in
- * their mail digest; the row's trigger writes the live feed. No change mark moves:
- * nothing a conditional answer holds changes.
+ * Played receipts (the domain's messages/plays.ts). Plays are kept in batches (the domain's
+ * PlayBuffer), a batch in one statement: the rows (once per message and session, of recordings
+ * the account still keeps and shows), and with them, when the account subscribed, each one's
+ * `message_played` webhook event with its body as it is sent; for a message's first play in a
+ * conversation with a workflow, its workflow event; for a message with an author, the
+ * notify_event that tells them in their mail digest; the rows' trigger writes the live feed. No
+ * change mark moves: nothing a conditional answer holds changes.
  */
 
 const RECORD = statement(
   'message_play_record',
   db
+    .with('reported', (q) =>
+      q
+        .selectFrom(
+          sql<{ account_id: number; message_id: number; viewer_id: number | null; session_key: string }>`(select *
+            from unnest(${slot('accounts')}::int[], ${slot('messages')}::int[], ${slot('viewers')}::int[],
+              ${slot('sessions')}::text[]) as t(account_id, message_id, viewer_id, session_key))`.as('r'),
+        )
+        .innerJoin('message as m', (j) =>
+          j.onRef('m.id', '=', 'r.message_id').onRef('m.account_id', '=', 'r.account_id'),
+        )
+        .select(['r.account_id', 'm.conversation_id', 'r.message_id', 'r.viewer_id', 'r.session_key'])
+        .where('m.hidden_at', 'is', null)
+        .where('m.media_key', 'is not', null),
+    )
     .with('played', (q) =>
       q
         .insertInto('message_play')
-        .values({
-          account_id: slot<number>('account'),
-          conversation_id: slot<number>('conversation'),
-          message_id: slot<number>('message'),
-          viewer_id: slot<number | null>('viewer'),
-          session_key: slot<string>('session'),
-        })
+        .columns(['account_id', 'conversation_id', 'message_id', 'viewer_id', 'session_key'])
+        .expression(q.selectFrom('reported').selectAll())
         .onConflict((c) => c.columns(['message_id', 'session_key']).doNothing())
-        .returning(['id', 'viewer_id', 'played_at']),
+        .returning(['id', 'account_id', 'conversation_id', 'message_id', 'viewer_id', 'played_at']),
     )
     .with('webhook_ev', (q) =>
       q
@@ -38,18 +48,18 @@ const RECORD = statement(
             .selectFrom('played as p')
             .leftJoin('account_user as u', 'u.id', 'p.viewer_id')
             .select([
-              sql<number>`${slot('account')}::int`.as('account_id'),
+              'p.account_id',
               sql.lit('message_played').as('type'),
-              sql<number>`${slot('conversation')}::int`.as('conversation_id'),
-              sql<number>`${slot('message')}::int`.as('message_id'),
+              'p.conversation_id',
+              'p.message_id',
               sql<string>`to_jsonb(concat('{"type":"message_played","timestamp":"', ${isoTime('p.played_at')},
-              '","data":{"message_id":', ${slot('message')}::int, ',"conversation_id":', ${slot('conversation')}::int,
+              '","data":{"message_id":', p.message_id, ',"conversation_id":', p.conversation_id,
               ',"viewer":', ${authorJson('u', sql<boolean>`false`)}, ',"played_at":"', ${isoTime('p.played_at')}, '"}}'))`.as(
                 'payload',
               ),
             ])
             .where(
-              sql<boolean>`exists (select 1 from webhook_endpoint w where w.account_id = ${slot('account')}::int
+              sql<boolean>`exists (select 1 from webhook_endpoint w where w.account_id = p.account_id
               and w.disabled_at is null and 'message_played' = any(w.events))`,
             ),
         ),
@@ -62,12 +72,13 @@ const RECORD = statement(
         .expression(
           q
             .selectFrom('played as p')
-            .innerJoin('message as m', (j) => j.on('m.id', '=', slot<number>('message')))
+            .innerJoin('message as m', 'm.id', 'p.message_id')
             .select(['m.account_id', 'm.conversation_id', 'm.id', 'p.viewer_id', 'p.id'])
             .where('m.author_id', 'is not', null),
         ),
     )
-    // The conversation's workflow hears of a message's first play (message.played steps).
+    // The conversation's workflow hears of a message's first play (message.played steps): the
+    // first of the batch, where none was kept before it (the statement does not see its own rows).
     .with('workflow_ev', (q) =>
       q
         .insertInto('workflow_event')
@@ -75,11 +86,14 @@ const RECORD = statement(
         .expression(
           q
             .selectFrom('played as p')
-            .innerJoin('message as m', (j) => j.on('m.id', '=', slot<number>('message')))
+            .innerJoin('message as m', 'm.id', 'p.message_id')
             .innerJoin('conversation as c', 'c.id', 'm.conversation_id')
+            .distinctOn('m.id')
             .select(['c.account_id', 'c.id', 'm.id', 'm.author_id', sql<boolean>`true`.as('played')])
             .where('c.workflow', 'is not', null)
-            .where(sql<boolean>`not exists (select 1 from message_play o where o.message_id = m.id and o.id <> p.id)`),
+            .where(sql<boolean>`not exists (select 1 from message_play o where o.message_id = m.id)`)
+            .orderBy('m.id')
+            .orderBy('p.id'),
         ),
     )
     .selectFrom('played')
@@ -129,15 +143,15 @@ export class PgPlayStore implements PlayStore {
     this.em = em;
   }
 
-  async record(play: NewPlay): Promise<boolean> {
+  async record(plays: readonly NewPlay[]): Promise<number> {
+    if (plays.length === 0) return 0;
     const [row] = await run(this.em, RECORD, {
-      account: play.accountId,
-      conversation: play.conversationId,
-      message: play.messageId,
-      viewer: play.viewerId,
-      session: play.sessionKey,
+      accounts: plays.map((p) => p.accountId),
+      messages: plays.map((p) => p.messageId),
+      viewers: plays.map((p) => p.viewerId),
+      sessions: plays.map((p) => p.sessionKey),
     });
-    return (row?.n ?? 0) > 0;
+    return row?.n ?? 0;
   }
 
   async summaries(accountId: number, messageIds: readonly number[]): Promise<Map<number, PlaySummary>> {

@@ -38,7 +38,6 @@ export interface MessageStore {
 /** A play the site counted: of a message, by a viewer (null: a visitor) in one viewing session. */
 export interface NewPlay {
   accountId: number;
-  conversationId: number;
   messageId: number;
   viewerId: number | null;
   /** The session's key (a hash of its cookie): a message is played once per session. */
@@ -54,10 +53,11 @@ export interface PlayRecord {
 /** The played receipts: written by the site's beacon, read by the pages and the API. */
 export interface PlayStore {
   /**
-   * Keeps a play, once per message and session (with its live event, and its `message_played`
-   * webhook event when the account subscribed); false when the session had played it already.
+   * Keeps plays in one statement, each once per message and session (with its live event, and its
+   * `message_played` webhook event when the account subscribed), of recordings the account still
+   * keeps and shows; how many were new.
    */
-  record(play: NewPlay): Promise<boolean>;
+  record(plays: readonly NewPlay[]): Promise<number>;
   /** Who played each of `messageIds` (messages of the account); a message nobody played is absent. */
   summaries(accountId: number, messageIds: readonly number[]): Promise<Map<number, PlaySummary>>;
   /** A message's plays, oldest first; null when the account has no such message (or it is hidden). */

@@ -29,8 +29,8 @@ function showLocalTimes(root) {
 /**
  * Played receipts (docs/pages.md, "Played receipts"): each player under `root` that reports its
  * play (`data-play`) does so once, as soon as it has played `data-play-after` seconds (skipped-over
- * time does not count) or reached its end: a small same-origin POST with the page's CSRF token,
- * sent while it plays (a page that closes often loses its last request).
+ * time does not count) or reached its end: a small same-origin POST of the ticket the page gave
+ * it (`data-ticket`), sent while it plays (a page that closes often loses its last request).
  */
 function watchPlays(root) {
   for (const figure of root.querySelectorAll('figure[data-play]')) {
@@ -46,7 +46,7 @@ function watchPlays(root) {
       sent = true;
       fetch(figure.dataset.play, {
         method: 'POST',
-        body: new URLSearchParams({ csrf: figure.dataset.csrf || '' }),
+        body: new URLSearchParams({ ticket: figure.dataset.ticket || '' }),
         credentials: 'same-origin',
         keepalive: true,
       }).catch(() => {

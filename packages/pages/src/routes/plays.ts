@@ -1,17 +1,19 @@
 import { createHash } from 'node:crypto';
-import { type PageMessageRecord, playsShown, recordPlay, reportsPlay, type Viewer, viewMessage } from '@convo/domain';
-import { Hono } from 'hono';
+import { type PageMessageRecord, playsShown, reportsPlay, type Viewer, viewMessage } from '@convo/domain';
+import { type Handler, Hono } from 'hono';
 import { html } from 'hono/html';
-import { notFound } from '../frame.ts';
-import { passOf, passReader, readerOf } from '../passes.ts';
+import { cookieCsrf } from '../cookies.ts';
+import { notFound, page, pageHeaders, refused } from '../frame.ts';
+import { playTicket, playTicketViewer, readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
-import { type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
+import type { SiteContext, SiteEnv } from '../request.ts';
 import { type ConversationDisplay, receipt } from '../views/conversation.ts';
+import * as forms from '../views/forms.ts';
 
 /*
  * Played receipts (docs/pages.md, "Played receipts"). A page's player reports a play once it
- * has played long enough (site.js: a small same-origin POST with the page's CSRF token, at that
- * moment), to `/c/<slug>/messages/<id>/played`; the same address read answers the receipt
+ * has played long enough (site.js: a small same-origin POST of the ticket the page gave that
+ * player, at that moment), to `/c/<slug>/messages/<id>/played`; the same address read answers the receipt
  * ("Played by Pat and 2 visitors") to those who see it, for a live update. Without JavaScript no
  * play is reported: a page alone cannot tell that a recording played.
  */
@@ -25,39 +27,82 @@ export async function playedDisplay(
   viewer: Viewer,
   messages: readonly PageMessageRecord[],
 ): Promise<NonNullable<ConversationDisplay['played']>> {
+  const reports = reportsPlay(viewer);
+  const key = messages.some(reports) ? await deps.secrets.signingKey() : '';
+  const to = { accountId: c.env.account.id, csrf: c.var.csrf, viewerId: viewer?.userId ?? null };
   return {
-    csrf: c.var.csrf,
-    beacon: reportsPlay(viewer),
+    ticket: (m, slug) =>
+      key && c.var.csrf && reports(m) ? playTicket(key, { ...to, slug, messageId: m.id }) : undefined,
     receipts: await playsShown(deps, c.env.account.id, viewer, messages),
   };
 }
 
-export function playRoutes({ deps, posting }: SiteKit) {
-  const routes = new Hono<SiteEnv>();
-
-  // The beacon: counted once per message and session (the session's cookie, by a hash of its
-  // token), within its own per-address limit; answered 204 whether or not it was counted.
-  routes.post('/c/:slug/messages/:id/played', posting.sameOrigin, async (c) => {
+/**
+ * The beacon, answered before the site's middleware (a beacon comes as often as pages are viewed,
+ * and needs nothing the middleware reads): the same-origin check, the form (`ticket`, the signed
+ * ticket its page gave this player), the ticket checked against this visitor's cookie, and the
+ * beacons' own per-address limit (PLAY_LIMIT_PER_IP, on the read limits' shared quota); then the
+ * play waits in the PlayBuffer to be written with others, and the answer is 204 whether or not it
+ * will count (a play is kept once per message and session). A ticket that does not hold (none,
+ * another message's, slug's, cookie's or account's, or a day old) answers the 404 a recording
+ * this reader may not play answers.
+ */
+export function playBeacon({ deps, posting }: SiteKit) {
+  const handler: Handler<SiteEnv, typeof PLAYED_ROUTE> = async (c) => {
+    c.env.visit.label = `site:${PLAYED_ROUTE}`;
+    // The refusals are pages as the middleware would make them: nobody signed in, no form on them.
+    const refusal = async (answer: (c: SiteContext) => Response | Promise<Response>) => {
+      c.set('signedIn', null);
+      c.set('csrf', '');
+      c.set('newVisitor', null);
+      return pageHeaders(c, async () => {
+        c.res = await answer(c);
+      }).then(() => c.res);
+    };
     const id = c.req.param('id');
-    if (!MESSAGE_ID.test(id)) return notFound(c);
-    const fields = await posting.readPost(c, undefined, {
-      name: 'play',
-      perMinute: deps.rates.playsPerIpPerMinute,
+    if (!MESSAGE_ID.test(id)) return refusal(notFound);
+    const cross = await posting
+      .sameOrigin(c, async () => {})
+      .then(
+        () => null,
+        () => refusal((c) => refused(c, 403, 'This form was sent from another site.')),
+      );
+    if (cross) return cross;
+    if (deps.rates.playsPerIpPerMinute > 0) {
+      const taken = await deps.readLimits.take(
+        `play:${c.env.account.id}:${c.env.visit.clientIp}`,
+        deps.rates.playsPerIpPerMinute,
+        60,
+      );
+      if (!taken.allowed) {
+        return refusal((c) =>
+          page(c, 429, forms.tooMany(taken.resetSeconds), 'Too many attempts', {
+            headers: { 'retry-after': String(taken.resetSeconds) },
+          }),
+        );
+      }
+    }
+    const form = await deps.readForm(c.req.raw);
+    if (!form.ok) return refusal((c) => refused(c, form.status, form.message));
+    const csrf = cookieCsrf(c);
+    const to = { accountId: c.env.account.id, slug: c.req.param('slug'), messageId: Number(id), csrf };
+    const held = playTicketViewer(await deps.secrets.signingKey(), to, form.fields.get('ticket')?.[0] ?? '');
+    if (!held) return refusal(notFound);
+    deps.playBuffer.add({
+      accountId: to.accountId,
+      messageId: to.messageId,
+      viewerId: held.viewerId,
+      sessionKey: createHash('sha256').update(`play:${csrf}`).digest('hex'),
     });
-    if (fields instanceof Response) return fields;
-    const viewer = viewerOf(c);
-    const grants = viewer ? null : await passOf(deps, c);
-    const played = await recordPlay(deps, c.env.account, Number(id), {
-      viewer,
-      authorization: undefined,
-      slug: c.req.param('slug'),
-      pass: (conversation) => (grants ? passReader(grants, conversation) : null),
-      session: createHash('sha256').update(`play:${c.var.csrf}`).digest('hex'),
-    });
-    if (played === 'missing') return notFound(c);
-    c.header('cache-control', 'no-store');
-    return c.body(null, 204);
-  });
+    return c.body(null, 204, { 'cache-control': 'no-store' });
+  };
+  return handler;
+}
+
+export const PLAYED_ROUTE = '/c/:slug/messages/:id/played';
+
+export function playRoutes({ deps }: SiteKit) {
+  const routes = new Hono<SiteEnv>();
 
   // The receipt, for whoever sees it (the team; the message's author): the 404 for anyone else.
   routes.get('/c/:slug/messages/:id/played', async (c) => {

@@ -102,9 +102,9 @@ function media(m: PageMessageRecord, accountKey: string, slug: string, beacon?: 
       m.messageType === 'audio'
         ? html`<audio controls preload="metadata" src="${src}" aria-label="${label}"></audio>`
         : html`<video controls preload="metadata" playsinline src="${src}"${poster} aria-label="${label}"></video>`;
-    // A player that reports its play (the receipt's beacon, site.js): where, after how long, its token.
+    // A player that reports its play (the receipt's beacon, site.js): where, after how long, its ticket.
     const play = beacon
-      ? html` data-play="${playedUrl(slug, m.id)}" data-play-after="${playThreshold(m.recordedDurationSeconds)}" data-csrf="${beacon}"`
+      ? html` data-play="${playedUrl(slug, m.id)}" data-play-after="${playThreshold(m.recordedDurationSeconds)}" data-ticket="${beacon}"`
       : '';
     return html`<figure class="recording recording-${m.messageType}"${play}>${player}
 <figcaption>${label} · <a href="${src}&amp;download=1" download>Download</a></figcaption></figure>`;
@@ -146,7 +146,7 @@ export function message(
     actions?: Html | string | undefined;
     /** Say so when it replies in a thread (shown alone, away from its thread: an embed of it). */
     threadLabel?: boolean | undefined;
-    /** Its player reports a play with this CSRF token (the receipt's beacon); none: it does not. */
+    /** Its player reports a play with this ticket (the receipt's beacon); none: it does not. */
     beacon?: string | undefined;
     /** Its receipt, for a reader who sees it. */
     receipt?: PlaySummary | undefined;
@@ -271,12 +271,11 @@ export interface ConversationDisplay {
   /** Each message of the conversation offers "Reply in thread" (its thread's page, or inline with JavaScript). */
   threads?: boolean;
   /**
-   * Played receipts: the CSRF token the players report a play with, which messages' players do
-   * (a play by the message's own side is no receipt), and the receipts this reader sees.
+   * Played receipts: the ticket each player reports its play with, for the messages whose play
+   * by this reader is a receipt (none for the message's own side), and the receipts this reader sees.
    */
   played?: {
-    csrf: string;
-    beacon: (m: PageMessageRecord) => boolean;
+    ticket: (m: PageMessageRecord, slug: string) => string | undefined;
     receipts: ReadonlyMap<number, PlaySummary>;
   };
   /** Reactions under each message (none in embeds). */
@@ -306,7 +305,7 @@ export function messageItem(
     slug,
     newTab: display.newTab,
     actions: display.actions?.(m),
-    beacon: display.played?.beacon(m) ? display.played.csrf : undefined,
+    beacon: display.played?.ticket(m, slug),
     receipt: display.played?.receipts.get(m.id),
     moments: replies ?? thread?.preview?.latest,
     reactions: display.reactions
