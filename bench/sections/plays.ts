@@ -12,14 +12,17 @@ import { getPage, postForm } from './unkept.ts';
  * checked, its recording's access read and its play kept once, answered 204) against the
  * comparison's get_conversation ?slug (a conversation of 5 messages), alternated in one run
  * (target: the beacon at >= 0.8x); and what the beacon costs the page: its page views a second
- * alone, and when every view sends its beacon (each visitor watching past the threshold, the most
- * beacons a page can bring), side by side in rounds (target: the page loses under 5 %).
+ * by VISITORS visitors in turn, alone, and when every view sends its visitor's beacon (each
+ * watching past the threshold, the most beacons a page can bring), side by side in rounds
+ * (target: the page loses under 5 %).
  */
 export async function plays(product: Server) {
   const id = await plantRecordedMessage('pages-2');
-  const { html, cookie } = await getPage(product, '/c/pages-2');
-  const ticket = new RegExp(`data-play="/c/pages-2/messages/${id}/played"[^>]*data-ticket="([^"]+)"`).exec(html)?.[1];
-  if (!ticket || !cookie) throw new Error('the plays scenario found no player reporting plays on /c/pages-2');
+  const visitors = await readVisitors(product, id);
+  // The beacon's own row: the first visitor's, again and again.
+  const first = visitors[0];
+  if (!first) throw new Error('no visitor met the page');
+  const { cookie, ticket } = first;
   const beacon = (c: number) =>
     postForm(
       product,
@@ -52,7 +55,7 @@ export async function plays(product: Server) {
   aim('played beacon >= 0.80x get_conversation ?slug', `lowest x${worst.toFixed(2)}`, worst >= 0.8);
 
   const views = (c: number, withBeacon: boolean) =>
-    visits(product, cookie, withBeacon ? { path: `/c/pages-2/messages/${id}/played`, ticket } : null, c);
+    visits(product, visitors, withBeacon ? `/c/pages-2/messages/${id}/played` : null, c);
   const costs: string[] = [];
   let dearest = 0;
   for (const c of CONNECTIONS) {
@@ -86,33 +89,74 @@ export async function plays(product: Server) {
 /** Rounds of page views alone and with beacons, side by side, whose costs' median is the cost. */
 const COST_ROUNDS = 5;
 
+/** The visitors whose views (and beacons) the cost is measured with, each its own browser. */
+const VISITORS = 3_000;
+
+/** A visitor as the page met them: their cookie, and the ticket their player reports with. */
+interface PageVisitor {
+  cookie: string;
+  ticket: string;
+}
+
+/** VISITORS first visits of /c/pages-2, 16 at a time: each visitor's cookie and their player's ticket. */
+async function readVisitors(product: Server, id: number): Promise<PageVisitor[]> {
+  const found = new RegExp(`data-play="/c/pages-2/messages/${id}/played"[^>]*data-ticket="([^"]+)"`);
+  const visitors: PageVisitor[] = [];
+  while (visitors.length < VISITORS) {
+    const batch = await Promise.all(Array.from({ length: 16 }, () => getPage(product, '/c/pages-2')));
+    for (const { html, cookie } of batch) {
+      const ticket = found.exec(html)?.[1];
+      if (!ticket || !cookie) throw new Error('a first visit of /c/pages-2 found no player reporting plays');
+      visitors.push({ cookie, ticket });
+    }
+  }
+  return visitors;
+}
+
 /**
- * The page viewed as fast as `connections` allow for DURATION by one visitor (its cookie), each
- * view followed by the beacon when one is given: page views a second (every answer must be 2xx).
+ * The page viewed as fast as `connections` allow for DURATION, each view by the next of
+ * `visitors` (round and round), followed by that visitor's beacon when `beacon` is its address:
+ * page views a second (every answer must be 2xx). Each visitor's play is their own, so the
+ * beacons' plays are written as distinct rows (until the visitors come round again, whose plays
+ * are kept already).
  */
 async function visits(
   product: Server,
-  cookie: string,
-  beacon: { path: string; ticket: string } | null,
+  visitors: readonly PageVisitor[],
+  beacon: string | null,
   connections: number,
 ): Promise<number> {
-  const page = { method: 'GET' as const, path: '/c/pages-2' };
+  let next = 0;
+  // Each connection's context carries the visitor of its view to its beacon.
+  const viewing = new WeakMap<object, PageVisitor>();
+  const page: autocannon.Request = {
+    method: 'GET',
+    path: '/c/pages-2',
+    setupRequest: (req, context) => {
+      const visitor = visitors[next++ % visitors.length] as PageVisitor;
+      viewing.set(context, visitor);
+      return { ...req, headers: { ...req.headers, cookie: visitor.cookie } };
+    },
+  };
+  const played: autocannon.Request = {
+    method: 'POST',
+    path: beacon ?? '',
+    setupRequest: (req, context) => {
+      const visitor = viewing.get(context);
+      if (!visitor) throw new Error('a beacon came before its view');
+      return {
+        ...req,
+        headers: { ...req.headers, cookie: visitor.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `ticket=${encodeURIComponent(visitor.ticket)}`,
+      };
+    },
+  };
   const result = await autocannon({
     url: product.base,
     connections,
     duration: DURATION,
-    headers: { host: PAGE_HOST, cookie, origin: `https://${PAGE_HOST}` },
-    requests: beacon
-      ? [
-          page,
-          {
-            method: 'POST',
-            path: beacon.path,
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            body: `ticket=${encodeURIComponent(beacon.ticket)}`,
-          },
-        ]
-      : [page],
+    headers: { host: PAGE_HOST, origin: `https://${PAGE_HOST}` },
+    requests: beacon ? [page, played] : [page],
   });
   if (result.non2xx + result.errors > 0) {
     throw new Error(`the page views met ${result.non2xx} non-2xx answers and ${result.errors} errors`);
