@@ -84,6 +84,7 @@ export * from './team/ports.ts';
 export * from './team/team.ts';
 export * from './team/update-team-member.ts';
 export * from './team/views.ts';
+export * from './transcripts/transcripts.ts';
 export * from './webhooks/create-webhook.ts';
 export * from './webhooks/delete-webhook.ts';
 export * from './webhooks/events.ts';

@@ -1,0 +1,225 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { TranscriptionFailed } from '@convo/domain';
+import busboy from 'busboy';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openAiTranscriber } from '../src/media/openai-transcriber.ts';
+
+/*
+ * The OpenAI-compatible Transcriber against a stand-in engine on 127.0.0.1 that speaks the
+ * protocol (a multipart `file`, `model`, `response_format`, …; a JSON answer) and records what it
+ * was sent: what the product sends, and how it reads each answer an engine may give.
+ */
+
+interface Received {
+  path: string;
+  authorization: string | undefined;
+  fields: Record<string, string>;
+  file: { name: string; type: string; bytes: Buffer } | null;
+}
+
+/** An engine answering each request as `answer` says, after reading the form. */
+async function engine(answer: (got: Received, res: ServerResponse) => void) {
+  const received: Received[] = [];
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    const got: Received = { path: req.url ?? '', authorization: req.headers.authorization, fields: {}, file: null };
+    const form = busboy({ headers: req.headers });
+    form.on('field', (name, value) => {
+      got.fields[name] = value;
+    });
+    form.on('file', (_name, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        got.file = { name: info.filename ?? '', type: info.mimeType, bytes: Buffer.concat(chunks) };
+      });
+    });
+    form.on('close', () => {
+      received.push(got);
+      answer(got, res);
+    });
+    req.pipe(form);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const json = (res: ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+};
+
+const AUDIO = { file: new Blob([Buffer.from('OggS fake audio')], { type: 'audio/ogg' }), name: 'message-7.ogg' };
+
+/** The refusal a transcribe call ends in. */
+async function failure(p: Promise<unknown>): Promise<TranscriptionFailed> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof TranscriptionFailed)) throw new Error(`expected a TranscriptionFailed, got ${String(err)}`);
+  return err;
+}
+
+let ok: Awaited<ReturnType<typeof engine>>;
+
+beforeAll(async () => {
+  ok = await engine((_got, res) =>
+    json(res, 200, {
+      task: 'transcribe',
+      language: 'English',
+      duration: 4.2,
+      text: ' Hello there. Please call me back. ',
+      segments: [
+        { id: 0, start: 0, end: 1.5, text: ' Hello there.', avg_logprob: -0.2 },
+        { id: 1, start: 1.5, end: 4.2, text: ' Please call me back.' },
+        { id: 2, start: 4.2, end: 4.2, text: '  ' },
+      ],
+    }),
+  );
+});
+afterAll(async () => {
+  await ok?.close();
+});
+
+describe('the OpenAI-compatible transcriber', () => {
+  it('sends the audio, the model, verbose_json, the language and the key; reads the segments', async () => {
+    const transcriber = openAiTranscriber({
+      url: ok.url,
+      model: 'whisper-1',
+      apiKey: 'sk-test',
+      language: 'en',
+      timeoutMs: 5_000,
+    });
+    const transcript = await transcriber.transcribe(AUDIO);
+    expect(transcript).toEqual({
+      language: 'english',
+      text: 'Hello there. Please call me back.',
+      segments: [
+        { start: 0, end: 1.5, text: 'Hello there.' },
+        { start: 1.5, end: 4.2, text: 'Please call me back.' },
+      ],
+    });
+    const [got] = ok.received;
+    expect(got?.path).toBe('/v1/audio/transcriptions');
+    expect(got?.authorization).toBe('Bearer sk-test');
+    expect(got?.fields).toEqual({
+      model: 'whisper-1',
+      response_format: 'verbose_json',
+      'timestamp_granularities[]': 'segment',
+      language: 'en',
+    });
+    expect(got?.file).toEqual({ name: 'message-7.ogg', type: 'audio/ogg', bytes: Buffer.from('OggS fake audio') });
+  });
+
+  it('sends no key and no language unless set, to a base given with its slash', async () => {
+    const before = ok.received.length;
+    const transcript = await openAiTranscriber({ url: `${ok.url}/`, model: 'small', timeoutMs: 5_000 }).transcribe(
+      AUDIO,
+    );
+    expect(transcript.segments).toHaveLength(2);
+    const got = ok.received[before];
+    expect(got?.path).toBe('/v1/audio/transcriptions');
+    expect(got?.authorization).toBeUndefined();
+    expect(got?.fields.language).toBeUndefined();
+  });
+
+  it('takes text without segments, and segments without text', async () => {
+    const answers = [
+      { text: 'Just text.' },
+      {
+        segments: [
+          { start: 0, end: 1, text: 'Only ' },
+          { start: 1, end: 2, text: 'segments' },
+        ],
+      },
+    ];
+    const e = await engine((_got, res) => json(res, 200, answers.shift()));
+    try {
+      const t = openAiTranscriber({ url: e.url, model: 'm', timeoutMs: 5_000 });
+      expect(await t.transcribe(AUDIO)).toEqual({ language: null, text: 'Just text.', segments: [] });
+      expect((await t.transcribe(AUDIO)).text).toBe('Only segments');
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('says why an engine refused, and whether trying again may help', async () => {
+    const answers: [number, string][] = [
+      [400, JSON.stringify({ error: { message: 'model "nope" not found', type: 'invalid_request_error' } })],
+      [401, 'bad key\r\n\u0000'],
+      [429, JSON.stringify({ error: 'busy' })],
+      [503, ''],
+      [200, 'not json'],
+      [200, JSON.stringify({ segments: 'no' })],
+    ];
+    const e = await engine((_got, res) => {
+      const [status, body] = answers.shift() ?? [500, ''];
+      res.writeHead(status, { 'content-type': 'application/json' }).end(body);
+    });
+    try {
+      const t = openAiTranscriber({ url: e.url, model: 'nope', timeoutMs: 5_000 });
+      const said = [];
+      for (let i = 0; i < 6; i++) {
+        const f = await failure(t.transcribe(AUDIO));
+        said.push([f.message, f.retryable]);
+      }
+      expect(said).toEqual([
+        ['the speech engine answered 400: model "nope" not found', false],
+        ['the speech engine answered 401: bad key', false],
+        ['the speech engine answered 429: busy', true],
+        ['the speech engine answered 503', true],
+        ['the speech engine answered something that is not JSON', false],
+        ['the speech engine answered JSON that is not a transcript', false],
+      ]);
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('follows no redirect: the audio goes to the configured address only', async () => {
+    const elsewhere = await engine((_got, res) => json(res, 200, { text: 'stolen' }));
+    const redirecting = await engine((_got, res) => {
+      res.writeHead(307, { location: `${elsewhere.url}/audio/transcriptions` }).end();
+    });
+    try {
+      const f = await failure(
+        openAiTranscriber({ url: redirecting.url, model: 'm', timeoutMs: 5_000 }).transcribe(AUDIO),
+      );
+      expect([f.message, f.retryable]).toEqual([
+        'the speech engine answered 307, a redirect, which is not followed: set TRANSCRIBE_URL to where it points',
+        false,
+      ]);
+      expect(elsewhere.received).toEqual([]);
+    } finally {
+      await redirecting.close();
+      await elsewhere.close();
+    }
+  });
+
+  it('gives up on an engine that does not answer in time, or is not there, as worth another try', async () => {
+    const silent = await engine(() => undefined);
+    try {
+      const started = Date.now();
+      const f = await failure(openAiTranscriber({ url: silent.url, model: 'm', timeoutMs: 300 }).transcribe(AUDIO));
+      expect([f.message, f.retryable]).toEqual(['the speech engine did not answer within 0.3 s', true]);
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      await silent.close();
+    }
+    const gone = await engine(() => undefined);
+    await gone.close();
+    const f = await failure(openAiTranscriber({ url: gone.url, model: 'm', timeoutMs: 2_000 }).transcribe(AUDIO));
+    expect([f.message, f.retryable]).toEqual(['the speech engine could not be reached (ECONNREFUSED)', true]);
+  });
+});
