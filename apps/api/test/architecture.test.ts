@@ -74,6 +74,7 @@ describe('the code', () => {
     'records.ts': 1,
     media: 2,
     live: 2,
+    transcripts: 3,
     people: 3,
     conversations: 4,
     intake: 5,
