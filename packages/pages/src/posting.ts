@@ -1,4 +1,10 @@
-import { type LinkOptions, posterFromForm, type ReceivedFile, type SiteAccount } from '@convo/domain';
+import {
+  type LinkOptions,
+  posterFromForm,
+  type ReceivedFile,
+  type SiteAccount,
+  type VisitorLimits,
+} from '@convo/domain';
 import { csrf } from 'hono/csrf';
 import { SIGN_IN_LINK_TTL_SECONDS, secret } from './cookies.ts';
 import type { SiteDeps } from './deps.ts';
@@ -33,8 +39,18 @@ export interface Posting {
     c: SiteContext,
     formToken?: FormTokenCheck,
   ): Promise<{ fields: Map<string, string[]>; file?: ReceivedFile; poster?: Uint8Array } | Response>;
-  /** The 429 page when `key` (an address, an e-mail) has used its `limit` in the window; else null. */
-  overLimit(c: SiteContext, key: string, limit: number, windowSeconds: number): Promise<Response | null>;
+  /**
+   * The 429 page when `key` (an address, an e-mail) has used its `limit` in the window; else null.
+   * Counted by `limits` (default: the forms' row a submission; the page reads' shared quota for
+   * what comes as often as pages are read).
+   */
+  overLimit(
+    c: SiteContext,
+    key: string,
+    limit: number,
+    windowSeconds: number,
+    limits?: VisitorLimits,
+  ): Promise<Response | null>;
   /**
    * The 429 page when a mail to an address nobody has confirmed (a sign-in link, a named reply's or
    * start's confirmation) would pass that address's limit (`FORM_LIMIT_PER_EMAIL` in 15 minutes)
@@ -54,9 +70,15 @@ export const RECORDING_BODIES_PER_CLIENT = 8;
 export function posting(deps: SiteDeps): Posting {
   /** Forms with a recording being read now, per client. */
   const recordingBodies = new Map<string, number>();
-  async function overLimit(c: SiteContext, key: string, limit: number, windowSeconds: number) {
+  async function overLimit(
+    c: SiteContext,
+    key: string,
+    limit: number,
+    windowSeconds: number,
+    limits: VisitorLimits = deps.limits,
+  ) {
     if (limit <= 0) return null;
-    const taken = await deps.limits.take(`${c.env.account.id}:${key}`, limit, windowSeconds);
+    const taken = await limits.take(`${c.env.account.id}:${key}`, limit, windowSeconds);
     if (taken.allowed) return null;
     return page(c, 429, forms.tooMany(taken.resetSeconds), 'Too many attempts', {
       headers: { 'retry-after': String(taken.resetSeconds) },

@@ -3,12 +3,11 @@ import { type PageMessageRecord, playsShown, reportsPlay, type Viewer, viewMessa
 import { type Handler, Hono } from 'hono';
 import { html } from 'hono/html';
 import { cookieCsrf } from '../cookies.ts';
-import { notFound, page, pageHeaders, refused } from '../frame.ts';
+import { notFound, pageHeaders, refused } from '../frame.ts';
 import { playTicket, playTicketViewer, readerOf } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import type { SiteContext, SiteEnv } from '../request.ts';
 import { type ConversationDisplay, receipt } from '../views/conversation.ts';
-import * as forms from '../views/forms.ts';
 
 /*
  * Played receipts (docs/pages.md, "Played receipts"). A page's player reports a play once it
@@ -19,6 +18,9 @@ import * as forms from '../views/forms.ts';
  */
 
 const MESSAGE_ID = /^[1-9]\d{0,9}$/;
+
+/** Where a player reports its play (POST, the beacon) and its receipt is read (GET). */
+export const PLAYED_ROUTE = '/c/:slug/messages/:id/played';
 
 /** What a page shows of receipts to this reader (`viewer`, as the page's rule reads them) among `messages`. */
 export async function playedDisplay(
@@ -50,44 +52,40 @@ export async function playedDisplay(
 export function playBeacon({ deps, posting }: SiteKit) {
   const handler: Handler<SiteEnv, typeof PLAYED_ROUTE> = async (c) => {
     c.env.visit.label = `site:${PLAYED_ROUTE}`;
-    // The refusals are pages as the middleware would make them: nobody signed in, no form on them.
-    const refusal = async (answer: (c: SiteContext) => Response | Promise<Response>) => {
-      c.set('signedIn', null);
-      c.set('csrf', '');
-      c.set('newVisitor', null);
-      return pageHeaders(c, async () => {
-        c.res = await answer(c);
-      }).then(() => c.res);
+    // Its refusals are pages as the middleware would make them: nobody signed in, no form on them.
+    c.set('signedIn', null);
+    c.set('csrf', '');
+    c.set('newVisitor', null);
+    const refusal = async (answer: Response | Promise<Response>) => {
+      const res = await answer;
+      await pageHeaders(c, async () => {
+        c.res = res;
+      });
+      return c.res;
     };
     const id = c.req.param('id');
-    if (!MESSAGE_ID.test(id)) return refusal(notFound);
+    if (!MESSAGE_ID.test(id)) return refusal(notFound(c));
     const cross = await posting
       .sameOrigin(c, async () => {})
       .then(
-        () => null,
-        () => refusal((c) => refused(c, 403, 'This form was sent from another site.')),
+        () => false,
+        () => true,
       );
-    if (cross) return cross;
-    if (deps.rates.playsPerIpPerMinute > 0) {
-      const taken = await deps.readLimits.take(
-        `play:${c.env.account.id}:${c.env.visit.clientIp}`,
-        deps.rates.playsPerIpPerMinute,
-        60,
-      );
-      if (!taken.allowed) {
-        return refusal((c) =>
-          page(c, 429, forms.tooMany(taken.resetSeconds), 'Too many attempts', {
-            headers: { 'retry-after': String(taken.resetSeconds) },
-          }),
-        );
-      }
-    }
+    if (cross) return refusal(refused(c, 403, 'This form was sent from another site.'));
+    const limited = await posting.overLimit(
+      c,
+      `play:${c.env.visit.clientIp}`,
+      deps.rates.playsPerIpPerMinute,
+      60,
+      deps.readLimits,
+    );
+    if (limited) return refusal(limited);
     const form = await deps.readForm(c.req.raw);
-    if (!form.ok) return refusal((c) => refused(c, form.status, form.message));
+    if (!form.ok) return refusal(refused(c, form.status, form.message));
     const csrf = cookieCsrf(c);
     const to = { accountId: c.env.account.id, slug: c.req.param('slug'), messageId: Number(id), csrf };
     const held = playTicketViewer(await deps.secrets.signingKey(), to, form.fields.get('ticket')?.[0] ?? '');
-    if (!held) return refusal(notFound);
+    if (!held) return refusal(notFound(c));
     deps.playBuffer.add({
       accountId: to.accountId,
       messageId: to.messageId,
@@ -99,13 +97,11 @@ export function playBeacon({ deps, posting }: SiteKit) {
   return handler;
 }
 
-export const PLAYED_ROUTE = '/c/:slug/messages/:id/played';
-
 export function playRoutes({ deps }: SiteKit) {
   const routes = new Hono<SiteEnv>();
 
   // The receipt, for whoever sees it (the team; the message's author): the 404 for anyone else.
-  routes.get('/c/:slug/messages/:id/played', async (c) => {
+  routes.get(PLAYED_ROUTE, async (c) => {
     const id = c.req.param('id');
     const slug = c.req.param('slug');
     if (!MESSAGE_ID.test(id)) return notFound(c);
