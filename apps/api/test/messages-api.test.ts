@@ -82,6 +82,7 @@ describe('create_message', () => {
       plays: 0,
       played_by: [],
       reactions: [],
+      transcript: null,
     });
     // The spec'd operations show it with the spec's members only.
     const got = await apiCall(h, 'GET', '/conversations/get_conversation?slug=first', auth(a));
@@ -99,6 +100,7 @@ describe('create_message', () => {
               'plays',
               'played_by',
               'reactions',
+              'transcript',
             ].includes(k),
         ),
       ),

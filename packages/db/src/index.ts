@@ -35,6 +35,7 @@ export * from './repositories/reply-store.ts';
 export * from './repositories/site-secrets.ts';
 export * from './repositories/site-store.ts';
 export * from './repositories/team-store.ts';
+export * from './repositories/transcript-store.ts';
 export * from './repositories/update-conversation-store.ts';
 export * from './repositories/webhook-delivery-store.ts';
 export * from './repositories/webhook-endpoint-store.ts';

@@ -84,6 +84,8 @@ export * from './team/ports.ts';
 export * from './team/team.ts';
 export * from './team/update-team-member.ts';
 export * from './team/views.ts';
+export * from './transcripts/transcribe-recording.ts';
+export * from './transcripts/transcript-views.ts';
 export * from './transcripts/transcripts.ts';
 export * from './webhooks/create-webhook.ts';
 export * from './webhooks/delete-webhook.ts';

@@ -22,6 +22,7 @@ import type {
   SiteSecrets,
   SiteStore,
   TeamStore,
+  TranscriptStore,
   UpdateConversationStore,
   Uploads,
   VisitorLimits,
@@ -137,6 +138,8 @@ export interface SiteDeps {
   plays: PlayStore;
   /** Where the players' beacons leave their plays, to be kept in batches. */
   playBuffer: Pick<PlayBuffer, 'add'>;
+  /** Recordings' transcripts: captions, the words under each recording, the team's retry. */
+  transcripts: TranscriptStore;
   /** Reactions on messages: the pages' forms keep them and show them. */
   reactions: ReactionStore;
   outbox: MailOutbox;

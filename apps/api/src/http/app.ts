@@ -81,6 +81,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     plays: services.plays,
     playBuffer: services.playBuffer,
     reactions: services.reactions,
+    transcripts: services.transcripts,
     outbox: services.outbox,
     limits: services.visitorLimits,
     readLimits: services.readLimits,

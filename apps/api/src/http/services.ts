@@ -1,4 +1,4 @@
-import type { PgMailOutbox, PgWebhookDeliveryStore, PgWorkflowJobs } from '@convo/db';
+import type { PgMailOutbox, PgTranscriptStore, PgWebhookDeliveryStore, PgWorkflowJobs } from '@convo/db';
 import type {
   InboxStore,
   IntakeStore,
@@ -53,6 +53,10 @@ export interface Services extends ProcedureServices {
   webhooks: PgWebhookDeliveryStore;
   /** Workflows' events and step jobs, for the worker. */
   workflowJobs: PgWorkflowJobs;
+  /** Recordings' transcripts: the job's queue, and what pages read of them. */
+  transcripts: PgTranscriptStore;
+  /** A speech engine is configured (TRANSCRIBE_URL). */
+  transcribing: boolean;
   /** The live streams of this process (the pages' event streams), woken by the listener. */
   live: LiveHub;
   logger: Logger;

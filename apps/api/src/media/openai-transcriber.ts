@@ -104,7 +104,7 @@ function transcriptOf(text: string) {
     .filter((s) => s.text !== '');
   const language = parsed.data.language?.trim().toLowerCase();
   return {
-    language: language ? language.slice(0, 35) : null,
+    language: language ? language.slice(0, 16) : null,
     text: parsed.data.text?.trim() || transcriptText(segments),
     segments,
   };

@@ -223,7 +223,7 @@ export class MediabunnyProbe implements MediaProbe {
  * A range's bytes, read chunk by chunk into one buffer of the length asked (never more: a store
  * that gives more is cut off there), so nothing grows past what the probe budgeted.
  */
-async function readRange(stream: ReadableStream<Uint8Array>, length: number): Promise<Uint8Array<ArrayBuffer>> {
+export async function readRange(stream: ReadableStream<Uint8Array>, length: number): Promise<Uint8Array<ArrayBuffer>> {
   const bytes = new Uint8Array(length);
   const reader = stream.getReader();
   let at = 0;

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DEFAULT_MEDIA_LIMITS, DEFAULT_NOTIFY_BATCH_MINUTES, type MediaLimits } from '@convo/domain';
 import { DEFAULT_SITE_LIMITS } from '@convo/pages';
 import { z } from 'zod';
@@ -185,6 +187,33 @@ const ZEnv = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** Multiplies the webhook retry schedule (fault tests shorten it; production leaves it at 1). */
   WEBHOOK_RETRY_SCALE: z.coerce.number().min(0.001).max(10).default(1),
+  /**
+   * The speech engine's base URL, up to its API's version (`http://127.0.0.1:8000/v1`): it is sent
+   * each recording's audio at `<url>/audio/transcriptions` (OpenAI's protocol). Unset: no transcripts.
+   */
+  TRANSCRIBE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** The engine's model (`whisper-1`, `Systran/faster-whisper-small`, whisper.cpp's ignores it). */
+  TRANSCRIBE_MODEL: z.string().min(1).max(200).default('whisper-1'),
+  /** Sent as `Authorization: Bearer …` when set. */
+  TRANSCRIBE_API_KEY: z.string().min(1).max(1000).optional(),
+  /** The language spoken (ISO 639-1: `en`); unset: the engine detects it. */
+  TRANSCRIBE_LANGUAGE: z
+    .string()
+    .regex(/^[a-z]{2,3}$/, 'an ISO 639-1 code such as en')
+    .optional(),
+  /** How long the engine may take to answer one file of audio. */
+  TRANSCRIBE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(600_000),
+  /** The most one file of audio sent may weigh; longer audio goes in overlapping windows (OpenAI takes 25 MB). */
+  TRANSCRIBE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(1e10)
+    .default(24 * 1024 * 1024),
+  /** Where the audio files wait while the engine takes them (deleted after). */
+  TRANSCRIBE_DIR: z.string().min(1).default(join(tmpdir(), 'convo-transcripts')),
+  /** Multiplies the transcripts' retry schedule (fault tests shorten it; production leaves it at 1). */
+  TRANSCRIBE_RETRY_SCALE: z.coerce.number().min(0.001).max(10).default(1),
   /** Webhook events (with their deliveries and attempts) are kept this many days once done. */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULT_WEBHOOK_RETENTION_DAYS),
   /** With the server's autovacuum off: vacuum the queue tables this often (0: never). */
@@ -243,11 +272,25 @@ export type Config = {
   };
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutMs: number; retryScale: number };
   webhookRetentionDays: number;
+  /** The speech engine and the transcripts' job (TRANSCRIBE_*); null when TRANSCRIBE_URL is unset. */
+  transcribe: TranscribeSettings | null;
   checkAnswers: boolean;
   pageCacheBytes: number;
   queueVacuumMs: number;
   live: LiveOptions;
 };
+
+/** The speech engine (TRANSCRIBE_*): media/openai-transcriber.ts, workers/transcripts.ts. */
+export interface TranscribeSettings {
+  url: string;
+  model: string;
+  apiKey: string | undefined;
+  language: string | undefined;
+  timeoutMs: number;
+  maxBytes: number;
+  dir: string;
+  retryScale: number;
+}
 
 const MIB = 1024 * 1024;
 
@@ -336,6 +379,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryScale: e.WEBHOOK_RETRY_SCALE,
     },
+    transcribe: e.TRANSCRIBE_URL
+      ? {
+          url: e.TRANSCRIBE_URL,
+          model: e.TRANSCRIBE_MODEL,
+          apiKey: e.TRANSCRIBE_API_KEY,
+          language: e.TRANSCRIBE_LANGUAGE,
+          timeoutMs: e.TRANSCRIBE_TIMEOUT_MS,
+          maxBytes: e.TRANSCRIBE_MAX_BYTES,
+          dir: e.TRANSCRIBE_DIR,
+          retryScale: e.TRANSCRIBE_RETRY_SCALE,
+        }
+      : null,
     checkAnswers: e.CHECK_ANSWERS ?? e.NODE_ENV !== 'production',
     webhookRetentionDays: e.WEBHOOK_RETENTION_DAYS,
     pageCacheBytes: Math.round(e.PAGE_CACHE_MB * MIB),

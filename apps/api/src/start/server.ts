@@ -5,8 +5,12 @@ import type { DemoMailbox } from '../http/demo-mail.ts';
 import { listenForLive } from '../live/listener.ts';
 import type { Logger } from '../logger.ts';
 import { configuredBackend } from '../media/backend.ts';
+import { recordingAudio } from '../media/extract-audio.ts';
+import { openAiTranscriber } from '../media/openai-transcriber.ts';
 import { startMailWorker } from '../workers/mail.ts';
 import { startNotifyWorker } from '../workers/notify.ts';
+import type { QueueWorker } from '../workers/queue-worker.ts';
+import { startTranscriptWorker } from '../workers/transcripts.ts';
 import { startVacuuming } from '../workers/vacuum.ts';
 import { startWebhookWorker } from '../workers/webhooks.ts';
 import { startWorkflowWorker } from '../workers/workflows.ts';
@@ -41,6 +45,7 @@ export async function buildApp(
       probeThreads: config.media.probeThreads,
     },
     live: config.live,
+    transcribing: config.transcribe !== null,
   });
   const listener = listenForLive(
     services.live,
@@ -87,6 +92,18 @@ export async function buildApp(
     onError: () => services.metrics.backgroundError('workflows'),
     busy: services.databaseBusy,
   });
+  const transcribe = config.transcribe;
+  const transcripts: QueueWorker | null = transcribe
+    ? startTranscriptWorker(services.transcripts, {
+        transcriber: openAiTranscriber(transcribe),
+        audio: recordingAudio({ store: services.media.store, dir: transcribe.dir, maxBytes: transcribe.maxBytes }),
+        logger,
+        timeoutMs: transcribe.timeoutMs,
+        retryScale: transcribe.retryScale,
+        onError: () => services.metrics.backgroundError('transcripts'),
+        busy: services.databaseBusy,
+      })
+    : null;
   const vacuuming =
     config.database.kind === 'postgres' ? startVacuuming(orm, { intervalMs: config.queueVacuumMs, logger }) : null;
   const app = createApp(services, { http: config.http, site: config.site, demoMail: demo?.mailbox });
@@ -101,6 +118,7 @@ export async function buildApp(
       void notify.stop();
       void webhooks.stop();
       void workflows.stop();
+      void transcripts?.stop();
       void vacuuming?.stop();
       void listener.close();
     },

@@ -26,6 +26,7 @@ import {
   PgSiteSecrets,
   PgSiteStore,
   PgTeamStore,
+  PgTranscriptStore,
   PgUpdateConversationStore,
   PgVisitorLimits,
   PgWebhookDeliveryStore,
@@ -114,6 +115,8 @@ export interface ServiceOptions {
   };
   /** Live streams per client address and per process (LIVE_STREAMS_PER_CLIENT, LIVE_STREAMS_MAX). */
   live?: LiveOptions;
+  /** A speech engine is configured (TRANSCRIBE_URL): transcripts not made yet are pending, not off. */
+  transcribing?: boolean;
 }
 
 /** A host moved by `account set-host` reaches every process within this time. */
@@ -204,7 +207,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     conversationLists,
     updateConversationStore: new PgUpdateConversationStore(em),
     teamStore: new PgTeamStore(em),
-    messageStore: new PgMessageStore(em),
+    messageStore: new PgMessageStore(em, { transcribing: options.transcribing === true }),
     plays,
     playBuffer: new PlayBuffer(plays, {
       waitMs: PLAY_BATCH_MS,
@@ -221,7 +224,9 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     secrets: new PgSiteSecrets(em),
     inbox: new PgInboxStore(em),
     moderation: new PgModerationStore(em),
-    replies: new PgReplyStore(em),
+    replies: new PgReplyStore(em, { transcribing: options.transcribing === true }),
+    transcripts: new PgTranscriptStore(em),
+    transcribing: options.transcribing === true,
     intake: {
       page: (accountId, key, options) => intake.page(accountId, key, options),
       async start(accountId, start) {

@@ -1075,6 +1075,8 @@ export interface components {
             played_by: components["schemas"]["User"][];
             /** @description Its reactions, the kinds someone chose in the fixed set’s order (none: an empty list). One of each kind per person; a visitor nobody knows reacts where the conversation takes anonymous messages, once per browser session. */
             reactions: components["schemas"]["Reaction"][];
+            /** @description Its recording’s transcript, from the operator’s speech engine; null for a message without a recording kept here. */
+            transcript: components["schemas"]["Transcript"];
         };
         Reaction: {
             reaction: components["schemas"]["ReactionName"];
@@ -1085,6 +1087,22 @@ export interface components {
             /** @description The signed-in people among them, by when they reacted; visitors are counted only. */
             users: components["schemas"]["User"][];
         };
+        Transcript: {
+            /**
+             * @description `off`: no speech engine is configured (TRANSCRIBE_URL); `pending`: being made or tried again; `complete`; `no_audio`: the recording has no audio track; `failed`: the engine could not, after its tries (the team sees why).
+             * @enum {string}
+             */
+            status: "off" | "pending" | "complete" | "no_audio" | "failed";
+            /**
+             * @description The language heard (ISO 639-1), once complete.
+             * @example en
+             */
+            language: string | null;
+            /** @description What was said, once complete; null before. */
+            text: string | null;
+            /** @description Its captions (WebVTT) beside the recording, under the same access; null until complete. */
+            captions_url: string | null;
+        } | null;
         GetMessageViewsAnswer: {
             message_id: number;
             /** @description How many plays were counted (once per viewer and session). */
@@ -4496,7 +4514,8 @@ export interface operations {
                      *                 }
                      *               ]
                      *             }
-                     *           ]
+                     *           ],
+                     *           "transcript": null
                      *         }
                      *       ]
                      *     }
@@ -4742,7 +4761,8 @@ export interface operations {
                      *             }
                      *           ]
                      *         }
-                     *       ]
+                     *       ],
+                     *       "transcript": null
                      *     }
                      */
                     "application/json": components["schemas"]["MessageDetail"];

@@ -241,6 +241,15 @@ export const Message = defineEntity({
       'live_message_changed',
     ),
     liveTrigger('message_live_deleted', 'delete', 'message', 'old table as old_rows', 'live_message_deleted'),
+    {
+      // Each recording kept is to be transcribed once (transcripts.ts), whichever way it came.
+      name: 'message_transcript_due',
+      timing: 'after',
+      events: ['insert'],
+      forEach: 'row',
+      expression:
+        'create trigger "message_transcript_due" after insert on "message" for each row when (new.media_key is not null) execute function "transcript_due"();',
+    },
   ],
   checks: [
     { name: 'message_author_or_anonymous', expression: '"anonymous" = ("author_id" is null)' },
@@ -406,4 +415,44 @@ export const ConversationRead = defineEntity({
     accountId: p.integer(),
     readAt: createdAt(),
   },
+});
+
+/**
+ * A recording's transcript (the domain's transcripts/): one per recording kept (its media key,
+ * shared by every message a template posted with it), due from the moment a message brings it
+ * (the message's trigger), written by the speech engine's job, corrected by the team. `status`
+ * is the job's (a transcript is "off" where no engine is configured, which no row says);
+ * `attempts` and `due_at` are its queue's.
+ */
+export const Transcript = defineEntity({
+  name: 'Transcript',
+  properties: {
+    mediaKey: p.string().length(80).primary(),
+    account: () => p.manyToOne(Account).deleteRule('cascade'),
+    status: p.string().length(16).default('pending'),
+    language: p.string().length(16).nullable(),
+    /** The timed segments ([{start, end, text}]), as the engine gave them or the team corrected them. */
+    segments: p.json<{ start: number; end: number; text: string }[]>().nullable(),
+    text: p.text().nullable(),
+    /** Why the last try failed, in words the team reads. */
+    reason: p.text().nullable(),
+    attempts: p.integer().default(0),
+    dueAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+    /** Who corrected it last, if anyone did. */
+    correctedBy: () => p.manyToOne(User).nullable().deleteRule('set null'),
+    createdAt: createdAt(),
+    updatedAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
+  },
+  checks: [
+    {
+      name: 'transcript_status_known',
+      expression: `"status" in ('pending', 'complete', 'no_audio', 'failed')`,
+    },
+  ],
+  indexes: [
+    {
+      name: 'transcript_due',
+      expression: `create index "transcript_due" on "transcript" ("due_at") where "status" = 'pending'`,
+    },
+  ],
 });

@@ -27,6 +27,7 @@ import {
   MessageReaction,
   MessageTemplate,
   Tag,
+  Transcript,
   Workflow,
 } from './conversations.ts';
 import { LiveEvent, LivePurged, LiveWatch } from './live.ts';
@@ -73,6 +74,7 @@ export type Schema =
   | typeof MessageTemplate
   | typeof MessagePlay
   | typeof MessageReaction
+  | typeof Transcript
   | typeof ConversationRead
   | typeof WorkflowJob
   | typeof WorkflowEvent
@@ -113,6 +115,7 @@ export const entities: EntitySchema[] = [
   MessageTemplate,
   MessagePlay,
   MessageReaction,
+  Transcript,
   ConversationRead,
   WorkflowJob,
   WorkflowEvent,

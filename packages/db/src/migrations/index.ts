@@ -40,6 +40,7 @@ import { Migration20261214100000_played_workflows } from './Migration20261214100
 import { Migration20261215000000_play_notices } from './Migration20261215000000_play_notices.ts';
 import { Migration20261215100000_moments } from './Migration20261215100000_moments.ts';
 import { Migration20261216000000_reactions } from './Migration20261216000000_reactions.ts';
+import { Migration20261217000000_transcripts } from './Migration20261217000000_transcripts.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -87,4 +88,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261215000000_play_notices', class: Migration20261215000000_play_notices },
   { name: 'Migration20261215100000_moments', class: Migration20261215100000_moments },
   { name: 'Migration20261216000000_reactions', class: Migration20261216000000_reactions },
+  { name: 'Migration20261217000000_transcripts', class: Migration20261217000000_transcripts },
 ];

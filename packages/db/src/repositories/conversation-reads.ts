@@ -321,10 +321,28 @@ export const messageJson = (shown: 'spec' | 'detail') => {
             ',"at_seconds":', coalesce(m.at_seconds::text, 'null'),
             ',"plays":', (select count(*) from message_play mp where mp.message_id = m.id),
             ',"played_by":', ${playedBy},
-            ',"reactions":', ${reactionsJson(sql`m.id`)},`
+            ',"reactions":', ${reactionsJson(sql`m.id`)},
+            ',"transcript":', ${transcriptJson()},`
           : sql``
       }
       '}')`;
+};
+
+/**
+ * A message's recording's transcript as get_messages shows it (the domain's transcriptView, whose
+ * rule this follows): null without a recording kept here; its words and captions once complete;
+ * `off` for one not made while no engine is configured (the run's `transcribing`).
+ */
+const transcriptJson = () => {
+  const complete = (value: RawBuilder<string>) =>
+    sql<string>`case when s.status = 'complete' then ${value} else 'null' end`;
+  return sql<string>`case when m.media_key is null then 'null' else (select concat('{"status":"', s.status,
+      '","language":', ${complete(json(col('s.language')))}, ',"text":', ${complete(json(col('s.text')))},
+      ',"captions_url":', ${complete(json(sql`${host()} || '/media/' || ${key()} || '/' || m.id || '/captions.vtt'`))}, '}')
+    from (select case when t.status <> 'pending' then t.status
+                      when ${slot<boolean>('transcribing')}::boolean then 'pending' else 'off' end as status,
+                 t.language, t.text
+          from (select 1) o left join transcript t on t.media_key = m.media_key) s) end`;
 };
 
 /** The reaction set's order and emoji, as SQL arrays (constants of the domain's, no quotes in them). */

@@ -99,9 +99,12 @@ const POSTED = statement(
 
 export class PgMessageStore implements MessageStore {
   private readonly em: EntityManager;
+  /** Whether a speech engine is configured: a transcript not made yet is `pending`, else `off`. */
+  private readonly transcribing: boolean;
 
-  constructor(em: EntityManager) {
+  constructor(em: EntityManager, options: { transcribing?: boolean } = {}) {
     this.em = em;
+    this.transcribing = options.transcribing === true;
   }
 
   async page(a: AccountAddress & { id: number }, query: MessageQuery, window: PageWindow) {
@@ -114,13 +117,20 @@ export class PgMessageStore implements MessageStore {
       before: query.createdBefore,
       limit: window.limit,
       offset: window.offset,
+      transcribing: this.transcribing,
     });
     const page: WireJson<GetMessagesAnswer> = { text: row?.json ?? '{"messages":[]}' };
     return { page, count: row?.count ?? 0, hasMore: row?.has_more === true, conversationFound: row?.found !== false };
   }
 
   async one(a: AccountAddress & { id: number }, messageId: number): Promise<WireJson<MessageDetailView> | null> {
-    const [row] = await run(this.em, ONE, { account: a.id, host: a.host, key: a.key, message: messageId });
+    const [row] = await run(this.em, ONE, {
+      account: a.id,
+      host: a.host,
+      key: a.key,
+      message: messageId,
+      transcribing: this.transcribing,
+    });
     return row ? { text: row.json } : null;
   }
 

@@ -262,9 +262,12 @@ const POSTED = statement(
 
 export class PgReplyStore implements ReplyStore {
   private readonly em: EntityManager;
+  /** Whether a speech engine is configured: a transcript not made yet is `pending`, else `off`. */
+  private readonly transcribing: boolean;
 
-  constructor(em: EntityManager) {
+  constructor(em: EntityManager, options: { transcribing?: boolean } = {}) {
     this.em = em;
+    this.transcribing = options.transcribing === true;
   }
 
   async insert(
@@ -294,6 +297,7 @@ export class PgReplyStore implements ReplyStore {
       at: reply.atSeconds ?? null,
       host: reply.answerAs?.host ?? null,
       key: reply.answerAs?.key ?? null,
+      transcribing: this.transcribing,
     });
     return row ? { id: Number(row.id), created: row.created, detail: row.detail } : null;
   }

@@ -7,7 +7,8 @@ import { type RawBuilder, sql } from 'kysely';
  * (conversation_search, over the title's words and `said`) answers which conversations say
  * something, and a walk down the inbox's order checks one value a row. The statements that write
  * messages add their words (`saidAfter`); those that hide, show or delete one say it again from
- * the visible messages (`saidOf`).
+ * the visible messages (`saidOf`), with the transcripts of their recordings (a transcript made
+ * later adds its words as a message does: transcript-store.ts).
  *
  * A tsvector holds at most 1 MB. A conversation keeps new words while its words take less than
  * SAID_BYTES_KEPT as text, each message adds the words of its first MESSAGE_CHARACTERS_SAID
@@ -34,9 +35,10 @@ export const saidAfter = (text: RawBuilder<string>) =>
  * none of their words either).
  */
 export const saidOf = (conversation: RawBuilder<number>, shown: RawBuilder<boolean>) =>
-  sql<string>`(select strip(to_tsvector('simple', coalesce(left(string_agg(m.text, ' ' order by m.created_at, m.id),
-      ${sql.lit(CONVERSATION_CHARACTERS_SAID)}), '')))
-    from message m where m.conversation_id = ${conversation} and not m.internal and ${shown})`;
+  sql<string>`(select strip(to_tsvector('simple', coalesce(left(string_agg(m.text || coalesce(' ' || t.text, ''), ' '
+      order by m.created_at, m.id), ${sql.lit(CONVERSATION_CHARACTERS_SAID)}), '')))
+    from message m left join transcript t on t.media_key = m.media_key and t.status = 'complete'
+    where m.conversation_id = ${conversation} and not m.internal and ${shown})`;
 
 /** What a search of conversation `c` is matched against: the index conversation_search's expression. */
 export const searchedWords = (c: string) =>

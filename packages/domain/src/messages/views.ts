@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { ZMessage } from '../conversations/views.ts';
+import { transcriptFields } from '../transcripts/transcript-views.ts';
 import { playFields } from './plays.ts';
 import { reactionFields } from './reactions.ts';
 
 /*
  * The messages resource's wire shapes. A message as create_message and get_messages answer it is
  * the spec's Message with the members the original service adds there (its template, its creation
- * time twice, the second spelled as the conversation's is, its plays, its reactions) and two of ours. The three spec'd
+ * time twice, the second spelled as the conversation's is, its plays, its reactions, its transcript) and two of ours. The three spec'd
  * conversation operations keep their Message as it is: nothing here is added to it.
  */
 
@@ -37,6 +38,7 @@ export const ZMessageDetail = ZMessage.extend({
   }),
   ...playFields,
   ...reactionFields,
+  ...transcriptFields,
 }).meta({ id: 'MessageDetail' });
 
 export type MessageDetailView = z.infer<typeof ZMessageDetail>;

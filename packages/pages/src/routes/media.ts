@@ -1,4 +1,11 @@
-import { INTAKE_PAGE_KEY_PATTERN, MEDIA_EXTENSIONS, type MessageMedia, openRecording, posterKey } from '@convo/domain';
+import {
+  INTAKE_PAGE_KEY_PATTERN,
+  MEDIA_EXTENSIONS,
+  type MessageMedia,
+  openRecording,
+  posterKey,
+  webVtt,
+} from '@convo/domain';
 import { Hono } from 'hono';
 import parseRange from 'range-parser';
 import { notFound, page } from '../frame.ts';
@@ -168,6 +175,23 @@ export function mediaRoutes({ deps }: SiteKit) {
     c.header('etag', `"${key.replace('/', '-')}"`);
     if (c.req.method === 'HEAD') return c.body(null, 200);
     return c.body(store.read(key, 0, size - 1), 200);
+  });
+
+  // A recording's captions (its transcript as WebVTT, for the player's <track>): for whoever may
+  // play the recording; the 404 for everyone else, and until its transcript is made.
+  routes.get('/media/:accountKey/:messageId/captions.vtt', async (c) => {
+    const found = await recordingFor(c);
+    const id = Number(c.req.param('messageId'));
+    const transcript = found ? (await deps.transcripts.byMessages(c.env.account.id, [id])).get(id) : undefined;
+    if (!found || transcript?.status !== 'complete') return notFound(c);
+    const open = found.conversation.anyoneCanPost && !found.internal;
+    return c.body(webVtt(transcript.segments), 200, {
+      'content-type': 'text/vtt; charset=utf-8',
+      // The team may correct it: a cache asks again after a minute at most.
+      'cache-control': open ? 'public, max-age=60' : 'private, no-cache',
+      'cross-origin-resource-policy': open ? 'cross-origin' : 'same-origin',
+      'x-content-type-options': 'nosniff',
+    });
   });
 
   return routes;

@@ -3,6 +3,7 @@ import {
   clockTime,
   formatIsoTime,
   formatNiceTime,
+  type KeptTranscript,
   messagePages,
   PAGE_MESSAGES,
   type PageMessageRecord,
@@ -88,7 +89,13 @@ export const KIND_NAMES: Record<string, string> = {
  * A message's recording: played in place when this server keeps it (a player with its measured
  * length, and a download link that works without the player), else a link to where it is kept.
  */
-function media(m: PageMessageRecord, accountKey: string, slug: string, beacon?: string): Html {
+function media(
+  m: PageMessageRecord,
+  accountKey: string,
+  slug: string,
+  beacon?: string,
+  transcript?: KeptTranscript,
+): Html {
   const seconds = m.recordedDurationSeconds > 0 ? clockTime(m.recordedDurationSeconds) : '';
   const name = KIND_NAMES[m.messageType] ?? 'Recording';
   if (m.hostedMedia) {
@@ -98,20 +105,41 @@ function media(m: PageMessageRecord, accountKey: string, slug: string, beacon?: 
     const label = `${name}${seconds ? `, ${seconds}` : ''}`;
     // The still the recorder made of its first second, shown until it plays.
     const poster = m.poster ? html` poster="/media/${accountKey}/${m.id}/poster?${query}"` : '';
+    // Its captions, once its transcript is made (the same access as the recording's).
+    const complete = transcript?.status === 'complete' ? transcript : undefined;
+    const track = complete ? captionsTrack(`/media/${accountKey}/${m.id}/captions.vtt?${query}`, complete) : '';
     const player =
       m.messageType === 'audio'
-        ? html`<audio controls preload="metadata" src="${src}" aria-label="${label}"></audio>`
-        : html`<video controls preload="metadata" playsinline src="${src}"${poster} aria-label="${label}"></video>`;
+        ? html`<audio controls preload="metadata" src="${src}" aria-label="${label}">${track}</audio>`
+        : html`<video controls preload="metadata" playsinline src="${src}"${poster} aria-label="${label}">${track}</video>`;
     // A player that reports its play (the receipt's beacon, site.js): where, after how long, its ticket.
     const play = beacon
       ? html` data-play="${playedUrl(slug, m.id)}" data-play-after="${playThreshold(m.recordedDurationSeconds)}" data-ticket="${beacon}"`
       : '';
     return html`<figure class="recording recording-${m.messageType}"${play}>${player}
-<figcaption>${label} · <a href="${src}&amp;download=1" download>Download</a></figcaption></figure>`;
+<figcaption>${label} · <a href="${src}&amp;download=1" download>Download</a></figcaption></figure>${complete ? transcriptView(m.id, complete) : ''}`;
   }
   const url = webUrl(m.downloadMediaUrl);
   if (!url) return html``;
   return html`<p><a href="${url}" rel="nofollow noopener">Download the ${name.toLowerCase()}${seconds ? ` (${seconds})` : ''}</a></p>`;
+}
+
+/** A player's captions: its transcript's WebVTT, on by default, in the language heard when it is a code. */
+const captionsTrack = (src: string, t: KeptTranscript): Html =>
+  html`<track kind="captions" default src="${src}" label="Captions"${
+    t.language && /^[a-z]{2,3}$/.test(t.language) ? html` srclang="${t.language}"` : ''
+  }>`;
+
+/**
+ * A recording's transcript under it, folded ("Transcript"): each stretch of speech with its time,
+ * a link that plays the recording from there (site.js; without JavaScript, to the message).
+ */
+function transcriptView(id: number, t: KeptTranscript): Html | string {
+  if (t.segments.length === 0) return '';
+  return html`<details class="transcript"><summary>Transcript</summary><ol class="transcript-lines">${t.segments.map(
+    (s) =>
+      html`<li><a href="#message-${id}" data-seek="${Math.floor(s.start * 10) / 10}" data-player="message-${id}" aria-label="Play from ${clockTime(Math.floor(s.start))}">${clockTime(Math.floor(s.start))}</a> ${s.text}</li>`,
+  )}</ol></details>`;
 }
 
 /** Where a message's play is reported (POST, the beacon) and its receipt read (GET, a live update). */
@@ -154,6 +182,8 @@ export function message(
     moments?: readonly PageMessageRecord[] | undefined;
     /** Its reactions, as this reader meets them. */
     reactions?: Html | string | undefined;
+    /** Its recording's transcript: captions on the player and the words under it, once complete. */
+    transcript?: KeptTranscript | undefined;
   },
 ): Html {
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
@@ -165,7 +195,7 @@ ${m.internal ? html`<p class="internal-label">Internal note: only the team sees 
     : ''
 }<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
 ${m.atSeconds !== null && m.parentId !== null ? momentLine(m.atSeconds, m.parentId, display.newTab ? display.link.replace(/#.*$/, '') : '', target) : ''}${messageText(m)}
-${media(m, display.accountKey, display.slug, display.beacon)}${m.hostedMedia ? momentMarks(m, display.moments ?? []) : ''}${display.receipt ? receipt(m.id, display.receipt) : ''}${display.reactions ?? ''}${display.actions ?? ''}
+${media(m, display.accountKey, display.slug, display.beacon, display.transcript)}${m.hostedMedia ? momentMarks(m, display.moments ?? []) : ''}${display.receipt ? receipt(m.id, display.receipt) : ''}${display.reactions ?? ''}${display.actions ?? ''}
 </article>`;
 }
 
@@ -280,6 +310,8 @@ export interface ConversationDisplay {
   };
   /** Reactions under each message (none in embeds). */
   reactions?: ReactionsDisplay;
+  /** The transcripts of the messages' recordings, by message. */
+  transcripts?: ReadonlyMap<number, KeptTranscript>;
 }
 
 /** One message as an item of its conversation's list: on the page, in the embed, or alone (a live update). */
@@ -307,6 +339,7 @@ export function messageItem(
     actions: display.actions?.(m),
     beacon: display.played?.ticket(m, slug),
     receipt: display.played?.receipts.get(m.id),
+    transcript: display.transcripts?.get(m.id),
     moments: replies ?? thread?.preview?.latest,
     reactions: display.reactions
       ? reactions(slug, m.id, display.reactions.shown.get(m.id) ?? [], display.reactions.csrf)

@@ -30,4 +30,5 @@ export const messageDetailExample = {
       users: [{ id: 7, email: 'pat@client.example.com', name: 'Pat Client' }],
     },
   ],
+  transcript: null,
 };

@@ -1,0 +1,172 @@
+import type {
+  DueRecording,
+  KeptTranscript,
+  TranscriptJobStore,
+  TranscriptOutcome,
+  TranscriptSegment,
+  TranscriptStore,
+} from '@convo/domain';
+import type { EntityManager } from '@mikro-orm/core';
+import { sql } from 'kysely';
+import { db, run, slot, statement } from './query.ts';
+import { saidAfter } from './said.ts';
+
+/*
+ * Transcripts (the domain's transcripts/): the job's queue (rows a message's trigger made, taken
+ * with SKIP LOCKED by any replica, each try counted as it is claimed, so a replica that dies
+ * mid-try costs that try and no more), what each try came to, and the transcripts as pages and
+ * the API read them. A transcript that completes adds its words to the search of every
+ * conversation whose visible messages carry its recording (said.ts).
+ */
+
+const CLAIM = statement(
+  'transcript_claim',
+  db
+    .updateTable('transcript as t')
+    .set({
+      attempts: sql`t.attempts + 1`,
+      due_at: sql`now() + make_interval(secs => ${slot('lease')}::int)`,
+      updated_at: sql`now()`,
+    })
+    .from(
+      db
+        .selectFrom('transcript')
+        .select('media_key')
+        .where('status', '=', 'pending')
+        .where('due_at', '<=', sql<Date>`now()`)
+        .orderBy('due_at')
+        .limit(slot<number>('limit'))
+        .forUpdate()
+        .skipLocked()
+        .as('d'),
+    )
+    .whereRef('t.media_key', '=', 'd.media_key')
+    .returning(['t.media_key', 't.account_id', 't.attempts']),
+);
+
+const SETTLE = statement(
+  'transcript_settle',
+  db
+    .updateTable('transcript')
+    .set({
+      status: slot<string>('status'),
+      reason: slot<string | null>('reason'),
+      due_at: sql`now() + make_interval(secs => ${slot('in')}::float8)`,
+      updated_at: sql`now()`,
+    })
+    .where('media_key', '=', slot<string>('key'))
+    .where('status', '=', 'pending'),
+);
+
+/**
+ * A transcript complete: its row, then the words it says added to the search of each
+ * conversation whose visible messages (not internal notes) carry the recording.
+ */
+const COMPLETE = statement(
+  'transcript_complete',
+  db
+    .with('done', (q) =>
+      q
+        .updateTable('transcript')
+        .set({
+          status: 'complete',
+          reason: null,
+          language: slot<string | null>('language'),
+          segments: sql`${slot('segments')}::jsonb`,
+          text: slot<string>('text'),
+          updated_at: sql`now()`,
+        })
+        .where('media_key', '=', slot<string>('key'))
+        .where('status', '=', 'pending')
+        .returning(['media_key', 'account_id', 'text']),
+    )
+    .updateTable('conversation as c')
+    .set({ said: saidAfter(sql<string>`(select text from done)`) })
+    .where(
+      'c.id',
+      'in',
+      db
+        .selectFrom('message as m')
+        .innerJoin(sql.table('done').as('d'), (j) => j.onTrue())
+        .select('m.conversation_id')
+        .where(sql<boolean>`m.media_key = d.media_key and m.account_id = d.account_id`)
+        .where('m.hidden_at', 'is', null)
+        .where('m.internal', '=', false),
+    ),
+);
+
+const BY_MESSAGES = statement(
+  'transcript_by_messages',
+  db
+    .selectFrom('message as m')
+    .innerJoin('transcript as t', 't.media_key', 'm.media_key')
+    .select(['m.id', 't.status', 't.language', 't.text', 't.segments', 't.reason'])
+    .where('m.account_id', '=', slot<number>('account'))
+    .where(sql<boolean>`m.id = any(${slot('messages')}::int[])`),
+);
+
+const RETRY = statement(
+  'transcript_retry',
+  db
+    .updateTable('transcript as t')
+    .set({ status: 'pending', attempts: 0, reason: null, due_at: sql`now()`, updated_at: sql`now()` })
+    .from('message as m')
+    .whereRef('t.media_key', '=', 'm.media_key')
+    .where('m.account_id', '=', slot<number>('account'))
+    .where('m.id', '=', slot<number>('message'))
+    .where('t.status', '<>', 'pending')
+    .returning('t.media_key'),
+);
+
+export class PgTranscriptStore implements TranscriptJobStore, TranscriptStore {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async claim(limit: number, leaseSeconds: number): Promise<DueRecording[]> {
+    const rows = await run(this.em, CLAIM, { limit, lease: leaseSeconds });
+    return rows.map((r) => ({ mediaKey: r.media_key, accountId: r.account_id, attempts: r.attempts }));
+  }
+
+  async settle(due: DueRecording, outcome: TranscriptOutcome): Promise<void> {
+    if (outcome.kind === 'complete') {
+      const { transcript } = outcome;
+      await run(this.em, COMPLETE, {
+        key: due.mediaKey,
+        language: transcript.language,
+        segments: JSON.stringify(transcript.segments),
+        text: transcript.text,
+      });
+      return;
+    }
+    await run(this.em, SETTLE, {
+      key: due.mediaKey,
+      status: outcome.kind === 'retry' ? 'pending' : outcome.kind,
+      reason: outcome.kind === 'no_audio' ? null : outcome.reason,
+      in: outcome.kind === 'retry' ? outcome.inSeconds : 0,
+    });
+  }
+
+  async byMessages(accountId: number, messageIds: readonly number[]): Promise<Map<number, KeptTranscript>> {
+    if (messageIds.length === 0) return new Map();
+    const rows = await run(this.em, BY_MESSAGES, { account: accountId, messages: messageIds });
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        {
+          status: r.status as KeptTranscript['status'],
+          language: r.language,
+          text: r.text ?? '',
+          segments: (r.segments ?? []) as TranscriptSegment[],
+          reason: r.reason,
+        },
+      ]),
+    );
+  }
+
+  async retry(accountId: number, messageId: number): Promise<boolean> {
+    return (await run(this.em, RETRY, { account: accountId, message: messageId })).length > 0;
+  }
+}
