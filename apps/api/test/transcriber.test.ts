@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import { TranscriptionFailed } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAiTranscriber } from '../src/media/openai-transcriber.ts';
