@@ -228,6 +228,43 @@ describe('a recording posted is transcribed once', () => {
   });
 });
 
+describe("the team's hand on a transcript", () => {
+  let id: number;
+
+  it('corrects its words, a line a caption: the captions, the page and the search follow', async () => {
+    id = (await postRecording('private', mediaFixture('audio-3s.webm', 'audio/webm'))).id;
+    await until(async () => (await statusOf(id)) === 'complete');
+    const owner = await signIn(site, HOST, 'olive@tx.example');
+    const page = await owner.get('/c/private');
+    expect(page.html).toContain('<summary>Correct the transcript</summary>');
+    const csrf = owner.hidden('csrf');
+    const path = `/c/private/messages/${id}/transcript`;
+    // The lines must stay one a caption: the page says so and changes nothing.
+    const wrong = await owner.post(path, { csrf, action: 'correct', lines: 'One line for two captions' });
+    expect(wrong.status).toBe(422);
+    expect(wrong.html).toContain('Keep one line for each of the 2 captions');
+    const fixed = await owner.post(path, { csrf, action: 'correct', lines: 'Please check\r\nthe receipt numbers\r\n' });
+    expect([fixed.status, fixed.headers.get('location')]).toEqual([303, `/c/private#message-${id}`]);
+    const vtt = await call(h, new Request(`${HOST}/media/tx/${id}/captions.vtt`, { headers: auth(TOKEN) }));
+    expect(vtt.body).toContain('00:00:01.500 --> 00:00:02.900\nthe receipt numbers');
+    expect((await listed(id))?.transcript?.text).toBe('Please check the receipt numbers');
+    expect((await owner.get('/?q=receipt')).html).toContain('href="/c/private"');
+  });
+
+  it("is the team's alone: a participant is refused, a visitor meets the 404", async () => {
+    const pat = await signIn(site, HOST, 'pat@client.example');
+    const page = await pat.get('/c/private');
+    expect(page.html).toContain('<summary>Transcript</summary>');
+    expect(page.html).not.toContain('Correct the transcript');
+    const path = `/c/private/messages/${id}/transcript`;
+    expect((await pat.post(path, { csrf: pat.hidden('csrf'), action: 'retry' })).status).toBe(403);
+    const visitor = new Visitor(h, HOST);
+    await visitor.get('/c/open');
+    expect((await visitor.post(path, { csrf: visitor.hidden('csrf'), action: 'retry' })).status).toBe(404);
+    expect((await listed(id))?.transcript?.status).toBe('complete');
+  });
+});
+
 describe('an engine that fails', () => {
   it('is tried again while it says it is busy, and a refusal fails the transcript with its reason', async () => {
     answer = { status: 503, said: '' };
@@ -244,7 +281,17 @@ describe('an engine that fails', () => {
       text: null,
       captions_url: null,
     });
+    // The team sees why, and makes it again once the engine is back.
+    const owner = await signIn(site, HOST, 'olive@tx.example');
+    const page = await owner.get('/c/open');
+    expect(page.html).toMatch(/No transcript: the speech engine answered 400[^<]*\. <form/);
     answer = { status: 200, said: 'Please check the invoice numbers' };
+    const again = await owner.post(`/c/open/messages/${posted.id}/transcript`, {
+      csrf: owner.hidden('csrf'),
+      action: 'retry',
+    });
+    expect(again.status).toBe(303);
+    await until(async () => (await statusOf(posted.id)) === 'complete');
   });
 
   it('says no_audio for a recording without sound, and asks the engine nothing', async () => {

@@ -5,6 +5,7 @@ export * from './conversations/change-members-on-page.ts';
 export * from './conversations/conversation-members.ts';
 export * from './conversations/create-conversation.ts';
 export * from './conversations/delete-conversation.ts';
+export * from './conversations/fix-transcript.ts';
 export * from './conversations/get-account.ts';
 export * from './conversations/get-conversation.ts';
 export * from './conversations/get-conversations.ts';

@@ -140,6 +140,8 @@ export interface SiteDeps {
   playBuffer: Pick<PlayBuffer, 'add'>;
   /** Recordings' transcripts: captions, the words under each recording, the team's retry. */
   transcripts: TranscriptStore;
+  /** A speech engine is configured (TRANSCRIBE_URL): a transcript not made yet is being made. */
+  transcribing: boolean;
   /** Reactions on messages: the pages' forms keep them and show them. */
   reactions: ReactionStore;
   outbox: MailOutbox;

@@ -19,6 +19,7 @@ import { PLAYED_ROUTE, playBeacon, playRoutes } from './routes/plays.ts';
 import { reactionRoutes } from './routes/reactions.ts';
 import { seoRoutes } from './routes/seo.ts';
 import { signInRoutes } from './routes/sign-in.ts';
+import { transcriptRoutes } from './routes/transcripts.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { readLimit, session } from './session.ts';
 import * as errors from './views/not-found.ts';
@@ -94,6 +95,7 @@ export function createSite(deps: SiteDeps): Site {
   app.route('/', eventRoutes(kit));
   app.route('/', playRoutes(kit));
   app.route('/', reactionRoutes(kit));
+  app.route('/', transcriptRoutes(kit));
   app.route('/', mediaRoutes(kit));
   app.route('/', uploadRoutes(kit));
   app.route('/', seoRoutes(kit));

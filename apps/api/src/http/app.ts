@@ -82,6 +82,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     playBuffer: services.playBuffer,
     reactions: services.reactions,
     transcripts: services.transcripts,
+    transcribing: services.transcribing,
     outbox: services.outbox,
     limits: services.visitorLimits,
     readLimits: services.readLimits,

@@ -1,6 +1,7 @@
 import type {
   DueRecording,
   KeptTranscript,
+  MessageOfAccount,
   TranscriptJobStore,
   TranscriptOutcome,
   TranscriptSegment,
@@ -9,7 +10,7 @@ import type {
 import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import { db, run, slot, statement } from './query.ts';
-import { saidAfter } from './said.ts';
+import { saidAfter, saidOf } from './said.ts';
 
 /*
  * Transcripts (the domain's transcripts/): the job's queue (rows a message's trigger made, taken
@@ -105,17 +106,54 @@ const BY_MESSAGES = statement(
     .where(sql<boolean>`m.id = any(${slot('messages')}::int[])`),
 );
 
+/** The transcript of a message's recording, named by the message in its account and conversation. */
+const ofMessage = () =>
+  db
+    .selectFrom('message as m')
+    .select('m.media_key')
+    .where('m.account_id', '=', slot<number>('account'))
+    .where('m.conversation_id', '=', slot<number>('conversation'))
+    .where('m.id', '=', slot<number>('message'));
+
 const RETRY = statement(
   'transcript_retry',
   db
-    .updateTable('transcript as t')
+    .updateTable('transcript')
     .set({ status: 'pending', attempts: 0, reason: null, due_at: sql`now()`, updated_at: sql`now()` })
-    .from('message as m')
-    .whereRef('t.media_key', '=', 'm.media_key')
-    .where('m.account_id', '=', slot<number>('account'))
-    .where('m.id', '=', slot<number>('message'))
-    .where('t.status', '<>', 'pending')
-    .returning('t.media_key'),
+    .where('media_key', '=', ofMessage())
+    .returning('media_key'),
+);
+
+const CORRECT = statement(
+  'transcript_correct',
+  db
+    .updateTable('transcript')
+    .set({
+      segments: sql`${slot('segments')}::jsonb`,
+      text: slot<string>('text'),
+      corrected_by_id: slot<number>('user'),
+      updated_at: sql`now()`,
+    })
+    .where('media_key', '=', ofMessage())
+    .where('status', '=', 'complete')
+    .returning('media_key'),
+);
+
+/** The search of every conversation whose messages carry recording `key`, said again (after a correction). */
+const SAY_AGAIN = statement(
+  'transcript_say_again',
+  db
+    .updateTable('conversation as c')
+    .set({ said: saidOf(sql<number>`c.id`, sql<boolean>`m.hidden_at is null`) })
+    .where(
+      'c.id',
+      'in',
+      db
+        .selectFrom('message')
+        .select('conversation_id')
+        .where('account_id', '=', slot<number>('account'))
+        .where('media_key', '=', slot<string>('key')),
+    ),
 );
 
 export class PgTranscriptStore implements TranscriptJobStore, TranscriptStore {
@@ -166,7 +204,25 @@ export class PgTranscriptStore implements TranscriptJobStore, TranscriptStore {
     );
   }
 
-  async retry(accountId: number, messageId: number): Promise<boolean> {
-    return (await run(this.em, RETRY, { account: accountId, message: messageId })).length > 0;
+  async retry(m: MessageOfAccount): Promise<boolean> {
+    return (await run(this.em, RETRY, message(m))).length > 0;
+  }
+
+  async correct(m: MessageOfAccount, segments: TranscriptSegment[], text: string, userId: number): Promise<boolean> {
+    const [row] = await run(this.em, CORRECT, {
+      ...message(m),
+      segments: JSON.stringify(segments),
+      text,
+      user: userId,
+    });
+    if (!row) return false;
+    await run(this.em, SAY_AGAIN, { account: m.accountId, key: row.media_key });
+    return true;
   }
 }
+
+const message = (m: MessageOfAccount) => ({
+  account: m.accountId,
+  conversation: m.conversationId,
+  message: m.messageId,
+});

@@ -8,6 +8,13 @@ import type { TranscriptSegment } from './transcripts.ts';
  * before (or found to have no audio) is still what it is.
  */
 
+/** A message, named where its account and conversation are checked with it. */
+export interface MessageOfAccount {
+  accountId: number;
+  conversationId: number;
+  messageId: number;
+}
+
 /** A transcript's row as the store keeps it. */
 export interface KeptTranscript {
   status: Exclude<TranscriptStatus, 'off'>;
@@ -22,10 +29,12 @@ export interface TranscriptStore {
   /** The transcripts of the recordings of the account's messages `messageIds`, by message. */
   byMessages(accountId: number, messageIds: readonly number[]): Promise<Map<number, KeptTranscript>>;
   /**
-   * Makes the transcript of the recording of the account's message `messageId` again, from its
-   * first try; false when it is being made already, or there is no such recording.
+   * Makes the transcript of the recording of the account's message `messageId` (in conversation
+   * `conversationId`) again, from its first try; false when there is no such recording.
    */
-  retry(accountId: number, messageId: number): Promise<boolean>;
+  retry(message: MessageOfAccount): Promise<boolean>;
+  /** Keeps the team's correction of a complete transcript (by `userId`); false when there is none. */
+  correct(message: MessageOfAccount, segments: TranscriptSegment[], text: string, userId: number): Promise<boolean>;
 }
 
 /** The status a reader is told: `off` for one not made where no engine would make it. */

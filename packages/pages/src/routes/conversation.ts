@@ -46,7 +46,7 @@ import { confirmDelete, deleted, type TriageDraft, triageForm } from '../views/t
 import { liveAddresses } from './events.ts';
 import { playedDisplay } from './plays.ts';
 import { reactionsDisplay } from './reactions.ts';
-import { transcriptsShown } from './transcripts.ts';
+import { transcriptsDisplay } from './transcripts.ts';
 
 /** `?page=N` of a conversation (1-based); null without one; undefined when it is not a page number. */
 export const pageParam = (c: SiteContext): number | null | undefined => {
@@ -152,7 +152,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
       threads: true,
       played: await playedDisplay({ deps, posting }, c, reader.viewer, shown),
       reactions: await reactionsDisplay({ deps, posting }, c, reader.viewer, found, shown),
-      transcripts: await transcriptsShown({ deps }, account.id, shown),
+      transcripts: await transcriptsDisplay({ deps }, c, reader.viewer, shown),
       live: liveAddresses(`/c/${found.slug}`, deps.live.position()),
     })}${reply}`;
     return page(
@@ -207,7 +207,7 @@ export function conversationRoutes({ deps, posting }: SiteKit) {
         actions,
         played: await playedDisplay({ deps, posting }, c, reader.viewer, found.messages),
         reactions: await reactionsDisplay({ deps, posting }, c, reader.viewer, found.conversation, found.messages),
-        transcripts: await transcriptsShown({ deps }, account.id, found.messages),
+        transcripts: await transcriptsDisplay({ deps }, c, reader.viewer, found.messages),
       })}${reply}`,
       'A thread',
       {

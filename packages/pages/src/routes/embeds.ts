@@ -9,7 +9,7 @@ import { type SiteEnv, viewerOf } from '../request.ts';
 import { conversation, message } from '../views/conversation.ts';
 import { pageParam } from './conversation.ts';
 import { liveAddresses } from './events.ts';
-import { transcriptsShown } from './transcripts.ts';
+import { transcriptsDisplay } from './transcripts.ts';
 
 /** `<message_id>` or, as the API prints embed_message_url, `<message_id>&show_author=<value>`. */
 const MESSAGE_KEY = /^(\d{1,10})(?:&show_author=([^&]*))?$/;
@@ -53,7 +53,7 @@ export function embedRoutes({ deps }: SiteKit) {
         accountKey: account.key,
         newTab: true,
         page: pageNumber,
-        transcripts: await transcriptsShown({ deps }, account.id, found.messages),
+        transcripts: await transcriptsDisplay({ deps }, c, null, found.messages),
         live: liveAddresses(`/embeds/conversations/${account.key}/${found.slug}`, deps.live.position()),
       })}${reply}`,
       found.title,
@@ -97,7 +97,7 @@ ${message(found.message, {
   slug: found.conversation.slug,
   newTab: true,
   threadLabel: true,
-  transcript: (await transcriptsShown({ deps }, account.id, [found.message])).get(found.message.id),
+  transcript: (await transcriptsDisplay({ deps }, c, null, [found.message])).kept.get(found.message.id),
 })}`,
       found.conversation.title,
       {

@@ -21,6 +21,7 @@ import { html, raw } from 'hono/html';
 import { find } from 'linkifyjs';
 import type { Html } from './layout.ts';
 import { type ReactionsDisplay, reactions } from './reactions.ts';
+import { captionsTrack, type TranscriptsDisplay, transcriptBlock } from './transcripts.ts';
 
 export const ANONYMOUS = 'Anonymous';
 
@@ -95,6 +96,7 @@ function media(
   slug: string,
   beacon?: string,
   transcript?: KeptTranscript,
+  transcripts?: TranscriptsDisplay,
 ): Html {
   const seconds = m.recordedDurationSeconds > 0 ? clockTime(m.recordedDurationSeconds) : '';
   const name = KIND_NAMES[m.messageType] ?? 'Recording';
@@ -117,29 +119,11 @@ function media(
       ? html` data-play="${playedUrl(slug, m.id)}" data-play-after="${playThreshold(m.recordedDurationSeconds)}" data-ticket="${beacon}"`
       : '';
     return html`<figure class="recording recording-${m.messageType}"${play}>${player}
-<figcaption>${label} · <a href="${src}&amp;download=1" download>Download</a></figcaption></figure>${complete ? transcriptView(m.id, complete) : ''}`;
+<figcaption>${label} · <a href="${src}&amp;download=1" download>Download</a></figcaption></figure>${transcriptBlock(slug, m.id, transcript, transcripts)}`;
   }
   const url = webUrl(m.downloadMediaUrl);
   if (!url) return html``;
   return html`<p><a href="${url}" rel="nofollow noopener">Download the ${name.toLowerCase()}${seconds ? ` (${seconds})` : ''}</a></p>`;
-}
-
-/** A player's captions: its transcript's WebVTT, on by default, in the language heard when it is a code. */
-const captionsTrack = (src: string, t: KeptTranscript): Html =>
-  html`<track kind="captions" default src="${src}" label="Captions"${
-    t.language && /^[a-z]{2,3}$/.test(t.language) ? html` srclang="${t.language}"` : ''
-  }>`;
-
-/**
- * A recording's transcript under it, folded ("Transcript"): each stretch of speech with its time,
- * a link that plays the recording from there (site.js; without JavaScript, to the message).
- */
-function transcriptView(id: number, t: KeptTranscript): Html | string {
-  if (t.segments.length === 0) return '';
-  return html`<details class="transcript"><summary>Transcript</summary><ol class="transcript-lines">${t.segments.map(
-    (s) =>
-      html`<li><a href="#message-${id}" data-seek="${Math.floor(s.start * 10) / 10}" data-player="message-${id}" aria-label="Play from ${clockTime(Math.floor(s.start))}">${clockTime(Math.floor(s.start))}</a> ${s.text}</li>`,
-  )}</ol></details>`;
 }
 
 /** Where a message's play is reported (POST, the beacon) and its receipt read (GET, a live update). */
@@ -184,6 +168,8 @@ export function message(
     reactions?: Html | string | undefined;
     /** Its recording's transcript: captions on the player and the words under it, once complete. */
     transcript?: KeptTranscript | undefined;
+    /** How transcripts are shown to this reader (the team's forms). */
+    transcripts?: TranscriptsDisplay | undefined;
   },
 ): Html {
   const target = display.newTab ? html` target="_blank" rel="noopener"` : '';
@@ -195,7 +181,7 @@ ${m.internal ? html`<p class="internal-label">Internal note: only the team sees 
     : ''
 }<header class="message-head">${display.showAuthor ? author(m, display.team) : ''}<a href="${display.link}"${target}>${time(m.createdAt)}</a></header>
 ${m.atSeconds !== null && m.parentId !== null ? momentLine(m.atSeconds, m.parentId, display.newTab ? display.link.replace(/#.*$/, '') : '', target) : ''}${messageText(m)}
-${media(m, display.accountKey, display.slug, display.beacon, display.transcript)}${m.hostedMedia ? momentMarks(m, display.moments ?? []) : ''}${display.receipt ? receipt(m.id, display.receipt) : ''}${display.reactions ?? ''}${display.actions ?? ''}
+${media(m, display.accountKey, display.slug, display.beacon, display.transcript, display.transcripts)}${m.hostedMedia ? momentMarks(m, display.moments ?? []) : ''}${display.receipt ? receipt(m.id, display.receipt) : ''}${display.reactions ?? ''}${display.actions ?? ''}
 </article>`;
 }
 
@@ -310,8 +296,8 @@ export interface ConversationDisplay {
   };
   /** Reactions under each message (none in embeds). */
   reactions?: ReactionsDisplay;
-  /** The transcripts of the messages' recordings, by message. */
-  transcripts?: ReadonlyMap<number, KeptTranscript>;
+  /** The transcripts of the messages' recordings, and the team's forms. */
+  transcripts?: TranscriptsDisplay;
 }
 
 /** One message as an item of its conversation's list: on the page, in the embed, or alone (a live update). */
@@ -339,7 +325,8 @@ export function messageItem(
     actions: display.actions?.(m),
     beacon: display.played?.ticket(m, slug),
     receipt: display.played?.receipts.get(m.id),
-    transcript: display.transcripts?.get(m.id),
+    transcript: display.transcripts?.kept.get(m.id),
+    transcripts: display.transcripts,
     moments: replies ?? thread?.preview?.latest,
     reactions: display.reactions
       ? reactions(slug, m.id, display.reactions.shown.get(m.id) ?? [], display.reactions.csrf)
