@@ -2,7 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ZMessageTranscribedEvent } from '@convo/domain';
 import { ALL_FORMATS, BufferSource, BufferTarget, Conversion, Input, Output, WebMOutputFormat } from 'mediabunny';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { recordingAudio } from '../src/media/extract-audio.ts';
@@ -22,6 +24,7 @@ import {
 import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
 import { Visitor } from './support/site.ts';
 import { engine, json, type Received } from './support/speech-engine.ts';
+import { openReceiver } from './support/webhooks.ts';
 
 /*
  * Transcripts (issue 43) against a stand-in speech engine speaking OpenAI's protocol on
@@ -41,6 +44,7 @@ let speech: Awaited<ReturnType<typeof engine>>;
 /** What the engine answers next: a transcript, or a failure's status. */
 let answer: { status: number; said: string } = { status: 200, said: 'Please check the invoice numbers' };
 let worker: QueueWorker;
+let receiver: Awaited<ReturnType<typeof openReceiver>>;
 const audioDir = mkdtempSync(join(tmpdir(), 'convo-test-transcripts-'));
 
 beforeAll(async () => {
@@ -94,9 +98,10 @@ beforeAll(async () => {
         },
       ],
     },
-    { services: { transcribing: true } },
+    { services: { transcribing: true, webhookTargets: { allowHttp: true, allowPrivate: true } } },
   );
   h = site.h;
+  receiver = await openReceiver(h, TOKEN, ['message_transcribed']);
   worker = startTranscriptWorker(h.services.transcripts, {
     transcriber: openAiTranscriber({ url: speech.url, model: 'whisper-test', apiKey: 'engine-key', timeoutMs: 5_000 }),
     audio: recordingAudio({ store: h.services.media.store, dir: audioDir, maxBytes: 24 * 1024 * 1024 }),
@@ -108,6 +113,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await worker?.stop();
+  await receiver?.close();
   await speech?.close();
   await site?.close();
 });
@@ -164,6 +170,23 @@ describe('a recording posted is transcribed once', () => {
     expect(got?.file?.name).toBe('audio.ogg');
     expect(got?.file?.bytes.subarray(0, 4).toString('latin1')).toBe('OggS');
     expect(got?.file?.bytes.length).toBeLessThan(video.bytes.length);
+    // The account's webhook hears of it once, signed, with the transcript as get_messages shows it.
+    await until(() => receiver.received.length >= 1);
+    const delivered = receiver.received.map((r) =>
+      ZMessageTranscribedEvent.parse(new Webhook(receiver.secret).verify(r.body, r.headers as Record<string, string>)),
+    );
+    expect(delivered.map((e) => e.data)).toEqual([
+      {
+        message_id: privateId,
+        conversation_id: await idOf('private'),
+        transcript: {
+          status: 'complete',
+          language: 'en',
+          text: 'Please check the invoice numbers',
+          captions_url: captions,
+        },
+      },
+    ]);
     // Its audio files are gone once the engine had them; a text message has no transcript.
     expect(await readdir(audioDir)).toEqual([]);
     const text = await apiCall(h, 'POST', '/messages/create_message', auth(TOKEN), {

@@ -688,6 +688,7 @@ describe('subscriptions over the API (/api/v1/webhooks)', () => {
       'message_hidden',
       'message_played',
       'reaction_added',
+      'message_transcribed',
       'workflow_step',
     ]);
     for (const w of [once, twice, none]) expect((await deleteHook(b.token, w.body.id)).status).toBe(200);

@@ -3,6 +3,7 @@ import {
   WEBHOOK_EVENT_TYPES,
   type WebhookEventType,
   ZMessagePlayedEvent,
+  ZMessageTranscribedEvent,
   ZReactionAddedEvent,
 } from '@convo/domain';
 import {
@@ -230,6 +231,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
 const EVENT_SCHEMAS: Partial<Record<WebhookEventType, z.ZodType>> = {
   message_played: ZMessagePlayedEvent,
   reaction_added: ZReactionAddedEvent,
+  message_transcribed: ZMessageTranscribedEvent,
 };
 
 /**

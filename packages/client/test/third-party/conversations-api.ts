@@ -622,6 +622,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    message_transcribed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message_transcribed
+         * @description Signed by the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the endpoint's secret; retried with backoff until a 2xx answer. See `WebhookEventType` for every type's `data`.
+         */
+        post: operations["message_transcribed_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     workflow_step: {
         parameters: {
             query?: never;
@@ -646,10 +666,10 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
-         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and `parent_message_id` (the message whose thread it replies in, or null) and `at_seconds` (its moment of that thread’s recording, whole seconds, or null). `message_hidden`: the ids of a message the team hid. `message_played`: a recording was played past its receipt threshold (5 s or 75 %), once per viewer and session and never by its own side: `message_id`, `conversation_id`, the `viewer` (as a message's `author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `reaction_added`: someone reacted on a message (its page, or add_reaction), once per message, kind and person: `message_id`, `conversation_id`, `reaction` and its `emoji`, the `user` (a person, or `{"anonymous": true}`) and `created_at`. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
+         * @description `conversation_created`: the conversation as get_conversation returns it. `conversation_updated`: the same, after update_conversation (or the team on its page) renamed it or changed its settings or triage. `conversation_deleted`: `{conversation: {id}}`, after delete_conversation (or the team) deleted it. `message_created`: the message as it appears in `messages`, with its conversation’s `id` and `slug`, and `internal` (true for an internal note, which only the team sees: it is in no spec’d operation, and nowhere a participant looks) and `parent_message_id` (the message whose thread it replies in, or null) and `at_seconds` (its moment of that thread’s recording, whole seconds, or null). `message_hidden`: the ids of a message the team hid. `message_played`: a recording was played past its receipt threshold (5 s or 75 %), once per viewer and session and never by its own side: `message_id`, `conversation_id`, the `viewer` (as a message's `author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `reaction_added`: someone reacted on a message (its page, or add_reaction), once per message, kind and person: `message_id`, `conversation_id`, `reaction` and its `emoji`, the `user` (a person, or `{"anonymous": true}`) and `created_at`. `message_transcribed`: the speech engine made a recording’s transcript, once per message that carries it (internal notes aside): `message_id`, `conversation_id` and the `transcript` as get_messages shows it. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and `slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the message it answers (`message_id`, or null).
          * @enum {string}
          */
-        WebhookEventType: "conversation_created" | "conversation_updated" | "conversation_deleted" | "message_created" | "message_hidden" | "message_played" | "reaction_added" | "workflow_step";
+        WebhookEventType: "conversation_created" | "conversation_updated" | "conversation_deleted" | "message_created" | "message_hidden" | "message_played" | "reaction_added" | "message_transcribed" | "workflow_step";
         WorkflowStep: {
             trigger: components["schemas"]["WorkflowTrigger"];
             action: components["schemas"]["WorkflowAction"];
@@ -1225,6 +1245,24 @@ export interface components {
                 user: components["schemas"]["MessageAuthor"];
                 /** @description The same time: when it was added. */
                 created_at: string;
+            };
+        };
+        /** @description The speech engine made a recording’s transcript: once per message that carries the recording (internal notes aside), with the transcript as get_messages shows it. A correction by the team sends nothing. */
+        MessageTranscribedEvent: {
+            /** @constant */
+            type: "message_transcribed";
+            /** @description When the transcript was made, ISO 8601, UTC. */
+            timestamp: string;
+            data: {
+                message_id: number;
+                conversation_id: number;
+                transcript: {
+                    /** @constant */
+                    status: "complete";
+                    language: string | null;
+                    text: string;
+                    captions_url: string;
+                };
             };
         };
     };
@@ -6124,6 +6162,28 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReactionAddedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer ends the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    message_transcribed_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageTranscribedEvent"];
             };
         };
         responses: {

@@ -9,7 +9,7 @@ import type {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
-import { db, run, slot, statement } from './query.ts';
+import { db, isoTime, run, slot, statement } from './query.ts';
 import { saidAfter, saidOf } from './said.ts';
 
 /*
@@ -79,7 +79,40 @@ const COMPLETE = statement(
         })
         .where('media_key', '=', slot<string>('key'))
         .where('status', '=', 'pending')
-        .returning(['media_key', 'account_id', 'text']),
+        .returning(['media_key', 'account_id', 'text', 'language', 'updated_at']),
+    )
+    // Each message that carries it (shown, not an internal note) tells the account's webhooks.
+    .with('webhook_ev', (q) =>
+      q
+        .insertInto('webhook_event')
+        .columns(['account_id', 'type', 'conversation_id', 'message_id', 'payload'])
+        .expression(
+          q
+            .selectFrom('done as d')
+            .innerJoin('message as m', (j) =>
+              j.onRef('m.media_key', '=', 'd.media_key').onRef('m.account_id', '=', 'd.account_id'),
+            )
+            .innerJoin('account as a', 'a.id', 'm.account_id')
+            .select([
+              'm.account_id',
+              sql.lit('message_transcribed').as('type'),
+              'm.conversation_id',
+              'm.id',
+              sql<string>`to_jsonb(concat('{"type":"message_transcribed","timestamp":"', ${isoTime('d.updated_at')},
+              '","data":{"message_id":', m.id, ',"conversation_id":', m.conversation_id,
+              ',"transcript":{"status":"complete","language":', coalesce(to_json(d.language)::text, 'null'),
+              ',"text":', to_json(d.text)::text,
+              ',"captions_url":', to_json(a.host || '/media/' || a.key || '/' || m.id || '/captions.vtt')::text, '}}}'))`.as(
+                'payload',
+              ),
+            ])
+            .where('m.hidden_at', 'is', null)
+            .where('m.internal', '=', false)
+            .where(
+              sql<boolean>`exists (select 1 from webhook_endpoint w where w.account_id = m.account_id
+              and w.disabled_at is null and 'message_transcribed' = any(w.events))`,
+            ),
+        ),
     )
     .updateTable('conversation as c')
     .set({ said: saidAfter(sql<string>`(select text from done)`) })

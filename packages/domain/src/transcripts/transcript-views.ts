@@ -93,3 +93,26 @@ export function captionsUrl(recordingUrl: string): string {
   const at = recordingUrl.indexOf('?');
   return at < 0 ? `${recordingUrl}/captions.vtt` : `${recordingUrl.slice(0, at)}/captions.vtt${recordingUrl.slice(at)}`;
 }
+
+/** The `message_transcribed` webhook's body (the Standard Webhooks envelope). */
+export const ZMessageTranscribedEvent = z
+  .object({
+    type: z.literal('message_transcribed'),
+    timestamp: z.string().meta({ description: 'When the transcript was made, ISO 8601, UTC.' }),
+    data: z.object({
+      message_id: z.number().int(),
+      conversation_id: z.number().int(),
+      transcript: z.object({
+        status: z.literal('complete'),
+        language: z.string().nullable(),
+        text: z.string(),
+        captions_url: z.string(),
+      }),
+    }),
+  })
+  .meta({
+    id: 'MessageTranscribedEvent',
+    description:
+      'The speech engine made a recording’s transcript: once per message that carries the recording (internal ' +
+      'notes aside), with the transcript as get_messages shows it. A correction by the team sends nothing.',
+  });

@@ -11,6 +11,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'message_hidden',
   'message_played',
   'reaction_added',
+  'message_transcribed',
   'workflow_step',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -25,7 +25,9 @@ export const ZWebhookEventType = z.enum(WEBHOOK_EVENT_TYPES).meta({
     "viewer and session and never by its own side: `message_id`, `conversation_id`, the `viewer` (as a message's " +
     '`author` is shown: a person, or `{"anonymous": true}`) and `played_at`. `reaction_added`: someone reacted on ' +
     'a message (its page, or add_reaction), once per message, kind and person: `message_id`, `conversation_id`, ' +
-    '`reaction` and its `emoji`, the `user` (a person, or `{"anonymous": true}`) and `created_at`. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and ' +
+    '`reaction` and its `emoji`, the `user` (a person, or `{"anonymous": true}`) and `created_at`. ' +
+    '`message_transcribed`: the speech engine made a recording’s transcript, once per message that carries it ' +
+    '(internal notes aside): `message_id`, `conversation_id` and the `transcript` as get_messages shows it. `workflow_step`: a workflow step whose action is `webhook` ran: the conversation’s `id` and ' +
     '`slug`, the workflow’s `id` and `name`, the step’s position (`step`, from 0), `trigger`, `action`, and the ' +
     'message it answers (`message_id`, or null).',
 });
