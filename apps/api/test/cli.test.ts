@@ -108,6 +108,7 @@ afterAll(async () => {
 });
 
 interface RecordedRow {
+  id: number;
   message_type: string;
   recorded_duration_seconds: number;
   media_key: string | null;
@@ -129,7 +130,7 @@ async function recordedMessages(account: string, slug: string): Promise<Recorded
   const orm = await openSameDatabase();
   try {
     const rows: RecordedRow[] = await orm.em.getConnection().execute(
-      `select m.message_type, m.recorded_duration_seconds, m.media_key, m.media_content_type
+      `select m.id, m.message_type, m.recorded_duration_seconds, m.media_key, m.media_content_type
        from message m join conversation c on c.id = m.conversation_id join account a on a.id = c.account_id
        where a.key = ? and c.slug = ? order by m.id`,
       [account, slug],
@@ -452,7 +453,13 @@ describe('operator CLI', { timeout: 60_000 }, () => {
                 {
                   slug: 'with-media',
                   messages: [
-                    { text: 'Look', media_file: fixture, type: 'screen', template: 'Gone template' },
+                    {
+                      text: 'Look',
+                      media_file: fixture,
+                      type: 'screen',
+                      template: 'Gone template',
+                      transcript: { language: 'en', segments: [{ start: 0.5, end: 2, text: 'Look at the chart' }] },
+                    },
                     // The seed says video; the bytes are audio only: audio it is.
                     { text: '', media_file: audio, type: 'video' },
                     {
@@ -486,6 +493,12 @@ describe('operator CLI', { timeout: 60_000 }, () => {
         undefined,
       ]);
       expect(messages[2].download_media_url).toBe('https://cdn.example/a.mp3');
+      // The transcript goes with its recording; the one not made yet is not written.
+      expect(messages.map((m: { transcript?: unknown }) => m.transcript)).toEqual([
+        { language: 'en', segments: [{ start: 0.5, end: 2, text: 'Look at the chart' }] },
+        undefined,
+        undefined,
+      ]);
       // The templates go with it, a recording beside the JSON, and so does the name a message was made from.
       expect(messages[0].template).toBe('Gone template');
       expect(exported.accounts[0].message_templates).toEqual([
@@ -534,6 +547,26 @@ describe('operator CLI', { timeout: 60_000 }, () => {
         },
       ]);
       expect(await readFile(join(mediaDir, again[0]?.media_key ?? ''))).toEqual(await readFile(fixture));
+      // Its transcript came back with it, complete; the CLI shows it, its captions, and makes it again.
+      const first = String(again[0]?.id);
+      expect(await json('transcript', 'show', '--account', 'recs2', '--message', first)).toEqual({
+        message_id: Number(first),
+        status: 'complete',
+        language: 'en',
+        reason: null,
+        text: 'Look at the chart',
+      });
+      expect((await cli('transcript', 'show', '--account', 'recs2', '--message', first, '--vtt')).stdout).toBe(
+        'WEBVTT\n\n00:00:00.500 --> 00:00:02.000\nLook at the chart\n\n',
+      );
+      // Not made, and no engine configured here: off.
+      expect((await json('transcript', 'show', '--account', 'recs2', '--message', String(again[1]?.id))).status).toBe(
+        'off',
+      );
+      expect((await json('transcript', 'retry', '--account', 'recs2', '--message', first)).status).toBe('pending');
+      expect((await json('transcript', 'show', '--account', 'recs2', '--message', first)).status).toBe('off');
+      const none = await cli('transcript', 'show', '--account', 'recs2', '--message', String(again[2]?.id));
+      expect([none.code, none.stderr]).toEqual([1, expect.stringContaining('has no recording kept here')]);
 
       // Without a folder for them, an export on standard output names recordings by their address.
       const plain = JSON.parse((await cli('export', '--account', 'recs')).stdout);

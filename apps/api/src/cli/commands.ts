@@ -41,6 +41,7 @@ import { configuredMedia, importRecordings } from './media-files.ts';
 import { seedProgress } from './progress.ts';
 import { readSeedFile } from './seed-file.ts';
 import { registerTemplateCommands } from './templates.ts';
+import { registerTranscriptCommands } from './transcripts.ts';
 import { registerWebhookCommands } from './webhooks.ts';
 
 export type { Cli, CliIo } from './helpers.ts';
@@ -49,6 +50,7 @@ export function registerCommands(program: Command, cli: Cli): void {
   registerDemo(program, cli);
   registerWebhookCommands(program, cli);
   registerTemplateCommands(program, cli);
+  registerTranscriptCommands(program, cli);
   registerDataCommands(program, cli);
 
   example(

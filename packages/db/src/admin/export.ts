@@ -54,6 +54,7 @@ interface ExportedMessage extends Record<string, unknown> {
   parent_id: number | null;
   at_seconds: number | null;
   reactions: { reaction: string; user: string | null }[] | null;
+  transcript: { language: string | null; segments: unknown[] } | null;
 }
 
 /** A recording copied out beside the export (the seed's `media_file`); null when the export copies none. */
@@ -236,7 +237,9 @@ const conversationsPage = (em: EntityManager, accountId: number, afterId: number
                    'template', m.template_name, 'internal', m.internal, 'id', m.id, 'parent_id', m.parent_id, 'at_seconds', m.at_seconds,
                    'reactions', (select json_agg(json_build_object('reaction', r.reaction, 'user', ru.email) order by r.id)
                      from message_reaction r left join account_user ru on ru.id = r.user_id where r.message_id = m.id),
-                   'media_key', m.media_key, 'media_content_type', m.media_content_type)
+                   'media_key', m.media_key, 'media_content_type', m.media_content_type,
+                   'transcript', (select json_build_object('language', t.language, 'segments', t.segments)
+                     from transcript t where t.media_key = m.media_key and t.status = 'complete'))
                  order by m.created_at, m.id)
                from message m left join account_user u on u.id = m.author_id
                where m.conversation_id = c.id), '[]')) as line
@@ -314,7 +317,18 @@ export async function* exportAccounts(
           const messages = await Promise.all(
             exported.map(
               async (
-                { media_key, media_content_type, template, internal, id: _id, parent_id, at_seconds, reactions, ...m },
+                {
+                  media_key,
+                  media_content_type,
+                  template,
+                  internal,
+                  id: _id,
+                  parent_id,
+                  at_seconds,
+                  reactions,
+                  transcript,
+                  ...m
+                },
                 at,
               ) => {
                 const file = await copiedOut(options, account.key, media_key, media_content_type);
@@ -326,6 +340,8 @@ export async function* exportAccounts(
                   ...(threadOf !== undefined && threadOf <= at ? { thread_of: threadOf } : {}),
                   ...(threadOf !== undefined && threadOf <= at && at_seconds !== null ? { at_seconds } : {}),
                   ...(file === null ? {} : { download_media_url: null, media_file: file }),
+                  // A transcript goes with its recording's file (a seed loads one only beside one).
+                  ...(file === null || transcript === null ? {} : { transcript }),
                   ...(reactions === null ? {} : { reactions }),
                 };
               },

@@ -145,7 +145,7 @@ const ofMessage = () =>
     .selectFrom('message as m')
     .select('m.media_key')
     .where('m.account_id', '=', slot<number>('account'))
-    .where('m.conversation_id', '=', slot<number>('conversation'))
+    .where(sql<boolean>`(${slot('conversation')}::int is null or m.conversation_id = ${slot('conversation')}::int)`)
     .where('m.id', '=', slot<number>('message'));
 
 const RETRY = statement(

@@ -8,10 +8,10 @@ import type { TranscriptSegment } from './transcripts.ts';
  * before (or found to have no audio) is still what it is.
  */
 
-/** A message, named where its account and conversation are checked with it. */
+/** A message, named where its account (and conversation, when known: null for any) are checked with it. */
 export interface MessageOfAccount {
   accountId: number;
-  conversationId: number;
+  conversationId: number | null;
   messageId: number;
 }
 

@@ -73,6 +73,24 @@ export const ZSeedMessage = z.strictObject({
     .array(z.strictObject({ reaction: z.enum(REACTION_NAMES), user: z.string().min(1).max(320).nullable() }))
     .max(10_000)
     .optional(),
+  /**
+   * Its recording's transcript (needs `media_file`), as the speech engine made it and the team
+   * corrected it: loaded complete, so the engine is not asked again.
+   */
+  transcript: z
+    .strictObject({
+      language: z.string().max(16).nullable().default(null),
+      segments: z
+        .array(
+          z.strictObject({
+            start: z.number().min(0).max(1e7),
+            end: z.number().min(0).max(1e7),
+            text: ZText('transcript segment').pipe(z.string().max(10_000)),
+          }),
+        )
+        .max(100_000),
+    })
+    .optional(),
 });
 
 export const ZSeedConversation = z.strictObject({

@@ -11,8 +11,10 @@ import {
   pendingTimers,
   type StoredMedia,
   safeMessageHtml,
+  type TranscriptSegment,
   timestamptzText,
   titleKey,
+  transcriptText,
   type WebhookEventType,
   type WorkflowRecord,
 } from '@convo/domain';
@@ -231,6 +233,7 @@ export async function loadBatch(
     c.messages.some((m) => m.thread_of !== undefined || (m.reactions?.length ?? 0) > 0),
   );
   const reactions: { m: number; c: number; reaction: string; u: number | null }[] = [];
+  const transcripts: { key: string; language: string | null; segments: TranscriptSegment[]; text: string }[] = [];
   const messageIds = threaded
     ? (
         await query<{ id: number }>(em, "select nextval('message_id_seq')::int as id from generate_series(1, ?)", [
@@ -307,6 +310,10 @@ export async function loadBatch(
         if (user !== null && seen.has(`${user}:${r.reaction}`)) continue;
         seen.add(`${user}:${r.reaction}`);
         reactions.push({ m: messageIds[first + at] as number, c: id, reaction: r.reaction, u: user });
+      }
+      if (m.transcript && kept) {
+        const segments = m.transcript.segments.map((s) => ({ ...s, end: Math.max(s.start, s.end) }));
+        transcripts.push({ key: kept.key, language: m.transcript.language, segments, text: transcriptText(segments) });
       }
       messages.push({
         id: threaded ? messageIds[first + at] : null,
@@ -389,6 +396,17 @@ export async function loadBatch(
          at_seconds int)`;
   if (options.emitEvents) await insertAnnounced(em, refs.id, messages, insertMessages, 'message_created');
   else await insertRows(em, refs.id, messages, insertMessages);
+  // A transcript brought with its recording is complete (the message's trigger queued it pending).
+  await insertRows(
+    em,
+    refs.id,
+    transcripts,
+    (account, rows) =>
+      sql`update transcript t set status = 'complete', language = x.language, segments = x.segments, text = x.text,
+           reason = null, updated_at = now()
+         from jsonb_to_recordset(${rows}::jsonb) as x(key text, language text, segments jsonb, text text)
+         where t.media_key = x.key and t.account_id = ${account}::int`,
+  );
   // A person's reaction is kept under their key (reactions.ts); a visitor's under one of its own.
   await insertRows(
     em,
