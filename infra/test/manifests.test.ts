@@ -5,7 +5,7 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { ConfigMap, PersistentVolumeClaim, Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 
@@ -21,6 +21,7 @@ const read = (path: string) => readFileSync(`${INFRA}${path}`, 'utf8');
 const MODELS: Record<string, new (doc: any) => { validate(): void }> = {
   'v1/ConfigMap': ConfigMap,
   'v1/Secret': Secret,
+  'v1/PersistentVolumeClaim': PersistentVolumeClaim,
   'v1/Service': Service,
   'apps/v1/Deployment': Deployment,
   'apps/v1/StatefulSet': StatefulSet,
@@ -156,12 +157,33 @@ describe('Kubernetes manifests', () => {
   });
 });
 
+describe('the optional speech engine', () => {
+  it('is valid for Kubernetes, outside the base, and in compose only under its profile', () => {
+    const docs = parseAllDocuments(read('k8s/optional/speech.yaml')).map((d) => d.toJS() as Doc);
+    expect(docs.map((d) => d.kind).sort()).toEqual(['Deployment', 'PersistentVolumeClaim', 'Service']);
+    validate(docs);
+    expect(read('k8s/base/kustomization.yaml')).not.toContain('speech');
+    const services = (parse(read('compose/compose.yaml')) as Doc).services as Record<string, Doc>;
+    expect(services.speech?.profiles).toEqual(['speech']);
+    expect(services.speech?.ports).toBeUndefined();
+    expect(services.api?.depends_on).not.toHaveProperty('speech');
+  });
+});
+
 describe('the compose stack', () => {
   const compose = parse(read('compose/compose.yaml')) as Doc;
   const services = compose.services as Record<string, Doc>;
 
   it('has PostgreSQL (pinned major, health check, volume), a migration job, API replicas and nginx in front', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'media-bucket', 'migrate', 'minio', 'postgres', 'proxy']);
+    expect(Object.keys(services).sort()).toEqual([
+      'api',
+      'media-bucket',
+      'migrate',
+      'minio',
+      'postgres',
+      'proxy',
+      'speech',
+    ]);
     expect(services.postgres?.image).toMatch(/^postgres:\d+$/);
     expect(services.postgres?.healthcheck.test.join(' ')).toContain('pg_isready');
     expect(services.postgres?.volumes[0]).toMatch(/^pgdata:/);

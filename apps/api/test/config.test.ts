@@ -14,4 +14,19 @@ describe('configuration', () => {
     expect(loadConfig({ PAGE_LIMIT_PER_IP: '0' }).site.limits.readsPerIpPerMinute).toBe(0);
     expect(() => loadConfig({ PAGE_LIMIT_PER_IP: '-1' })).toThrow(/PAGE_LIMIT_PER_IP/);
   });
+
+  it('transcribes only where TRANSCRIBE_URL names an engine (empty is unset, as compose passes it)', () => {
+    expect(loadConfig({}).transcribe).toBeNull();
+    expect(loadConfig({ TRANSCRIBE_URL: '' }).transcribe).toBeNull();
+    expect(loadConfig({ TRANSCRIBE_URL: 'http://speech:8000/v1', TRANSCRIBE_API_KEY: '' }).transcribe).toMatchObject({
+      url: 'http://speech:8000/v1',
+      model: 'whisper-1',
+      apiKey: undefined,
+      maxBytes: 24 * 1024 * 1024,
+    });
+    expect(() => loadConfig({ TRANSCRIBE_URL: 'ftp://speech/v1' })).toThrow(/TRANSCRIBE_URL/);
+    expect(() => loadConfig({ TRANSCRIBE_URL: 'http://speech:8000/v1', TRANSCRIBE_LANGUAGE: 'English' })).toThrow(
+      /TRANSCRIBE_LANGUAGE/,
+    );
+  });
 });

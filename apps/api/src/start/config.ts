@@ -191,11 +191,19 @@ const ZEnv = z.object({
    * The speech engine's base URL, up to its API's version (`http://127.0.0.1:8000/v1`): it is sent
    * each recording's audio at `<url>/audio/transcriptions` (OpenAI's protocol). Unset: no transcripts.
    */
-  TRANSCRIBE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  TRANSCRIBE_URL: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   /** The engine's model (`whisper-1`, `Systran/faster-whisper-small`, whisper.cpp's ignores it). */
   TRANSCRIBE_MODEL: z.string().min(1).max(200).default('whisper-1'),
   /** Sent as `Authorization: Bearer …` when set. */
-  TRANSCRIBE_API_KEY: z.string().min(1).max(1000).optional(),
+  TRANSCRIBE_API_KEY: z
+    .string()
+    .min(1)
+    .max(1000)
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   /** The language spoken (ISO 639-1: `en`); unset: the engine detects it. */
   TRANSCRIBE_LANGUAGE: z
     .string()
