@@ -19,6 +19,7 @@ import {
   type FilePart,
   type Harness,
   mediaFixture,
+  rows,
   until,
 } from './support/harness.ts';
 import { openPeopleSite, type PeopleSite, signIn } from './support/people.ts';
@@ -335,3 +336,24 @@ async function silentVideo(): Promise<FilePart> {
   await conversion.execute();
   return { name: 'silent.webm', type: 'video/webm', bytes: new Uint8Array(target.buffer ?? new ArrayBuffer(0)) };
 }
+
+describe('a recording gone', () => {
+  it('takes its transcript with it when the hourly purge runs', async () => {
+    const keys = async () =>
+      (
+        await rows<{ n: number }>(
+          h,
+          `select count(*)::int as n from transcript t join account a on a.id = t.account_id where a.key = 'tx'`,
+        )
+      )[0]?.n;
+    const before = await keys();
+    const open = await idOf('open');
+    const deleted = await apiCall(h, 'POST', '/conversations/delete_conversation', auth(TOKEN), {
+      conversation_id: open,
+    });
+    expect(deleted.status).toBe(200);
+    // Its two recordings (the M4A, the silent video) went with it.
+    expect(await h.services.transcripts.purge()).toBe(2);
+    expect(await keys()).toBe((before ?? 0) - 2);
+  });
+});

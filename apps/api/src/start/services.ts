@@ -162,9 +162,10 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   });
   const mediaReferences = new PgMediaReferences(em);
   const intake = new PgIntakeStore(em);
+  const transcripts = new PgTranscriptStore(em);
   // Idempotency-Keys past their 24 hours (also deleted on reuse, by the create), ended sessions,
-  // webhook events past their retention, recordings nothing wants and uploads past their day are
-  // deleted now and then.
+  // webhook events past their retention, recordings nothing wants (and their transcripts) and
+  // uploads past their day are deleted now and then.
   setInterval(
     () =>
       void Promise.all([
@@ -173,11 +174,12 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
         webhookStore.purgeHistory(options.webhookRetentionDays ?? DEFAULT_WEBHOOK_RETENTION_DAYS),
         purgeLiveEvents(orm.em.fork()),
         sweepRecordings({ store: media.store, references: mediaReferences }),
+        transcripts.purge(),
         uploads.sweep(),
       ]).catch((err: unknown) =>
         logger.warn(
           { err: (err as Error).message },
-          'purging expired keys, sessions, webhook and live events, recordings and uploads failed',
+          'purging expired keys, sessions, webhook and live events, recordings, transcripts and uploads failed',
         ),
       ),
     IDEMPOTENCY_PURGE_MS,
@@ -225,7 +227,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     inbox: new PgInboxStore(em),
     moderation: new PgModerationStore(em),
     replies: new PgReplyStore(em, { transcribing: options.transcribing === true }),
-    transcripts: new PgTranscriptStore(em),
+    transcripts,
     transcribing: options.transcribing === true,
     intake: {
       page: (accountId, key, options) => intake.page(accountId, key, options),

@@ -189,6 +189,15 @@ const SAY_AGAIN = statement(
     ),
 );
 
+/** Transcripts of recordings no message carries any more (their messages deleted). */
+const PURGE = statement(
+  'transcript_purge',
+  db
+    .deleteFrom('transcript as t')
+    .where(sql<boolean>`not exists (select 1 from message m where m.media_key = t.media_key)`)
+    .returning('t.media_key'),
+);
+
 export class PgTranscriptStore implements TranscriptJobStore, TranscriptStore {
   private readonly em: EntityManager;
 
@@ -235,6 +244,11 @@ export class PgTranscriptStore implements TranscriptJobStore, TranscriptStore {
         },
       ]),
     );
+  }
+
+  /** Forgets the transcripts of recordings no message carries any more; how many. */
+  async purge(): Promise<number> {
+    return (await run(this.em, PURGE, {})).length;
   }
 
   async retry(m: MessageOfAccount): Promise<boolean> {
