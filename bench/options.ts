@@ -22,7 +22,9 @@ export const { values: opt } = parseArgs({
   },
 });
 const SECTIONS =
-  'conditional,unkept,pages,plays,inbox,messages,replies,intake,webhooks,media,workflows,live,queues'.split(',');
+  'conditional,unkept,pages,plays,inbox,messages,replies,intake,webhooks,media,transcripts,workflows,live,queues'.split(
+    ',',
+  );
 /** The items of `--only`, or null to run every scenario. */
 export const ONLY = opt.only ? String(opt.only).split(',') : null;
 export const EXTRAS = new Set(

@@ -24,6 +24,7 @@ import { plays } from './sections/plays.ts';
 import { queues } from './sections/queues.ts';
 import { replies } from './sections/replies.ts';
 import { scale } from './sections/scale.ts';
+import { transcripts } from './sections/transcripts.ts';
 import { withUnkept } from './sections/unkept.ts';
 import { webhooks } from './sections/webhooks.ts';
 import { workflows } from './sections/workflows.ts';
@@ -91,6 +92,7 @@ async function main() {
     if (EXTRAS.has('intake')) await intake(product);
     if (EXTRAS.has('webhooks')) await webhooks(product);
     if (EXTRAS.has('media')) await media(product);
+    if (EXTRAS.has('transcripts')) await transcripts();
     if (EXTRAS.has('workflows')) await workflows(product);
     if (EXTRAS.has('live')) await live(product);
     if (EXTRAS.has('queues')) await queues();

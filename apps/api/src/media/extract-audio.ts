@@ -33,6 +33,9 @@ import { readRange } from './probe.ts';
 /** Bytes the demuxer may keep cached while reading one recording. */
 const CACHE_BYTES = 4 * 1024 * 1024;
 
+/** Bytes of audio held before each write to its file. */
+const WRITE_CHUNK_BYTES = 1024 * 1024;
+
 /** Seconds each window shares with the next, so no word is cut in two without being heard whole. */
 export const WINDOW_OVERLAP_SECONDS = 2;
 
@@ -126,7 +129,11 @@ const unreadable: ExtractedAudio = { ok: false, noAudio: false, reason: 'it is n
 
 /** Copies the primary audio track of `input` (from `start` to `end` seconds, or all) into `path`. */
 async function copyAudio(input: Input, path: string, format: OutputFormat, trim?: { start: number; end: number }) {
-  const output = new Output({ format, target: new FilePathTarget(path) });
+  // Written a megabyte at a time (mediabunny's default holds 16 MB before each write).
+  const output = new Output({
+    format,
+    target: new FilePathTarget(path, { chunked: true, chunkSize: WRITE_CHUNK_BYTES }),
+  });
   const conversion = await Conversion.init({
     input,
     output,
