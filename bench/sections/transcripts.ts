@@ -18,7 +18,7 @@ import {
 import pg from 'pg';
 import { drive, fmt, median, SCENARIOS } from '../load.ts';
 import { CONNECTIONS, DB, DURATION, ROOT } from '../options.ts';
-import { peakRssMb, resetPeak, rssMb, type Server, start, startOptions, stopServer } from '../servers.ts';
+import { peakRssMb, resetPeak, rssMb, start, startOptions, stopServer } from '../servers.ts';
 import { aim } from '../targets.ts';
 import { BENCH_MEDIA_DIR } from './media.ts';
 
