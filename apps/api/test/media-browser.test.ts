@@ -6,7 +6,12 @@ import { loadSeed } from '@convo/db';
 import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.ts';
 import { diskMedia } from '../src/media/backend.ts';
+import { recordingAudio } from '../src/media/extract-audio.ts';
+import { openAiTranscriber } from '../src/media/openai-transcriber.ts';
+import type { QueueWorker } from '../src/workers/queue-worker.ts';
+import { startTranscriptWorker } from '../src/workers/transcripts.ts';
 import {
   axeViolations,
   FAKE_MEDIA_DEVICES,
@@ -14,7 +19,8 @@ import {
   launchChromium,
   warnIfNoChromium,
 } from './support/chromium.ts';
-import { auth, call, type Harness, openHarness } from './support/harness.ts';
+import { auth, call, type Harness, openHarness, until } from './support/harness.ts';
+import { engine, json } from './support/speech-engine.ts';
 
 /*
  * Recording on the page as a person does it, in Chromium with a synthetic camera and microphone:
@@ -35,13 +41,33 @@ let server: ReturnType<typeof serve>;
 let site: string;
 let browser: Browser;
 let mediaDir: string;
+let speech: Awaited<ReturnType<typeof engine>>;
+let transcribing: QueueWorker;
 
 beforeAll(async () => {
   if (!hasChromium) return;
   mediaDir = mkdtempSync(join(tmpdir(), 'convo-media-browser-'));
   h = await openHarness({
-    services: { media: { backend: diskMedia(mediaDir) } },
+    services: { media: { backend: diskMedia(mediaDir) }, transcribing: true },
     app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } },
+  });
+  // A speech engine (OpenAI's protocol) that hears the same two stretches in every recording.
+  speech = await engine((_got, res) =>
+    json(res, 200, {
+      language: 'en',
+      text: 'Here is the chart. The numbers went up in the third quarter, as we hoped.',
+      segments: [
+        { start: 0, end: 1.4, text: 'Here is the chart.' },
+        { start: 1.5, end: 2.9, text: 'The numbers went up in the third quarter, as we hoped.' },
+      ],
+    }),
+  );
+  transcribing = startTranscriptWorker(h.services.transcripts, {
+    transcriber: openAiTranscriber({ url: speech.url, model: 'test', timeoutMs: 5_000 }),
+    audio: recordingAudio({ store: h.services.media.store, dir: join(mediaDir, 'audio'), maxBytes: 24 * 1024 * 1024 }),
+    logger: createLogger('silent'),
+    timeoutMs: 5_000,
+    intervalMs: 50,
   });
   server = serve({ fetch: (req) => h.app.fetch(req), port: 0, hostname: '127.0.0.1' });
   await new Promise((r) => server.once('listening', r));
@@ -65,6 +91,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  await transcribing?.stop();
+  await speech?.close();
   await browser?.close();
   if (server) await new Promise((r) => server.close(r));
   await h?.close();
@@ -260,15 +288,43 @@ describe.skipIf(!hasChromium)('recording in Chromium', () => {
     await form.goto(`${site}/c/recorded`);
     await form.getByLabel(/Recording \(video or audio/).setInputFiles(FIXTURE);
     await Promise.all([form.waitForURL(/#message-\d+$/), form.getByRole('button', { name: 'Post reply' }).click()]);
+    const posted = landedOn(form);
     await sender.close();
+    // Its transcript, made by the engine: captions on the player, the words under it.
+    await until(async () => {
+      const res = await call(
+        h,
+        new Request('http://api.test/api/v1/messages/get_messages?conversation_slug=recorded', {
+          headers: auth(TOKEN),
+        }),
+      );
+      const m = (res.body as { messages: { id: number; transcript: { status: string } | null }[] }).messages;
+      return m.find((x) => x.id === posted)?.transcript?.status === 'complete';
+    });
     for (const width of [375, 1280]) {
       const context = await browser.newContext({ bypassCSP: true, viewport: { width, height: 900 } });
       const page = await context.newPage();
       await page.goto(`${site}/c/recorded`);
       await page.locator('video[src^="/media/"]').first().waitFor();
+      // The player shows the captions by default once their WebVTT has loaded.
+      const captions: unknown = await page.evaluate(`(async () => {
+        const track = document.querySelector('#message-${posted} video track[kind="captions"]');
+        if (!track) return null;
+        if (track.readyState !== 2) await new Promise((r) => { track.addEventListener('load', r, { once: true }); setTimeout(r, 3000); });
+        return { mode: track.track.mode, cues: [...(track.track.cues ?? [])].map((c) => c.text) };
+      })()`);
+      expect(captions).toEqual({
+        mode: 'showing',
+        cues: ['Here is the chart.', 'The numbers went up in the third quarter, as we hoped.'],
+      });
+      // The transcript, folded under it, opens and reads within the width.
+      const transcript = page.locator(`#message-${posted} details.transcript`);
+      await transcript.locator('summary').click();
+      await transcript.getByText('The numbers went up').waitFor();
       expect(await axeViolations(page)).toEqual([]);
       const overflow = await page.evaluate('document.documentElement.scrollWidth > window.innerWidth');
       expect(overflow).toBe(false);
+      await page.locator(`#message-${posted}`).screenshot({ path: join(SHOTS, `transcript-${width}.png`) });
       await page.locator('#reply').screenshot({ path: join(SHOTS, `recorder-${width}.png`) });
       // Ready to record: the preview and the devices; then the countdown.
       await page.getByRole('button', { name: 'Record screen' }).click();
