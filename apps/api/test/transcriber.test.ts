@@ -1,5 +1,9 @@
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TranscriptionFailed } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extractAudio, removePieces, WINDOW_OVERLAP_SECONDS } from '../src/media/extract-audio.ts';
 import { openAiTranscriber } from '../src/media/openai-transcriber.ts';
 import { engine, json } from './support/speech-engine.ts';
 
@@ -171,5 +175,61 @@ describe('the OpenAI-compatible transcriber', () => {
     await gone.close();
     const f = await failure(openAiTranscriber({ url: gone.url, model: 'm', timeoutMs: 2_000 }).transcribe(AUDIO));
     expect([f.message, f.retryable]).toEqual(['the speech engine could not be reached (ECONNREFUSED)', true]);
+  });
+});
+
+describe('the audio sent, cut into windows past the limit', () => {
+  /** A WAV of `seconds` of a 440 Hz tone, 8 kHz mono 16-bit: 16,000 bytes a second. */
+  const wav = (seconds: number) => {
+    const samples = seconds * 8000;
+    const b = Buffer.alloc(44 + samples * 2);
+    b.write('RIFF', 0);
+    b.writeUInt32LE(36 + samples * 2, 4);
+    b.write('WAVEfmt ', 8);
+    b.writeUInt32LE(16, 16);
+    b.writeUInt16LE(1, 20);
+    b.writeUInt16LE(1, 22);
+    b.writeUInt32LE(8000, 24);
+    b.writeUInt32LE(16000, 28);
+    b.writeUInt16LE(2, 32);
+    b.writeUInt16LE(16, 34);
+    b.write('data', 36);
+    b.writeUInt32LE(samples * 2, 40);
+    for (let i = 0; i < samples; i++)
+      b.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000)), 44 + i * 2);
+    return new Uint8Array(b);
+  };
+
+  it('writes overlapping windows, each under the limit, that cover the recording, and removes them after', async () => {
+    const bytes = wav(60);
+    const dir = await mkdtemp(join(tmpdir(), 'convo-test-windows-'));
+    try {
+      const read = async (start: number, end: number) => bytes.slice(start, end);
+      const extracted = await extractAudio(bytes.length, read, dir, 'long', 300_000);
+      if (!extracted.ok) throw new Error(`no audio extracted: ${JSON.stringify(extracted)}`);
+      const pieces = extracted.pieces;
+      // Windows of 16 s every 14 s, each from the packet that starts at or just before its start.
+      expect(pieces.map((p) => [p.name, p.overlapSeconds])).toEqual([
+        ['audio-0.wav', 0],
+        ['audio-1.wav', WINDOW_OVERLAP_SECONDS],
+        ['audio-2.wav', WINDOW_OVERLAP_SECONDS],
+        ['audio-3.wav', WINDOW_OVERLAP_SECONDS],
+        ['audio-4.wav', WINDOW_OVERLAP_SECONDS],
+      ]);
+      pieces.forEach((p, n) => {
+        expect(p.offsetSeconds).toBeLessThanOrEqual(n * 14);
+        expect(p.offsetSeconds).toBeGreaterThan(n * 14 - 0.5);
+      });
+      for (const p of pieces) expect((await stat(p.path)).size).toBeLessThanOrEqual(300_000);
+      // The last window reaches the end: from 56 s (or a packet before) to 60 s, 16,000 bytes a second.
+      expect((await stat(pieces[4]?.path ?? '')).size).toBeGreaterThanOrEqual(4 * 16_000);
+      await removePieces(pieces);
+      expect(await readdir(dir)).toEqual([]);
+      // Under the limit it is one file, as it came.
+      const whole = await extractAudio(bytes.length, read, dir, 'whole', 2_000_000);
+      expect(whole.ok && whole.pieces.map((p) => [p.name, p.offsetSeconds])).toEqual([['audio.wav', 0]]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

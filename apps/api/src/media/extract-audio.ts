@@ -7,6 +7,8 @@ import {
   type AudioCodec,
   Conversion,
   CustomSource,
+  EncodedAudioPacketSource,
+  EncodedPacketSink,
   FilePathSource,
   FilePathTarget,
   FlacOutputFormat,
@@ -119,7 +121,8 @@ export async function extractAudio(
     return { ok: true, pieces };
   } catch (err) {
     await Promise.all(written.map((w) => rm(w, { force: true })));
-    return { ok: false, noAudio: false, reason: `its audio could not be read (${(err as Error).message})` };
+    const why = err instanceof Error ? err.message : String(err);
+    return { ok: false, noAudio: false, reason: `its audio could not be read (${why})` };
   } finally {
     input.dispose();
   }
@@ -127,13 +130,9 @@ export async function extractAudio(
 
 const unreadable: ExtractedAudio = { ok: false, noAudio: false, reason: 'it is not a recording the server can read' };
 
-/** Copies the primary audio track of `input` (from `start` to `end` seconds, or all) into `path`. */
-async function copyAudio(input: Input, path: string, format: OutputFormat, trim?: { start: number; end: number }) {
-  // Written a megabyte at a time (mediabunny's default holds 16 MB before each write).
-  const output = new Output({
-    format,
-    target: new FilePathTarget(path, { chunked: true, chunkSize: WRITE_CHUNK_BYTES }),
-  });
+/** Copies the primary audio track of `input` into `path`. */
+async function copyAudio(input: Input, path: string, format: OutputFormat) {
+  const output = new Output({ format, target: fileTarget(path) });
   const conversion = await Conversion.init({
     input,
     output,
@@ -141,7 +140,6 @@ async function copyAudio(input: Input, path: string, format: OutputFormat, trim?
     video: { discard: true },
     copy: { mode: 'forced' },
     showWarnings: false,
-    ...(trim ? { trim } : {}),
   });
   if (!conversion.isValid) {
     await output.cancel();
@@ -150,7 +148,14 @@ async function copyAudio(input: Input, path: string, format: OutputFormat, trim?
   await conversion.execute();
 }
 
-/** The audio file at `path` cut into overlapping windows, each under `maxBytes` with a tenth to spare. */
+/** Written a megabyte at a time (mediabunny's default holds 16 MB before each write). */
+const fileTarget = (path: string) => new FilePathTarget(path, { chunked: true, chunkSize: WRITE_CHUNK_BYTES });
+
+/**
+ * The audio file at `path` cut into overlapping windows, each under `maxBytes` with a tenth to
+ * spare: its packets copied as they are (a conversion cannot trim without decoding), each window
+ * from the packet that starts at or before its start, its times moved to begin at 0.
+ */
 async function cutIntoWindows(
   path: string,
   bytes: number,
@@ -161,18 +166,36 @@ async function cutIntoWindows(
 ): Promise<AudioPiece[]> {
   const input = new Input({ formats: ALL_FORMATS, source: fileSource(path) });
   try {
+    const track = await input.getPrimaryAudioTrack();
+    if (!track?.codec) throw new Error('its audio track went missing');
+    const codec = track.codec;
     const seconds = await input.computeDuration();
     const window = Math.max(WINDOW_OVERLAP_SECONDS * 2, Math.floor(((maxBytes * 0.9) / bytes) * seconds));
+    const decoderConfig = (await track.getDecoderConfig()) ?? undefined;
+    const sink = new EncodedPacketSink(track);
     const pieces: AudioPiece[] = [];
     for (let start = 0, n = 0; start < seconds; start += window - WINDOW_OVERLAP_SECONDS, n++) {
+      const first = (await sink.getPacket(start)) ?? (await sink.getFirstPacket());
+      if (!first) break;
       const piece = `${stem}-${n}.${container.extension}`;
       written.push(piece);
-      await copyAudio(input, piece, container.format(), { start, end: Math.min(seconds, start + window) });
+      const output = new Output({ format: container.format(), target: fileTarget(piece) });
+      const audio = new EncodedAudioPacketSource(codec);
+      output.addAudioTrack(audio);
+      await output.start();
+      const offset = first.timestamp;
+      let meta: { decoderConfig?: AudioDecoderConfig } | undefined = { decoderConfig };
+      for await (const packet of sink.packets(first)) {
+        if (packet.timestamp >= start + window) break;
+        await audio.add(packet.clone({ timestamp: packet.timestamp - offset }), meta);
+        meta = undefined;
+      }
+      await output.finalize();
       pieces.push({
         path: piece,
         name: `audio-${n}.${container.extension}`,
         type: container.type,
-        offsetSeconds: start,
+        offsetSeconds: offset,
         overlapSeconds: n === 0 ? 0 : WINDOW_OVERLAP_SECONDS,
       });
       if (start + window >= seconds) break;
