@@ -19,6 +19,7 @@ import {
   launchChromium,
   warnIfNoChromium,
 } from './support/chromium.ts';
+import { listen } from './support/events.ts';
 import { auth, call, type Harness, openHarness, until } from './support/harness.ts';
 import { engine, json } from './support/speech-engine.ts';
 
@@ -43,6 +44,9 @@ let browser: Browser;
 let mediaDir: string;
 let speech: Awaited<ReturnType<typeof engine>>;
 let transcribing: QueueWorker;
+let listener: { close(): Promise<void> };
+/** The engine answers once this settles: a test holds it to see a page gain a transcript live. */
+let held: Promise<void> = Promise.resolve();
 
 beforeAll(async () => {
   if (!hasChromium) return;
@@ -52,16 +56,20 @@ beforeAll(async () => {
     app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } },
   });
   // A speech engine (OpenAI's protocol) that hears the same two stretches in every recording.
-  speech = await engine((_got, res) =>
-    json(res, 200, {
-      language: 'en',
-      text: 'Here is the chart. The numbers went up in the third quarter, as we hoped.',
-      segments: [
-        { start: 0, end: 1.4, text: 'Here is the chart.' },
-        { start: 1.5, end: 2.9, text: 'The numbers went up in the third quarter, as we hoped.' },
-      ],
-    }),
+  speech = await engine(
+    (_got, res) =>
+      void held.then(() =>
+        json(res, 200, {
+          language: 'en',
+          text: 'Here is the chart. The numbers went up in the third quarter, as we hoped.',
+          segments: [
+            { start: 0, end: 1.4, text: 'Here is the chart.' },
+            { start: 1.5, end: 2.9, text: 'The numbers went up in the third quarter, as we hoped.' },
+          ],
+        }),
+      ),
   );
+  listener = listen(h);
   transcribing = startTranscriptWorker(h.services.transcripts, {
     transcriber: openAiTranscriber({ url: speech.url, model: 'test', timeoutMs: 5_000 }),
     audio: recordingAudio({ store: h.services.media.store, dir: join(mediaDir, 'audio'), maxBytes: 24 * 1024 * 1024 }),
@@ -92,6 +100,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await transcribing?.stop();
+  await listener?.close();
   await speech?.close();
   await browser?.close();
   if (server) await new Promise((r) => server.close(r));
@@ -287,10 +296,23 @@ describe.skipIf(!hasChromium)('recording in Chromium', () => {
     const form = await sender.newPage();
     await form.goto(`${site}/c/recorded`);
     await form.getByLabel(/Recording \(video or audio/).setInputFiles(FIXTURE);
+    let answer = () => {};
+    held = new Promise((r) => {
+      answer = r;
+    });
     await Promise.all([form.waitForURL(/#message-\d+$/), form.getByRole('button', { name: 'Post reply' }).click()]);
     const posted = landedOn(form);
     await sender.close();
-    // Its transcript, made by the engine: captions on the player, the words under it.
+    // Its transcript, made by the engine: captions on the player, the words under it, which an
+    // open page gains as soon as it is made.
+    const open = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const watching = await open.newPage();
+    await watching.goto(`${site}/c/recorded`);
+    expect(await watching.locator(`#message-${posted} track`).count()).toBe(0);
+    answer();
+    await watching.locator(`#message-${posted} video track[kind="captions"]`).waitFor({ state: 'attached' });
+    await watching.locator(`#message-${posted} details.transcript`).waitFor();
+    await open.close();
     await until(async () => {
       const res = await call(
         h,

@@ -11,6 +11,7 @@ import { recordingAudio } from '../src/media/extract-audio.ts';
 import { openAiTranscriber } from '../src/media/openai-transcriber.ts';
 import type { QueueWorker } from '../src/workers/queue-worker.ts';
 import { startTranscriptWorker } from '../src/workers/transcripts.ts';
+import { listen, openStream } from './support/events.ts';
 import {
   apiCall,
   apiMultipart,
@@ -46,6 +47,7 @@ let speech: Awaited<ReturnType<typeof engine>>;
 let answer: { status: number; said: string } = { status: 200, said: 'Please check the invoice numbers' };
 let worker: QueueWorker;
 let receiver: Awaited<ReturnType<typeof openReceiver>>;
+let listener: { close(): Promise<void> };
 const audioDir = mkdtempSync(join(tmpdir(), 'convo-test-transcripts-'));
 
 beforeAll(async () => {
@@ -103,6 +105,7 @@ beforeAll(async () => {
   );
   h = site.h;
   receiver = await openReceiver(h, TOKEN, ['message_transcribed']);
+  listener = listen(h);
   worker = startTranscriptWorker(h.services.transcripts, {
     transcriber: openAiTranscriber({ url: speech.url, model: 'whisper-test', apiKey: 'engine-key', timeoutMs: 5_000 }),
     audio: recordingAudio({ store: h.services.media.store, dir: audioDir, maxBytes: 24 * 1024 * 1024 }),
@@ -114,6 +117,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await worker?.stop();
+  await listener?.close();
   await receiver?.close();
   await speech?.close();
   await site?.close();
@@ -262,6 +266,8 @@ describe("the team's hand on a transcript", () => {
     const page = await owner.get('/c/private');
     expect(page.html).toContain('<summary>Correct the transcript</summary>');
     const csrf = owner.hidden('csrf');
+    // An open page hears of the correction (and reads the message again).
+    const stream = await openStream(h, `${HOST}/c/private/events`, owner.cookieHeader());
     const path = `/c/private/messages/${id}/transcript`;
     // The lines must stay one a caption: the page says so and changes nothing.
     const wrong = await owner.post(path, { csrf, action: 'correct', lines: 'One line for two captions' });
@@ -269,6 +275,12 @@ describe("the team's hand on a transcript", () => {
     expect(wrong.html).toContain('Keep one line for each of the 2 captions');
     const fixed = await owner.post(path, { csrf, action: 'correct', lines: 'Please check\r\nthe receipt numbers\r\n' });
     expect([fixed.status, fixed.headers.get('location')]).toEqual([303, `/c/private#message-${id}`]);
+    const told = await stream.next((e) => e.event === 'transcribed' && JSON.parse(e.data ?? '{}').message_id === id);
+    expect(JSON.parse(told.data ?? '{}')).toEqual({ message_id: id });
+    stream.close();
+    const item = await owner.get(`/c/private/messages/${id}`);
+    expect(item.html).toContain('the receipt numbers');
+    expect(item.html).toContain(`<track kind="captions" default src="/media/tx/${id}/captions.vtt?c=private"`);
     const vtt = await call(h, new Request(`${HOST}/media/tx/${id}/captions.vtt`, { headers: auth(TOKEN) }));
     expect(vtt.body).toContain('00:00:01.500 --> 00:00:02.900\nthe receipt numbers');
     expect((await listed(id))?.transcript?.text).toBe('Please check the receipt numbers');

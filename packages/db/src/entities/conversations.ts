@@ -443,6 +443,15 @@ export const Transcript = defineEntity({
     createdAt: createdAt(),
     updatedAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
   },
+  triggers: [
+    liveTrigger(
+      'transcript_live',
+      'update',
+      'transcript',
+      'old table as old_rows new table as new_rows',
+      'live_transcribed',
+    ),
+  ],
   checks: [
     {
       name: 'transcript_status_known',

@@ -4,7 +4,7 @@
  * position gets every event after it, in order, and nothing twice.
  */
 
-/** What happened: to a message (`played`: a receipt of it; `reacted`: its reactions changed), to the members, or to who someone is on the site. */
+/** What happened: to a message (`played`: a receipt of it; `reacted`: its reactions changed; `transcribed`: its recording's transcript was made or corrected), to the members, or to who someone is on the site. */
 export const LIVE_EVENT_KINDS = [
   'posted',
   'hidden',
@@ -16,6 +16,7 @@ export const LIVE_EVENT_KINDS = [
   'team_changed',
   'played',
   'reacted',
+  'transcribed',
 ] as const;
 export type LiveEventKind = (typeof LIVE_EVENT_KINDS)[number];
 

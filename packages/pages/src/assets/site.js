@@ -911,8 +911,24 @@ document.addEventListener('submit', async (event) => {
       const res = await fetch(at, { headers: { accept: 'text/html' } });
       if (res.ok) showReactions(id, await res.text());
     };
+    // A transcript made or corrected: the player gains its captions (a track added to it, so a
+    // recording playing goes on) and the words under it are read again.
+    const transcribed = async (id) => {
+      const li = itemOf(id);
+      const figure = li?.querySelector(':scope > article figure.recording');
+      if (!figure) return;
+      const now = await fetchItem(id, false);
+      const track = now?.querySelector(':scope > article figure.recording track');
+      const player = figure.querySelector('video, audio');
+      if (track && player && !player.querySelector('track')) player.append(document.importNode(track, true));
+      const parts =
+        ':scope > article > .transcript, :scope > article > .transcript-fix, :scope > article > .transcript-status';
+      for (const old of li.querySelectorAll(parts)) old.remove();
+      figure.after(...[...(now?.querySelectorAll(parts) ?? [])].map((part) => document.importNode(part, true)));
+    };
     follow(conversation.dataset.events, {
       posted: (d) => show(d.message_id, false),
+      transcribed: (d) => transcribed(d.message_id),
       played: (d) => receipt(d.message_id),
       reacted: (d) => reacted(d.message_id),
       shown: (d) => show(d.message_id, true),

@@ -26,6 +26,7 @@ import * as forms from '../views/forms.ts';
 import { messageActions } from '../views/moderation.ts';
 import { playedDisplay } from './plays.ts';
 import { reactionsDisplay } from './reactions.ts';
+import { transcriptsDisplay } from './transcripts.ts';
 
 /*
  * Live conversations: `<page>/events` is a `text/event-stream` of what changes on the page (a
@@ -55,6 +56,7 @@ function conversationEvent(e: LiveEvent): { event: string; data: Record<string, 
     case 'deleted':
     case 'played':
     case 'reacted':
+    case 'transcribed':
       return { event: e.kind, data: { message_id: e.messageId } };
     case 'member_added':
     case 'member_removed':
@@ -64,9 +66,9 @@ function conversationEvent(e: LiveEvent): { event: string; data: Record<string, 
   }
 }
 
-/** What the inbox is told: that a conversation changed (the page reads its rows again); a play or a reaction changes none. */
+/** What the inbox is told: that a conversation changed (the page reads its rows again); a play, a reaction or a transcript changes none. */
 const inboxEvent = (e: LiveEvent) =>
-  e.conversationId === null || e.kind === 'played' || e.kind === 'reacted'
+  e.conversationId === null || e.kind === 'played' || e.kind === 'reacted' || e.kind === 'transcribed'
     ? null
     : { event: 'conversation', data: { conversation_id: e.conversationId } };
 
@@ -202,6 +204,7 @@ export function eventRoutes(kit: SiteKit) {
         reactions: embed
           ? undefined
           : await reactionsDisplay(kit, c, reader.viewer, found.conversation, [found.message, ...replies]),
+        transcripts: await transcriptsDisplay(kit, c, embed ? null : reader.viewer, [found.message, ...replies]),
       },
       {
         preview: { count: replies.length, latest: replies.slice(-THREAD_PREVIEW_REPLIES) },
