@@ -5,12 +5,9 @@ import type { DemoMailbox } from '../http/demo-mail.ts';
 import { listenForLive } from '../live/listener.ts';
 import type { Logger } from '../logger.ts';
 import { configuredBackend } from '../media/backend.ts';
-import { recordingAudio } from '../media/extract-audio.ts';
-import { openAiTranscriber } from '../media/openai-transcriber.ts';
 import { startMailWorker } from '../workers/mail.ts';
 import { startNotifyWorker } from '../workers/notify.ts';
 import type { QueueWorker } from '../workers/queue-worker.ts';
-import { startTranscriptWorker } from '../workers/transcripts.ts';
 import { startVacuuming } from '../workers/vacuum.ts';
 import { startWebhookWorker } from '../workers/webhooks.ts';
 import { startWorkflowWorker } from '../workers/workflows.ts';
@@ -93,16 +90,10 @@ export async function buildApp(
     busy: services.databaseBusy,
   });
   const transcribe = config.transcribe;
+  // Loaded only where an engine is configured: the demuxer and the muxers (mediabunny) are some
+  // 20 MB of memory a server that never transcribes need not hold.
   const transcripts: QueueWorker | null = transcribe
-    ? startTranscriptWorker(services.transcripts, {
-        transcriber: openAiTranscriber(transcribe),
-        audio: recordingAudio({ store: services.media.store, dir: transcribe.dir, maxBytes: transcribe.maxBytes }),
-        logger,
-        timeoutMs: transcribe.timeoutMs,
-        retryScale: transcribe.retryScale,
-        onError: () => services.metrics.backgroundError('transcripts'),
-        busy: services.databaseBusy,
-      })
+    ? await import('./transcripts.ts').then((m) => m.startTranscripts(transcribe, services, logger))
     : null;
   const vacuuming =
     config.database.kind === 'postgres' ? startVacuuming(orm, { intervalMs: config.queueVacuumMs, logger }) : null;

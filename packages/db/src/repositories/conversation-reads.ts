@@ -329,8 +329,8 @@ export const messageJson = (shown: 'spec' | 'detail') => {
 };
 
 /**
- * A message's recording's transcript as get_messages shows it (the domain's transcriptView, whose
- * rule this follows): null without a recording kept here; its words and captions once complete;
+ * A message's recording's transcript as get_messages shows it (ZTranscript; its status by the
+ * domain's transcriptStatus rule): null without a recording kept here; its words and captions once complete;
  * `off` for one not made while no engine is configured (the run's `transcribing`).
  */
 const transcriptJson = () => {

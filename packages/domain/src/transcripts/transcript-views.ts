@@ -63,8 +63,6 @@ export const ZTranscript = z
   .nullable()
   .meta({ id: 'Transcript' });
 
-export type TranscriptView = NonNullable<z.infer<typeof ZTranscript>>;
-
 /** The member get_messages adds to each message. */
 export const transcriptFields = {
   transcript: ZTranscript.meta({
@@ -72,27 +70,6 @@ export const transcriptFields = {
       'Its recording’s transcript, from the operator’s speech engine; null for a message without a recording kept here.',
   }),
 };
-
-export function transcriptView(
-  enabled: boolean,
-  kept: KeptTranscript | undefined,
-  recordingUrl: string,
-): TranscriptView {
-  const status = transcriptStatus(enabled, kept);
-  const complete = status === 'complete' && kept !== undefined;
-  return {
-    status,
-    language: complete ? kept.language : null,
-    text: complete ? kept.text : null,
-    captions_url: complete ? captionsUrl(recordingUrl) : null,
-  };
-}
-
-/** Where a recording's captions are: beside it (`…/media/<account>/<message>/captions.vtt`, its query kept). */
-export function captionsUrl(recordingUrl: string): string {
-  const at = recordingUrl.indexOf('?');
-  return at < 0 ? `${recordingUrl}/captions.vtt` : `${recordingUrl.slice(0, at)}/captions.vtt${recordingUrl.slice(at)}`;
-}
 
 /** The `message_transcribed` webhook's body (the Standard Webhooks envelope). */
 export const ZMessageTranscribedEvent = z
