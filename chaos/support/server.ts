@@ -1,12 +1,14 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { freePort } from './postgres.ts';
 
 /* The real server and CLI, as processes started the way an operator starts them. */
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const NODE = process.execPath;
+const execFileAsync = promisify(execFile);
 
 export interface ServerProcess {
   baseUrl: string;
@@ -45,6 +47,19 @@ export function cli(databaseUrl: string, args: string[], env: Record<string, str
     encoding: 'utf8',
   });
   return JSON.parse(out);
+}
+
+/**
+ * The CLI without blocking this process: a load running beside it keeps sending and reading
+ * (blocked, the load's sockets sit unread past the server's keep-alive and a POST meets a closed one).
+ */
+export async function cliAsync(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<any> {
+  const { stdout } = await execFileAsync(NODE, [join(ROOT, 'apps/api/src/cli/main.ts'), ...args, '--json'], {
+    env: baseEnv(databaseUrl, env),
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(stdout);
 }
 
 /** An account on the database (migrating it first), and its token. */
