@@ -82,6 +82,7 @@ describe('the code', () => {
     notifications: 5,
     team: 5,
     messages: 5,
+    'mail-replies': 5,
     workflows: 6,
   };
 
@@ -126,6 +127,7 @@ describe('the code', () => {
     media: 1,
     live: 1,
     workers: 2,
+    mail: 2,
     http: 3,
     start: 4,
     cli: 5,

@@ -31,6 +31,7 @@ export * from './repositories/notification-store.ts';
 export * from './repositories/people-store.ts';
 export * from './repositories/play-store.ts';
 export * from './repositories/reaction-store.ts';
+export * from './repositories/reply-address-store.ts';
 export * from './repositories/reply-store.ts';
 export * from './repositories/site-secrets.ts';
 export * from './repositories/site-store.ts';

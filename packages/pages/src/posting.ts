@@ -162,13 +162,16 @@ export function posting(deps: SiteDeps): Posting {
         else recordingBodies.delete(client);
       }
     },
-    link: (account) => ({
-      signInUrl: (token) => `${account.host}/sign-in/${token}`,
-      ttlSeconds: SIGN_IN_LINK_TTL_SECONDS,
-      newToken: secret,
-    }),
+    link: signInLinks,
   };
 }
+
+/** How an account's sign-in links are made (the site's forms, and a reply taken in by mail). */
+export const signInLinks = (account: SiteAccount): LinkOptions => ({
+  signInUrl: (token) => `${account.host}/sign-in/${token}`,
+  ttlSeconds: SIGN_IN_LINK_TTL_SECONDS,
+  newToken: secret,
+});
 
 /** A form token that is not bound to a cookie (an embedded form's): valid or not. */
 export type FormTokenCheck = (token: string) => Promise<boolean>;

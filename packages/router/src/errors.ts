@@ -31,6 +31,11 @@ export const ERRORS = {
   message_template_not_found: { trpc: 'NOT_FOUND', status: 404, message: null },
   message_template_name_taken: { trpc: 'CONFLICT', status: 409, message: null },
   message_template_limit_reached: { trpc: 'UNPROCESSABLE_CONTENT', status: 422, message: null },
+  reply_address_not_found: {
+    trpc: 'NOT_FOUND',
+    status: 404,
+    message: 'the mail is not to a reply address of this server',
+  },
   unauthorized: {
     trpc: 'UNAUTHORIZED',
     status: 401,

@@ -12,6 +12,7 @@ import { type ApiEnv, errorAnswer, finishHeaders, json, TRPC_PREFIX } from './an
 import { HttpError, mediaType } from './body.ts';
 import { serveDocs } from './docs.ts';
 import { faviconResponse } from './favicon.ts';
+import { inboundMailEndpoint } from './inbound-mail.ts';
 import { metricsEndpoint } from './metrics-endpoint.ts';
 import type { Peer } from './peer.ts';
 import { clientKey, trustedProxies } from './proxy.ts';
@@ -227,6 +228,14 @@ export function createApp(services: Services, settings: AppSettings): App {
     const via = proxies.forwarded(req);
     const origins = via ? originsForAuthority(via.host, via.proto) : originsForAuthority(url.host);
     return services.site.accountByHost(origins);
+  }
+
+  if (settings.inbound) {
+    const inbound = inboundMailEndpoint(services, settings.inbound);
+    api.post('/inbound/mail', (c) => {
+      c.get('request').label = 'inbound_mail';
+      return inbound(c.req.raw, c.get('url'));
+    });
   }
 
   // Anything else is an account's own site when the request came to its host. When the database

@@ -7,6 +7,7 @@ import type {
   NotificationStore,
   PeopleStore,
   PlayBuffer,
+  ReplyAddressStore,
   ReplyStore,
   SiteSecrets,
   SiteStore,
@@ -55,6 +56,8 @@ export interface Services extends ProcedureServices {
   workflowJobs: PgWorkflowJobs;
   /** Recordings' transcripts: the job's queue, and what pages read of them. */
   transcripts: PgTranscriptStore;
+  /** The addresses notification mails may be answered at, and the mails taken in at them. */
+  replyAddresses: ReplyAddressStore;
   /** A speech engine is configured (TRANSCRIBE_URL). */
   transcribing: boolean;
   /** The live streams of this process (the pages' event streams), woken by the listener. */

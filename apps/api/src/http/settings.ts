@@ -40,9 +40,21 @@ export interface SiteSettings {
   recordingsHandOff: string | null;
 }
 
+/** Reply by e-mail's HTTP receiver (`INBOUND_MAIL_DOMAIN`, `INBOUND_MAIL_SECRET`, `INBOUND_MAIL_MAX_BYTES`). */
+export interface InboundSettings {
+  /** The domain reply addresses are on. */
+  domain: string;
+  /** What `POST /inbound/mail` asks for as its bearer token; unset, the endpoint is not served. */
+  secret: string | undefined;
+  /** The largest mail taken in. */
+  maxBytes: number;
+}
+
 export interface AppSettings {
   http: HttpSettings;
   site: SiteSettings;
+  /** Reply by e-mail; unset, no mail is taken in. */
+  inbound?: InboundSettings | undefined;
   /** `npm run demo` only: its unsent mail, listed at `/_demo/mail`. */
   demoMail?: DemoMailbox | undefined;
 }
@@ -69,6 +81,7 @@ export interface SettingChanges {
   };
   site?: { limits?: Partial<SiteLimits>; filesBytes?: number; recordingsHandOff?: string | null };
   demoMail?: DemoMailbox;
+  inbound?: InboundSettings;
 }
 
 /** The settings `changes` makes of `base` (the defaults unless given). */
@@ -86,5 +99,6 @@ export function withChanges(
     },
     site: { ...base.site, ...site, limits: { ...base.site.limits, ...site.limits } },
     demoMail: changes.demoMail ?? base.demoMail,
+    inbound: changes.inbound ?? base.inbound,
   } satisfies AppSettings;
 }

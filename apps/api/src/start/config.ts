@@ -1,6 +1,11 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_MEDIA_LIMITS, DEFAULT_NOTIFY_BATCH_MINUTES, type MediaLimits } from '@convo/domain';
+import {
+  DEFAULT_MEDIA_LIMITS,
+  DEFAULT_NOTIFY_BATCH_MINUTES,
+  DEFAULT_REPLY_ADDRESS_DAYS,
+  type MediaLimits,
+} from '@convo/domain';
 import { DEFAULT_SITE_LIMITS } from '@convo/pages';
 import { z } from 'zod';
 import { DEFAULT_HTTP, DEFAULT_SITE, type HttpSettings, type SiteSettings } from '../http/settings.ts';
@@ -99,6 +104,32 @@ const ZEnv = z.object({
     .optional()
     .or(z.literal('').transform(() => undefined)),
   MAIL_FROM: z.string().min(3).default('Conversations <no-reply@localhost>'),
+  /** Notification mails may be answered at reply+<token>@ this domain (its MX points at a receiver); unset, they may not. */
+  INBOUND_MAIL_DOMAIN: z
+    .string()
+    .regex(
+      /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i,
+      'must be a domain name, such as reply.example.com',
+    )
+    .transform((d) => d.toLowerCase())
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /** The bearer token POST /inbound/mail asks of a relay; unset, that receiver is not served. */
+  INBOUND_MAIL_SECRET: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .regex(/^\S+$/, 'must not contain spaces')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /** The largest reply mail taken in, in bytes (a phone's voice memo fits). */
+  INBOUND_MAIL_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(1024 * 1024 * 1024)
+    .default(25 * 1024 * 1024),
+  /** Days a reply address takes answers. */
+  REPLY_ADDRESS_DAYS: z.coerce.number().int().min(1).max(365).default(DEFAULT_REPLY_ADDRESS_DAYS),
   /** A notification mail waits this long after its first message, and carries everything since (one per person and conversation). */
   NOTIFY_BATCH_MINUTES: z.coerce.number().min(0).max(1440).default(DEFAULT_NOTIFY_BATCH_MINUTES),
   /** Form posts (replies, sign-in requests) per client address per minute on the sites; 0: no limit. */
@@ -270,6 +301,8 @@ export type Config = {
   mail: { smtpUrl: string | undefined; from: string };
   /** How long a notification mail waits for more messages. */
   notifyBatchSeconds: number;
+  /** Reply by e-mail: the domain reply addresses are on (null: mail is not answered), their lifetime, the receivers'. */
+  inbound: { domain: string | null; days: number; secret: string | undefined; maxBytes: number };
   /** Where recordings are kept: MEDIA_DIR, or the S3 bucket when MEDIA_S3_BUCKET is set. */
   media: {
     dir: string;
@@ -337,6 +370,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sendTimeoutMs: e.SEND_TIMEOUT_MS,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     notifyBatchSeconds: e.NOTIFY_BATCH_MINUTES * 60,
+    inbound: {
+      domain: e.INBOUND_MAIL_DOMAIN ?? null,
+      days: e.REPLY_ADDRESS_DAYS,
+      secret: e.INBOUND_MAIL_SECRET,
+      maxBytes: e.INBOUND_MAIL_MAX_BYTES,
+    },
     site: {
       filesBytes: Math.round(e.SITE_FILES_MB * MIB),
       recordingsHandOff: e.MEDIA_ACCEL_REDIRECT ?? null,

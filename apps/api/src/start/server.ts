@@ -68,6 +68,7 @@ export async function buildApp(
   services.onMailQueued(mail.kick);
   const notify = startNotifyWorker(services.notifications, services.secrets, {
     batchSeconds: config.notifyBatchSeconds,
+    replies: config.inbound.domain ? { domain: config.inbound.domain, days: config.inbound.days } : undefined,
     logger,
     onQueued: mail.kick,
     onError: () => services.metrics.backgroundError('notifications'),
@@ -97,7 +98,13 @@ export async function buildApp(
     : null;
   const vacuuming =
     config.database.kind === 'postgres' ? startVacuuming(orm, { intervalMs: config.queueVacuumMs, logger }) : null;
-  const app = createApp(services, { http: config.http, site: config.site, demoMail: demo?.mailbox });
+  const { domain, secret, maxBytes } = config.inbound;
+  const app = createApp(services, {
+    http: config.http,
+    site: config.site,
+    demoMail: demo?.mailbox,
+    inbound: domain ? { domain, secret, maxBytes } : undefined,
+  });
   return {
     fetch: app.fetch,
     attachLive: app.attachLive,

@@ -22,6 +22,7 @@ import {
   PgPlayStore,
   PgReactionStore,
   PgReadLimits,
+  PgReplyAddressStore,
   PgReplyStore,
   PgSiteSecrets,
   PgSiteStore,
@@ -228,6 +229,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     moderation: new PgModerationStore(em),
     replies: new PgReplyStore(em, { transcribing: options.transcribing === true }),
     transcripts,
+    replyAddresses: new PgReplyAddressStore(em),
     transcribing: options.transcribing === true,
     intake: {
       page: (accountId, key, options) => intake.page(accountId, key, options),

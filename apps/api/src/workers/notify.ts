@@ -19,6 +19,8 @@ export interface NotifyOptions {
   onQueued?: () => void;
   onError?: () => void;
   busy?: () => Promise<boolean>;
+  /** Mails may be answered at reply addresses on this domain, good for `days` (INBOUND_MAIL_DOMAIN). */
+  replies?: { domain: string; days: number } | undefined;
 }
 
 export function startNotifyWorker(store: NotificationStore, secrets: SiteSecrets, options: NotifyOptions): QueueWorker {
@@ -32,6 +34,7 @@ export function startNotifyWorker(store: NotificationStore, secrets: SiteSecrets
       const did = await sendNotifications(store, secrets, {
         batchSeconds: options.batchSeconds,
         html: notificationHtml,
+        replies: options.replies,
       });
       if (did) options.onQueued?.();
       return did;

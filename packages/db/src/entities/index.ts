@@ -33,10 +33,12 @@ import {
 import { LiveEvent, LivePurged, LiveWatch } from './live.ts';
 import {
   ConversationFollower,
+  InboundMail,
   NotificationDigest,
   NotificationMute,
   NotifyEvent,
   OutgoingMail,
+  ReplyAddress,
 } from './notifications.ts';
 import { PassCode, SignInLink, SiteSession } from './people.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent } from './webhooks.ts';
@@ -83,6 +85,8 @@ export type Schema =
   | typeof NotificationMute
   | typeof ConversationFollower
   | typeof OutgoingMail
+  | typeof ReplyAddress
+  | typeof InboundMail
   | typeof WebhookEndpoint
   | typeof WebhookEvent
   | typeof WebhookDelivery
@@ -124,6 +128,8 @@ export const entities: EntitySchema[] = [
   NotificationMute,
   ConversationFollower,
   OutgoingMail,
+  ReplyAddress,
+  InboundMail,
   WebhookEndpoint,
   WebhookEvent,
   WebhookDelivery,

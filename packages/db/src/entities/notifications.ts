@@ -89,3 +89,50 @@ export const OutgoingMail = defineEntity({
     },
   ],
 });
+
+/**
+ * An address a notification may be answered at (reply by e-mail): only its token's SHA-256 is
+ * kept, bound to one person and one conversation (or thread), good until `expiresAt` and for a
+ * number of uses; `messageId` is the mail's own Message-ID, for a reply that lost the address.
+ */
+export const ReplyAddress = defineEntity({
+  name: 'ReplyAddress',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    account: () => p.manyToOne(Account).deleteRule('cascade').updateRule('no action'),
+    user: () => p.manyToOne(User).deleteRule('cascade').updateRule('no action'),
+    /** Null once the conversation is deleted: a reply to it is then answered that it is gone. */
+    conversation: () => p.manyToOne(Conversation).nullable().deleteRule('set null').updateRule('no action'),
+    /** The thread's first message, when the mail was about one thread alone. */
+    parentId: p.integer().nullable(),
+    tokenHash: p.string().length(64).unique(),
+    messageId: p.string().length(255).unique(),
+    createdAt: createdAt(),
+    expiresAt: p.datetime().columnType('timestamptz(6)'),
+    uses: p.integer().default(0),
+    /** When a mail to it was last answered with a bounce (one an hour at most). */
+    bouncedAt: p.datetime().columnType('timestamptz(6)').nullable(),
+  },
+  // A person or conversation deleted takes its addresses; the purge finds the expired ones.
+  indexes: [
+    { name: 'reply_address_user', properties: ['user'] },
+    { name: 'reply_address_conversation', properties: ['conversation'] },
+    { name: 'reply_address_expires', properties: ['expiresAt'] },
+  ],
+});
+
+/**
+ * A reply mail taken in, by the address it came to and its Message-ID's SHA-256: the same mail
+ * (a relay's retry, another replica's copy) is acted on once.
+ */
+export const InboundMail = defineEntity({
+  name: 'InboundMail',
+  properties: {
+    replyAddress: () => p.manyToOne(ReplyAddress).primary().deleteRule('cascade').updateRule('no action'),
+    messageKey: p.string().length(64).primary(),
+    accountId: p.integer(),
+    /** What came of it: posted, refused (and bounced), dropped. */
+    outcome: p.string().length(16),
+    createdAt: createdAt(),
+  },
+});

@@ -23,6 +23,16 @@ export class PgMailOutbox implements MailOutbox {
   }
 
   async enqueue(accountId: number, mail: OutgoingMail): Promise<void> {
+    const grant = mail.replyAddress;
+    if (grant) {
+      // Kept with the mail, in its transaction: an address is good once its mail is queued.
+      await query(
+        this.em,
+        `insert into reply_address (account_id, user_id, conversation_id, parent_id, token_hash, message_id, expires_at)
+         values (?, ?, ?, ?, ?, ?, now() + make_interval(days => ?))`,
+        [accountId, grant.userId, grant.conversationId, grant.parentId, grant.tokenHash, grant.messageId, grant.days],
+      );
+    }
     await query(
       this.em,
       'insert into outgoing_mail (account_id, recipient, subject, body, html, headers) values (?, ?, ?, ?, ?, ?::jsonb)',

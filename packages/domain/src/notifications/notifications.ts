@@ -1,5 +1,6 @@
 import type { SiteAccount, TeamRole } from '../records.ts';
 import type { MailOutbox, OutgoingMail } from '../shared/mail.ts';
+import { issueReplyAddress, REPLY_ABOVE_MARKER } from '../shared/reply-address.ts';
 import type { SiteSecrets } from '../shared/secrets.ts';
 import { formatNiceTime } from '../shared/time.ts';
 import { conversationUrl, messageReadUrl } from '../shared/urls.ts';
@@ -266,8 +267,18 @@ export function notificationHeading(d: DueDigest): { subject: string; lead: stri
   return { subject: `${subject} on ${team}`, lead };
 }
 
-/** The mail of a due digest: who wrote, what (quoted), where; and the two ways to stop. */
-export function notificationMail(d: DueDigest, links: NotificationLinks): OutgoingMail {
+/** The address a notification may be answered at (reply by e-mail), and the Message-ID that goes with it. */
+export interface MailReply {
+  address: string;
+  messageId: string;
+}
+
+/**
+ * The mail of a due digest: who wrote, what (quoted), where; and the two ways to stop. With
+ * `reply`, it may be answered by mail: its Reply-To names the address, and a marker line above the
+ * text tells where the answer ends.
+ */
+export function notificationMail(d: DueDigest, links: NotificationLinks, reply?: MailReply): OutgoingMail {
   const team = d.account.name;
   const heading = notificationHeading(d);
   const url = conversationUrl(d.account, d.conversation.slug);
@@ -300,6 +311,7 @@ export function notificationMail(d: DueDigest, links: NotificationLinks): Outgoi
     to: d.recipient.email,
     subject: heading.subject,
     text: [
+      ...(reply ? [REPLY_ABOVE_MARKER, ''] : []),
       heading.lead,
       ...(parts.length > 0 ? ['', parts.join('\n\n')] : []),
       ...(left > 0 ? ['', `…and ${left} more on the page.`] : []),
@@ -310,7 +322,7 @@ export function notificationMail(d: DueDigest, links: NotificationLinks): Outgoi
       ...(reactions.length > 0 ? ['', reactions.join('\n\n')] : []),
       ...(reactionsLeft > 0 ? ['', `…and ${reactionsLeft} more reactions.`] : []),
       '',
-      `Answer on the page: ${url}#reply`,
+      reply ? `Answer this mail, or on the page: ${url}#reply` : `Answer on the page: ${url}#reply`,
       '',
       '--',
       `You get this as a member or follower of this conversation on ${team}.`,
@@ -328,9 +340,17 @@ export function notificationMail(d: DueDigest, links: NotificationLinks): Outgoi
     headers: {
       'List-Unsubscribe': `<${listUnsubscribe(d, links)}>`,
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+      ...(reply ? { 'Reply-To': reply.address, 'Message-ID': `<${reply.messageId}>` } : {}),
     },
   };
 }
+
+/** The thread a digest is about alone (every message of it in one thread), else null: the conversation. */
+const digestThread = (d: DueDigest): number | null => {
+  const threads = new Set([...d.messages, ...d.plays, ...d.reactions].map((m) => m.parentId));
+  const [only] = threads;
+  return threads.size === 1 && only !== undefined ? only : null;
+};
 
 /** The site's addresses behind a mail's links. */
 export const unsubscribeUrl = (account: SiteAccount, token: string): string => `${account.host}/unsubscribe/${token}`;
@@ -347,7 +367,9 @@ export async function sendNotifications(
     batchSeconds: number;
     limit?: number;
     /** The mail's HTML part (the pages' view of it); without it, the sender's escaped text. */
-    html?: (digest: DueDigest, links: NotificationLinks) => string;
+    html?: (digest: DueDigest, links: NotificationLinks, reply?: MailReply) => string;
+    /** Mail may be answered at reply addresses on this domain (INBOUND_MAIL_DOMAIN), good for `days`. */
+    replies?: { domain: string; days: number } | undefined;
   },
 ): Promise<boolean> {
   const limit = options.limit ?? 50;
@@ -365,8 +387,19 @@ export async function sendNotifications(
       mutePlaysAllUrl: await link(0, 'plays'),
       settingsUrl: mailSettingsUrl(digest.account),
     };
-    const mail = notificationMail(digest, links);
-    await outbox.enqueue(digest.account.id, options.html ? { ...mail, html: options.html(digest, links) } : mail);
+    const issued = options.replies
+      ? await issueReplyAddress(
+          options.replies.domain,
+          { userId: digest.recipient.id, conversationId: digest.conversation.id, parentId: digestThread(digest) },
+          options.replies.days,
+        )
+      : null;
+    const reply = issued ? { address: issued.address, messageId: issued.messageId } : undefined;
+    const mail = { ...notificationMail(digest, links, reply), replyAddress: issued?.grant };
+    await outbox.enqueue(
+      digest.account.id,
+      options.html ? { ...mail, html: options.html(digest, links, reply) } : mail,
+    );
   });
   return fannedOut > 0 || sent > 0;
 }

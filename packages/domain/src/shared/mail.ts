@@ -1,3 +1,5 @@
+import type { ReplyAddressGrant } from './reply-address.ts';
+
 /*
  * The mail outbox, the one port every area that writes to people shares (sign-in links,
  * notifications, workflow mail).
@@ -14,6 +16,8 @@ export interface OutgoingMail {
   html?: string | undefined;
   /** Headers beside From, To and Subject, such as List-Unsubscribe (values on one line). */
   headers?: Record<string, string> | undefined;
+  /** The reply address its `Reply-To` names, kept with the mail in the same transaction. */
+  replyAddress?: ReplyAddressGrant | undefined;
 }
 
 /** Mail is queued in the database and sent by a worker, so a request never waits for SMTP. */

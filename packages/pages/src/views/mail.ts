@@ -3,6 +3,7 @@ import {
   type DigestMessage,
   type DueDigest,
   formatNiceTime,
+  type MailReply,
   mailByline,
   mailExcerpt,
   mailPlayLine,
@@ -12,6 +13,7 @@ import {
   type NotificationLinks,
   notificationHeading,
   playExcerpt,
+  REPLY_ABOVE_MARKER,
 } from '@convo/domain';
 import { html } from 'hono/html';
 import { document } from './layout.ts';
@@ -31,7 +33,7 @@ export const mailHtml = (text: string): string =>
  * client fetches it without signing in; a private one's is never in a mail), a button to answer,
  * and the ways to stop. Inline styles only: mail clients drop style sheets.
  */
-export function notificationHtml(d: DueDigest, links: NotificationLinks): string {
+export function notificationHtml(d: DueDigest, links: NotificationLinks, reply?: MailReply): string {
   const team = d.account.name;
   const url = conversationUrl(d.account, d.conversation.slug);
   const query = new URLSearchParams({ c: d.conversation.slug });
@@ -57,6 +59,7 @@ ${m.text.trim() === '' ? '' : html`<p style="margin:0 0 6px;white-space:pre-wrap
   const reactionsLeft = d.totalReactions - d.reactions.length;
   return String(html`<!doctype html>
 <html><body style="font-family:sans-serif;color:#1f2733;max-width:600px">
+${reply ? html`<p style="font-size:12px;color:#4a5361">${REPLY_ABOVE_MARKER}</p>` : ''}
 <p>${notificationHeading(d).lead}</p>
 ${d.messages.map(message)}
 ${left > 0 ? html`<p>…and ${left} more on the page.</p>` : ''}
@@ -64,7 +67,7 @@ ${d.plays.length > 0 && d.total > 0 ? html`<p><strong>Played since:</strong></p>
 ${playsLeft > 0 ? html`<p>…and ${playsLeft} more plays.</p>` : ''}
 ${d.reactions.length > 0 && d.total + d.totalPlays > 0 ? html`<p><strong>Reactions since:</strong></p>` : ''}${d.reactions.map(reaction)}
 ${reactionsLeft > 0 ? html`<p>…and ${reactionsLeft} more reactions.</p>` : ''}
-<p><a href="${url}#reply" style="display:inline-block;background:#0b57b8;color:#ffffff;padding:10px 16px;border-radius:6px;text-decoration:none">Answer on the page</a></p>
+<p><a href="${url}#reply" style="display:inline-block;background:#0b57b8;color:#ffffff;padding:10px 16px;border-radius:6px;text-decoration:none">Answer on the page</a>${reply ? ' or answer this mail' : ''}</p>
 <hr style="border:0;border-top:1px solid #d8dde3">
 <p style="font-size:13px;color:#4a5361">You get this as a member or follower of this conversation on ${team}.<br>
 <a href="${links.muteUrl}">No more mail about this conversation</a> · <a href="${links.muteAllUrl}">No more mail from ${team} at all</a> · <a href="${links.settingsUrl}">Your mail settings</a>${
