@@ -29,4 +29,22 @@ describe('configuration', () => {
       /TRANSCRIBE_LANGUAGE/,
     );
   });
+
+  it('takes reply mail only with a domain: a receiver without one, or half a certificate, is refused', () => {
+    expect(loadConfig({}).inbound).toMatchObject({ domain: null, smtp: null, days: 30 });
+    expect(
+      loadConfig({ INBOUND_MAIL_DOMAIN: 'Reply.Example.com', INBOUND_SMTP_PORT: '2525', INBOUND_SMTP_HOST: '' })
+        .inbound,
+    ).toMatchObject({ domain: 'reply.example.com', smtp: { port: 2525, host: '127.0.0.1', tls: null } });
+    expect(() => loadConfig({ INBOUND_SMTP_PORT: '2525' })).toThrow(/INBOUND_MAIL_DOMAIN/);
+    expect(() => loadConfig({ INBOUND_MAIL_SECRET: 'a-long-enough-secret' })).toThrow(/INBOUND_MAIL_DOMAIN/);
+    expect(() =>
+      loadConfig({
+        INBOUND_MAIL_DOMAIN: 'reply.example.com',
+        INBOUND_SMTP_PORT: '25',
+        INBOUND_SMTP_TLS_CERT: '/c.pem',
+      }),
+    ).toThrow(/give both/);
+    expect(() => loadConfig({ INBOUND_MAIL_DOMAIN: 'not a domain' })).toThrow(/INBOUND_MAIL_DOMAIN/);
+  });
 });

@@ -1,7 +1,10 @@
 import type { TSeed } from '@convo/db';
+import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import type { Attachment } from 'nodemailer/lib/mailer/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
+import { type SmtpListener, startSmtpListener } from '../src/mail/smtp-listener.ts';
 import { startNotifyWorker } from '../src/workers/notify.ts';
 import type { QueueWorker } from '../src/workers/queue-worker.ts';
 import { type Harness, rows } from './support/harness.ts';
@@ -17,8 +20,10 @@ import { Visitor } from './support/site.ts';
  */
 
 const HOST = 'https://answer.example.com';
+const FIXTURES = new URL('./fixtures/media/', import.meta.url).pathname;
 const DOMAIN = 'reply.answer.example.com';
 const SECRET = 'relay-secret-0123456789';
+const RECEIVING = { domain: DOMAIN, perPersonPerHour: 60, perAccountPerHour: 5000 };
 
 const SEED: TSeed = {
   accounts: [
@@ -42,7 +47,7 @@ let mailbox: Mailbox;
 let notify: QueueWorker;
 
 beforeAll(async () => {
-  site = await openPeopleSite(SEED, { app: { inbound: { domain: DOMAIN, secret: SECRET, maxBytes: 1024 * 1024 } } });
+  site = await openPeopleSite(SEED, { app: { inbound: { ...RECEIVING, secret: SECRET, maxBytes: 1024 * 1024 } } });
   h = site.h;
   mailbox = site.mailbox;
   notify = startNotifyWorker(h.services.notifications, h.services.secrets, {
@@ -58,7 +63,15 @@ afterAll(async () => {
 });
 
 /** A reply as a mail client writes one: the answer, then the notification quoted under "… wrote:". */
-async function replyMime(to: Mail, fields: { from: string; text: string; messageId?: string; headers?: object }) {
+interface ReplyFields {
+  from: string;
+  text: string;
+  messageId?: string;
+  headers?: Record<string, string>;
+  attachments?: Attachment[];
+}
+
+async function replyMime(to: Mail, fields: ReplyFields) {
   const quoted = to.text
     .slice(to.text.indexOf('\n\n'))
     .split('\n')
@@ -70,7 +83,7 @@ async function replyMime(to: Mail, fields: { from: string; text: string; message
     subject: `Re: ${mailHeader(to, 'Subject')}`,
     inReplyTo: mailHeader(to, 'Message-ID'),
     messageId: fields.messageId ?? `<${crypto.randomUUID()}@client.example>`,
-    headers: fields.headers as Record<string, string>,
+    headers: fields.headers,
     text: `${fields.text}\n\nOn Mon, 30 Nov 2026 at 09:00, Answer <no-reply@localhost> wrote:\n${quoted}\n`,
   });
   return composer.compile().build();
@@ -158,5 +171,63 @@ describe('a notification answered by mail', () => {
       mailbox.mails.filter((m) => m.to.includes('pat@client.example') && /could not be posted/.test(m.text)),
     ).toEqual([]);
     expect(await messagesOf('Late answer')).toEqual([]);
+  });
+});
+
+describe('the SMTP listener', () => {
+  let listener: SmtpListener;
+  let notice: Mail;
+  const send = (mail: Mail, fields: ReplyFields, to?: string) =>
+    nodemailer.createTransport({ host: '127.0.0.1', port: listener.port, secure: false, ignoreTLS: true }).sendMail({
+      envelope: { from: fields.from, to: to ?? mailHeader(mail, 'Reply-To') ?? '' },
+      from: fields.from,
+      to: to ?? mailHeader(mail, 'Reply-To'),
+      subject: `Re: ${mailHeader(mail, 'Subject')}`,
+      inReplyTo: mailHeader(mail, 'Message-ID'),
+      text: fields.text,
+      attachments: fields.attachments,
+    });
+
+  beforeAll(async () => {
+    listener = await startSmtpListener(h.services, RECEIVING, {
+      port: 0,
+      host: '127.0.0.1',
+      tls: null,
+      maxBytes: 256 * 1024,
+      logger: createLogger('silent'),
+    });
+    expect((await new Visitor(h, HOST).reply('kitchen', { text: 'When can you come?' })).status).toBe(303);
+    notice = await mailTo(mailbox, 'pat@client.example', /When can you come/);
+  });
+  afterAll(() => listener?.close());
+
+  it('takes an answer for a reply address, and a voice memo as its recording', async () => {
+    await send(notice, { from: 'pat@client.example', text: 'Thursday morning works.' });
+    expect(await messagesOf('Thursday morning')).toHaveLength(1);
+    await send(notice, {
+      from: 'pat@client.example',
+      text: 'Here is a voice memo.',
+      attachments: [{ filename: 'memo.m4a', contentType: 'audio/mp4', path: `${FIXTURES}/audio-3s.m4a` }],
+    });
+    const [memo] = await rows<{ message_type: string; media_key: string | null }>(
+      h,
+      "select message_type, media_key from message where text = 'Here is a voice memo.'",
+      [],
+    );
+    expect(memo?.message_type).toBe('audio');
+    expect(memo?.media_key).not.toBeNull();
+  });
+
+  it('refuses an address it did not issue at RCPT TO, a mail over the limit, and a stranger', async () => {
+    const unknown = send(notice, { from: 'pat@client.example', text: 'x' }, `reply+${'b'.repeat(26)}@${DOMAIN}`);
+    await expect(unknown).rejects.toMatchObject({ responseCode: 550 });
+    const other = send(notice, { from: 'pat@client.example', text: 'x' }, 'someone@elsewhere.example');
+    await expect(other).rejects.toMatchObject({ responseCode: 550 });
+    const big = send(notice, { from: 'pat@client.example', text: `Too long ${'words '.repeat(60_000)}` });
+    await expect(big).rejects.toMatchObject({ responseCode: 552 });
+    const stranger = send(notice, { from: 'mallory@evil.example', text: 'Let me in' });
+    await expect(stranger).rejects.toMatchObject({ responseCode: 550 });
+    expect(await messagesOf('Too long')).toEqual([]);
+    expect(await messagesOf('Let me in')).toEqual([]);
   });
 });

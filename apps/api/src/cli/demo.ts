@@ -11,9 +11,16 @@ const DEMO_SEED = new URL('../../../../examples/seed.json', import.meta.url);
 
 /**
  * The demo runs on your own machine, so webhooks may be tried there: to http:// receivers on
- * loopback and private addresses. The environment still decides when it sets them.
+ * loopback and private addresses; and notifications may be answered by mail, through an SMTP
+ * listener on a free port of loopback. The environment still decides when it sets them.
  */
-const DEMO_DEFAULTS = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' };
+const DEMO_DEFAULTS = {
+  WEBHOOK_ALLOW_HTTP: 'true',
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  INBOUND_MAIL_DOMAIN: 'reply.localhost',
+  INBOUND_SMTP_PORT: '0',
+  INBOUND_SMTP_HOST: '127.0.0.1',
+};
 
 /** Starts the server with the demo account from examples/seed.json and prints how to call it. */
 export function registerDemo(program: Command, cli: Cli): void {
@@ -94,6 +101,14 @@ export function registerDemo(program: Command, cli: Cli): void {
             config.mail.smtpUrl
               ? `Sign-in links are mailed through ${new URL(config.mail.smtpUrl).host}.`
               : `No SMTP_URL is set: each mail (sign-in links) is printed here and listed at ${origin}/_demo/mail.`,
+            ...(app.smtpPort !== null && config.inbound.domain
+              ? [
+                  '',
+                  `Notifications may be answered by mail: this server takes replies by SMTP on 127.0.0.1:${app.smtpPort}.`,
+                  "Put a notification's Reply-To address (reply+…) and its recipient's address in this line:",
+                  `  printf 'From: FROM\\r\\nTo: REPLY_TO\\r\\nSubject: Re\\r\\n\\r\\nMy answer, by mail.\\r\\n' | curl -s smtp://127.0.0.1:${app.smtpPort} --mail-from FROM --mail-rcpt REPLY_TO -T -`,
+                ]
+              : []),
             '',
             'Stop with Ctrl-C.',
             '',

@@ -48,6 +48,7 @@ export function mailBlock(mail: UnsentMail, pageUrl: string): string {
     `${rule}`,
     `Mail to ${mail.to} (not sent: no SMTP_URL; also at ${pageUrl})`,
     `Subject: ${mail.subject}`,
+    ...(mail.replyTo ? [`Reply-To: ${mail.replyTo}`] : []),
     '',
     mail.text.trimEnd(),
     rule,

@@ -32,20 +32,17 @@ export function inboundMailEndpoint(services: Services, inbound: InboundSettings
     }
     const raw = await readBody(req, { maxBytes: inbound.maxBytes, timeoutMs: 60_000 });
     const to = url.searchParams.getAll('to').filter((t) => t.length <= 320);
-    const outcome = await receiveMail(
-      services,
-      inbound.domain,
-      Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength),
-      {
-        from: null,
-        to,
-      },
-    );
+    const outcome = await receiveMail(services, inbound, Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), {
+      from: null,
+      to,
+    });
     switch (outcome.kind) {
       case 'unknown':
         return errorAnswer(PATH, 'reply_address_not_found');
       case 'later':
         return errorAnswer(PATH, 'unavailable', outcome.reason, { 'retry-after': '60' });
+      case 'limited':
+        return errorAnswer(PATH, 'rate_limited', outcome.reason, { 'retry-after': String(outcome.retrySeconds) });
       case 'posted':
         return json(200, { outcome: 'posted', message_id: outcome.messageId });
       case 'dropped':

@@ -1,4 +1,5 @@
 import { DEFAULT_SITE_LIMITS, type SiteLimits } from '@convo/pages';
+import type { MailReceiving } from '../mail/receive.ts';
 import type { BodyLimits } from './body.ts';
 import type { DemoMailbox } from './demo-mail.ts';
 import { DEFAULT_IPV6_PREFIX } from './proxy.ts';
@@ -40,10 +41,8 @@ export interface SiteSettings {
   recordingsHandOff: string | null;
 }
 
-/** Reply by e-mail's HTTP receiver (`INBOUND_MAIL_DOMAIN`, `INBOUND_MAIL_SECRET`, `INBOUND_MAIL_MAX_BYTES`). */
-export interface InboundSettings {
-  /** The domain reply addresses are on. */
-  domain: string;
+/** Reply by e-mail's HTTP receiver (`INBOUND_MAIL_DOMAIN`, `INBOUND_MAIL_SECRET`, `INBOUND_MAIL_MAX_BYTES`, the limits). */
+export interface InboundSettings extends MailReceiving {
   /** What `POST /inbound/mail` asks for as its bearer token; unset, the endpoint is not served. */
   secret: string | undefined;
   /** The largest mail taken in. */

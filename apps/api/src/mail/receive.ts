@@ -4,13 +4,24 @@ import { signInLinks } from '@convo/pages';
 import { type Envelope, readReplyMail } from './read-reply.ts';
 
 /*
- * One reply mail taken in, whichever receiver it came by (the HTTP relay endpoint today; the SMTP
- * listener and IMAP polling feed the same): read, then posted by the domain's receiveReplyMail
- * with the services the pages' own replies use.
+ * One reply mail taken in, whichever receiver it came by (the SMTP listener, the HTTP relay
+ * endpoint, IMAP polling): read, then posted by the domain's receiveReplyMail with the services
+ * the pages' own replies use.
  */
+
+/** What every receiver shares: the reply addresses' domain and the limits of mail taken in. */
+export interface MailReceiving {
+  domain: string;
+  /** Mails from one person an hour, and for one account (INBOUND_MAIL_LIMIT_PER_PERSON, _PER_ACCOUNT; 0: none). */
+  perPersonPerHour: number;
+  perAccountPerHour: number;
+}
+
+export type ReceiveServices = Omit<ReceiveDeps, 'link'>;
+
 export async function receiveMail(
-  services: Omit<ReceiveDeps, 'link'>,
-  domain: string,
+  services: ReceiveServices,
+  receiving: MailReceiving,
   raw: Buffer | Readable,
   envelope?: Envelope,
 ): Promise<ReceivedOutcome> {
@@ -24,9 +35,10 @@ export async function receiveMail(
       media: services.media,
       uploads: services.uploads,
       replyAddresses: services.replyAddresses,
+      visitorLimits: services.visitorLimits,
       link: signInLinks,
     },
     mail,
-    { domain, maxUses: REPLY_ADDRESS_MAX_USES },
+    { ...receiving, maxUses: REPLY_ADDRESS_MAX_USES },
   );
 }

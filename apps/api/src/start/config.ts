@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  DEFAULT_INBOUND_LIMITS,
   DEFAULT_MEDIA_LIMITS,
   DEFAULT_NOTIFY_BATCH_MINUTES,
   DEFAULT_REPLY_ADDRESS_DAYS,
@@ -128,6 +129,45 @@ const ZEnv = z.object({
     .min(64 * 1024)
     .max(1024 * 1024 * 1024)
     .default(25 * 1024 * 1024),
+  /** Reply mails taken in from one person an hour; 0: no limit. */
+  INBOUND_MAIL_LIMIT_PER_PERSON: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .default(DEFAULT_INBOUND_LIMITS.perPersonPerHour),
+  /** Reply mails taken in for one account an hour; 0: no limit. */
+  INBOUND_MAIL_LIMIT_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000_000)
+    .default(DEFAULT_INBOUND_LIMITS.perAccountPerHour),
+  /** The built-in SMTP listener's port (the domain's MX, or a relay, delivers to it; 0: any free one); unset, none listens. */
+  INBOUND_SMTP_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65_535)
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /** The address the SMTP listener binds (HOST unless told). */
+  INBOUND_SMTP_HOST: z
+    .string()
+    .min(1)
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /** PEM files of the certificate and key the SMTP listener offers STARTTLS with; unset, it offers none. */
+  INBOUND_SMTP_TLS_CERT: z
+    .string()
+    .min(1)
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  INBOUND_SMTP_TLS_KEY: z
+    .string()
+    .min(1)
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   /** Days a reply address takes answers. */
   REPLY_ADDRESS_DAYS: z.coerce.number().int().min(1).max(365).default(DEFAULT_REPLY_ADDRESS_DAYS),
   /** A notification mail waits this long after its first message, and carries everything since (one per person and conversation). */
@@ -302,7 +342,15 @@ export type Config = {
   /** How long a notification mail waits for more messages. */
   notifyBatchSeconds: number;
   /** Reply by e-mail: the domain reply addresses are on (null: mail is not answered), their lifetime, the receivers'. */
-  inbound: { domain: string | null; days: number; secret: string | undefined; maxBytes: number };
+  inbound: {
+    domain: string | null;
+    days: number;
+    secret: string | undefined;
+    maxBytes: number;
+    perPersonPerHour: number;
+    perAccountPerHour: number;
+    smtp: { port: number; host: string; tls: { cert: string; key: string } | null } | null;
+  };
   /** Where recordings are kept: MEDIA_DIR, or the S3 bucket when MEDIA_S3_BUCKET is set. */
   media: {
     dir: string;
@@ -344,6 +392,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  const together = [
+    !e.INBOUND_SMTP_TLS_CERT !== !e.INBOUND_SMTP_TLS_KEY &&
+      '  INBOUND_SMTP_TLS_CERT, INBOUND_SMTP_TLS_KEY: give both, or neither',
+    !e.INBOUND_MAIL_DOMAIN &&
+      (e.INBOUND_SMTP_PORT !== undefined || e.INBOUND_MAIL_SECRET) &&
+      '  INBOUND_MAIL_DOMAIN: a mail receiver (INBOUND_SMTP_PORT, INBOUND_MAIL_SECRET) needs the domain its reply addresses are on',
+  ].filter((line) => typeof line === 'string');
+  if (together.length > 0) throw new ConfigError(`invalid configuration:\n${together.join('\n')}`);
   return {
     database: e.DATABASE_URL
       ? {
@@ -375,6 +431,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       days: e.REPLY_ADDRESS_DAYS,
       secret: e.INBOUND_MAIL_SECRET,
       maxBytes: e.INBOUND_MAIL_MAX_BYTES,
+      perPersonPerHour: e.INBOUND_MAIL_LIMIT_PER_PERSON,
+      perAccountPerHour: e.INBOUND_MAIL_LIMIT_PER_ACCOUNT,
+      smtp:
+        e.INBOUND_SMTP_PORT === undefined
+          ? null
+          : {
+              port: e.INBOUND_SMTP_PORT,
+              host: e.INBOUND_SMTP_HOST ?? e.HOST,
+              tls:
+                e.INBOUND_SMTP_TLS_CERT && e.INBOUND_SMTP_TLS_KEY
+                  ? { cert: e.INBOUND_SMTP_TLS_CERT, key: e.INBOUND_SMTP_TLS_KEY }
+                  : null,
+            },
     },
     site: {
       filesBytes: Math.round(e.SITE_FILES_MB * MIB),

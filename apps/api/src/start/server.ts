@@ -27,7 +27,7 @@ export async function buildApp(
   config: Config,
   logger: Logger,
   options: BuildOptions = {},
-): Promise<App> {
+): Promise<App & { smtpPort: number | null }> {
   const demo = options.demoMail;
   const services = createServices(orm, logger, {
     rateLimit: config.rateLimit,
@@ -98,14 +98,25 @@ export async function buildApp(
     : null;
   const vacuuming =
     config.database.kind === 'postgres' ? startVacuuming(orm, { intervalMs: config.queueVacuumMs, logger }) : null;
-  const { domain, secret, maxBytes } = config.inbound;
+  const { domain, secret, maxBytes, perPersonPerHour, perAccountPerHour, smtp } = config.inbound;
+  const receiving = domain ? { domain, perPersonPerHour, perAccountPerHour } : null;
   const app = createApp(services, {
     http: config.http,
     site: config.site,
     demoMail: demo?.mailbox,
-    inbound: domain ? { domain, secret, maxBytes } : undefined,
+    inbound: receiving ? { ...receiving, secret, maxBytes } : undefined,
   });
+  // The SMTP listener, loaded only where one is asked for (smtp-server and its TLS are memory a
+  // server without one need not hold).
+  const smtpListener =
+    receiving && smtp
+      ? await import('../mail/smtp-listener.ts').then((m) =>
+          m.startSmtpListener(services, receiving, { ...smtp, maxBytes, logger }),
+        )
+      : null;
   return {
+    /** Where the SMTP listener for replies listens (null: none). */
+    smtpPort: smtpListener?.port ?? null,
     fetch: app.fetch,
     attachLive: app.attachLive,
     takeFile: app.takeFile,
@@ -118,6 +129,7 @@ export async function buildApp(
       void workflows.stop();
       void transcripts?.stop();
       void vacuuming?.stop();
+      void smtpListener?.close();
       void listener.close();
     },
   };

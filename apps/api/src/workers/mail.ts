@@ -26,7 +26,7 @@ export interface MailOptions {
   /** Told when a batch fails: /metrics counts it. */
   onError?: () => void;
   /** What becomes of a mail without SMTP_URL (default: written to the log at info level). */
-  unsent?: (mail: { to: string; subject: string; text: string }) => void;
+  unsent?: (mail: { to: string; subject: string; text: string; replyTo?: string | undefined }) => void;
 }
 
 export function startMailWorker(queue: PgMailOutbox, mailing: MailOptions): MailWorker {
@@ -39,7 +39,12 @@ export function startMailWorker(queue: PgMailOutbox, mailing: MailOptions): Mail
   };
   const send = async (mail: ClaimedMail) => {
     if (!mailing.smtpUrl && mailing.unsent) {
-      mailing.unsent({ to: mail.recipient, subject: mail.subject, text: mail.body });
+      mailing.unsent({
+        to: mail.recipient,
+        subject: mail.subject,
+        text: mail.body,
+        replyTo: mail.headers?.['Reply-To'],
+      });
       return;
     }
     if (!mailing.smtpUrl) {

@@ -3,6 +3,7 @@ import { type ReplyRecording, sendReply } from '../conversations/send-reply.ts';
 import { type MediaDeps, MediaTooLarge, MediaUnavailable, newMediaKey } from '../media/media.ts';
 import type { Uploads } from '../media/uploads.ts';
 import type { LinkOptions, PeopleDeps } from '../people/people.ts';
+import type { VisitorLimits } from '../people/ports.ts';
 import type { SiteAccount, TeamRole } from '../records.ts';
 import { normalAddress, replyTokenHash, replyTokenOf } from '../shared/reply-address.ts';
 import { conversationUrl } from '../shared/urls.ts';
@@ -77,19 +78,26 @@ export interface ReplyAddressStore {
 export type ReceivedOutcome =
   /** No reply address of ours: refused (an SMTP receiver refuses it at RCPT TO). */
   | { kind: 'unknown' }
-  /** Not acted on, and no mail sent about it: `reason` says why (a receiver may refuse with it). */
-  | { kind: 'dropped'; reason: string }
+  /**
+   * Not acted on, and no mail sent about it: an automatic mail, one seen before, or a stranger's
+   * (which a receiver refuses, so the sender's own server says so; the others it takes and forgets).
+   */
+  | { kind: 'dropped'; why: 'automatic' | 'seen' | 'stranger'; reason: string }
   | { kind: 'posted'; messageId: number; slug: string }
   /** Not posted: the person was told why by mail (unless they were within the hour). */
   | { kind: 'bounced'; reason: string }
   /** Not taken in now (the server is busy): the sender should try again later; nothing was kept. */
-  | { kind: 'later'; reason: string };
+  | { kind: 'later'; reason: string }
+  /** Past a limit (the person's or the account's mail an hour): try again in `retrySeconds`; nothing was kept. */
+  | { kind: 'limited'; reason: string; retrySeconds: number };
 
 export interface ReceiveDeps extends PeopleDeps {
   site: SiteStore;
   media: MediaDeps;
   uploads: Uploads;
   replyAddresses: ReplyAddressStore;
+  /** The per-person and per-account limits of mail taken in (the sites' limiter). */
+  visitorLimits: VisitorLimits;
   /** How the account's sign-in links are made (sendReply's; a known person never needs one). */
   link(account: SiteAccount): LinkOptions;
 }
@@ -99,6 +107,9 @@ export interface ReceiveOptions {
   domain: string;
   /** Replies one address takes. */
   maxUses: number;
+  /** Mails taken in from one person an hour, and for one account (0: no limit). */
+  perPersonPerHour: number;
+  perAccountPerHour: number;
 }
 
 /** The headers that mark a mail no person wrote (RFC 3834, the common auto-responders', bounces'). */
@@ -136,13 +147,24 @@ export async function receiveReplyMail(
       ? await deps.replyAddresses.byMessageIds(mail.references, from)
       : null;
   if (!address) return { kind: 'unknown' };
-  if (mail.automatic) return { kind: 'dropped', reason: `not a person's reply (${mail.automatic})` };
+  if (mail.automatic) return { kind: 'dropped', why: 'automatic', reason: `not a person's reply (${mail.automatic})` };
   if (from !== normalAddress(address.email)) {
-    return { kind: 'dropped', reason: 'it is not from the address this reply address was sent to' };
+    return { kind: 'dropped', why: 'stranger', reason: 'it is not from the address this reply address was sent to' };
+  }
+  // A flood (a script, a loop between two servers) is slowed before anything is written.
+  for (const [key, limit] of [
+    [`mail:person:${address.userId}`, options.perPersonPerHour],
+    [`mail:account:${address.account.id}`, options.perAccountPerHour],
+  ] as const) {
+    if (limit === 0) continue;
+    const taken = await deps.visitorLimits.take(key, limit, 3600);
+    if (!taken.allowed) {
+      return { kind: 'limited', reason: 'too many mails were taken in just now', retrySeconds: taken.resetSeconds };
+    }
   }
   const messageKey = await hex(mail.messageId ? `id:${mail.messageId}` : `text:${mail.text}`);
   const taken = await deps.replyAddresses.receive(address, messageKey, options.maxUses);
-  if (taken === 'seen') return { kind: 'dropped', reason: 'the same mail was taken in before' };
+  if (taken === 'seen') return { kind: 'dropped', why: 'seen', reason: 'the same mail was taken in before' };
 
   const bounce = async (reason: string): Promise<ReceivedOutcome> => {
     await deps.replyAddresses.settle(address, messageKey, 'bounced');

@@ -33,6 +33,9 @@ export const DEFAULT_REPLY_ADDRESS_DAYS = 30;
 /** Replies one address takes in all (a person who answers one digest again and again). */
 export const REPLY_ADDRESS_MAX_USES = 50;
 
+/** Reply mails taken in from one person an hour, and for one account, unless the operator says. */
+export const DEFAULT_INBOUND_LIMITS = { perPersonPerHour: 60, perAccountPerHour: 5_000 };
+
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /** 26 characters of base32: 130 random bits. */

@@ -84,6 +84,8 @@ export interface UnsentMail {
   to: string;
   subject: string;
   text: string;
+  /** Where an answer goes (a notification's reply address), when the mail names one. */
+  replyTo?: string | undefined;
   at: Date;
 }
 
@@ -112,7 +114,9 @@ ${
     : mails.map(
         (m, i) => html`<article class="demo-mail" aria-labelledby="mail-${i}">
 <h2 id="mail-${i}">${m.subject}</h2>
-<p>To ${m.to}, <time datetime="${m.at.toISOString()}">${m.at.toISOString().replace('T', ' ').slice(0, 19)} UTC</time></p>
+<p>To ${m.to}, <time datetime="${m.at.toISOString()}">${m.at.toISOString().replace('T', ' ').slice(0, 19)} UTC</time>${
+          m.replyTo ? html`; answers go to <code>${m.replyTo}</code>` : ''
+        }</p>
 <div class="demo-mail-text">${linked(m.text)}</div>
 </article>`,
       )
