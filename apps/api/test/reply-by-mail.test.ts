@@ -1,4 +1,6 @@
-import type { TSeed } from '@convo/db';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PgReplyAddressStore, type TSeed } from '@convo/db';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { Attachment } from 'nodemailer/lib/mailer/index.js';
@@ -21,6 +23,7 @@ import { Visitor } from './support/site.ts';
 
 const HOST = 'https://answer.example.com';
 const FIXTURES = new URL('./fixtures/media/', import.meta.url).pathname;
+const MAIL_FIXTURES = new URL('./fixtures/mail/', import.meta.url).pathname;
 const DOMAIN = 'reply.answer.example.com';
 const SECRET = 'relay-secret-0123456789';
 const RECEIVING = { domain: DOMAIN, perPersonPerHour: 60, perAccountPerHour: 5000 };
@@ -171,6 +174,10 @@ describe('a notification answered by mail', () => {
       mailbox.mails.filter((m) => m.to.includes('pat@client.example') && /could not be posted/.test(m.text)),
     ).toEqual([]);
     expect(await messagesOf('Late answer')).toEqual([]);
+    // A month past its end the purge forgets the address: an answer then is to no address of ours.
+    await rows(h, "update reply_address set expires_at = now() - interval '31 days'", []);
+    await new PgReplyAddressStore(h.db.orm.em.fork()).purge();
+    expect((await relay(await replyMime(notice, { from: 'pat@client.example', text: 'Much later' }))).status).toBe(404);
   });
 });
 
@@ -229,5 +236,62 @@ describe('the SMTP listener', () => {
     await expect(stranger).rejects.toMatchObject({ responseCode: 550 });
     expect(await messagesOf('Too long')).toEqual([]);
     expect(await messagesOf('Let me in')).toEqual([]);
+  });
+});
+
+describe('answers as mail clients write them', () => {
+  let notice: Mail;
+  const fixture = (name: string, mail: Mail, from = 'pat@client.example') =>
+    readFileSync(join(MAIL_FIXTURES, name), 'utf8')
+      .replaceAll('IN_REPLY_TO', (mailHeader(mail, 'Message-ID') ?? '').replace(/^<|>$/g, ''))
+      .replaceAll('REPLY_TO', mailHeader(mail, 'Reply-To') ?? '')
+      .replaceAll('FROM', from);
+
+  beforeAll(async () => {
+    expect((await new Visitor(h, HOST).reply('kitchen', { text: 'Is the oven fixed?' })).status).toBe(303);
+    notice = await mailTo(mailbox, 'pat@client.example', /Is the oven fixed/);
+  });
+
+  it.each([
+    ['gmail-html.eml', 'The plumber comes on Friday at 8.'],
+    ['outlook-html.eml', 'The oven works again, thank you.'],
+    ['apple-mail-html.eml', 'Great, I’ll be home all day.'],
+  ])('posts the answer of an HTML-only %s without its quote or signature', async (name, answer) => {
+    expect(await (await relay(fixture(name, notice))).json()).toMatchObject({ outcome: 'posted' });
+    const [posted] = await messagesOf(answer);
+    expect(posted?.text.startsWith(answer)).toBe(true);
+    expect(posted?.text).not.toMatch(/oven fixed|wrote:|Reply above|Sent from my|From:/);
+  });
+
+  it('finds the conversation by In-Reply-To when the address lost its token, for its own person only', async () => {
+    const lost = (from: string) =>
+      fixture('gmail-html.eml', notice, from)
+        .replace(/^To: .*$/m, `To: reply@${DOMAIN}`)
+        .replace('<CAGmail7Xq2@mail.gmail.com>', `<${crypto.randomUUID()}@mail.gmail.com>`)
+        .replace('The plumber comes', `${from} says the plumber comes`);
+    expect(await (await relay(lost('pat@client.example'))).json()).toMatchObject({ outcome: 'posted' });
+    expect(await messagesOf('pat@client.example says')).toHaveLength(1);
+    // Olivia was sent no mail with that Message-ID: by References, her mail finds nothing.
+    expect((await relay(lost('olivia@answer.example'))).status).toBe(404);
+    expect(await messagesOf('olivia@answer.example says')).toEqual([]);
+  });
+
+  it('keeps an answer to a thread’s notification in that thread', async () => {
+    const [root] = await rows<{ id: number }>(
+      h,
+      "select id from message where text = 'Is the oven fixed?' limit 1",
+      [],
+    );
+    const visitor = new Visitor(h, HOST);
+    expect((await visitor.reply('kitchen', { parent: String(root?.id), text: 'Which oven?' })).status).toBe(303);
+    const threadNotice = await mailTo(mailbox, 'pat@client.example', /Which oven/);
+    const raw = await replyMime(threadNotice, { from: 'pat@client.example', text: 'The big one.' });
+    expect(await (await relay(raw)).json()).toMatchObject({ outcome: 'posted' });
+    const [posted] = await rows<{ parent_id: number | null }>(
+      h,
+      "select parent_id from message where text = 'The big one.'",
+      [],
+    );
+    expect(posted?.parent_id).toBe(root?.id);
   });
 });

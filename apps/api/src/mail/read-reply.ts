@@ -68,7 +68,12 @@ export interface Envelope {
 
 /** The raw mail read into an InboundReply. */
 export async function readReplyMail(raw: Buffer | Readable, envelope?: Envelope): Promise<InboundReply> {
-  const mail = await simpleParser(raw, { skipImageLinks: true, skipTextLinks: true, skipTextToHtml: true });
+  const mail = await simpleParser(raw, {
+    skipHtmlToText: true,
+    skipImageLinks: true,
+    skipTextLinks: true,
+    skipTextToHtml: true,
+  });
   const header = (name: string) => headerText(mail.headers.get(name));
   const recipients =
     envelope && envelope.to.length > 0
@@ -89,7 +94,10 @@ export async function readReplyMail(raw: Buffer | Readable, envelope?: Envelope)
     typeof mail.text === 'string' && mail.text.trim() !== ''
       ? mail.text
       : typeof mail.html === 'string'
-        ? htmlText(mail.html.slice(0, TEXT_MAX * 4).replace(outlookQuote, ''))
+        ? // Spaces as a person typed them (&nbsp; is how an HTML editor keeps a space), blank runs as one.
+          htmlText(mail.html.slice(0, TEXT_MAX * 4).replace(outlookQuote, ''))
+            .replaceAll('\u00a0', ' ')
+            .replace(/\n{3,}/g, '\n\n')
         : '';
   const attachments: MailAttachment[] = mail.attachments
     // Pictures the HTML shows inline (a signature's logo) are part of its look, not files sent.

@@ -164,6 +164,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
   const mediaReferences = new PgMediaReferences(em);
   const intake = new PgIntakeStore(em);
   const transcripts = new PgTranscriptStore(em);
+  const replyAddresses = new PgReplyAddressStore(em);
   // Idempotency-Keys past their 24 hours (also deleted on reuse, by the create), ended sessions,
   // webhook events past their retention, recordings nothing wants (and their transcripts) and
   // uploads past their day are deleted now and then.
@@ -176,11 +177,12 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
         purgeLiveEvents(orm.em.fork()),
         sweepRecordings({ store: media.store, references: mediaReferences }),
         transcripts.purge(),
+        replyAddresses.purge(),
         uploads.sweep(),
       ]).catch((err: unknown) =>
         logger.warn(
           { err: (err as Error).message },
-          'purging expired keys, sessions, webhook and live events, recordings, transcripts and uploads failed',
+          'purging expired keys, sessions, webhook and live events, recordings, transcripts, reply addresses and uploads failed',
         ),
       ),
     IDEMPOTENCY_PURGE_MS,
@@ -229,7 +231,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     moderation: new PgModerationStore(em),
     replies: new PgReplyStore(em, { transcribing: options.transcribing === true }),
     transcripts,
-    replyAddresses: new PgReplyAddressStore(em),
+    replyAddresses,
     transcribing: options.transcribing === true,
     intake: {
       page: (accountId, key, options) => intake.page(accountId, key, options),

@@ -112,4 +112,14 @@ export class PgReplyAddressStore implements ReplyAddressStore {
     );
     return rows.length > 0;
   }
+
+  /**
+   * The hourly purge: addresses a month past their end (until then a late answer is told it
+   * expired; after, it is refused as unknown), and mails taken in over a week ago (a relay's
+   * retries are over by then).
+   */
+  async purge(): Promise<void> {
+    await query(this.em, "delete from reply_address where expires_at < now() - interval '30 days'");
+    await query(this.em, "delete from inbound_mail where created_at < now() - interval '7 days'");
+  }
 }
