@@ -127,7 +127,7 @@ describe('the code', () => {
     media: 1,
     live: 1,
     workers: 2,
-    mail: 2,
+    mail: 1.5,
     http: 3,
     start: 4,
     cli: 5,

@@ -46,5 +46,12 @@ describe('configuration', () => {
       }),
     ).toThrow(/give both/);
     expect(() => loadConfig({ INBOUND_MAIL_DOMAIN: 'not a domain' })).toThrow(/INBOUND_MAIL_DOMAIN/);
+    expect(
+      loadConfig({ INBOUND_MAIL_DOMAIN: 'reply.example.com', INBOUND_IMAP_URL: 'imaps://u:p@imap.example.com/Replies' })
+        .inbound.imap,
+    ).toEqual({ url: 'imaps://u:p@imap.example.com/Replies', intervalMs: 60_000 });
+    expect(() =>
+      loadConfig({ INBOUND_MAIL_DOMAIN: 'reply.example.com', INBOUND_IMAP_URL: 'https://imap.example.com' }),
+    ).toThrow(/INBOUND_IMAP_URL/);
   });
 });

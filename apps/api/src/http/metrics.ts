@@ -13,7 +13,7 @@ export interface Metrics {
   /** A webhook delivery attempt's result: delivered, retry (failed, tried again later) or failed (given up). */
   webhookResult(result: 'delivered' | 'retry' | 'failed'): void;
   /** A background worker's batch failed (a statement it could not run): counted by queue. */
-  backgroundError(queue: 'webhooks' | 'mail' | 'notifications' | 'workflows' | 'transcripts'): void;
+  backgroundError(queue: 'webhooks' | 'mail' | 'notifications' | 'workflows' | 'transcripts' | 'reply_mailbox'): void;
   /** A page of conversations answered from the pages kept in memory, or read from the database. */
   pageAnswered(from: 'memory' | 'database'): void;
 }

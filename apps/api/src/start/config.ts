@@ -168,6 +168,14 @@ const ZEnv = z.object({
     .min(1)
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  /** A mailbox reply mail lands in, polled: imaps://user:password@host[:port][/mailbox]; unset, none is polled. */
+  INBOUND_IMAP_URL: z
+    .string()
+    .regex(/^imaps?:\/\/[^/@\s]+@[^/\s]+(\/\S*)?$/, 'must be an imap:// or imaps:// URL with a user and password')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /** How often that mailbox is looked at. */
+  INBOUND_IMAP_INTERVAL_S: z.coerce.number().min(1).max(3600).default(60),
   /** Days a reply address takes answers. */
   REPLY_ADDRESS_DAYS: z.coerce.number().int().min(1).max(365).default(DEFAULT_REPLY_ADDRESS_DAYS),
   /** A notification mail waits this long after its first message, and carries everything since (one per person and conversation). */
@@ -350,6 +358,7 @@ export type Config = {
     perPersonPerHour: number;
     perAccountPerHour: number;
     smtp: { port: number; host: string; tls: { cert: string; key: string } | null } | null;
+    imap: { url: string; intervalMs: number } | null;
   };
   /** Where recordings are kept: MEDIA_DIR, or the S3 bucket when MEDIA_S3_BUCKET is set. */
   media: {
@@ -396,8 +405,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     !e.INBOUND_SMTP_TLS_CERT !== !e.INBOUND_SMTP_TLS_KEY &&
       '  INBOUND_SMTP_TLS_CERT, INBOUND_SMTP_TLS_KEY: give both, or neither',
     !e.INBOUND_MAIL_DOMAIN &&
-      (e.INBOUND_SMTP_PORT !== undefined || e.INBOUND_MAIL_SECRET) &&
-      '  INBOUND_MAIL_DOMAIN: a mail receiver (INBOUND_SMTP_PORT, INBOUND_MAIL_SECRET) needs the domain its reply addresses are on',
+      (e.INBOUND_SMTP_PORT !== undefined || e.INBOUND_MAIL_SECRET || e.INBOUND_IMAP_URL) &&
+      '  INBOUND_MAIL_DOMAIN: a mail receiver (INBOUND_SMTP_PORT, INBOUND_MAIL_SECRET, INBOUND_IMAP_URL) needs the domain its reply addresses are on',
   ].filter((line) => typeof line === 'string');
   if (together.length > 0) throw new ConfigError(`invalid configuration:\n${together.join('\n')}`);
   return {
@@ -444,6 +453,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
                   ? { cert: e.INBOUND_SMTP_TLS_CERT, key: e.INBOUND_SMTP_TLS_KEY }
                   : null,
             },
+      imap: e.INBOUND_IMAP_URL ? { url: e.INBOUND_IMAP_URL, intervalMs: e.INBOUND_IMAP_INTERVAL_S * 1000 } : null,
     },
     site: {
       filesBytes: Math.round(e.SITE_FILES_MB * MIB),

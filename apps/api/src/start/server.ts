@@ -98,7 +98,7 @@ export async function buildApp(
     : null;
   const vacuuming =
     config.database.kind === 'postgres' ? startVacuuming(orm, { intervalMs: config.queueVacuumMs, logger }) : null;
-  const { domain, secret, maxBytes, perPersonPerHour, perAccountPerHour, smtp } = config.inbound;
+  const { domain, secret, maxBytes, perPersonPerHour, perAccountPerHour, smtp, imap } = config.inbound;
   const receiving = domain ? { domain, perPersonPerHour, perAccountPerHour } : null;
   const app = createApp(services, {
     http: config.http,
@@ -112,6 +112,17 @@ export async function buildApp(
     receiving && smtp
       ? await import('../mail/smtp-listener.ts').then((m) =>
           m.startSmtpListener(services, receiving, { ...smtp, maxBytes, logger }),
+        )
+      : null;
+  const imapReplies =
+    receiving && imap
+      ? await import('../workers/imap-replies.ts').then((m) =>
+          m.startImapReplies(services, receiving, {
+            ...imap,
+            maxBytes,
+            logger,
+            onError: () => services.metrics.backgroundError('reply_mailbox'),
+          }),
         )
       : null;
   return {
@@ -130,6 +141,7 @@ export async function buildApp(
       void transcripts?.stop();
       void vacuuming?.stop();
       void smtpListener?.close();
+      void imapReplies?.stop();
       void listener.close();
     },
   };
