@@ -237,6 +237,29 @@ describe('the SMTP listener', () => {
     expect(await messagesOf('Too long')).toEqual([]);
     expect(await messagesOf('Let me in')).toEqual([]);
   });
+
+  it('slows a flood from one person: past the hour’s limit the sender is told to try later', async () => {
+    // Pat's mail this hour is past a limit of one: the sender's server keeps the mail and retries.
+    const strict = await startSmtpListener(
+      h.services,
+      { ...RECEIVING, perPersonPerHour: 1 },
+      { port: 0, host: '127.0.0.1', tls: null, maxBytes: 256 * 1024, logger: createLogger('silent') },
+    );
+    try {
+      const flood = nodemailer
+        .createTransport({ host: '127.0.0.1', port: strict.port, secure: false, ignoreTLS: true })
+        .sendMail({
+          from: 'pat@client.example',
+          to: mailHeader(notice, 'Reply-To'),
+          subject: 'Re: again',
+          text: 'One more flood mail',
+        });
+      await expect(flood).rejects.toMatchObject({ responseCode: 451 });
+      expect(await messagesOf('One more flood mail')).toEqual([]);
+    } finally {
+      await strict.close();
+    }
+  });
 });
 
 describe('answers as mail clients write them', () => {

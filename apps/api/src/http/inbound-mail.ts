@@ -1,6 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
 import { tokenFromAuthorization } from '@convo/domain';
-import { receiveMail } from '../mail/receive.ts';
 import { errorAnswer, json } from './answers.ts';
 import { readBody } from './body.ts';
 import type { Services } from './services.ts';
@@ -32,6 +31,8 @@ export function inboundMailEndpoint(services: Services, inbound: InboundSettings
     }
     const raw = await readBody(req, { maxBytes: inbound.maxBytes, timeoutMs: 60_000 });
     const to = url.searchParams.getAll('to').filter((t) => t.length <= 320);
+    // The MIME parser and reply trimmer load with the first mail: a server that takes none never holds them.
+    const { receiveMail } = await import('../mail/receive.ts');
     const outcome = await receiveMail(services, inbound, Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), {
       from: null,
       to,
