@@ -22,7 +22,7 @@ export const { values: opt } = parseArgs({
   },
 });
 const SECTIONS =
-  'conditional,unkept,pages,plays,inbox,messages,replies,intake,webhooks,media,transcripts,workflows,live,queues'.split(
+  'conditional,unkept,pages,plays,inbox,messages,replies,intake,webhooks,media,transcripts,inbound,workflows,live,queues'.split(
     ',',
   );
 /** The items of `--only`, or null to run every scenario. */

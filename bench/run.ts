@@ -13,6 +13,7 @@ import { load } from './data.ts';
 import { compare, drive, printHeader, SCENARIOS } from './load.ts';
 import { CONNECTIONS, DURATION, EXTRAS, LARGE, log, N, ONLY, opt } from './options.ts';
 import { conditional } from './sections/conditional.ts';
+import { inboundMail } from './sections/inbound-mail.ts';
 import { inbox } from './sections/inbox.ts';
 import { intake } from './sections/intake.ts';
 import { live } from './sections/live.ts';
@@ -93,6 +94,7 @@ async function main() {
     if (EXTRAS.has('webhooks')) await webhooks(product);
     if (EXTRAS.has('media')) await media(product);
     if (EXTRAS.has('transcripts')) await transcripts();
+    if (EXTRAS.has('inbound')) await inboundMail();
     if (EXTRAS.has('workflows')) await workflows(product);
     if (EXTRAS.has('live')) await live(product);
     if (EXTRAS.has('queues')) await queues();
