@@ -78,8 +78,8 @@ describe.skipIf(!hasDovecot())('the reply mailbox, polled over IMAP', () => {
     await dovecot?.stop();
   });
 
-  /** Delivers a mail into the mailbox as a mail server would: appended, unseen. */
-  async function deliver(raw: Buffer) {
+  /** A client of the test's mailbox, as a mail program would connect. */
+  async function imapClient(): Promise<ImapFlow> {
     const client = new ImapFlow({
       host: '127.0.0.1',
       port: dovecot.port,
@@ -88,6 +88,12 @@ describe.skipIf(!hasDovecot())('the reply mailbox, polled over IMAP', () => {
       logger: false,
     });
     await client.connect();
+    return client;
+  }
+
+  /** Delivers a mail into the mailbox as a mail server would: appended, unseen. */
+  async function deliver(raw: Buffer) {
+    const client = await imapClient();
     try {
       await client.append('INBOX', raw, []);
     } finally {
@@ -96,14 +102,7 @@ describe.skipIf(!hasDovecot())('the reply mailbox, polled over IMAP', () => {
   }
 
   async function inMailbox(): Promise<number> {
-    const client = new ImapFlow({
-      host: '127.0.0.1',
-      port: dovecot.port,
-      secure: false,
-      auth: { user: dovecot.user, pass: dovecot.password },
-      logger: false,
-    });
-    await client.connect();
+    const client = await imapClient();
     try {
       const status = await client.status('INBOX', { messages: true });
       return status ? (status.messages ?? 0) : 0;
