@@ -53,5 +53,14 @@ describe('configuration', () => {
     expect(() =>
       loadConfig({ INBOUND_MAIL_DOMAIN: 'reply.example.com', INBOUND_IMAP_URL: 'https://imap.example.com' }),
     ).toThrow(/INBOUND_IMAP_URL/);
+    expect(loadConfig({ INBOUND_MAIL_DOMAIN: 'reply.example.com' }).inbound.auth).toBeNull();
+    expect(
+      loadConfig({
+        INBOUND_MAIL_DOMAIN: 'r.example.com',
+        INBOUND_MAIL_AUTH: 'true',
+        INBOUND_MAIL_AUTH_DNS: '10.0.0.53,[::1]:53',
+      }).inbound.auth,
+    ).toEqual({ dnsServers: ['10.0.0.53', '[::1]:53'] });
+    expect(() => loadConfig({ INBOUND_MAIL_AUTH_DNS: 'a b' })).toThrow(/INBOUND_MAIL_AUTH_DNS/);
   });
 });

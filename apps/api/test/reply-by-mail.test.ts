@@ -1,6 +1,8 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PgReplyAddressStore, type TSeed } from '@convo/db';
+import dns2 from 'dns2';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { Attachment } from 'nodemailer/lib/mailer/index.js';
@@ -316,5 +318,73 @@ describe('answers as mail clients write them', () => {
       [],
     );
     expect(posted?.parent_id).toBe(root?.id);
+  });
+});
+
+describe('SPF, DKIM and DMARC, where the operator checks them', () => {
+  let dns: ReturnType<typeof dns2.createServer>;
+  let listener: SmtpListener;
+  let notice: Mail;
+  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const publicKey = keys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  // client.example's DNS: no server may send its mail (SPF -all), DMARC rejects what fails, and
+  // selector s1's DKIM key.
+  const TXT: Record<string, string[]> = {
+    'client.example': ['v=spf1 -all'],
+    '_dmarc.client.example': ['v=DMARC1; p=reject'],
+    's1._domainkey.client.example': `v=DKIM1; k=rsa; p=${publicKey}`.match(/.{1,255}/g) ?? [],
+  };
+
+  beforeAll(async () => {
+    dns = dns2.createServer({
+      udp: true,
+      handle: (request, send) => {
+        const response = dns2.Packet.createResponseFromRequest(request);
+        const [question] = request.questions;
+        const data = question ? TXT[question.name.toLowerCase()] : undefined;
+        if (question && data && question.type === dns2.Packet.TYPE.TXT) {
+          response.answers.push(dns2.Packet.createResourceFromQuestion(question, { ttl: 60, data }));
+        }
+        send(response);
+      },
+    });
+    const bound = await dns.listen({ udp: { port: 0, address: '127.0.0.1' } });
+    listener = await startSmtpListener(
+      h.services,
+      { ...RECEIVING, auth: { dnsServers: [`127.0.0.1:${bound.udp?.port}`] } },
+      { port: 0, host: '127.0.0.1', tls: null, maxBytes: 256 * 1024, logger: createLogger('silent') },
+    );
+    expect((await new Visitor(h, HOST).reply('kitchen', { text: 'Signed or not?' })).status).toBe(303);
+    notice = await mailTo(mailbox, 'pat@client.example', /Signed or not/);
+  });
+  afterAll(async () => {
+    await listener?.close();
+    await dns?.close();
+  });
+
+  const send = (text: string, signed: boolean) =>
+    nodemailer
+      .createTransport({
+        host: '127.0.0.1',
+        port: listener.port,
+        secure: false,
+        ignoreTLS: true,
+        ...(signed
+          ? {
+              dkim: {
+                domainName: 'client.example',
+                keySelector: 's1',
+                privateKey: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+              },
+            }
+          : {}),
+      })
+      .sendMail({ from: 'pat@client.example', to: mailHeader(notice, 'Reply-To'), subject: 'Re', text });
+
+  it('posts a mail its domain signed, and refuses one its domain disowns', async () => {
+    await send('Signed by my domain.', true);
+    expect(await messagesOf('Signed by my domain')).toHaveLength(1);
+    await expect(send('Forged in my name.', false)).rejects.toMatchObject({ responseCode: 550 });
+    expect(await messagesOf('Forged in my name')).toEqual([]);
   });
 });

@@ -62,6 +62,9 @@ export function replyWords(text: string): string {
 export interface Envelope {
   /** MAIL FROM ('' for a bounce's null sender), when the mail came by SMTP. */
   from: string | null;
+  /** The sending server's address and HELO name, when the mail came by SMTP (for SPF). */
+  ip?: string | undefined;
+  helo?: string | undefined;
   /** RCPT TO, when the mail came by SMTP (else To, Cc, Delivered-To and X-Original-To are read). */
   to: readonly string[];
 }
@@ -116,5 +119,6 @@ export async function readReplyMail(raw: Buffer | Readable, envelope?: Envelope)
     automatic: automaticReason(header, envelope?.from ?? returnPath(header('return-path'))),
     text: replyWords(text),
     attachments,
+    authentication: null,
   };
 }

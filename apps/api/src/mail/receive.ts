@@ -1,6 +1,6 @@
-import type { Readable } from 'node:stream';
 import { REPLY_ADDRESS_MAX_USES, type ReceiveDeps, type ReceivedOutcome, receiveReplyMail } from '@convo/domain';
 import { signInLinks } from '@convo/pages';
+import { authenticationProblem } from './authenticate.ts';
 import { type Envelope, readReplyMail } from './read-reply.ts';
 
 /*
@@ -15,6 +15,8 @@ export interface MailReceiving {
   /** Mails from one person an hour, and for one account (INBOUND_MAIL_LIMIT_PER_PERSON, _PER_ACCOUNT; 0: none). */
   perPersonPerHour: number;
   perAccountPerHour: number;
+  /** SPF, DKIM and DMARC are checked (INBOUND_MAIL_AUTH), through these DNS servers (empty: the system's); null: not. */
+  auth?: { dnsServers: readonly string[] } | null | undefined;
 }
 
 export type ReceiveServices = Omit<ReceiveDeps, 'link'>;
@@ -22,10 +24,19 @@ export type ReceiveServices = Omit<ReceiveDeps, 'link'>;
 export async function receiveMail(
   services: ReceiveServices,
   receiving: MailReceiving,
-  raw: Buffer | Readable,
+  raw: Buffer,
   envelope?: Envelope,
 ): Promise<ReceivedOutcome> {
-  const mail = await readReplyMail(raw, envelope);
+  const read = await readReplyMail(raw, envelope);
+  const mail = receiving.auth
+    ? {
+        ...read,
+        authentication: await authenticationProblem(raw, envelope, {
+          domain: receiving.domain,
+          dnsServers: receiving.auth.dnsServers,
+        }),
+      }
+    : read;
   return receiveReplyMail(
     {
       people: services.people,

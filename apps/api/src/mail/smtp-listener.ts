@@ -83,7 +83,12 @@ export async function startSmtpListener(
         try {
           const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : null;
           const to = session.envelope.rcptTo.map((r) => r.address);
-          const outcome = await receiveMail(services, receiving, Buffer.concat(chunks), { from, to });
+          const outcome = await receiveMail(services, receiving, Buffer.concat(chunks), {
+            from,
+            to,
+            ip: session.remoteAddress,
+            helo: session.hostNameAppearsAs,
+          });
           switch (outcome.kind) {
             case 'unknown':
               return callback(new SmtpRefusal(550, '5.1.1 No such reply address here'));
@@ -94,7 +99,7 @@ export async function startSmtpListener(
             case 'dropped':
               // A stranger's mail is refused, so their own server tells them; an automatic one is
               // taken and forgotten, so no auto-responder answers back.
-              return outcome.why === 'stranger'
+              return outcome.why === 'stranger' || outcome.why === 'unauthenticated'
                 ? callback(new SmtpRefusal(550, `5.7.1 Refused: ${outcome.reason}`))
                 : callback(null);
             case 'posted':

@@ -176,6 +176,14 @@ const ZEnv = z.object({
     .or(z.literal('').transform(() => undefined)),
   /** How often that mailbox is looked at. */
   INBOUND_IMAP_INTERVAL_S: z.coerce.number().min(1).max(3600).default(60),
+  /** Check SPF, DKIM and DMARC of every reply mail, and refuse one its sender's domain disowns. */
+  INBOUND_MAIL_AUTH: ZBoolean.default(false),
+  /** The DNS servers those checks ask, host or host:port, comma-separated; unset, the system's. */
+  INBOUND_MAIL_AUTH_DNS: z
+    .string()
+    .regex(/^[\w.:[\]-]+(,[\w.:[\]-]+)*$/, 'must be DNS servers, host or host:port, comma-separated')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   /** Days a reply address takes answers. */
   REPLY_ADDRESS_DAYS: z.coerce.number().int().min(1).max(365).default(DEFAULT_REPLY_ADDRESS_DAYS),
   /** A notification mail waits this long after its first message, and carries everything since (one per person and conversation). */
@@ -359,6 +367,8 @@ export type Config = {
     perAccountPerHour: number;
     smtp: { port: number; host: string; tls: { cert: string; key: string } | null } | null;
     imap: { url: string; intervalMs: number } | null;
+    /** SPF, DKIM and DMARC checked, through these DNS servers (empty: the system's); null: not checked. */
+    auth: { dnsServers: string[] } | null;
   };
   /** Where recordings are kept: MEDIA_DIR, or the S3 bucket when MEDIA_S3_BUCKET is set. */
   media: {
@@ -453,6 +463,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
                   ? { cert: e.INBOUND_SMTP_TLS_CERT, key: e.INBOUND_SMTP_TLS_KEY }
                   : null,
             },
+      auth: e.INBOUND_MAIL_AUTH ? { dnsServers: e.INBOUND_MAIL_AUTH_DNS?.split(',') ?? [] } : null,
       imap: e.INBOUND_IMAP_URL ? { url: e.INBOUND_IMAP_URL, intervalMs: e.INBOUND_IMAP_INTERVAL_S * 1000 } : null,
     },
     site: {

@@ -98,8 +98,8 @@ export async function buildApp(
     : null;
   const vacuuming =
     config.database.kind === 'postgres' ? startVacuuming(orm, { intervalMs: config.queueVacuumMs, logger }) : null;
-  const { domain, secret, maxBytes, perPersonPerHour, perAccountPerHour, smtp, imap } = config.inbound;
-  const receiving = domain ? { domain, perPersonPerHour, perAccountPerHour } : null;
+  const { domain, secret, maxBytes, perPersonPerHour, perAccountPerHour, smtp, imap, auth } = config.inbound;
+  const receiving = domain ? { domain, perPersonPerHour, perAccountPerHour, auth } : null;
   const app = createApp(services, {
     http: config.http,
     site: config.site,

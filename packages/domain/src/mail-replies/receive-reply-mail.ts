@@ -32,6 +32,8 @@ export interface InboundReply {
   text: string;
   /** Its attachments: one audio or video file becomes the reply's recording; any other is refused. */
   attachments: readonly MailAttachment[];
+  /** Why its sender's domain disowns it (SPF, DKIM, DMARC, where the operator checks them); else null. */
+  authentication: string | null;
 }
 
 export interface MailAttachment {
@@ -82,7 +84,7 @@ export type ReceivedOutcome =
    * Not acted on, and no mail sent about it: an automatic mail, one seen before, or a stranger's
    * (which a receiver refuses, so the sender's own server says so; the others it takes and forgets).
    */
-  | { kind: 'dropped'; why: 'automatic' | 'seen' | 'stranger'; reason: string }
+  | { kind: 'dropped'; why: 'automatic' | 'seen' | 'stranger' | 'unauthenticated'; reason: string }
   | { kind: 'posted'; messageId: number; slug: string }
   /** Not posted: the person was told why by mail (unless they were within the hour). */
   | { kind: 'bounced'; reason: string }
@@ -150,6 +152,9 @@ export async function receiveReplyMail(
   if (mail.automatic) return { kind: 'dropped', why: 'automatic', reason: `not a person's reply (${mail.automatic})` };
   if (from !== normalAddress(address.email)) {
     return { kind: 'dropped', why: 'stranger', reason: 'it is not from the address this reply address was sent to' };
+  }
+  if (mail.authentication) {
+    return { kind: 'dropped', why: 'unauthenticated', reason: `its sender is not proven: ${mail.authentication}` };
   }
   // A flood (a script, a loop between two servers) is slowed before anything is written.
   for (const [key, limit] of [
