@@ -301,6 +301,45 @@ describe('answers as mail clients write them', () => {
     expect(await messagesOf('olivia@answer.example says')).toEqual([]);
   });
 
+  it('drops a delivery report to a reply address without posting or answering it', async () => {
+    const bounce = [
+      // From the person's own address, so only its report shape can stop it.
+      'From: Pat Client <pat@client.example>',
+      `To: ${mailHeader(notice, 'Reply-To')}`,
+      'Return-Path: <>',
+      'Subject: Undelivered Mail Returned to Sender',
+      `Message-ID: <${crypto.randomUUID()}@client.example>`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
+      '',
+      '--b1',
+      'Content-Type: text/plain',
+      '',
+      'Delivery failed for pat@client.example.',
+      '--b1--',
+      '',
+    ].join('\r\n');
+    expect(await (await relay(bounce)).json()).toMatchObject({
+      outcome: 'dropped',
+      reason: expect.stringMatching(/not a person's reply/),
+    });
+    expect(await messagesOf('Delivery failed')).toEqual([]);
+  });
+
+  it('reflects nothing of a sender’s name or subject into the mail it causes', async () => {
+    // A display name and subject that decode to line breaks and a header of their own.
+    const injected = `=?utf-8?b?${Buffer.from('Pat\r\nBcc: victim@evil.example').toString('base64')}?=`;
+    const raw = (await replyMime(notice, { from: 'pat@client.example', text: 'Injected name test.' }))
+      .toString()
+      .replace(/^From: .*$/m, `From: ${injected} <pat@client.example>`)
+      .replace(/^Subject: .*$/m, `Subject: ${injected}`);
+    expect(await (await relay(raw)).json()).toMatchObject({ outcome: 'posted' });
+    const told = await mailTo(mailbox, 'olivia@answer.example', /Injected name test/);
+    expect(told.text).toContain('Pat Client');
+    expect(told.text).not.toMatch(/^Bcc:/im);
+    expect(told.to).not.toContain('victim@evil.example');
+  });
+
   it('keeps an answer to a thread’s notification in that thread', async () => {
     const [root] = await rows<{ id: number }>(
       h,
