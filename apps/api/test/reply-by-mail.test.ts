@@ -1,5 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PgReplyAddressStore, type TSeed } from '@convo/db';
 import dns2 from 'dns2';
@@ -238,6 +240,58 @@ describe('the SMTP listener', () => {
     await expect(stranger).rejects.toMatchObject({ responseCode: 550 });
     expect(await messagesOf('Too long')).toEqual([]);
     expect(await messagesOf('Let me in')).toEqual([]);
+  });
+
+  it.skipIf(!existsSync('/usr/bin/openssl'))('offers STARTTLS with the certificate it is given', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'convo-smtp-tls-'));
+    const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
+    execFileSync(
+      '/usr/bin/openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ],
+      { stdio: 'ignore' },
+    );
+    const secure = await startSmtpListener(h.services, RECEIVING, {
+      port: 0,
+      host: '127.0.0.1',
+      tls: { cert, key },
+      maxBytes: 256 * 1024,
+      logger: createLogger('silent'),
+    });
+    try {
+      const sent = await nodemailer
+        .createTransport({
+          host: '127.0.0.1',
+          port: secure.port,
+          secure: false,
+          requireTLS: true,
+          tls: { rejectUnauthorized: false },
+        })
+        .sendMail({
+          from: 'pat@client.example',
+          to: mailHeader(notice, 'Reply-To'),
+          subject: 'Re',
+          text: 'Sent over TLS.',
+        });
+      expect(sent.accepted).toHaveLength(1);
+      expect(await messagesOf('Sent over TLS')).toHaveLength(1);
+    } finally {
+      await secure.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('slows a flood from one person: past the hour’s limit the sender is told to try later', async () => {
