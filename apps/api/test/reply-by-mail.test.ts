@@ -215,6 +215,10 @@ describe('the SMTP listener', () => {
   it('takes an answer for a reply address, and a voice memo as its recording', async () => {
     await send(notice, { from: 'pat@client.example', text: 'Thursday morning works.' });
     expect(await messagesOf('Thursday morning')).toHaveLength(1);
+    // On the page as soon as the mail is taken in, under the person's name.
+    const page = await new Visitor(h, HOST).get('/c/kitchen');
+    expect(page.html).toContain('Thursday morning works.');
+    expect(page.html).toContain('Pat Client');
     await send(notice, {
       from: 'pat@client.example',
       text: 'Here is a voice memo.',
