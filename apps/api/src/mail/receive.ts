@@ -37,19 +37,5 @@ export async function receiveMail(
         }),
       }
     : read;
-  return receiveReplyMail(
-    {
-      people: services.people,
-      replies: services.replies,
-      outbox: services.outbox,
-      site: services.site,
-      media: services.media,
-      uploads: services.uploads,
-      replyAddresses: services.replyAddresses,
-      visitorLimits: services.visitorLimits,
-      link: signInLinks,
-    },
-    mail,
-    { ...receiving, maxUses: REPLY_ADDRESS_MAX_USES },
-  );
+  return receiveReplyMail({ ...services, link: signInLinks }, mail, { ...receiving, maxUses: REPLY_ADDRESS_MAX_USES });
 }

@@ -127,8 +127,6 @@ export function automaticReason(header: (name: string) => string | null, envelop
   return null;
 }
 
-const hex = async (text: string) => (await replyTokenHash(text)).slice(0, 64);
-
 /**
  * Posts a reply mail as the person its address names, or says why not: nothing is posted for a
  * mail no person wrote (dropped, never answered: no reply storm), from anyone but the address's
@@ -167,7 +165,7 @@ export async function receiveReplyMail(
       return { kind: 'limited', reason: 'too many mails were taken in just now', retrySeconds: taken.resetSeconds };
     }
   }
-  const messageKey = await hex(mail.messageId ? `id:${mail.messageId}` : `text:${mail.text}`);
+  const messageKey = await replyTokenHash(mail.messageId ? `id:${mail.messageId}` : `text:${mail.text}`);
   const taken = await deps.replyAddresses.receive(address, messageKey, options.maxUses);
   if (taken === 'seen') return { kind: 'dropped', why: 'seen', reason: 'the same mail was taken in before' };
 
