@@ -184,9 +184,20 @@ describe('the inbox at /', () => {
       await count('/'),
       await count('/?page=2'),
       await count('/?tag=billing'),
-      await count('/?q=question'),
+      await count('/?q=questio'),
+      // The same search again: its page's ids are kept, and read again in one statement too.
+      await count('/?q=questio'),
     ];
     expect(new Set(counts).size).toBe(1);
     expect(counts[0]).toBeLessThanOrEqual(3);
+  });
+
+  it('reads a search asked again as it is now, once a reply has changed it', async () => {
+    const olivia = await signedIn('olivia@desk.example');
+    const before = rows((await olivia.get('/?q=question')).html).map((r) => r.slug);
+    expect(before[0]).not.toBe('q-3');
+    // A visitor's reply moves its conversation to the top of the inbox and of the search.
+    expect((await new Visitor(h, HOST).reply('q-3', { text: 'One more thing' })).status).toBe(303);
+    expect(rows((await olivia.get('/?q=question')).html).map((r) => r.slug)[0]).toBe('q-3');
   });
 });

@@ -1,13 +1,14 @@
 import { searchTerms } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSeed, PgInboxStore } from '../src/index.ts';
+import { loadSeed, PgInboxStore, PgTranscriptStore, PgUpdateConversationStore } from '../src/index.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 /*
  * The inbox's search has two ways to a page: reading conversations by activity and checking each
  * (the walk, which ends at a full page), or asking the index conversation_search for every match
  * (when the walk falls short). Both must answer the same pages: here each search is run both ways,
- * by making the walk 1 conversation long, and longer than the account.
+ * by making the walk 1 conversation long, and longer than the account; and a page asked again,
+ * kept by its ids at the account's change mark, is the page as it is now.
  */
 
 let db: TestDatabase;
@@ -82,6 +83,8 @@ describe('the inbox search', () => {
         const walked = await search(scanned, said, offset);
         expect(await search(indexed, said, offset), `${said} @${offset}`).toEqual(walked);
         expect(await search(shipped, said, offset), `${said} @${offset}`).toEqual(walked);
+        // Asked again at the same change mark: the kept page's ids, read again.
+        expect(await search(shipped, said, offset), `${said} @${offset} again`).toEqual(walked);
       }
     }
     // The words may be said in the title and the messages, in different ones.
@@ -92,5 +95,50 @@ describe('the inbox search', () => {
     expect(late).not.toContain('c-10');
     expect(late).toContain('c-5');
     expect(await search(indexed, 'hello')).toHaveLength(50);
+  });
+});
+
+describe('a searched page read again', () => {
+  const rows = (sql: string, params: unknown[] = []) => db.orm.em.fork().getConnection().execute(sql, params);
+  const idOf = async (slug: string) =>
+    (
+      (await rows('select id from conversation where slug = ? and account_id = ?', [slug, accountId])) as {
+        id: number;
+      }[]
+    )[0]?.id ?? 0;
+
+  it('is the page as it is now, after each change to what the search finds', async () => {
+    const store = new PgInboxStore(db.orm.em.fork());
+    const before = await search(store, 'receipt');
+    expect(before).toEqual([]);
+    const invoices = await search(store, 'invoice');
+    expect(invoices).not.toContain('c-1');
+    // Read again: the same page.
+    expect(await search(store, 'invoice')).toEqual(invoices);
+
+    // A title changed through update_conversation's statement.
+    const renamed = await idOf('c-1');
+    await new PgUpdateConversationStore(db.orm.em.fork()).updateConversation(
+      { id: accountId, host: 'https://search.example.com', key: 'search' },
+      renamed,
+      { title: { title: 'Invoice for c-1', key: 'invoice for c-1' } },
+    );
+    expect(await search(store, 'invoice')).toContain('c-1');
+
+    // A recording's transcript that says the word, made after the page was read.
+    const heard = await idOf('c-2');
+    expect(await search(store, 'invoice')).not.toContain('c-2');
+    await rows(
+      `insert into message (conversation_id, account_id, message_type, anonymous, text, media_key,
+         media_content_type, media_bytes, recorded_duration_seconds)
+       values (?, ?, 'audio', true, '', 'search/heard.webm', 'audio/webm', 1000, 3)`,
+      [heard, accountId],
+    );
+    // (The message's insert queued its transcript, pending.)
+    await new PgTranscriptStore(db.orm.em.fork()).settle(
+      { mediaKey: 'search/heard.webm', accountId, attempts: 1 },
+      { kind: 'complete', transcript: { language: 'en', text: 'about the invoice', segments: [] } },
+    );
+    expect(await search(store, 'invoice')).toContain('c-2');
   });
 });

@@ -3,10 +3,12 @@ import { type Expression, type RawBuilder, sql } from 'kysely';
 import { db, exec } from './query.ts';
 
 /*
- * An account's change mark: what a conditional request (If-None-Match) is judged by. Every
- * statement that changes what the API answers for an account adds one to one of its shards, in
- * that same statement, so a change that is committed has raised the mark and one that is rolled
- * back has not. The mark is the shards' sum: it only grows, on every replica at once.
+ * An account's change mark: what a conditional request (If-None-Match) and a kept page (of
+ * get_conversations, of the inbox's search) are judged by. Every statement that changes what the
+ * API answers for an account, or what the inbox's search finds (a transcript's words), adds one to
+ * one of its shards, in that same statement, so a change that is committed has raised the mark
+ * and one that is rolled back has not. The mark is the shards' sum: it only grows, on every
+ * replica at once.
  */
 
 /** Shards per account: concurrent creates pick one at random and rarely wait for each other. */

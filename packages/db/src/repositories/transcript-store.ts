@@ -9,6 +9,7 @@ import type {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { sql } from 'kysely';
+import { changeMark } from './change-marks.ts';
 import { db, isoTime, run, slot, statement } from './query.ts';
 import { saidAfter, saidOf } from './said.ts';
 
@@ -81,6 +82,8 @@ const COMPLETE = statement(
         .where('status', '=', 'pending')
         .returning(['media_key', 'account_id', 'text', 'language', 'updated_at']),
     )
+    // What the inbox's search finds changes with the account's words (change-marks.ts).
+    .with('change_mark', () => changeMark('done', sql<number>`(select account_id from done)`))
     // Each message that carries it (shown, not an internal note) tells the account's webhooks.
     .with('webhook_ev', (q) =>
       q
@@ -176,17 +179,25 @@ const CORRECT = statement(
 const SAY_AGAIN = statement(
   'transcript_say_again',
   db
-    .updateTable('conversation as c')
-    .set({ said: saidOf(sql<number>`c.id`, sql<boolean>`m.hidden_at is null`) })
-    .where(
-      'c.id',
-      'in',
-      db
-        .selectFrom('message')
-        .select('conversation_id')
-        .where('account_id', '=', slot<number>('account'))
-        .where('media_key', '=', slot<string>('key')),
-    ),
+    .with('resaid', (q) =>
+      q
+        .updateTable('conversation as c')
+        .set({ said: saidOf(sql<number>`c.id`, sql<boolean>`m.hidden_at is null`) })
+        .where(
+          'c.id',
+          'in',
+          db
+            .selectFrom('message')
+            .select('conversation_id')
+            .where('account_id', '=', slot<number>('account'))
+            .where('media_key', '=', slot<string>('key')),
+        )
+        .returning('c.id'),
+    )
+    // What the inbox's search finds changes with the account's words (change-marks.ts).
+    .with('change_mark', () => changeMark('resaid', slot<number>('account')))
+    .selectFrom('resaid')
+    .select('id'),
 );
 
 /** Transcripts of recordings no message carries any more (their messages deleted). */
