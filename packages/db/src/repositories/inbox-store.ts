@@ -171,19 +171,20 @@ const namedPage = () =>
     .where(sql<boolean>`c.id = any(${slot('ids')}::int[])`)
     .where(sql<boolean>`(${changeMarkOf(account())}) = ${slot('mark')}::text`);
 
-/**
- * A page of the inbox, newest activity first; `searched`: only conversations that say the search's
- * words. A search walks the first SEARCH_WALK conversations in the page's order, checking each, and
- * stops as soon as the page is full; when that walk ends short of it (words few conversations say,
- * or a page far down), the index conversation_search names every match and those are ordered. The
- * index's part is fenced (materialized) so that it is planned for its own case, and it runs only
- * when the walk fell short. Each row carries the account's change mark, read in the same snapshot.
- */
 /** Which conversations a page statement reads: the inbox's, a search's, or a kept search's. */
 type PageWay = 'all' | 'searched' | 'named';
 
 const pageOf = (way: PageWay) => (way === 'all' ? listedPage() : way === 'searched' ? searchedPage() : namedPage());
 
+/**
+ * A page of the inbox, newest activity first (`way`: all of it, a search's, or a kept search's
+ * named by its ids). A search's page holds only conversations that say the search's words: it
+ * walks the first SEARCH_WALK conversations in the page's order, checking each, and stops as soon
+ * as the page is full; when that walk ends short of it (words few conversations say, or a page
+ * far down), the index conversation_search names every match and those are ordered. The index's
+ * part is fenced (materialized) so that it is planned for its own case, and it runs only when the
+ * walk fell short. Each row carries the account's change mark, read in the same snapshot.
+ */
 const pageQuery = (way: PageWay) =>
   db
     .with('page', () => pageOf(way))
