@@ -13,6 +13,7 @@ import {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type InferResult, sql } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import { changeMarkOf } from './change-marks.ts';
 import { epochMicros, intakePageNameSql } from './conversation-reads.ts';
 import { db, exec, run, slot, statement } from './query.ts';
@@ -346,7 +347,7 @@ export class PgInboxStore implements InboxStore {
    * conversation's words, title, activity, members, tags, triage or archive. A page's ids each,
    * SEARCHES_KEPT at most.
    */
-  readonly #searches = new Map<string, KeptSearch>();
+  readonly #searches = new LRUCache<string, KeptSearch>({ max: SEARCHES_KEPT });
 
   /** `walk`: SEARCH_WALK (tests change it, to take each way to a searched page). */
   constructor(em: EntityManager, walk = SEARCH_WALK) {
@@ -379,11 +380,7 @@ export class PgInboxStore implements InboxStore {
     const kept = this.#searches.get(key);
     if (kept) {
       const rows = await run(this.em, PAGE.named, { ...args, ids: kept.ids, mark: kept.mark });
-      if (rows.length > 0) {
-        // Read again: the last to be let go (unless a newer read replaced it meanwhile).
-        if (this.#searches.get(key) === kept) this.#keep(key, kept);
-        return { ...this.#answer(rows, window), hasMore: kept.hasMore };
-      }
+      if (rows.length > 0) return { ...this.#answer(rows, window), hasMore: kept.hasMore };
     }
     const rows = await run(this.em, PAGE.searched, {
       ...args,
@@ -393,17 +390,13 @@ export class PgInboxStore implements InboxStore {
     });
     const mark = rows[0]?.mark;
     if (typeof mark === 'string') {
-      this.#keep(key, { mark, ids: rows.slice(0, window.limit).map((r) => r.id), hasMore: rows.length > window.limit });
+      this.#searches.set(key, {
+        mark,
+        ids: rows.slice(0, window.limit).map((r) => r.id),
+        hasMore: rows.length > window.limit,
+      });
     }
     return this.#answer(rows, window);
-  }
-
-  /** Keeps a searched page as the most recently read; the least recently read goes past SEARCHES_KEPT. */
-  #keep(key: string, page: KeptSearch): void {
-    this.#searches.delete(key);
-    this.#searches.set(key, page);
-    const oldest = this.#searches.keys().next();
-    if (this.#searches.size > SEARCHES_KEPT && !oldest.done) this.#searches.delete(oldest.value);
   }
 
   #answer(rows: PageRow[], window: PageWindow): { rows: InboxRow[]; hasMore: boolean } {
