@@ -201,6 +201,25 @@ describe('the live feed', () => {
 
 // Two connections of their own: only a server has transactions open side by side.
 describe.runIf(process.env.DATABASE_URL)('transactions committed out of order', () => {
+  it('does not wait for a transaction open in another database of the same server', async () => {
+    const from = await start();
+    // The server's own database (the suite's creates one for each file beside it).
+    const elsewhere = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await elsewhere.connect();
+    try {
+      await elsewhere.query('begin');
+      // A transaction id of the server's, as any write in that database takes one.
+      await elsewhere.query('select pg_current_xact_id()');
+      const id = await postIn('two', 'while another database writes');
+      const read = await log.read(from, null, 10);
+      expect(read.events.map((e) => e.messageId)).toEqual([id]);
+      expect(read.held).toBe(false);
+    } finally {
+      await elsewhere.query('rollback').catch(() => undefined);
+      await elsewhere.end();
+    }
+  });
+
   it('holds back a later commit until the older transaction ends, then reads both in order', async () => {
     const from = await start();
     const older = new pg.Client({ connectionString: db.url });

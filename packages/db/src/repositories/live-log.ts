@@ -13,7 +13,9 @@ import { query } from './sql.ts';
 /*
  * The live feed as PostgreSQL keeps it (the `live_event` rows its triggers write; see the
  * migration 20261129000000). A row is read only once its transaction is older than every one
- * still open, so the order read is an order no later commit can add to in front of.
+ * still open that may write this database, so the order read is an order no later commit can add
+ * to in front of. Transaction ids are the server's, not the database's: a transaction seen running
+ * in another database of the same server writes no row here, and holds nothing back.
  */
 
 /** Events kept this long; a stream away for longer starts again from its page. */
@@ -23,24 +25,34 @@ export const LIVE_RETENTION_HOURS = 24;
  * The feed's rows after $1.$2 that `scope` follows, readable now; then one row saying whether more
  * are committed but held behind an older open transaction (a row from beyond this server's
  * transactions, which only a restore can bring, is neither), and whether $1.$2 is stale.
+ * `b.horizon` is the oldest transaction still open but those seen running in another database (a
+ * transaction that ended since the snapshot, or that PostgreSQL does not show, counts as this
+ * database's), or the snapshot's xmax with none.
  */
 const readSql = (scope: string) => `
   with h as (select pg_current_snapshot() as s),
+  b as (
+    select coalesce(
+      (select min(x) from pg_snapshot_xip(h.s) x
+       where xid(x) not in (select a.backend_xid from pg_stat_activity a
+                            where a.backend_xid is not null and a.datname <> current_database())),
+      pg_snapshot_xmax(h.s)) as horizon
+    from h),
   e as (
     select e.xid::text || '.' || e.id as position, e.kind, e.account_id, e.conversation_id, e.message_id, e.user_id,
       e.internal
-    from live_event e, h
-    where (e.xid, e.id) > ($1::xid8, $2::bigint) and e.xid < pg_snapshot_xmin(h.s) ${scope}
+    from live_event e, b
+    where (e.xid, e.id) > ($1::xid8, $2::bigint) and e.xid < b.horizon ${scope}
     order by e.xid, e.id
     limit $3)
   select e.*, null::boolean as held, null::boolean as stale from e
   union all
   select null, null, null, null, null, null, null,
     exists (select 1 from live_event e where (e.xid, e.id) > ($1::xid8, $2::bigint)
-      and e.xid >= pg_snapshot_xmin(h.s) and e.xid < pg_snapshot_xmax(h.s) ${scope}),
+      and e.xid >= b.horizon and e.xid < pg_snapshot_xmax(h.s) ${scope}),
     $1::xid8 > pg_snapshot_xmax(h.s)
       or exists (select 1 from live_purged l where (l.xid, l.event_id) > ($1::xid8, $2::bigint))
-  from h`;
+  from h, b`;
 
 const READ_ALL: Prepared = { name: 'live_read_all', text: readSql('') };
 const READ_CONVERSATION: Prepared = {
