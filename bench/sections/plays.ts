@@ -166,7 +166,10 @@ async function visits(
 
 /**
  * A recorded message in the page account's conversation `slug`, as a kept recording's row (the
- * beacon reads the row, never the bytes); anonymous, so every visitor's play is a receipt.
+ * beacon reads the row, never the bytes); anonymous, so every visitor's play is a receipt. Its
+ * key is a media key's shape, so a transcribing server later finds the file missing and fails its
+ * transcript at once, rather than trying a key it cannot read again and again (transcripts.ts
+ * waits for every transcript to settle).
  */
 async function plantRecordedMessage(slug: string): Promise<number> {
   const db = new pg.Client({ connectionString: DB });
@@ -175,7 +178,7 @@ async function plantRecordedMessage(slug: string): Promise<number> {
     const { rows } = await db.query<{ id: number }>(
       `insert into message (account_id, conversation_id, message_type, recorded_duration_seconds, anonymous, text,
                             media_key, media_content_type, media_bytes)
-       select c.account_id, c.id, 'video', 30, true, '', c.account_id || '/bench-played', 'video/webm', 1000
+       select c.account_id, c.id, 'video', 30, true, '', c.account_id || '/' || md5('bench-played'), 'video/webm', 1000
        from conversation c join account a on a.id = c.account_id
        where a.host like $1 and c.slug = $2 returning id`,
       [`%${PAGE_HOST}`, slug],
