@@ -1,16 +1,18 @@
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TranscriptionFailed } from '@convo/domain';
+import { ALL_FORMATS, EncodedPacketSink, FilePathSource, Input } from 'mediabunny';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractAudio, removePieces, WINDOW_OVERLAP_SECONDS } from '../src/media/extract-audio.ts';
 import { openAiTranscriber } from '../src/media/openai-transcriber.ts';
+import { Unreadable, webmAudioBlocks } from '../src/media/webm-audio.ts';
 import { engine, json } from './support/speech-engine.ts';
 
 /*
  * The OpenAI-compatible Transcriber against a stand-in engine on 127.0.0.1 that speaks the
  * protocol (support/speech-engine.ts): what the product sends, and how it reads each answer an
- * engine may give.
+ * engine may give; and the audio file it sends, as extracted from a recording.
  */
 
 const AUDIO = { file: new Blob([Buffer.from('OggS fake audio')], { type: 'audio/ogg' }), name: 'message-7.ogg' };
@@ -228,6 +230,102 @@ describe('the audio sent, cut into windows past the limit', () => {
       // Under the limit it is one file, as it came.
       const whole = await extractAudio(bytes.length, read, dir, 'whole', 2_000_000);
       expect(whole.ok && whole.pieces.map((p) => [p.name, p.offsetSeconds])).toEqual([['audio.wav', 0]]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a WebM's audio, read out of its file without its video", () => {
+  const fixture = (name: string) => join(import.meta.dirname, 'fixtures/media', name);
+
+  /** The primary audio track's packets of a file, as mediabunny's demuxer reads them. */
+  async function packetsOf(path: string) {
+    const input = new Input({ formats: ALL_FORMATS, source: new FilePathSource(path) });
+    try {
+      const track = await input.getPrimaryAudioTrack();
+      if (!track) throw new Error(`${path} has no audio`);
+      const packets: { timestamp: number; data: string }[] = [];
+      for await (const p of new EncodedPacketSink(track).packets()) {
+        packets.push({ timestamp: Math.round(p.timestamp * 1e6), data: Buffer.from(p.data).toString('base64') });
+      }
+      return { id: track.id, packets };
+    } finally {
+      input.dispose();
+    }
+  }
+
+  it('finds the blocks the demuxer finds, byte for byte and at the same times', async () => {
+    for (const name of ['video-3s.webm', 'audio-3s.webm']) {
+      const path = fixture(name);
+      const theirs = await packetsOf(path);
+      const file = await open(path, 'r');
+      try {
+        const ours = [];
+        const readInto = async (into: Uint8Array, at: number) => (await file.read(into, 0, into.length, at)).bytesRead;
+        for await (const b of webmAudioBlocks(readInto, (await stat(path)).size, theirs.id)) {
+          ours.push({ timestamp: Math.round(b.timestamp * 1e6), data: Buffer.from(b.data).toString('base64') });
+        }
+        expect(ours.length).toBeGreaterThan(100);
+        expect(ours).toEqual(theirs.packets);
+      } finally {
+        await file.close();
+      }
+    }
+  });
+
+  it('reads a damaged recording to its end or steps back, whatever its bytes say', async () => {
+    const whole = new Uint8Array(await readFile(fixture('video-3s.webm')));
+    // The same damage each run: a small linear congruential sequence picks the bytes.
+    let seed = 43;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    for (let round = 0; round < 300; round++) {
+      const bytes = whole.slice();
+      for (let n = 0; n < 1 + (round % 8); n++) bytes[next() % bytes.length] = next() % 256;
+      const readInto = async (into: Uint8Array, at: number) => {
+        const part = bytes.subarray(at, at + into.length);
+        into.set(part);
+        return part.length;
+      };
+      let blocks = 0;
+      try {
+        for await (const b of webmAudioBlocks(readInto, bytes.length, 2)) {
+          expect(Number.isFinite(b.timestamp)).toBe(true);
+          blocks++;
+        }
+      } catch (err) {
+        if (!(err instanceof Unreadable)) throw err;
+      }
+      expect(blocks).toBeLessThanOrEqual(bytes.length);
+    }
+  });
+
+  it('writes the audio file the demuxer writes, and steps back to the demuxer for a file it does not read', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'convo-test-webm-'));
+    try {
+      const whole = await readFile(fixture('video-3s.webm'));
+      // Cut off in the middle of a block: the reader refuses it, the demuxer reads what is there.
+      await writeFile(join(dir, 'cut.webm'), whole.subarray(0, Math.floor(whole.length * 0.6)));
+      const demuxerOnly = async () => {
+        throw new Unreadable('read with the demuxer');
+      };
+      for (const path of [fixture('video-3s.webm'), fixture('audio-3s.webm'), join(dir, 'cut.webm')]) {
+        const bytes = new Uint8Array(await readFile(path));
+        const read = async (start: number, end: number) => bytes.slice(start, end);
+        const ours = await extractAudio(bytes.length, read, dir, 'ours', 2_000_000);
+        const theirs = await extractAudio(bytes.length, read, dir, 'theirs', 2_000_000, demuxerOnly);
+        if (!ours.ok || !theirs.ok) throw new Error(`no audio from ${path}`);
+        expect(ours.pieces.map((p) => p.name)).toEqual(['audio.ogg']);
+        const sent = (await packetsOf(ours.pieces[0]?.path ?? '')).packets;
+        expect(sent).toEqual((await packetsOf(theirs.pieces[0]?.path ?? '')).packets);
+        // Every packet of the recording's audio, as it was recorded.
+        expect(sent.map((p) => p.data)).toEqual((await packetsOf(path)).packets.map((p) => p.data));
+        await removePieces([...ours.pieces, ...theirs.pieces]);
+      }
+      expect(await readdir(dir)).toEqual(['cut.webm']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -47,6 +47,11 @@ export class DiskMediaStore implements MediaStore {
     this.root = resolve(root);
   }
 
+  /** The file a key's recording is kept in, for a reader that reads the file itself (extract-audio.ts). */
+  fileOf(key: string): string {
+    return this.path(key);
+  }
+
   /** A key's file; `partial`: a cut-off `<key>.part` too (the sweep removes those). */
   private path(key: string, partial = false): string {
     if (!KEY.test(key) && !(partial && PART.test(key))) throw new Error(`not a media key: ${key}`);

@@ -1,5 +1,5 @@
 import { openAsBlob } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AudioWindow, MediaStore, RecordingAudio, RecordingAudioOutcome } from '@convo/domain';
 import {
@@ -8,11 +8,14 @@ import {
   Conversion,
   CustomSource,
   EncodedAudioPacketSource,
+  EncodedPacket,
   EncodedPacketSink,
   FilePathSource,
   FilePathTarget,
   FlacOutputFormat,
   Input,
+  type InputAudioTrack,
+  MATROSKA,
   Mp3OutputFormat,
   Mp4OutputFormat,
   OggOutputFormat,
@@ -20,15 +23,20 @@ import {
   type OutputFormat,
   type Source,
   WavOutputFormat,
+  WEBM,
 } from 'mediabunny';
+import { DiskMediaStore } from './disk-store.ts';
 import { readRange } from './probe.ts';
+import { type ReadInto, Unreadable, webmAudioBlocks } from './webm-audio.ts';
 
 /*
  * A recording's audio alone, for a speech engine (issue 43): its audio track copied packet by
  * packet into a file of its own (mediabunny's Conversion with the video discarded and copying
  * forced: nothing is decoded), Opus and Vorbis into Ogg, AAC into M4A, MP3, FLAC and PCM as they
  * are. The recording is read in ranges through a bounded cache and the audio written to a file,
- * so a recording of any size costs the cache, not its size. Audio still over the engine's limit
+ * so a recording of any size costs the cache, not its size. A WebM has its audio blocks read out
+ * of it through one reused buffer instead (webm-audio.ts; from a file of the disk store, straight
+ * into that buffer): the demuxer would pass every byte of its video through buffers of its own. Audio still over the engine's limit
  * is cut into fixed windows that overlap, each its own file, whose segments are joined after.
  */
 
@@ -75,7 +83,8 @@ function containerFor(codec: AudioCodec): { format: () => OutputFormat; extensio
 /**
  * The audio of the recording `read` gives (`size` bytes, `read(start, end)` as mediabunny asks),
  * written under `dir` as `<stem>.<ext>`, or as windows `<stem>-<n>.<ext>` when it is over
- * `maxBytes`. The caller removes the pieces (removePieces) once the engine has them.
+ * `maxBytes`; a WebM's audio blocks are read with `readInto` (by default through `read`). The
+ * caller removes the pieces (removePieces) once the engine has them.
  */
 export async function extractAudio(
   size: number,
@@ -83,6 +92,11 @@ export async function extractAudio(
   dir: string,
   stem: string,
   maxBytes: number,
+  readInto: ReadInto = async (into, position) => {
+    const bytes = await read(position, Math.min(size, position + into.length));
+    into.set(bytes);
+    return bytes.length;
+  },
 ): Promise<ExtractedAudio> {
   const source = new CustomSource({
     getSize: () => size,
@@ -106,7 +120,10 @@ export async function extractAudio(
       };
     const path = `${whole}.${container.extension}`;
     written.push(path);
-    await copyAudio(input, path, container.format());
+    const webm = [WEBM, MATROSKA].includes(await input.getFormat());
+    if (!(webm && (await copyWebmAudio(readInto, size, track, path, container.format())))) {
+      await copyAudio(input, path, container.format());
+    }
     const bytes = (await stat(path)).size;
     if (bytes <= maxBytes)
       return {
@@ -146,6 +163,50 @@ async function copyAudio(input: Input, path: string, format: OutputFormat) {
     throw new Error(conversion.discardedTracks.map((t) => t.reason).join(', ') || 'nothing to copy');
   }
   await conversion.execute();
+}
+
+/**
+ * Copies the audio blocks of `track` out of the WebM `readInto` reads into `path` (webm-audio.ts);
+ * false, with nothing left at `path`, when that reader does not read this file.
+ */
+async function copyWebmAudio(
+  readInto: ReadInto,
+  size: number,
+  track: InputAudioTrack,
+  path: string,
+  format: OutputFormat,
+): Promise<boolean> {
+  const codec = track.codec;
+  if (!codec) return false;
+  const output = new Output({ format, target: fileTarget(path) });
+  const audio = new EncodedAudioPacketSource(codec);
+  output.addAudioTrack(audio);
+  try {
+    await output.start();
+    let meta: { decoderConfig?: AudioDecoderConfig } | undefined = {
+      decoderConfig: (await track.getDecoderConfig()) ?? undefined,
+    };
+    // Each block is added once the next one says how long it lasts.
+    let held: { timestamp: number; data: Uint8Array } | undefined;
+    let duration = 0;
+    for await (const block of webmAudioBlocks(readInto, size, track.id)) {
+      if (held) {
+        duration = block.timestamp - held.timestamp;
+        await audio.add(new EncodedPacket(held.data, 'key', held.timestamp, duration), meta);
+        meta = undefined;
+      }
+      held = block;
+    }
+    if (!held) throw new Unreadable('no audio blocks');
+    await audio.add(new EncodedPacket(held.data, 'key', held.timestamp, duration), meta);
+    await output.finalize();
+    return true;
+  } catch (err) {
+    await output.cancel().catch(() => undefined);
+    await rm(path, { force: true });
+    if (err instanceof Unreadable) return false;
+    throw err;
+  }
 }
 
 /** Written a megabyte at a time (mediabunny's default holds 16 MB before each write). */
@@ -238,7 +299,16 @@ export function recordingAudio(options: RecordingAudioOptions): RecordingAudio {
       await made;
       const read = (start: number, end: number) => readRange(options.store.read(mediaKey, start, end - 1), end - start);
       const stem = `transcript-${mediaKey.replace(/[^A-Za-z0-9]/g, '-')}-${Date.now().toString(36)}`;
-      const extracted = await extractAudio(size, read, options.dir, stem, options.maxBytes);
+      // A file of the disk store is read straight into the reader's buffer: nothing allocated a read.
+      const file =
+        options.store instanceof DiskMediaStore
+          ? await open(options.store.fileOf(mediaKey), 'r').catch(() => null)
+          : null;
+      const readInto: ReadInto | undefined =
+        file && (async (into, position) => (await file.read(into, 0, into.length, position)).bytesRead);
+      const extracted = await extractAudio(size, read, options.dir, stem, options.maxBytes, readInto).finally(() =>
+        file?.close(),
+      );
       if (!extracted.ok) {
         const outcome: RecordingAudioOutcome = extracted.noAudio
           ? { ok: false, noAudio: true }
