@@ -304,8 +304,9 @@ export function recordingAudio(options: RecordingAudioOptions): RecordingAudio {
         options.store instanceof DiskMediaStore
           ? await open(options.store.fileOf(mediaKey), 'r').catch(() => null)
           : null;
-      const readInto: ReadInto | undefined =
-        file && (async (into, position) => (await file.read(into, 0, into.length, position)).bytesRead);
+      const readInto: ReadInto | undefined = file
+        ? async (into, position) => (await file.read(into, 0, into.length, position)).bytesRead
+        : undefined;
       const extracted = await extractAudio(size, read, options.dir, stem, options.maxBytes, readInto).finally(() =>
         file?.close(),
       );
