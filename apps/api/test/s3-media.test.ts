@@ -1,11 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { loadSeed, PgMediaReferences } from '@convo/db';
 import { sweepRecordings } from '@convo/domain';
+import { ALL_FORMATS, BufferSource, EncodedPacketSink, Input } from 'mediabunny';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordingAudio } from '../src/media/extract-audio.ts';
 import { s3Media } from '../src/media/s3-backend.ts';
 import type { S3MediaStore, S3Options } from '../src/media/s3-store.ts';
 import { auth, call, type Harness, openHarness } from './support/harness.ts';
@@ -128,6 +130,35 @@ describe('recordings in an S3 bucket', () => {
     const added = (await objects()).filter((k) => !before.includes(k));
     expect(added).toHaveLength(1);
     expect(added[0]).toMatch(/^\d+\/[0-9a-f]{32}$/);
+  });
+
+  it("gives a WebM's audio alone for its transcript, read from the bucket", async () => {
+    const webm = new Uint8Array(readFileSync(join(FIXTURES, 'video-3s.webm')));
+    const key = `1/${'ab'.repeat(16)}`;
+    await bucket().put(key, [webm], webm.length);
+    const dir = mkdtempSync(join(tmpdir(), 'convo-s3-audio-'));
+    try {
+      const got = await recordingAudio({ store: bucket(), dir, maxBytes: 1_000_000 }).audioOf(key);
+      if (!got.outcome.ok) throw new Error(`no audio: ${JSON.stringify(got.outcome)}`);
+      const [window] = got.outcome.windows;
+      expect(window?.name).toBe('audio.ogg');
+      // The recording's audio, packet for packet, and no video: an Ogg of a few kilobytes.
+      const sent = new Input({ formats: ALL_FORMATS, source: new BufferSource(await window?.file.arrayBuffer()) });
+      const kept = new Input({ formats: ALL_FORMATS, source: new BufferSource(webm) });
+      const packets = async (input: Input) => {
+        const track = await input.getPrimaryAudioTrack();
+        if (!track) throw new Error('no audio track');
+        const out: string[] = [];
+        for await (const p of new EncodedPacketSink(track).packets()) out.push(Buffer.from(p.data).toString('base64'));
+        return out;
+      };
+      expect(await sent.getPrimaryVideoTrack()).toBeNull();
+      expect(await packets(sent)).toEqual(await packets(kept));
+      await got.release();
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers the media URL with a 302 to a presigned link of a few minutes, which gives the bytes', async () => {
