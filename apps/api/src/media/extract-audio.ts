@@ -36,8 +36,9 @@ import { type ReadInto, Unreadable, webmAudioBlocks } from './webm-audio.ts';
  * are. The recording is read in ranges through a bounded cache and the audio written to a file,
  * so a recording of any size costs the cache, not its size. A WebM has its audio blocks read out
  * of it through one reused buffer instead (webm-audio.ts; from a file of the disk store, straight
- * into that buffer): the demuxer would pass every byte of its video through buffers of its own. Audio still over the engine's limit
- * is cut into fixed windows that overlap, each its own file, whose segments are joined after.
+ * into that buffer): the demuxer would pass every byte of its video through buffers of its own.
+ * Audio still over the engine's limit is cut into fixed windows that overlap, each its own file,
+ * whose segments are joined after.
  */
 
 /** Bytes the demuxer may keep cached while reading one recording. */
