@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCall, auth, type Harness, openHarness, secondApp } from './support/harness.ts';
 import { deliverMailTo, type Mailbox, signInLink } from './support/mailbox.ts';
 import { attr, elements, present, textOf, Visitor } from './support/site.ts';
+import { awayFromWindowEnd } from './support/windows.ts';
 
 /*
  * Intake pages as visitors use them: the primary page at `/`, a secondary one at `/p/<key>` and
@@ -364,6 +365,7 @@ describe('refusals change nothing', () => {
   it('limits starts per client address and per e-mail address (429 with Retry-After)', async () => {
     const app = secondApp(h, {}, { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 2 } } });
     const v = new Visitor({ ...h, app }, HOST);
+    await awayFromWindowEnd(15 * 60);
     const statuses = [];
     for (let i = 0; i < 3; i++)
       statuses.push((await start(v, '/', { name: 'L', email: 'l@v.example', text: `${i}` })).status);
@@ -372,6 +374,7 @@ describe('refusals change nothing', () => {
     const byIp = secondApp(h, {}, { site: { limits: { perIpPerMinute: 1, perEmailPer15Minutes: 1000 } } });
     // (On the other account's site: its count of this address starts here.)
     const w = new Visitor({ ...h, app: byIp }, OTHER_HOST);
+    await awayFromWindowEnd();
     expect((await start(w, '/', { name: 'I', email: 'i1@v.example', text: 'a' })).status).toBe(303);
     expect((await start(w, '/', { name: 'I', email: 'i2@v.example', text: 'b' })).status).toBe(429);
   });

@@ -15,6 +15,7 @@ import {
   present,
   textOf,
 } from './support/site.ts';
+import { awayFromWindowEnd } from './support/windows.ts';
 
 let h: Harness;
 /** acme's conversations as the API shows them, by slug. */
@@ -570,6 +571,7 @@ describe('page reads per client address', () => {
     const b = secondApp(h, {}, limits);
     const read = (app: typeof a, ip: string, path = '/c/open') =>
       app.fetch(new Request(`${ACME}${path}`), { clientIp: ip });
+    await awayFromWindowEnd();
     const statuses: number[] = [];
     for (let i = 0; i < 70; i++) statuses.push((await read(i % 2 ? a : b, '192.0.2.7')).status);
     // Two processes share one quota: 60 served in all, then refused.
