@@ -11,15 +11,8 @@ export interface Server {
   child: ChildProcess;
 }
 
-/**
- * The Node options `npm start` (or `npm run cli`) runs with (package.json's scripts; the
- * Dockerfile repeats start's, and infra/test/manifests.test.ts holds the two together): the
- * product is measured as it is deployed.
- */
-export function startOptions(script: 'start' | 'cli' = 'start'): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  return (pkg.scripts[script] ?? '').split(/\s+/).filter((word) => word.startsWith('--'));
-}
+/** Measured as deployed: with the Node options of `npm start`. */
+export { startOptions } from '../scripts/start-options.ts';
 
 export async function start(
   name: string,

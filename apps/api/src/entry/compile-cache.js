@@ -1,0 +1,17 @@
+/*
+ * Preloaded before the first TypeScript module (`node --import=./apps/api/src/entry/compile-cache.js`:
+ * package.json's start, cli and demo scripts, the Dockerfile). Node strips a module's types with
+ * amaro, a WebAssembly build of SWC that stays in the process once loaded: some 17 MB of resident
+ * memory for the server's whole life (issue 39). Node's compile cache keeps each module's stripped
+ * source and V8 code on disk, keyed by its content, so a process whose modules are all in it never
+ * loads amaro and compiles less. `npm install` fills it (scripts/warm-compile-cache.ts); a module
+ * changed since is stripped and cached again by the first process that loads it.
+ *
+ * Plain JavaScript because it must run before anything is stripped. The directory is Node's:
+ * NODE_COMPILE_CACHE, else os.tmpdir()/node-compile-cache; NODE_DISABLE_COMPILE_CACHE=1 turns it
+ * off. Worker threads (the media probe's) take it from the environment.
+ */
+import { enableCompileCache } from 'node:module';
+
+const { directory } = enableCompileCache();
+if (directory) process.env.NODE_COMPILE_CACHE = directory;
