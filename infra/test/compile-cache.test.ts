@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../chaos/support/postgres.ts';
 import { startOptions } from '../../scripts/start-options.ts';
 
 /*
@@ -25,15 +25,6 @@ const tempDir = (prefix: string) => {
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-/** A port nothing listens on just now. */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 
 /** Starts the server as `npm start` does; stops it once it answers /readyz. Its stderr. */
 async function startAndStop(env: Record<string, string>): Promise<string> {
@@ -85,6 +76,26 @@ describe('the compile cache', () => {
       expect(retrieved.map((m) => m[1])).toContain(`file://${ROOT}apps/api/src/entry/node.ts`);
       expect(retrieved.length).toBeGreaterThan(300);
       expect(retrieved.filter((m) => m[2] !== 'success').map((m) => m[1])).toEqual([]);
+
+      // The media probe's worker thread reads the same cache (handed over through the environment).
+      const worker = spawnSync(
+        process.execPath,
+        [
+          ...startOptions(),
+          '-e',
+          `const { Worker } = require('node:worker_threads');
+           const w = new Worker(new URL('apps/api/src/media/probe-worker.ts', 'file://${ROOT}'));
+           setTimeout(() => w.terminate(), 1000);`,
+        ],
+        {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: cache, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
+          encoding: 'utf8',
+        },
+      );
+      expect(worker.stderr).toMatch(
+        /retrieving transpile cache for StrippedTypeScript \S+\/probe-worker\.ts\.\.\.success/,
+      );
     },
     60_000,
   );

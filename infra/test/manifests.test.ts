@@ -8,6 +8,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, PersistentVolumeClaim, Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { startOptions } from '../../scripts/start-options.ts';
 
 /*
  * No container engine or cluster runs here, so the infrastructure is checked as far as tools
@@ -237,6 +238,8 @@ describe('the container image', () => {
     const start = JSON.parse(read('../package.json')).scripts.start.split(' ');
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]');
     expect(cmd).toEqual(start);
+    // The CLI and the demo run with the same options: the compile cache is filled under start's.
+    for (const script of ['cli', 'demo'] as const) expect(startOptions(script)).toEqual(startOptions('start'));
     expect(cmd.at(-1)).toBe('apps/api/src/entry/node.ts');
     // Every workspace package the server imports is installed and copied, sources and all.
     const api = JSON.parse(read('../apps/api/package.json'));
