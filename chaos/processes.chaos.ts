@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { awayFromWindowEnd } from '../apps/api/test/support/windows.ts';
 import { request } from './support/load.ts';
 import { startThrowawayPostgres, type ThrowawayPostgres } from './support/postgres.ts';
 import { cli, createAccount, type ServerProcess, startServer } from './support/server.ts';
@@ -79,6 +80,8 @@ it('one Idempotency-Key sent to all four processes at once creates one conversat
 it("a token's rate limit holds across the four processes", async () => {
   cli(db.url, ['account', 'rate-limit', '--key', 'many', '--limit', '40']);
   const { token } = cli(db.url, ['token', 'create', '--account', 'many']);
+  // The 200 requests must fall in one window: straddling two, they would be served 80.
+  await awayFromWindowEnd();
   const results = await Promise.all(
     Array.from({ length: 200 }, (_, i) =>
       request('read', `${servers[i % 4]?.baseUrl}/api/v1/conversations/get_conversation`, {

@@ -11,6 +11,11 @@ import { type Prepared, runPrepared } from '../repositories/prepared.ts';
  * is never served more than its limit in a window; a process that holds unspent quota when the
  * window ends only makes others refuse a little early. Near the limit blocks shrink to one request.
  * Windows are aligned on the database's clock, so processes on different machines agree.
+ *
+ * A row's window only moves forward. \`now()\` is when a statement's transaction began, so a claim
+ * that began just before a window's end can reach the row after another process has moved it on
+ * into the next window; such a late claim counts in the row's window. Were it to move the row
+ * back, the next claim would start the new window's count again from nothing.
  */
 
 /**
@@ -27,9 +32,9 @@ export function blockClaimSql(table: string, columns: readonly string[]): string
     values (${columns.map((_, i) => `$${i + 1}`).join(', ')},
             date_bin(make_interval(secs => ${at(1)}::float8), now(), timestamptz '2000-01-01'), ${at(2)})
     on conflict (${key}) do update set
-      used = case when b.window_start = excluded.window_start then b.used + excluded.used else excluded.used end,
-      window_start = excluded.window_start
-    where b.window_start <> excluded.window_start or b.used + excluded.used <= ${at(3)}
+      used = case when b.window_start >= excluded.window_start then b.used + excluded.used else excluded.used end,
+      window_start = greatest(b.window_start, excluded.window_start)
+    where b.window_start < excluded.window_start or b.used + excluded.used <= ${at(3)}
     returning used, window_start
   )
   select c.used, true as granted,

@@ -5,9 +5,10 @@ import { BlockQuota, blockClaimSql, type ClaimRow } from './rate-limiter.ts';
 
 /*
  * Rate limits for the sites' forms, keyed by a client address or an e-mail address, over fixed
- * windows aligned on the database's clock (as the API tokens' limiter): one statement counts the
- * submission and answers whether it fits, so every process shares the count. Forms are posted by
- * people, not machines, so a row written per submission costs nothing worth batching.
+ * windows aligned on the database's clock that only move forward (as the API tokens' limiter's):
+ * one statement counts the submission and answers whether it fits, so every process shares the
+ * count. Forms are posted by people, not machines, so a row written per submission costs nothing
+ * worth batching.
  */
 const TAKE: Prepared = {
   name: 'visitor_rate_limit_take',
@@ -15,8 +16,8 @@ const TAKE: Prepared = {
   insert into visitor_rate_limit as b (key, window_start, used)
   values ($1, date_bin(make_interval(secs => $2::float8), now(), timestamptz '2000-01-01'), 1)
   on conflict (key) do update set
-    used = case when b.window_start = excluded.window_start then b.used + 1 else 1 end,
-    window_start = excluded.window_start
+    used = case when b.window_start >= excluded.window_start then b.used + 1 else 1 end,
+    window_start = greatest(b.window_start, excluded.window_start)
   returning used, ceil(extract(epoch from window_start - now()) * 1000 + $2::float8 * 1000)::int as reset_ms`,
 };
 
