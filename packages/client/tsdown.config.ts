@@ -11,7 +11,8 @@ export default defineConfig({
   platform: 'neutral',
   outDir: 'dist',
   clean: true,
-  dts: { tsconfig: 'tsconfig.json' },
+  // Build mode follows the tsconfig's references, so the build needs no earlier `tsc -b`.
+  dts: { tsconfig: 'tsconfig.json', tsc: { build: true } },
   deps: {
     // The router's types (and the OpenAPI meta types they carry) go into the declarations; tRPC and
     // zod are the package's dependencies.
