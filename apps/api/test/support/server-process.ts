@@ -97,7 +97,10 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    // A drain held open by a test's own half-sent requests must not hang the file's last hook.
+    const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await exited;
+    clearTimeout(kill);
     await removeDatabase();
   };
   const baseUrl = `http://127.0.0.1:${env.PORT}`;
