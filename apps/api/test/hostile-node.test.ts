@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,6 +105,28 @@ afterAll(() => console.log(`hostile client: ${figures.join('; ')}`));
 
 /** The server process's resident memory now, in MB (its peak would be PGlite's start-up, not the burst). */
 const rssMb = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1]) / 1024;
+
+/**
+ * Whether the server process still has open the socket of the client's connection from
+ * `clientPort` (Linux: its descriptors' socket inodes, looked up in /proc/net/tcp).
+ */
+function serverHolds(clientPort: number): boolean {
+  const hex = (n: number) => n.toString(16).toUpperCase().padStart(4, '0');
+  const row = readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .find((f) => f[1]?.endsWith(`:${hex(port)}`) && f[2]?.endsWith(`:${hex(clientPort)}`));
+  const inode = row?.[9];
+  if (!inode || inode === '0') return false;
+  const dir = `/proc/${server.pid}/fd`;
+  return readdirSync(dir).some((fd) => {
+    try {
+      return readlinkSync(`${dir}/${fd}`) === `socket:[${inode}]`;
+    } catch {
+      return false;
+    }
+  });
+}
 
 const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
 const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
@@ -298,6 +320,25 @@ describe('against the running server', () => {
     const garbage = await raw((s) => s.write('NOT HTTP AT ALL\r\n\r\n'));
     expect(statusOf(garbage)).toBe(400);
     expect(bodyOf(garbage)).toEqual({ error: 'the request is not valid HTTP', code: 'bad_request' });
+  });
+
+  it('lets go of a refused connection whose client keeps its own side open', async () => {
+    // After its 400 the server has ended its side; a client that never ends its own (and sends
+    // nothing more) must not hold the server's socket, and a stopping server's close, forever.
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    socket.on('error', () => undefined);
+    const ended = new Promise<void>((resolve) => socket.on('end', () => resolve()));
+    socket.resume();
+    socket.on('connect', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+    await ended;
+    const clientPort = socket.localPort ?? 0;
+    const heldAtFirst = serverHolds(clientPort);
+    const started = performance.now();
+    while (serverHolds(clientPort) && performance.now() - started < 8_000) await new Promise((r) => setTimeout(r, 100));
+    const heldFor = performance.now() - started;
+    socket.destroy();
+    expect(heldAtFirst).toBe(true);
+    expect(heldFor).toBeLessThan(5_000);
   });
 
   it('closes the connection after a refusal that left the body unread: a keep-alive client goes on', async () => {

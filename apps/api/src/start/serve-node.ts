@@ -14,7 +14,10 @@ import { logCannotListen } from './listen-error.ts';
 const DRAIN_MS = 8_000;
 /** After SIGTERM, keep-alive connections may still bring a request this long before idle ones are closed. */
 const IDLE_GRACE_MS = 1_000;
-/** An answer that closes a connection whose request is still arriving: what follows it is read this long, … */
+/**
+ * An answer that closes a connection whose request is still arriving: what follows it is read this
+ * long, … (and a refusal of Node's parser waits this long for the client to close its side)
+ */
 const LINGER_MS = 2_000;
 /** … or up to this much, and dropped, before the connection is cut. */
 const LINGER_BYTES = 64 * 1024 * 1024;
@@ -59,18 +62,29 @@ export function serveOnNode(
         idle = setInterval(() => server.closeIdleConnections(), 50);
       }, IDLE_GRACE_MS);
       const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
-      // net.Server's close stops listening and waits for the connections; http.Server's would
-      // also close the idle ones at once.
-      NetServer.prototype.close.call(server, () => {
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
         clearTimeout(grace);
         clearInterval(idle);
         clearTimeout(cut);
+        clearTimeout(deadline);
         void app
           .settle()
           .then(() => orm.close())
           .catch((err: unknown) => logger.error({ err }, 'closing the database pool failed'))
           .finally(() => logger.flush(() => resolve()));
-      });
+      };
+      // A socket the HTTP server no longer tracks (one Node's parser refused) is not cut by
+      // closeAllConnections; whatever is still open by then does not keep the process alive.
+      const deadline = setTimeout(() => {
+        logger.warn({ signal }, 'connections still open after the drain: stopping without them');
+        finish();
+      }, DRAIN_MS + IDLE_GRACE_MS);
+      // net.Server's close stops listening and waits for the connections; http.Server's would
+      // also close the idle ones at once.
+      NetServer.prototype.close.call(server, finish);
     };
     process.once('SIGINT', () => stop('SIGINT')).once('SIGTERM', () => stop('SIGTERM'));
   });
@@ -182,6 +196,9 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
         ? ([408, 'request_timeout', 'Request Timeout'] as const)
         : ([400, 'bad_request', 'Bad Request'] as const);
   const body = JSON.stringify(errorBody(code));
+  // The answer ends this side; a client that keeps its own side open holds the socket no longer.
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  socket.once('close', () => clearTimeout(cut));
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `cache-control: no-store\r\nconnection: close\r\n\r\n${body}`,
