@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, PgReadLimits, PgVisitorLimits, RateLimiter } from '../src/index.ts';
+import { createAccount, PgReadLimits, PgVisitorLimits, RateLimiter, windowStartSql } from '../src/index.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 /*
@@ -30,7 +30,7 @@ afterAll(async () => {
 
 const execute = (sql: string, params: unknown[] = []) => em.getConnection().execute(sql, params);
 /** The start of the window after the current one, as the limiters compute windows. */
-const NEXT_WINDOW = `date_bin(make_interval(secs => ${WINDOW_S}), now(), timestamptz '2000-01-01') + make_interval(secs => ${WINDOW_S})`;
+const NEXT_WINDOW = `${windowStartSql(`${WINDOW_S}`)} + make_interval(secs => ${WINDOW_S})`;
 const windowOf = async (table: string, where: string, param: unknown) => {
   const [row] = await execute(`select used, window_start > now() as ahead from ${table} where ${where} = ?`, [param]);
   return row as { used: number; ahead: boolean };

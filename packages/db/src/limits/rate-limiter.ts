@@ -12,11 +12,23 @@ import { type Prepared, runPrepared } from '../repositories/prepared.ts';
  * window ends only makes others refuse a little early. Near the limit blocks shrink to one request.
  * Windows are aligned on the database's clock, so processes on different machines agree.
  *
- * A row's window only moves forward. \`now()\` is when a statement's transaction began, so a claim
+ * A row's window only moves forward. `now()` is when a statement's transaction began, so a claim
  * that began just before a window's end can reach the row after another process has moved it on
  * into the next window; such a late claim counts in the row's window. Were it to move the row
  * back, the next claim would start the new window's count again from nothing.
  */
+
+/** The start of the current window of `seconds` (an SQL expression), aligned on the database's clock. */
+export const windowStartSql = (seconds: string): string =>
+  `date_bin(make_interval(secs => ${seconds}::float8), now(), timestamptz '2000-01-01')`;
+
+/**
+ * The upsert's update of a window's row (aliased `b`) by `n` more: counted in the row's window
+ * when the row is already there or ahead (a late statement), else the count starts again.
+ */
+export const countInWindowSql = (n: string): string =>
+  `used = case when b.window_start >= excluded.window_start then b.used + ${n} else ${n} end,
+    window_start = greatest(b.window_start, excluded.window_start)`;
 
 /**
  * The statement that claims n requests of a key's window when they fit under the limit, or finds
@@ -30,10 +42,8 @@ export function blockClaimSql(table: string, columns: readonly string[]): string
   with claim as (
     insert into ${table} as b (${columns.join(', ')}, window_start, used)
     values (${columns.map((_, i) => `$${i + 1}`).join(', ')},
-            date_bin(make_interval(secs => ${at(1)}::float8), now(), timestamptz '2000-01-01'), ${at(2)})
-    on conflict (${key}) do update set
-      used = case when b.window_start >= excluded.window_start then b.used + excluded.used else excluded.used end,
-      window_start = greatest(b.window_start, excluded.window_start)
+            ${windowStartSql(at(1))}, ${at(2)})
+    on conflict (${key}) do update set ${countInWindowSql('excluded.used')}
     where b.window_start < excluded.window_start or b.used + excluded.used <= ${at(3)}
     returning used, window_start
   )

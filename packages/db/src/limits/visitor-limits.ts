@@ -1,7 +1,7 @@
 import type { VisitorLimits } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type Prepared, runPrepared } from '../repositories/prepared.ts';
-import { BlockQuota, blockClaimSql, type ClaimRow } from './rate-limiter.ts';
+import { BlockQuota, blockClaimSql, type ClaimRow, countInWindowSql, windowStartSql } from './rate-limiter.ts';
 
 /*
  * Rate limits for the sites' forms, keyed by a client address or an e-mail address, over fixed
@@ -14,10 +14,8 @@ const TAKE: Prepared = {
   name: 'visitor_rate_limit_take',
   text: `
   insert into visitor_rate_limit as b (key, window_start, used)
-  values ($1, date_bin(make_interval(secs => $2::float8), now(), timestamptz '2000-01-01'), 1)
-  on conflict (key) do update set
-    used = case when b.window_start >= excluded.window_start then b.used + 1 else 1 end,
-    window_start = greatest(b.window_start, excluded.window_start)
+  values ($1, ${windowStartSql('$2')}, 1)
+  on conflict (key) do update set ${countInWindowSql('1')}
   returning used, ceil(extract(epoch from window_start - now()) * 1000 + $2::float8 * 1000)::int as reset_ms`,
 };
 
