@@ -13,4 +13,4 @@ export {
   snakeName,
 } from './operation.ts';
 export { type AppRouter, appRouter, FORMER_TRPC_PATHS, operations } from './router.ts';
-export { ApiError, type Meta } from './trpc.ts';
+export { ApiError, createCallerFactory, type Meta } from './trpc.ts';

@@ -1,9 +1,21 @@
-import type { AnyProcedure } from '@trpc/server';
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { type AnyProcedure, TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { Answer, noteHeaders } from './answer.ts';
 import type { Context } from './context.ts';
 import type { ErrorCode } from './errors.ts';
-import { authedProcedure, checkAnswer, createCallerFactory, type Meta, publicProcedure, router } from './trpc.ts';
+import {
+  ApiError,
+  type Authorized,
+  answerMismatch,
+  authedProcedure,
+  authorize,
+  checkAnswer,
+  type Meta,
+  publicProcedure,
+  router,
+  tableError,
+} from './trpc.ts';
 
 /*
  * What an operation is, in one place: each procedure's .types.ts declares it and its .ts defines
@@ -104,7 +116,7 @@ export interface OperationSpec {
   };
 }
 
-/** An operation as the transports and the OpenAPI document see it: its declaration, its names, its caller. */
+/** An operation as the transports and the OpenAPI document see it: its declaration, its names, its direct call. */
 export interface Operation extends OperationSpec {
   /** The procedure's path in `appRouter`: `<area>.<name>`, e.g. `conversations.getConversations`. */
   path: string;
@@ -113,9 +125,10 @@ export interface Operation extends OperationSpec {
   /** The name as the spec writes it, `get_conversations`: what /metrics counts its REST requests under. */
   label: string;
   /**
-   * Calls the operation through tRPC's documented server-side caller, its middleware (auth, rate
-   * limit, errors) and its input and output schemas included: what REST does for each request.
-   * The answer comes back with its notes (answer.ts).
+   * Calls the operation as its procedure would run: authorized (token, rate limit), its input
+   * parsed by its schema, its answer checked where the services ask, errors as the table has
+   * them; the same functions tRPC's middleware calls, without tRPC's caller (see `startOf`). What
+   * REST does for each request. The answer comes back with its notes (answer.ts).
    */
   call(ctx: Context, input: unknown): Promise<Answer<unknown>>;
 }
@@ -126,39 +139,38 @@ export const snakeName = (name: string): string => name.replace(/[A-Z]/g, (c) =>
 /** `getConversations` as a file is named: `get-conversations`. */
 export const kebabName = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-/** An operation registered at `<area>.<name>` in appRouter, with the names and caller it derives from there. */
+/** An operation registered at `<area>.<name>` in appRouter, with the names and direct call it derives from there. */
 export function operationOf(area: string, name: string, procedure: AnyProcedure & { spec: OperationSpec }): Operation {
-  const twin = answering.get(procedure);
-  if (!twin) throw new Error(`${area}.${name} was not made by defineOperation`);
-  const callerOf = createCallerFactory(router({ run: twin }));
+  const direct = directCalls.get(procedure);
+  if (!direct) throw new Error(`${area}.${name} was not made by defineOperation`);
   return {
     ...procedure.spec,
     path: `${area}.${name}`,
     name,
     label: snakeName(name),
     call: async (ctx, input) => {
-      const answered: unknown = await callerOf(ctx).run(input);
+      const answered = await direct(ctx, input);
       return answered instanceof Answer ? answered : new Answer(answered, {});
     },
   };
 }
 
 /**
- * Each operation's tRPC procedure, to the same procedure answering with its notes, which REST
- * calls (`operationOf`). Kept beside the procedure rather than on it, so that the AppRouter type
- * clients import stays tRPC's own.
+ * Each operation's tRPC procedure, to the same steps called directly (`operationOf`): what REST
+ * runs. Kept beside the procedure rather than on it, so that the AppRouter type clients import
+ * stays tRPC's own.
  */
-const answering = new WeakMap<AnyProcedure, AnyProcedure>();
-
-/** A served procedure, remembered with its twin that answers with notes. */
-function twinned<P extends AnyProcedure>(served: P, answered: AnyProcedure): P {
-  answering.set(served, answered);
-  return served;
-}
+const directCalls = new WeakMap<AnyProcedure, (ctx: Context, input: unknown) => Promise<unknown>>();
 
 /** The members of an operation's input object, seen through `.prefault({})`. */
 export const inputObject = (input: OperationSpec['input']): z.ZodObject =>
   input instanceof z.ZodPrefault ? input.unwrap() : input;
+
+/** tRPC's input, which its types allow to be absent where no parser is set (every operation sets one). */
+function given<T>(input: T | undefined): T {
+  if (input === undefined) throw new Error('the procedure ran without its input');
+  return input;
+}
 
 /**
  * Where every operation's procedure starts: a token's account, the spec's meta and input, and the
@@ -168,26 +180,52 @@ export const inputObject = (input: OperationSpec['input']): z.ZodObject =>
  * every answer: with the zod schema into a copy, measured to take a kept page of conversations
  * from 6.4 – 8.5x the baseline to 2.6x, bench/results/2026-11-24.md; even an identity parse is a
  * middleware more per request, measured at about 5 % of a kept page's rate).
+ *
+ * REST calls the same steps directly, in the same order (authorize, parse the input, resolve,
+ * check the answer, map errors to the table), each step the one function the middleware calls:
+ * tRPC's server-side caller (a proxy, and a copy of its options and context for each of five
+ * middlewares) cost a lookup 251 µs of CPU in process against 187 µs called directly
+ * (bench/results/2026-12-05-direct-calls.md).
  */
-const startOf = <I extends OperationSpec['input'], O extends z.ZodType>(
-  spec: OperationSpec & { input: I; output: O },
-) => {
-  const procedure = authedProcedure.meta(spec.meta).input(spec.input).use(checkAnswer(spec.output));
-  type Options = Parameters<Parameters<typeof procedure.query>[0]>[0];
+const startOf = <I extends z.ZodType, O extends z.ZodType>(spec: OperationSpec & { input: I; output: O }) => {
+  const schema: I = spec.input;
+  // Given to tRPC as the Standard Schema it is, so tRPC's input types are the schema's own input
+  // and output, the ones the direct call's parse gives.
+  const standard: StandardSchemaV1<z.input<I>, z.output<I>> = schema;
+  const procedure = authedProcedure.meta(spec.meta).input(standard).use(checkAnswer(spec.output));
+  type Options = { ctx: Context & Authorized; input: z.output<I> };
   type Answered = z.input<O> | Answer<z.input<O>>;
   type Resolver = (options: Options) => Answered | Promise<Answered>;
   /** tRPC's answer: the body, the notes as its response's headers. */
-  const served =
-    (resolve: Resolver) =>
-    async (options: Options): Promise<z.input<O>> => {
-      const answered = await resolve(options);
-      if (!(answered instanceof Answer)) return answered;
-      for (const [name, value] of noteHeaders(answered.notes)) options.ctx.resHeaders?.set(name, value);
-      return answered.body;
-    };
+  const served = (resolve: Resolver) => async (options: Parameters<Parameters<typeof procedure.query>[0]>[0]) => {
+    const answered = await resolve({ ctx: options.ctx, input: given<z.output<I>>(options.input) });
+    if (!(answered instanceof Answer)) return answered;
+    for (const [name, value] of noteHeaders(answered.notes)) options.ctx.resHeaders?.set(name, value);
+    return answered.body;
+  };
+  /** The procedure's steps without tRPC's caller: its errors as the middleware would leave them. */
+  const direct = (resolve: Resolver) => async (ctx: Context, raw: unknown) => {
+    try {
+      const authorized = await authorize(ctx);
+      const parsed = await schema.safeParseAsync(raw);
+      if (!parsed.success) throw tableError(parsed.error, 'BAD_REQUEST', ctx.services);
+      const answered = await resolve({ ctx: { ...ctx, ...authorized }, input: parsed.data });
+      const mismatch = answerMismatch(spec.output, answered, ctx.services);
+      if (mismatch) throw mismatch;
+      return answered;
+    } catch (e) {
+      if (e instanceof ApiError) throw e;
+      const error = e instanceof TRPCError ? e : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: e });
+      throw tableError(error.cause, error.code, ctx.services) ?? error;
+    }
+  };
+  const withDirect = <P extends AnyProcedure>(served: P, resolve: Resolver): P => {
+    directCalls.set(served, direct(resolve));
+    return served;
+  };
   return {
-    query: (resolve: Resolver) => twinned(procedure.query(served(resolve)), procedure.query(resolve)),
-    mutation: (resolve: Resolver) => twinned(procedure.mutation(served(resolve)), procedure.mutation(resolve)),
+    query: (resolve: Resolver) => withDirect(procedure.query(served(resolve)), resolve),
+    mutation: (resolve: Resolver) => withDirect(procedure.mutation(served(resolve)), resolve),
   };
 };
 
@@ -198,7 +236,7 @@ const startOf = <I extends OperationSpec['input'], O extends z.ZodType>(
  * are derived from it there (router.ts).
  */
 export function defineOperation<
-  I extends OperationSpec['input'],
+  I extends OperationSpec['input'] & z.ZodType,
   O extends z.ZodType,
   S extends OperationSpec & { input: I; output: O },
   P extends AnyProcedure,

@@ -85,7 +85,7 @@ export const appRouter = router(procedures);
 
 export type AppRouter = typeof appRouter;
 
-/** Every operation with its declaration, names and caller: the REST routes, the OpenAPI document and metrics come from these. */
+/** Every operation with its declaration, names and direct call: the REST routes, the OpenAPI document and metrics come from these. */
 export const operations: readonly Operation[] = Object.entries(procedures).flatMap(([area, group]) =>
   Object.entries(group).map(([name, procedure]) => operationOf(area, name, procedure)),
 );

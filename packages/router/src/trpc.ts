@@ -51,16 +51,27 @@ const describeIssues = (issues: z.core.$ZodIssue[]): string =>
     })
     .join('; ');
 
+/**
+ * An error a call ended with, as its row of the error table: domain errors, a database that cannot
+ * serve, input that breaks its schema (tRPC's BAD_REQUEST with zod's error). Null: none of those,
+ * the error stays as it is. The procedures' middleware and REST's direct call (operation.ts) both
+ * map through here.
+ */
+export function tableError(cause: unknown, code: TRPCError['code'], services: Context['services']): ApiError | null {
+  if (cause instanceof DomainError) return new ApiError(cause.code, cause.message);
+  if (services.isUnavailable(cause)) return new ApiError('unavailable');
+  if (cause instanceof z.ZodError && code === 'BAD_REQUEST') {
+    return new ApiError('invalid_input', describeIssues(cause.issues));
+  }
+  return null;
+}
+
 /** Domain errors and input that breaks its schema become rows of the error table, for REST and tRPC alike. */
 const mapErrors = t.middleware(async ({ ctx, next }) => {
   const result = await next();
   if (!result.ok) {
-    const { cause, code } = result.error;
-    if (cause instanceof DomainError) throw new ApiError(cause.code, cause.message);
-    if (ctx.services.isUnavailable(cause)) throw new ApiError('unavailable');
-    if (cause instanceof z.ZodError && code === 'BAD_REQUEST') {
-      throw new ApiError('invalid_input', describeIssues(cause.issues));
-    }
+    const mapped = tableError(result.error.cause, result.error.code, ctx.services);
+    if (mapped) throw mapped;
   }
   return result;
 });
@@ -70,35 +81,48 @@ export const publicProcedure = t.procedure.use(mapErrors);
 /**
  * An operation's answer held to its declared shape at run time, where the services ask for it
  * (`checkAnswers`: development and tests; see docs/operating.md). A mismatch is a fault of ours,
- * never the client's: a 500 whose cause the log shows.
+ * never the client's: a 500 whose cause the log shows. Null when it holds, or is not checked.
  */
+export function answerMismatch(schema: z.ZodType, data: unknown, services: Context['services']): TRPCError | null {
+  if (!services.checkAnswers) return null;
+  const checked = schema.safeParse(data instanceof Answer ? data.body : data);
+  if (checked.success) return null;
+  return new TRPCError({
+    code: 'INTERNAL_SERVER_ERROR',
+    cause: new Error(`the answer does not match its schema: ${describeIssues(checked.error.issues)}`),
+  });
+}
+
 export const checkAnswer = (schema: z.ZodType) =>
   t.middleware(async ({ ctx, next }) => {
     const result = await next();
-    if (result.ok && ctx.services.checkAnswers) {
-      const checked = schema.safeParse(result.data instanceof Answer ? result.data.body : result.data);
-      if (!checked.success) {
-        throw new TRPCError({
-          code: 'INTERNAL_SERVER_ERROR',
-          cause: new Error(`the answer does not match its schema: ${describeIssues(checked.error.issues)}`),
-        });
-      }
-    }
+    const mismatch = result.ok ? answerMismatch(schema, result.data, ctx.services) : null;
+    if (mismatch) throw mismatch;
     return result;
   });
 
-/** Every operation needs a token; it fixes the one account all reads and writes are scoped to. */
-export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
+/** What an operation's resolver knows beyond the request's context: the token's account. */
+export interface Authorized {
+  account: AccountContext;
+  changeMark: string;
+}
+
+/**
+ * Every operation needs a token; it fixes the one account all reads and writes are scoped to.
+ * Every call counts against the quota, each call of a batch too. The procedures' middleware and
+ * REST's direct call (operation.ts) both authorize here.
+ */
+export async function authorize(ctx: Context): Promise<Authorized> {
   const found = await ctx.authenticate();
   if (!found) throw new ApiError('unauthorized');
-  // Every call counts against the quota, each call of a batch too.
   const quota = await ctx.services.rateLimit(found.tokenId, found.account.id, found.rateLimit);
   if (quota) {
     ctx.auth.rateLimit = quota;
     if (!quota.allowed) throw new ApiError('rate_limited');
   }
   await ctx.services.touchToken(found.tokenId);
-  const account: AccountContext = found.account;
-  ctx.auth.accountId = account.id;
-  return next({ ctx: { ...ctx, account, changeMark: found.changeMark } });
-});
+  ctx.auth.accountId = found.account.id;
+  return { account: found.account, changeMark: found.changeMark };
+}
+
+export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => next({ ctx: await authorize(ctx) }));

@@ -25,8 +25,8 @@ import { allowed, type Route, restRoutes, takesBody } from './routes.ts';
 
 /*
  * REST v1: each operation's declared method and path, its input read from the query or the body
- * (JSON or form-encoded, within the limits), the call made through the procedure's own tRPC
- * caller (so auth, rate limits, input and output schemas and errors are the procedure's), and
+ * (JSON or form-encoded, within the limits), the call made by the operation's own steps
+ * (`operation.call`: auth, rate limits, input and output schemas and errors are the procedure's), and
  * errors given our `{error, code}` body straight from the one table. trpc-to-openapi writes the
  * OpenAPI document from the same declarations (openapi.ts); it does not serve requests.
  */
