@@ -58,6 +58,8 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 for (const [way, each] of cpu) {
   const sorted = [...each].sort((a, b) => a - b);
-  console.log(`${way.padEnd(12)} CPU a call: median ${sorted[ROUNDS / 2]?.toFixed(0)} µs, least ${sorted[0]?.toFixed(0)} µs`);
+  console.log(
+    `${way.padEnd(12)} CPU a call: median ${sorted[ROUNDS / 2]?.toFixed(0)} µs, least ${sorted[0]?.toFixed(0)} µs`,
+  );
 }
 await orm.close();
