@@ -10,6 +10,10 @@ import { type Prepared, runPrepared } from '../repositories/prepared.ts';
  * grants a block that still fits under the limit, so whatever the number of processes the token
  * is never served more than its limit in a window; a process that holds unspent quota when the
  * window ends only makes others refuse a little early. Near the limit blocks shrink to one request.
+ * The next block is claimed when a quarter of the one in hand is left, so requests do not queue
+ * behind the claim: when they all waited for it, every thousandth request held up every request
+ * in flight for a pool connection and a statement (the p99 at 64 connections was 2.8x the
+ * hand-written server's).
  * Windows are aligned on the database's clock, so processes on different machines agree.
  *
  * A row's window only moves forward. `now()` is when a statement's transaction began, so a claim
@@ -88,6 +92,16 @@ interface Bucket {
 
 const MAX_BLOCK = 1_000;
 const BLOCKS_PER_WINDOW = 50;
+/** A block of this many or more is claimed again when a quarter of it is left. */
+const PREFETCH_FROM = 4;
+/**
+ * Two claims whose windows end further apart than this are in different windows (a window is a
+ * second at least; the same window's ends differ by the claims' latency).
+ */
+const SAME_WINDOW_MS = 500;
+
+/** The block a claim asks for: a fiftieth of the limit, at least one request, at most 1,000. */
+const blockOf = (limit: number): number => Math.max(1, Math.min(MAX_BLOCK, Math.floor(limit / BLOCKS_PER_WINDOW)));
 
 /** Claims n more of the key's window if they fit under the limit, or returns the row that refused. */
 type Claim<K, X> = (key: K, n: number, limit: number, extra: X) => Promise<ClaimRow>;
@@ -115,29 +129,43 @@ export class BlockQuota<K, X = undefined> {
         this.buckets.set(key, bucket);
       }
       const resetSeconds = Math.max(1, Math.ceil((bucket.windowEnds - now) / 1000));
-      if (bucket.left > 0) {
+      // What is left of a window that has ended is not spent in the next one.
+      const current = now < bucket.windowEnds;
+      if (bucket.left > 0 && current) {
         bucket.left--;
+        const block = blockOf(limit);
+        if (block >= PREFETCH_FROM && bucket.left <= block / 4 && !bucket.claiming && !bucket.exhausted) {
+          // The next block is claimed while this one lasts. Whoever runs out before it comes waits
+          // for it, and its failure reaches them; nobody else waits on it.
+          this.startClaim(key, bucket, extra).catch(() => undefined);
+        }
         return { allowed: true, limit, remaining: Math.max(0, limit - bucket.claimed + bucket.left), resetSeconds };
       }
-      if (bucket.exhausted) return { allowed: false, limit, remaining: 0, resetSeconds };
-      if (!bucket.claiming) {
-        const b = bucket;
-        b.claiming = this.claim(key, b, extra).finally(() => {
-          b.claiming = undefined;
-        });
-      }
-      await bucket.claiming;
+      if (bucket.exhausted && current) return { allowed: false, limit, remaining: 0, resetSeconds };
+      await (bucket.claiming ?? this.startClaim(key, bucket, extra));
     }
   }
 
+  private startClaim(key: K, bucket: Bucket, extra: X): Promise<void> {
+    const claiming = this.claim(key, bucket, extra).finally(() => {
+      bucket.claiming = undefined;
+    });
+    bucket.claiming = claiming;
+    return claiming;
+  }
+
   private async claim(key: K, bucket: Bucket, extra: X): Promise<void> {
-    let n = Math.max(1, Math.min(MAX_BLOCK, Math.floor(bucket.limit / BLOCKS_PER_WINDOW)));
+    let n = blockOf(bucket.limit);
     let row = await this.claimRow(key, n, bucket.limit, extra);
     if (!row.granted && n > 1) {
       n = 1;
       row = await this.claimRow(key, n, bucket.limit, extra);
     }
-    bucket.windowEnds = Date.now() + row.reset_ms;
+    const windowEnds = Date.now() + row.reset_ms;
+    // Counted in a later window than what is left here (a claim made ahead of need, answered
+    // after the window turned): what is left belongs to the window before, and is dropped.
+    if (windowEnds > bucket.windowEnds + SAME_WINDOW_MS) bucket.left = 0;
+    bucket.windowEnds = windowEnds;
     bucket.claimed = row.used;
     if (row.granted) bucket.left += n;
     else bucket.exhausted = true;
