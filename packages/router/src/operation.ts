@@ -5,7 +5,6 @@ import { Answer, noteHeaders } from './answer.ts';
 import type { Context } from './context.ts';
 import type { ErrorCode } from './errors.ts';
 import {
-  ApiError,
   type Authorized,
   answerMismatch,
   authedProcedure,
@@ -214,7 +213,8 @@ const startOf = <I extends z.ZodType, O extends z.ZodType>(spec: OperationSpec &
       if (mismatch) throw mismatch;
       return answered;
     } catch (e) {
-      if (e instanceof ApiError) throw e;
+      // As tRPC leaves a thrown error for the middleware: itself when a TRPCError (ours are), else
+      // wrapped as an internal one; then mapped as the middleware maps it.
       const error = e instanceof TRPCError ? e : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: e });
       throw tableError(error.cause, error.code, ctx.services) ?? error;
     }
