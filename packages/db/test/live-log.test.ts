@@ -201,8 +201,8 @@ describe('the live feed', () => {
 
 // Two connections of their own: only a server has transactions open side by side.
 describe.runIf(process.env.DATABASE_URL)('transactions committed out of order', () => {
-  it('does not wait for a transaction open in another database of the same server', async () => {
-    const from = await start();
+  /** Runs `meanwhile` while a transaction with an id of the server's is open in another database. */
+  async function whileOpenElsewhere(meanwhile: () => Promise<void>) {
     // The server's own database (the suite's creates one for each file beside it).
     const elsewhere = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await elsewhere.connect();
@@ -210,14 +210,31 @@ describe.runIf(process.env.DATABASE_URL)('transactions committed out of order', 
       await elsewhere.query('begin');
       // A transaction id of the server's, as any write in that database takes one.
       await elsewhere.query('select pg_current_xact_id()');
-      const id = await postIn('two', 'while another database writes');
-      const read = await log.read(from, null, 10);
-      expect(read.events.map((e) => e.messageId)).toEqual([id]);
-      expect(read.held).toBe(false);
+      await meanwhile();
     } finally {
       await elsewhere.query('rollback').catch(() => undefined);
       await elsewhere.end();
     }
+  }
+
+  it('does not wait for a transaction open in another database of the same server', async () => {
+    const from = await start();
+    await whileOpenElsewhere(async () => {
+      const id = await postIn('two', 'while another database writes');
+      const read = await log.read(from, null, 10);
+      expect(read.events.map((e) => e.messageId)).toEqual([id]);
+      expect(read.held).toBe(false);
+    });
+  });
+
+  it('starts a stream after what has committed, whatever another database has open', async () => {
+    await whileOpenElsewhere(async () => {
+      await postIn('two', 'before the stream started');
+      const from = await start();
+      expect((await log.read(from, null, 10)).events).toEqual([]);
+      const id = await postIn('two', 'after it');
+      expect((await log.read(from, null, 10)).events.map((e) => e.messageId)).toEqual([id]);
+    });
   });
 
   it('holds back a later commit until the older transaction ends, then reads both in order', async () => {

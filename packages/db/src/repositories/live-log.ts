@@ -22,22 +22,25 @@ import { query } from './sql.ts';
 export const LIVE_RETENTION_HOURS = 24;
 
 /**
- * The feed's rows after $1.$2 that `scope` follows, readable now; then one row saying whether more
- * are committed but held behind an older open transaction (a row from beyond this server's
- * transactions, which only a restore can bring, is neither), and whether $1.$2 is stale.
- * `b.horizon` is the oldest transaction still open but those seen running in another database (a
- * transaction that ended since the snapshot, or that PostgreSQL does not show, counts as this
- * database's), or the snapshot's xmax with none.
+ * The oldest transaction still open but those seen running in another database (a transaction that
+ * ended since the snapshot `s`, or that PostgreSQL does not show, counts as this database's), or the
+ * snapshot's xmax with none: no row of this database's feed below it is still to commit.
+ */
+const horizonOf = (s: string) => `coalesce(
+      (select min(x) from pg_snapshot_xip(${s}) x
+       where xid(x) not in (select a.backend_xid from pg_stat_activity a
+                            where a.backend_xid is not null and a.datname <> current_database())),
+      pg_snapshot_xmax(${s}))`;
+
+/**
+ * The feed's rows after $1.$2 that `scope` follows, readable now (below the horizon); then one row
+ * saying whether more are committed but held behind an older open transaction (a row from beyond
+ * this server's transactions, which only a restore can bring, is neither), and whether $1.$2 is
+ * stale.
  */
 const readSql = (scope: string) => `
   with h as (select pg_current_snapshot() as s),
-  b as (
-    select coalesce(
-      (select min(x) from pg_snapshot_xip(h.s) x
-       where xid(x) not in (select a.backend_xid from pg_stat_activity a
-                            where a.backend_xid is not null and a.datname <> current_database())),
-      pg_snapshot_xmax(h.s)) as horizon
-    from h),
+  b as (select ${horizonOf('h.s')} as horizon from h),
   e as (
     select e.xid::text || '.' || e.id as position, e.kind, e.account_id, e.conversation_id, e.message_id, e.user_id,
       e.internal
@@ -61,9 +64,10 @@ const READ_CONVERSATION: Prepared = {
 };
 const READ_ACCOUNT: Prepared = { name: 'live_read_account', text: readSql('and e.account_id = $4::int') };
 
+/** Where a stream starts that is to miss nothing committed from now: the horizon, as a position. */
 const NOW: Prepared = {
   name: 'live_now',
-  text: `select pg_snapshot_xmin(pg_current_snapshot())::text || '.0' as position`,
+  text: `with h as (select pg_current_snapshot() as s) select ${horizonOf('h.s')}::text || '.0' as position from h`,
 };
 
 /** Each account watched until $2 seconds from now at least (another process may hold it longer). */
