@@ -39,27 +39,33 @@ function summarize(file: string): string[] {
   const s = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
   const { node_fields: nf, node_types, edge_fields: ef, edge_types } = s.snapshot.meta;
   const [N, E] = [nf.length, ef.length];
-  const [type, name, size, edgeCount] = ['type', 'name', 'self_size', 'edge_count'].map((f) => nf.indexOf(f));
-  const [edgeType, edgeName, edgeTo] = ['type', 'name_or_index', 'to_node'].map((f) => ef.indexOf(f));
-  const at = (i: number, field: number | undefined) => s.nodes[i + (field ?? 0)] ?? 0;
+  const [type, name, size, edgeCount] = [
+    nf.indexOf('type'),
+    nf.indexOf('name'),
+    nf.indexOf('self_size'),
+    nf.indexOf('edge_count'),
+  ];
+  const [edgeType, edgeName, edgeTo] = [ef.indexOf('type'), ef.indexOf('name_or_index'), ef.indexOf('to_node')];
+  const node = (i: number, field: number) => s.nodes[i + field] ?? 0;
+  const edgeOf = (k: number, field: number) => s.edges[k + field] ?? 0;
   const byType = new Map<string, number>();
   const sources = new Map<string, { bytes: number; modules: number }>();
   let total = 0;
   let edge = 0;
   for (let i = 0; i < s.nodes.length; i += N) {
-    const kind = node_types[0][at(i, type)] ?? '?';
-    total += at(i, size);
-    byType.set(kind, (byType.get(kind) ?? 0) + at(i, size));
-    const edges = at(i, edgeCount);
+    const kind = node_types[0][node(i, type)] ?? '?';
+    total += node(i, size);
+    byType.set(kind, (byType.get(kind) ?? 0) + node(i, size));
+    const edges = node(i, edgeCount);
     // A script: the code object with a `source` edge; its name is the module's address.
     if (kind === 'code') {
       for (let k = edge; k < edge + edges * E; k += E) {
-        const named = edge_types[0][s.edges[k + (edgeType ?? 0)] ?? 0];
+        const named = edge_types[0][edgeOf(k, edgeType)];
         if (named === 'element' || named === 'hidden') continue;
-        if (s.strings[s.edges[k + (edgeName ?? 0)] ?? 0] !== 'source') continue;
-        const key = packageOf(s.strings[at(i, name)] ?? '');
+        if (s.strings[edgeOf(k, edgeName)] !== 'source') continue;
+        const key = packageOf(s.strings[node(i, name)] ?? '');
         const row = sources.get(key) ?? { bytes: 0, modules: 0 };
-        row.bytes += at(s.edges[k + (edgeTo ?? 0)] ?? 0, size);
+        row.bytes += node(edgeOf(k, edgeTo), size);
         row.modules += 1;
         sources.set(key, row);
       }
@@ -83,7 +89,9 @@ async function snapshotOf(server: Server): Promise<string[]> {
   }
   const before = new Set(readdirSync(dir));
   server.child.kill('SIGUSR2');
+  const deadline = Date.now() + 60_000;
   for (;;) {
+    if (Date.now() > deadline) throw new Error(`${server.name} wrote no heap snapshot within a minute`);
     await new Promise((r) => setTimeout(r, 250));
     const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
     // Written in full once the process answers again (the snapshot holds its thread meanwhile).
