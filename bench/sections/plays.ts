@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { drive, fmt, median, SCENARIOS } from '../load.ts';
+import { cpuTimeMs, drive, fmt, median, postgresCpuMs, SCENARIOS } from '../load.ts';
 import { CONNECTIONS, DB, DURATION, PAGE_HOST } from '../options.ts';
 import { peakRssMb, resetPeak, type Server } from '../servers.ts';
 import { aim } from '../targets.ts';
@@ -61,19 +61,27 @@ export async function plays(product: Server) {
   for (const c of CONNECTIONS) {
     // The page's own rate wanders by more than the cost measured: COST_ROUNDS rounds of the two
     // side by side, the order turned each round, and the median of the rounds' costs.
-    const rounds: { alone: number; both: number }[] = [];
+    const rounds: { alone: Views; both: Views }[] = [];
     for (let round = 0; round < COST_ROUNDS; round++) {
       const first = await views(c, round % 2 === 1);
       const second = await views(c, round % 2 === 0);
       rounds.push(round % 2 === 1 ? { both: first, alone: second } : { alone: first, both: second });
     }
-    const each = rounds.map((r) => 1 - r.both / r.alone);
+    const each = rounds.map((r) => 1 - r.both.rate / r.alone.rate);
     const cost = median(each);
     dearest = Math.max(dearest, cost);
+    // Where a view's CPU went, alone and with its beacon (medians of the rounds): the product's, the
+    // database's, and the bench's own client's, which shares the machine's two cores.
+    const cpu = (side: 'alone' | 'both', of: keyof Views['cpu']) => median(rounds.map((r) => r[side].cpu[of]));
+    const split = (['product', 'postgres', 'client'] as const)
+      .map((of) => `${of} ${cpu('alone', of).toFixed(2)} → ${cpu('both', of).toFixed(2)}`)
+      .join(', ');
     costs.push(
-      `${String(c).padStart(5)} conns: page views ${fmt(median(rounds.map((r) => r.alone)))}/s alone, ` +
-        `${fmt(median(rounds.map((r) => r.both)))}/s each with its beacon: the beacon costs the page ` +
-        `${(cost * 100).toFixed(1)} % (rounds: ${each.map((x) => (x * 100).toFixed(1)).join(', ')} %)`,
+      `${String(c).padStart(5)} conns: page views ${fmt(median(rounds.map((r) => r.alone.rate)))}/s alone, ` +
+        `${fmt(median(rounds.map((r) => r.both.rate)))}/s each with its beacon: the beacon costs the page ` +
+        `${(cost * 100).toFixed(1)} % (rounds: ${each.map((x) => (x * 100).toFixed(1)).join(', ')} %); ` +
+        `CPU a view alone → with its beacon, ms: ${split}; the product's share ` +
+        `+${((cpu('both', 'product') / cpu('alone', 'product') - 1) * 100).toFixed(1)} %`,
     );
   }
   console.log(
@@ -113,10 +121,16 @@ async function readVisitors(product: Server, id: number): Promise<PageVisitor[]>
   return visitors;
 }
 
+/** Page views a second, and the CPU time a view cost each side (in ms; with its beacon's when it sent one). */
+interface Views {
+  rate: number;
+  cpu: { product: number; postgres: number; client: number };
+}
+
 /**
  * The page viewed as fast as `connections` allow for DURATION, each view by the next of
  * `visitors` (round and round), followed by that visitor's beacon when `beacon` is its address:
- * page views a second (every answer must be 2xx). Each visitor's play is their own, so the
+ * page views a second (every answer must be 2xx), and what a view cost each side. Each visitor's play is their own, so the
  * beacons' plays are written as distinct rows (until the visitors come round again, whose plays
  * are kept already).
  */
@@ -125,7 +139,8 @@ async function visits(
   visitors: readonly PageVisitor[],
   beacon: string | null,
   connections: number,
-): Promise<number> {
+): Promise<Views> {
+  const before = { product: cpuTimeMs(product.child.pid), postgres: postgresCpuMs(), client: process.cpuUsage() };
   let next = 0;
   // Each connection's context carries the visitor of its view to its beacon.
   const viewing = new WeakMap<object, PageVisitor>();
@@ -161,7 +176,16 @@ async function visits(
   if (result.non2xx + result.errors > 0) {
     throw new Error(`the page views met ${result.non2xx} non-2xx answers and ${result.errors} errors`);
   }
-  return result.requests.average * (beacon ? 0.5 : 1);
+  const viewed = Math.max(result.requests.total * (beacon ? 0.5 : 1), 1);
+  const client = process.cpuUsage(before.client);
+  return {
+    rate: result.requests.average * (beacon ? 0.5 : 1),
+    cpu: {
+      product: (cpuTimeMs(product.child.pid) - before.product) / viewed,
+      postgres: (postgresCpuMs() - before.postgres) / viewed,
+      client: (client.user + client.system) / 1000 / viewed,
+    },
+  };
 }
 
 /**
