@@ -73,6 +73,23 @@ export function postgresCpuMs(): number {
   return total;
 }
 
+/**
+ * The CPU spent from now on by `server`, by PostgreSQL, and by this process (the load generator,
+ * on the same cores), in ms a unit of work once `units` were done (a request, a page view).
+ */
+export function cpuMeter(server: Server): (units: number) => { serverMs: number; pgMs: number; clientMs: number } {
+  const before = { server: cpuTimeMs(server.child.pid), pg: postgresCpuMs(), client: process.cpuUsage() };
+  return (units) => {
+    const each = Math.max(units, 1);
+    const client = process.cpuUsage(before.client);
+    return {
+      serverMs: (cpuTimeMs(server.child.pid) - before.server) / each,
+      pgMs: (postgresCpuMs() - before.pg) / each,
+      clientMs: (client.user + client.system) / 1000 / each,
+    };
+  };
+}
+
 export async function drive(
   server: Server,
   s: Scenario,
@@ -81,8 +98,7 @@ export async function drive(
   token = TOKEN,
   host?: string,
 ): Promise<Run> {
-  const cpuBefore = cpuTimeMs(server.child.pid);
-  const pgBefore = postgresCpuMs();
+  const spent = cpuMeter(server);
   const result = await autocannon({
     url: server.base,
     connections,
@@ -104,6 +120,7 @@ export async function drive(
       },
     ],
   });
+  const cpu = spent(result.requests.total);
   return {
     rps: result.requests.average,
     mean: result.latency.average,
@@ -111,8 +128,8 @@ export async function drive(
     p99: result.latency.p99,
     non2xx: result.non2xx + result.errors + result.timeouts,
     notModified: result['3xx'],
-    cpuMs: (cpuTimeMs(server.child.pid) - cpuBefore) / Math.max(result.requests.total, 1),
-    pgMs: (postgresCpuMs() - pgBefore) / Math.max(result.requests.total, 1),
+    cpuMs: cpu.serverMs,
+    pgMs: cpu.pgMs,
   };
 }
 

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { cpuTimeMs, drive, fmt, median, postgresCpuMs, SCENARIOS } from '../load.ts';
+import { cpuMeter, drive, fmt, median, SCENARIOS } from '../load.ts';
 import { CONNECTIONS, DB, DURATION, PAGE_HOST } from '../options.ts';
 import { peakRssMb, resetPeak, type Server } from '../servers.ts';
 import { aim } from '../targets.ts';
@@ -73,15 +73,15 @@ export async function plays(product: Server) {
     // Where a view's CPU went, alone and with its beacon (medians of the rounds): the product's, the
     // database's, and the bench's own client's, which shares the machine's two cores.
     const cpu = (side: 'alone' | 'both', of: keyof Views['cpu']) => median(rounds.map((r) => r[side].cpu[of]));
-    const split = (['product', 'postgres', 'client'] as const)
-      .map((of) => `${of} ${cpu('alone', of).toFixed(2)} → ${cpu('both', of).toFixed(2)}`)
+    const split = (['serverMs', 'pgMs', 'clientMs'] as const)
+      .map((of) => `${SIDES[of]} ${cpu('alone', of).toFixed(2)} → ${cpu('both', of).toFixed(2)}`)
       .join(', ');
+    const share = (cpu('both', 'serverMs') / cpu('alone', 'serverMs') - 1) * 100;
     costs.push(
       `${String(c).padStart(5)} conns: page views ${fmt(median(rounds.map((r) => r.alone.rate)))}/s alone, ` +
         `${fmt(median(rounds.map((r) => r.both.rate)))}/s each with its beacon: the beacon costs the page ` +
         `${(cost * 100).toFixed(1)} % (rounds: ${each.map((x) => (x * 100).toFixed(1)).join(', ')} %); ` +
-        `CPU a view alone → with its beacon, ms: ${split}; the product's share ` +
-        `+${((cpu('both', 'product') / cpu('alone', 'product') - 1) * 100).toFixed(1)} %`,
+        `CPU a view alone → with its beacon, ms: ${split}; the product's ${share < 0 ? '' : '+'}${share.toFixed(1)} %`,
     );
   }
   console.log(
@@ -121,18 +121,21 @@ async function readVisitors(product: Server, id: number): Promise<PageVisitor[]>
   return visitors;
 }
 
-/** Page views a second, and the CPU time a view cost each side (in ms; with its beacon's when it sent one). */
+/** Page views a second, and the CPU a view cost each side (with its beacon's when it sent one). */
 interface Views {
   rate: number;
-  cpu: { product: number; postgres: number; client: number };
+  cpu: ReturnType<ReturnType<typeof cpuMeter>>;
 }
+
+/** How the section's lines name the sides of a view's CPU. */
+const SIDES = { serverMs: 'product', pgMs: 'postgres', clientMs: 'client' } as const;
 
 /**
  * The page viewed as fast as `connections` allow for DURATION, each view by the next of
  * `visitors` (round and round), followed by that visitor's beacon when `beacon` is its address:
- * page views a second (every answer must be 2xx), and what a view cost each side. Each visitor's play is their own, so the
- * beacons' plays are written as distinct rows (until the visitors come round again, whose plays
- * are kept already).
+ * page views a second (every answer must be 2xx), and what a view cost each side. Each
+ * visitor's play is their own, so the beacons' plays are written as distinct rows (until the
+ * visitors come round again, whose plays are kept already).
  */
 async function visits(
   product: Server,
@@ -140,7 +143,7 @@ async function visits(
   beacon: string | null,
   connections: number,
 ): Promise<Views> {
-  const before = { product: cpuTimeMs(product.child.pid), postgres: postgresCpuMs(), client: process.cpuUsage() };
+  const spent = cpuMeter(product);
   let next = 0;
   // Each connection's context carries the visitor of its view to its beacon.
   const viewing = new WeakMap<object, PageVisitor>();
@@ -176,16 +179,9 @@ async function visits(
   if (result.non2xx + result.errors > 0) {
     throw new Error(`the page views met ${result.non2xx} non-2xx answers and ${result.errors} errors`);
   }
-  const viewed = Math.max(result.requests.total * (beacon ? 0.5 : 1), 1);
-  const client = process.cpuUsage(before.client);
-  return {
-    rate: result.requests.average * (beacon ? 0.5 : 1),
-    cpu: {
-      product: (cpuTimeMs(product.child.pid) - before.product) / viewed,
-      postgres: (postgresCpuMs() - before.postgres) / viewed,
-      client: (client.user + client.system) / 1000 / viewed,
-    },
-  };
+  // With beacons, every other request is one: a view is two requests.
+  const perView = beacon ? 2 : 1;
+  return { rate: result.requests.average / perView, cpu: spent(result.requests.total / perView) };
 }
 
 /**

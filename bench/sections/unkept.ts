@@ -1,6 +1,6 @@
 import http from 'node:http';
 import autocannon from 'autocannon';
-import { cpuTimeMs, postgresCpuMs, type Scenario } from '../load.ts';
+import { cpuMeter, type Scenario } from '../load.ts';
 import { DURATION, PAGE_HOST } from '../options.ts';
 import { type Server, start, startOptions, stopServer } from '../servers.ts';
 
@@ -56,8 +56,7 @@ export async function postForm(
   connections: number,
   ok: '303' | '204' = '303',
 ): Promise<{ rps: number; bad: number; cpuMs: number; pgMs: number }> {
-  const cpuBefore = cpuTimeMs(server.child.pid);
-  const pgBefore = postgresCpuMs();
+  const spent = cpuMeter(server);
   const result = await autocannon({
     url: server.base,
     connections,
@@ -71,11 +70,11 @@ export async function postForm(
     requests: [{ method: 'POST', path, body: form.body }],
   });
   const redirected = result.statusCodeStats?.[ok]?.count ?? 0;
-  const total = Math.max(result.requests.total, 1);
+  const cpu = spent(result.requests.total);
   return {
     rps: result.requests.average,
     bad: result.errors + result.timeouts + result.requests.total - redirected,
-    cpuMs: (cpuTimeMs(server.child.pid) - cpuBefore) / total,
-    pgMs: (postgresCpuMs() - pgBefore) / total,
+    cpuMs: cpu.serverMs,
+    pgMs: cpu.pgMs,
   };
 }
