@@ -8,7 +8,7 @@ import { getPage, postForm } from './unkept.ts';
 
 /**
  * Played receipts (issue 42): the beacon a page's player sends when a recording has played long
- * enough (`POST /c/pages-2/messages/<id>/played`, one visitor's session again and again: each is
+ * enough (`POST /c/pages-2/messages/<id>/played?ticket=…`, one visitor's session again and again: each is
  * checked, its recording's access read and its play kept once, answered 204) against the
  * comparison's get_conversation ?slug (a conversation of 5 messages), alternated in one run
  * (target: the beacon at >= 0.8x); and what the beacon costs the page: its page views a second
@@ -23,14 +23,7 @@ export async function plays(product: Server) {
   const first = visitors[0];
   if (!first) throw new Error('no visitor met the page');
   const { cookie, ticket } = first;
-  const beacon = (c: number) =>
-    postForm(
-      product,
-      `/c/pages-2/messages/${id}/played`,
-      { cookie, body: `ticket=${encodeURIComponent(ticket)}` },
-      c,
-      '204',
-    );
+  const beacon = (c: number) => postForm(product, beaconPath(id, ticket), { cookie }, c, '204');
   // The comparison's own lookup: a conversation of 5 messages by its slug.
   const api = SCENARIOS.find((s) => s.name === 'get_conversation ?slug');
   if (!api) throw new Error('the comparison has no get_conversation ?slug scenario');
@@ -54,8 +47,7 @@ export async function plays(product: Server) {
   console.log(`\nplayed receipts' beacon (product only):\n${rows.join('\n')}`);
   aim('played beacon >= 0.80x get_conversation ?slug', `lowest x${worst.toFixed(2)}`, worst >= 0.8);
 
-  const views = (c: number, withBeacon: boolean) =>
-    visits(product, visitors, withBeacon ? `/c/pages-2/messages/${id}/played` : null, c);
+  const views = (c: number, withBeacon: boolean) => visits(product, visitors, withBeacon ? id : null, c);
   const costs: string[] = [];
   let dearest = 0;
   for (const c of CONNECTIONS) {
@@ -100,6 +92,10 @@ const COST_ROUNDS = 5;
 /** The visitors whose views (and beacons) the cost is measured with, each its own browser. */
 const VISITORS = 3_000;
 
+/** Where a player reports its play of message `id` with `ticket`, as the page's script sends it. */
+const beaconPath = (id: number, ticket: string) =>
+  `/c/pages-2/messages/${id}/played?${new URLSearchParams({ ticket })}`;
+
 /** A visitor as the page met them: their cookie, and the ticket their player reports with. */
 interface PageVisitor {
   cookie: string;
@@ -132,7 +128,7 @@ const SIDES = { serverMs: 'product', pgMs: 'postgres', clientMs: 'client' } as c
 
 /**
  * The page viewed as fast as `connections` allow for DURATION, each view by the next of
- * `visitors` (round and round), followed by that visitor's beacon when `beacon` is its address:
+ * `visitors` (round and round), followed by that visitor's beacon of message `beacon` when given:
  * page views a second (every answer must be 2xx), and what a view cost each side. Each
  * visitor's play is their own, so the beacons' plays are written as distinct rows (until the
  * visitors come round again, whose plays are kept already).
@@ -140,7 +136,7 @@ const SIDES = { serverMs: 'product', pgMs: 'postgres', clientMs: 'client' } as c
 async function visits(
   product: Server,
   visitors: readonly PageVisitor[],
-  beacon: string | null,
+  beacon: number | null,
   connections: number,
 ): Promise<Views> {
   const spent = cpuMeter(product);
@@ -158,15 +154,10 @@ async function visits(
   };
   const played: autocannon.Request = {
     method: 'POST',
-    path: beacon ?? '',
     setupRequest: (req, context) => {
       const visitor = viewing.get(context);
-      if (!visitor) throw new Error('a beacon came before its view');
-      return {
-        ...req,
-        headers: { ...req.headers, cookie: visitor.cookie, 'content-type': 'application/x-www-form-urlencoded' },
-        body: `ticket=${encodeURIComponent(visitor.ticket)}`,
-      };
+      if (!visitor || beacon === null) throw new Error('a beacon came before its view');
+      return { ...req, path: beaconPath(beacon, visitor.ticket), headers: { ...req.headers, cookie: visitor.cookie } };
     },
   };
   const result = await autocannon({
@@ -174,13 +165,13 @@ async function visits(
     connections,
     duration: DURATION,
     headers: { host: PAGE_HOST, origin: `https://${PAGE_HOST}` },
-    requests: beacon ? [page, played] : [page],
+    requests: beacon === null ? [page] : [page, played],
   });
   if (result.non2xx + result.errors > 0) {
     throw new Error(`the page views met ${result.non2xx} non-2xx answers and ${result.errors} errors`);
   }
   // With beacons, every other request is one: a view is two requests.
-  const perView = beacon ? 2 : 1;
+  const perView = beacon === null ? 1 : 2;
   return { rate: result.requests.average / perView, cpu: spent(result.requests.total / perView) };
 }
 

@@ -46,13 +46,13 @@ export const CREATE: Scenario = {
 
 /**
  * A form of the PAGE_HOST account's site posted as fast as `connections` allow for DURATION, with
- * the cookie and fields its page gave: posts/s, and the answers that were not `ok` (the 303 of a
- * post; a beacon's 204).
+ * the cookie and fields its page gave (none: a POST without a body, a beacon's): posts/s, and
+ * the answers that were not `ok` (the 303 of a post; a beacon's 204).
  */
 export async function postForm(
   server: Server,
   path: string,
-  form: { cookie: string; body: string },
+  form: { cookie: string; body?: string },
   connections: number,
   ok: '303' | '204' = '303',
 ): Promise<{ rps: number; bad: number; cpuMs: number; pgMs: number }> {
@@ -65,9 +65,9 @@ export async function postForm(
       host: PAGE_HOST,
       cookie: form.cookie,
       origin: `https://${PAGE_HOST}`,
-      'content-type': 'application/x-www-form-urlencoded',
+      ...(form.body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
     },
-    requests: [{ method: 'POST', path, body: form.body }],
+    requests: [{ method: 'POST', path, ...(form.body === undefined ? {} : { body: form.body }) }],
   });
   const redirected = result.statusCodeStats?.[ok]?.count ?? 0;
   const cpu = spent(result.requests.total);

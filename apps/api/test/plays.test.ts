@@ -63,11 +63,16 @@ async function ticketOf(v: Visitor, slug: string, id: number): Promise<string | 
  * to be written together: the first test waits for that; the others have it written at once).
  */
 async function play(v: Visitor, slug: string, id: number, o: { ticket?: string; origin?: string | null } = {}) {
-  const ticket = o.ticket ?? (await ticketOf(v, slug, id)) ?? '';
-  const res = await v.post(`/c/${slug}/messages/${id}/played`, { ticket }, { origin: o.origin });
+  const res = await beacon(v, slug, id, o.ticket ?? (await ticketOf(v, slug, id)) ?? '', o.origin);
   await h.services.playBuffer.flush();
   return res;
 }
+
+/** The beacon as the page's script sends it: the ticket in its address, nothing in its body. */
+const beaconPath = (slug: string, id: number, ticket: string) =>
+  `/c/${slug}/messages/${id}/played?${new URLSearchParams({ ticket })}`;
+const beacon = (v: Visitor, slug: string, id: number, ticket: string, origin?: string | null) =>
+  v.post(beaconPath(slug, id, ticket), {}, { origin, body: '' });
 
 /** A recording posted from the page; its message id. */
 async function posted(v: Visitor, slug: string, fields: Record<string, string> = {}) {
@@ -191,7 +196,7 @@ describe('played receipts', () => {
 
     // As the page's script sends it: written within a moment, with the others of that moment.
     const ticket = await ticketOf(pia, 'onboarding', team);
-    expect((await pia.post(`/c/onboarding/messages/${team}/played`, { ticket: ticket ?? '' })).status).toBe(204);
+    expect((await beacon(pia, 'onboarding', team, ticket ?? '')).status).toBe(204);
     await until(async () => (await playsOf(team)) === 1, 2_000);
     expect(unplayedIn((await owner.get('/')).html)).toEqual(['private']);
     expect(unplayedIn((await teammate.get('/')).html)).toEqual([]);
@@ -276,7 +281,7 @@ describe('played receipts', () => {
     expect((await play(pia, 'private', team)).status).toBe(404);
     const elsewhere = await stranger.get('/new');
     expect(elsewhere.status).toBe(200);
-    expect((await stranger.post(`/c/onboarding/messages/${team}/played`, { ticket: piaTicket })).status).toBe(404);
+    expect((await beacon(stranger, 'onboarding', team, piaTicket)).status).toBe(404);
     expect((await play(pia, 'onboarding', 2_000_000_000)).status).toBe(404);
     expect((await play(pia, 'onboarding', Number('99999999999'))).status).toBe(404);
     // A text message has no recording to play.
@@ -381,7 +386,7 @@ describe('played receipts', () => {
     const statuses: number[] = [];
     await awayFromWindowEnd();
     for (let i = 0; i < PLAY_LIMIT + 5; i++) {
-      statuses.push((await visitor.post(`/c/onboarding/messages/${team}/played`, { ticket: ticket ?? '' })).status);
+      statuses.push((await beacon(visitor, 'onboarding', team, ticket ?? '')).status);
     }
     await h.services.playBuffer.flush();
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);

@@ -1,7 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { SiteAccount, UploadVisitor } from '@convo/domain';
-import type { Context } from 'hono';
-import { getCookie } from 'hono/cookie';
 
 /* The site's cookies, the secrets they hold, and what is bound to them (CSRF tokens, uploads). */
 
@@ -22,14 +20,19 @@ export const secret = () => randomBytes(32).toString('base64url');
 /** The CSRF token bound to a session or visitor cookie. */
 export const csrfFor = (cookie: string) => createHash('sha256').update(`csrf:${cookie}`).digest('base64url');
 
+/** A session or visitor cookie's value in a Cookie header: its first, when it is one we could have set. */
+const cookieIn = (name: string) => new RegExp(`(?:^|;)\\s*${name}=([\\w-]{43})\\s*(?:;|$)`);
+const SESSION_IN = cookieIn(SESSION_COOKIE);
+const VISITOR_IN = cookieIn(VISITOR_COOKIE);
+
 /**
- * The CSRF token a page gave this visitor (the session middleware's): its session cookie's, else
- * its visitor cookie's; '' with neither. Read without asking whether the session is still valid.
+ * The CSRF token a page gave this visitor (the session middleware's), from the request's Cookie
+ * header: its session cookie's, else its visitor cookie's; '' with neither. Read without asking
+ * whether the session is still valid, and without a context: Node's early beacon reads it too.
  */
-export function cookieCsrf(c: Context): string {
-  const { [SESSION_COOKIE]: session, [VISITOR_COOKIE]: visitor } = getCookie(c);
-  if (session !== undefined && COOKIE_VALUE.test(session)) return csrfFor(session);
-  return visitor !== undefined && COOKIE_VALUE.test(visitor) ? csrfFor(visitor) : '';
+export function cookieCsrf(header: string | undefined): string {
+  const cookie = header === undefined ? undefined : (SESSION_IN.exec(header) ?? VISITOR_IN.exec(header))?.[1];
+  return cookie === undefined ? '' : csrfFor(cookie);
 }
 
 /** Whose uploads this visitor's requests reach: bound to the same cookie as their CSRF token. */

@@ -108,6 +108,10 @@ export const notFound = (c: SiteContext) => page(c, 404, errors.notFound(), 'Pag
 export const refused = (c: SiteContext, status: PageStatus, why: string) =>
   page(c, status, forms.formRefused(why), 'Refused');
 
+/** Too many of these from this client: a 429 page that says when to try again. */
+export const tooMany = (c: SiteContext, seconds: number, title = 'Too many attempts') =>
+  page(c, 429, forms.tooMany(seconds), title, { headers: { 'retry-after': String(seconds) } });
+
 /** The server is too busy to take this now: a 503 page that says why, with when to try again. */
 export const busy = (c: SiteContext, why: string) =>
   page(c, 503, forms.formRefused(why), 'Try again in a moment', { headers: { 'retry-after': '5' } });

@@ -10,6 +10,6 @@ export {
 } from './deps.ts';
 export { KeptFiles } from './kept-files.ts';
 export { signInLinks } from './posting.ts';
-export { PLAYED_ROUTE } from './routes/plays.ts';
+export { type Beacon, beaconAt, PLAYED_ROUTE } from './routes/plays.ts';
 export { createSite, loggedPath, type Site } from './site.ts';
 export { demoMailPage, mailHtml, notificationHtml, type UnsentMail } from './views/mail.ts';

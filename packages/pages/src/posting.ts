@@ -8,7 +8,7 @@ import {
 import { csrf } from 'hono/csrf';
 import { SIGN_IN_LINK_TTL_SECONDS, secret } from './cookies.ts';
 import type { SiteDeps } from './deps.ts';
-import { page, refused } from './frame.ts';
+import { page, refused, tooMany } from './frame.ts';
 import type { SiteContext } from './request.ts';
 import * as forms from './views/forms.ts';
 
@@ -80,9 +80,7 @@ export function posting(deps: SiteDeps): Posting {
     if (limit <= 0) return null;
     const taken = await limits.take(`${c.env.account.id}:${key}`, limit, windowSeconds);
     if (taken.allowed) return null;
-    return page(c, 429, forms.tooMany(taken.resetSeconds), 'Too many attempts', {
-      headers: { 'retry-after': String(taken.resetSeconds) },
-    });
+    return tooMany(c, taken.resetSeconds);
   }
 
   /**

@@ -11,9 +11,8 @@ import {
   VISITOR_COOKIE,
 } from './cookies.ts';
 import type { SiteDeps } from './deps.ts';
-import { page } from './frame.ts';
+import { tooMany } from './frame.ts';
 import type { SiteEnv } from './request.ts';
-import * as forms from './views/forms.ts';
 
 /*
  * What runs before every route of the site: the per-address read limit, and who is signed in with
@@ -39,9 +38,7 @@ export const readLimit =
     c.set('signedIn', null);
     c.set('csrf', '');
     c.set('newVisitor', null);
-    return page(c, 429, forms.tooMany(taken.resetSeconds), 'Too many requests', {
-      headers: { 'retry-after': String(taken.resetSeconds) },
-    });
+    return tooMany(c, taken.resetSeconds, 'Too many requests');
   };
 
 /** Who is signed in (a session cookie of this host), and the CSRF token bound to the visitor. */

@@ -15,7 +15,7 @@ import { intakeRoutes } from './routes/intake.ts';
 import { mailRoutes } from './routes/mail.ts';
 import { manageRoutes } from './routes/manage.ts';
 import { mediaRoutes } from './routes/media.ts';
-import { PLAYED_ROUTE, playBeacon, playRoutes } from './routes/plays.ts';
+import { type Beacon, PLAYED_ROUTE, playBeacon, playRoutes, takePlay } from './routes/plays.ts';
 import { reactionRoutes } from './routes/reactions.ts';
 import { seoRoutes } from './routes/seo.ts';
 import { signInRoutes } from './routes/sign-in.ts';
@@ -29,6 +29,11 @@ export interface Site {
   fetch(req: Request, account: SiteAccount, visit: SiteVisit): Promise<Response>;
   /** The retry page, for when the database cannot even say which account's host this is. */
   unavailable(req: Request): Promise<Response>;
+  /**
+   * A played beacon's checks and play (routes/plays.ts), for a server that takes beacons before
+   * the web stack: null when it was kept (204), else the refusal its route would answer.
+   */
+  takePlay(account: SiteAccount, beacon: Beacon): ReturnType<typeof takePlay>;
 }
 
 /**
@@ -116,6 +121,7 @@ export function createSite(deps: SiteDeps): Site {
   return {
     fetch: async (req, account, visit) => app.fetch(req, { account, visit }),
     unavailable: unavailablePage,
+    takePlay: (account, beacon) => takePlay(deps, account, beacon),
   };
 }
 

@@ -29,8 +29,9 @@ function showLocalTimes(root) {
 /**
  * Played receipts (docs/pages.md, "Played receipts"): each player under `root` that reports its
  * play (`data-play`) does so once, as soon as it has played `data-play-after` seconds (skipped-over
- * time does not count) or reached its end: a small same-origin POST of the ticket the page gave
- * it (`data-ticket`), sent while it plays (a page that closes often loses its last request).
+ * time does not count) or reached its end: a small same-origin POST, with the ticket the page gave
+ * it (`data-ticket`) in its address and no body, sent while it plays (a page that closes often
+ * loses its last request).
  */
 function watchPlays(root) {
   for (const figure of root.querySelectorAll('figure[data-play]')) {
@@ -44,9 +45,9 @@ function watchPlays(root) {
     const report = () => {
       if (sent) return;
       sent = true;
-      fetch(figure.dataset.play, {
+      const ticket = new URLSearchParams({ ticket: figure.dataset.ticket || '' });
+      fetch(`${figure.dataset.play}?${ticket}`, {
         method: 'POST',
-        body: new URLSearchParams({ ticket: figure.dataset.ticket || '' }),
         credentials: 'same-origin',
         keepalive: true,
       }).catch(() => {

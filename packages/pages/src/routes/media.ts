@@ -8,11 +8,10 @@ import {
 } from '@convo/domain';
 import { Hono } from 'hono';
 import parseRange from 'range-parser';
-import { notFound, page } from '../frame.ts';
+import { notFound, tooMany } from '../frame.ts';
 import { passOf, passReader } from '../passes.ts';
 import type { SiteKit } from '../posting.ts';
 import { type SiteContext, type SiteEnv, viewerOf } from '../request.ts';
-import * as forms from '../views/forms.ts';
 
 /** What serve() says of a recording before its bytes: taken back when they are refused. */
 const RECORDING_HEADERS = [
@@ -110,9 +109,7 @@ export function mediaRoutes({ deps }: SiteKit) {
     if (!release) {
       // The page that says so, without what was said of the recording.
       for (const name of RECORDING_HEADERS) c.header(name, undefined);
-      return page(c, 429, forms.tooMany(DOWNLOAD_RETRY_SECONDS), 'Too many recordings at once', {
-        headers: { 'retry-after': String(DOWNLOAD_RETRY_SECONDS) },
-      });
+      return tooMany(c, DOWNLOAD_RETRY_SECONDS, 'Too many recordings at once');
     }
     return c.body(deps.media.store.read(key, start, end, release), status);
   }
