@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import { sendNotifications } from '@convo/domain';
 import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeFetch } from '../src/start/serve-node.ts';
+import { nodeServer } from '../src/start/serve-node.ts';
 import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
 import { listen } from './support/events.ts';
 import { type Harness, openHarness } from './support/harness.ts';
@@ -28,7 +29,7 @@ const SHOTS = join(tmpdir(), 'convo-pages');
 
 let h: Harness;
 let listener: LiveListener;
-let server: ReturnType<typeof serve>;
+let server: Server;
 let blogServer: ReturnType<typeof serve>;
 let site: string;
 let blog: string;
@@ -40,7 +41,7 @@ beforeAll(async () => {
   h = await openHarness({ app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } } });
   listener = listen(h);
   // The handler the server runs on Node: each stream is written to its connection.
-  server = serve({ fetch: nodeFetch(h.app), port: 0, hostname: '127.0.0.1' });
+  server = nodeServer(h.app).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   site = `http://desk.test:${(server.address() as AddressInfo).port}`;
   blogServer = serve({

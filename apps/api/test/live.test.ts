@@ -3,12 +3,11 @@ import { type ClientRequest, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type LiveListener, loadSeed, PgLiveLog } from '@convo/db';
 import type { LiveLog } from '@convo/domain';
-import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/http/app.ts';
 import { createLiveHub, type LiveOptions } from '../src/live/hub.ts';
 import { createLogger } from '../src/logger.ts';
-import { nodeFetch } from '../src/start/serve-node.ts';
+import { nodeServer } from '../src/start/serve-node.ts';
 import { type EventStream, listen, openStream } from './support/events.ts';
 import { apiCall, auth, type Harness, openHarness, testSettings } from './support/harness.ts';
 import { attr, elements, present, textOf, Visitor } from './support/site.ts';
@@ -376,7 +375,7 @@ function overHttp(base: string, path: string) {
 
 /** The app served on Node as the server does, on a free port; its base URL and how to stop it. */
 async function onNode(app: App) {
-  const server = serve({ fetch: nodeFetch(app), port: 0, hostname: '127.0.0.1' });
+  const server = nodeServer(app).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { base, stop: () => new Promise((r) => server.close(r)) };

@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ZMessagePlayedEvent } from '@convo/domain';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
+import { nodeServer } from '../src/start/serve-node.ts';
 import { startNotifyWorker } from '../src/workers/notify.ts';
 import { listen, openStream } from './support/events.ts';
 import { apiCall, auth, BASE, call, type Harness, rows, until } from './support/harness.ts';
@@ -465,5 +468,70 @@ describe('played receipts', () => {
     expect(bodies.some((b) => b.data.message_id === note)).toBe(false);
     await new Promise((r) => setTimeout(r, 300));
     expect(unique()).toHaveLength(6);
+  });
+
+  it("is answered the same over Node's own HTTP, where the server takes a beacon before the web stack", async () => {
+    const server = nodeServer(h.app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    /** A beacon sent over a connection as a browser sends it: no body, unless `body`. */
+    const send = (path: string, headers: Record<string, string>, body?: string) =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path, headers }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+        });
+        req.on('error', reject).end(body);
+      });
+    try {
+      const visitor = new Visitor(h, HOST);
+      const ticket = (await ticketOf(visitor, 'onboarding', piaOwn)) ?? '';
+      const from = { host: new URL(HOST).host, origin: HOST, 'sec-fetch-site': 'same-origin', ...cookie(visitor) };
+      const before = (await playsOf(piaOwn)) ?? 0;
+      const secretPlays = await playsOf(secret);
+      const kept = await send(beaconPath('onboarding', piaOwn, ticket), { ...from, 'x-request-id': 'beacon-1' });
+      expect([kept.status, kept.headers['cache-control'], kept.headers['x-request-id'], kept.text]).toEqual([
+        204,
+        'no-store',
+        'beacon-1',
+        '',
+      ]);
+      // Sent again: answered alike, counted once.
+      expect((await send(beaconPath('onboarding', piaOwn, ticket), from)).status).toBe(204);
+      await h.services.playBuffer.flush();
+      expect(await playsOf(piaOwn)).toBe(before + 1);
+
+      // What the server does not keep, the app answers: with the page that says why.
+      const refusedWith = async (path: string, headers: Record<string, string>, body?: string) => {
+        const res = await send(path, headers, body);
+        expect(res.headers['content-type']).toMatch(/^text\/html/);
+        return res.status;
+      };
+      // Pia's ticket for the private recording is hers: this visitor's cookie does not hold it.
+      const piaSecret = (await ticketOf(pia, 'private', secret)) ?? '';
+      expect(piaSecret).not.toBe('');
+      expect(await refusedWith(beaconPath('onboarding', piaOwn, `0.99999999999.${'A'.repeat(43)}`), from)).toBe(404);
+      expect(await refusedWith(beaconPath('private', secret, piaSecret), from)).toBe(404);
+      const crossSite = { ...from, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' };
+      expect(await refusedWith(beaconPath('onboarding', piaOwn, ticket), crossSite)).toBe(403);
+      expect(
+        await refusedWith(beaconPath('onboarding', piaOwn, ticket), { ...from, origin: '', 'sec-fetch-site': '' }),
+      ).toBe(403);
+      // The ticket rides in the address: one in a form's body is not read.
+      const form = { ...from, 'content-type': 'application/x-www-form-urlencoded' };
+      expect(await refusedWith(`/c/onboarding/messages/${piaOwn}/played`, form, `ticket=${ticket}`)).toBe(404);
+      // Another account's host knows no such conversation.
+      expect(
+        await refusedWith(beaconPath('onboarding', piaOwn, ticket), { ...from, host: new URL(OTHER_HOST).host }),
+      ).toBe(404);
+      await h.services.playBuffer.flush();
+      expect(await playsOf(piaOwn)).toBe(before + 1);
+      expect(await playsOf(secret)).toBe(secretPlays);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSeed } from '@convo/db';
-import { serve } from '@hono/node-server';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeFetch } from '../src/start/serve-node.ts';
+import { nodeServer } from '../src/start/serve-node.ts';
 import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
 import { type Harness, openHarness } from './support/harness.ts';
 import { present } from './support/site.ts';
@@ -28,7 +28,7 @@ const README_SHOTS = process.env.UPDATE_SCREENSHOTS
   : SHOTS;
 
 let h: Harness;
-let server: ReturnType<typeof serve>;
+let server: Server;
 let site: string;
 let browser: Browser;
 let owner: { name: string; value: string; url: string };
@@ -38,7 +38,7 @@ const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000).toISOString(
 beforeAll(async () => {
   if (!hasChromium) return;
   h = await openHarness();
-  server = serve({ fetch: nodeFetch(h.app), port: 0, hostname: '127.0.0.1' });
+  server = nodeServer(h.app).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   site = `http://desk.test:${(server.address() as AddressInfo).port}`;
   const loaded = await loadSeed(h.db.orm.em.fork(), {

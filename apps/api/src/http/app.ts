@@ -1,6 +1,6 @@
 import { databaseUnavailable } from '@convo/db';
 import { newMediaKey, originsForAuthority } from '@convo/domain';
-import { createSite, KeptFiles, loggedPath, PLAYED_ROUTE, type SiteVisit } from '@convo/pages';
+import { beaconAt, createSite, KeptFiles, loggedPath, PLAYED_ROUTE, type SiteVisit } from '@convo/pages';
 import { ERRORS, errorBody, operations } from '@convo/router';
 import { Hono, type Context as HonoContext } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -15,7 +15,7 @@ import { faviconResponse } from './favicon.ts';
 import { inboundMailEndpoint } from './inbound-mail.ts';
 import { metricsEndpoint } from './metrics-endpoint.ts';
 import type { Peer } from './peer.ts';
-import { clientKey, trustedProxies } from './proxy.ts';
+import { clientKey, type RequestHead, trustedProxies } from './proxy.ts';
 import { mountRest, REST_PREFIX } from './rest/handler.ts';
 import type { Services } from './services.ts';
 import type { AppSettings } from './settings.ts';
@@ -40,6 +40,13 @@ export interface App {
    * sends the file (see DiskMediaStore.take); null when the body is not an unread file's.
    */
   takeFile(body: ReadableStream<Uint8Array>): FileRead | null;
+  /**
+   * A played beacon at its players' own address (`path`, with its query: beaconAt in @convo/pages)
+   * and with no body, for a server that reads requests itself and takes beacons before the web
+   * stack: the headers of its 204 when it was kept; null when the full stack is to answer it (a
+   * refusal, with the page that says why; a host that is no account's; a failure).
+   */
+  takeBeacon(path: string, head: RequestHead, peer: Peer): Promise<Record<string, string> | null>;
 }
 
 /**
@@ -47,6 +54,12 @@ export interface App {
  * colons or dashes (tracing systems' ids carry dots and colons, which Hono's requestId refuses).
  */
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** A request's id: the client's own, when it is one we keep; else a new one. */
+function requestId(req: RequestHead): string {
+  const incoming = req.headers.get('x-request-id');
+  return incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+}
 
 /** Thrown by the timeout middleware; answered as a timeout in the request's own kind (app.onError). */
 const LATE = 'request timeout';
@@ -121,8 +134,7 @@ export function createApp(services: Services, settings: AppSettings): App {
   /** A request's id and state, as every request gets them first; when it started. */
   const begin = (c: HonoContext<ApiEnv>) => {
     const started = performance.now();
-    const incoming = c.req.raw.headers.get('x-request-id');
-    c.set('request', { id: incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(), auth: {} });
+    c.set('request', { id: requestId(c.req.raw), auth: {} });
     c.set('url', new URL(c.req.raw.url));
     return started;
   };
@@ -224,9 +236,9 @@ export function createApp(services: Services, settings: AppSettings): App {
    * The account whose own host the request came to, if any: by its Host (url.host), or by what a
    * trusted proxy forwarded. Without a scheme from the proxy, either scheme's origin matches.
    */
-  function siteAccount(req: Request, url: URL) {
+  function siteAccount(req: RequestHead, host: string) {
     const via = proxies.forwarded(req);
-    const origins = via ? originsForAuthority(via.host, via.proto) : originsForAuthority(url.host);
+    const origins = via ? originsForAuthority(via.host, via.proto) : originsForAuthority(host);
     return services.site.accountByHost(origins);
   }
 
@@ -242,11 +254,15 @@ export function createApp(services: Services, settings: AppSettings): App {
   // cannot say, a person may be looking at a page: the HTML retry page, not JSON.
   api.all('*', toSite);
 
+  /** A site's client, as its per-address limits count it. */
+  const siteClient = (req: RequestHead, peer: Peer | undefined) =>
+    clientKey(proxies.clientIp(req, peer), http.proxies.ipv6Prefix);
+
   /** A request to an account's own site: its account by host, then the site's answer. */
   async function toSite(c: HonoContext<ApiEnv>): Promise<Response> {
     const req = c.req.raw;
     const request = c.get('request');
-    const account = await siteAccount(req, c.get('url')).catch((err: unknown) => {
+    const account = await siteAccount(req, c.get('url').host).catch((err: unknown) => {
       if (services.isUnavailable(err)) return 'unavailable' as const;
       throw err;
     });
@@ -256,7 +272,7 @@ export function createApp(services: Services, settings: AppSettings): App {
     }
     if (!account) return errorAnswer(c.get('url').pathname, 'route_not_found');
     request.auth.accountId = account.id;
-    const visit: SiteVisit = { clientIp: clientKey(proxies.clientIp(req, c.env.peer), http.proxies.ipv6Prefix) };
+    const visit: SiteVisit = { clientIp: siteClient(req, c.env.peer) };
     try {
       return await site.fetch(req, account, visit);
     } finally {
@@ -287,6 +303,33 @@ export function createApp(services: Services, settings: AppSettings): App {
       services.live.drain();
     },
     settle: () => services.playBuffer.flush(),
+    async takeBeacon(path, head, peer) {
+      const at = beaconAt(path);
+      const host = head.headers.get('host');
+      if (!at || !host) return null;
+      const started = performance.now();
+      try {
+        const account = await siteAccount(head, host);
+        if (!account) return null;
+        const refusal = await site.takePlay(account, {
+          ...at,
+          cookie: head.headers.get('cookie') ?? undefined,
+          fetchSite: head.headers.get('sec-fetch-site') ?? undefined,
+          origin: head.headers.get('origin') ?? undefined,
+          clientIp: siteClient(head, peer),
+        });
+        if (refusal) return null;
+      } catch {
+        // The full stack meets the same failure, and answers it as the error table says.
+        return null;
+      }
+      services.metrics.observe(`site:${PLAYED_ROUTE}`, 'POST', 204, (performance.now() - started) / 1000);
+      return {
+        'cache-control': 'no-store',
+        'x-request-id': requestId(head),
+        ...(draining ? { connection: 'close' } : {}),
+      };
+    },
     fetch: async (req, peer) => api.fetch(req, { peer }),
   };
 }

@@ -5,24 +5,29 @@ import type { Peer } from './peer.ts';
 const IP_ADDRESS = /^[\da-f.:]{2,45}$/i;
 const FORWARDED_HOST = /^[a-z0-9.-]{1,253}(:\d{1,5})?$/i;
 
+/** What these answers read of a request: its headers (a Request's, or a server's own reading of them). */
+export interface RequestHead {
+  readonly headers: { get(name: string): string | null };
+}
+
 /** What the request says of the client through the proxies the operator trusts (`TRUST_PROXY`). */
 export interface TrustedProxies {
   /** The first hop's host and scheme as a trusted proxy forwarded them, or null. */
-  forwarded(req: Request): { host: string; proto: 'http' | 'https' } | null;
+  forwarded(req: RequestHead): { host: string; proto: 'http' | 'https' } | null;
   /** Where absolute links point: `PUBLIC_URL`, or a proxy the operator trusts; never the raw Host. */
-  origin(req: Request): string | null;
+  origin(req: RequestHead): string | null;
   /**
    * The client's address: the socket's, or behind `hops` proxies the X-Forwarded-For entry that
    * many from the right, the one the outermost proxy appended. Entries left of it are whatever the
    * client sent (nginx's $proxy_add_x_forwarded_for keeps them), so they never count.
    */
-  clientIp(req: Request, peer: Peer | undefined): string;
+  clientIp(req: RequestHead, peer: Peer | undefined): string;
 }
 
 export function trustedProxies(settings: { hops: number; publicUrl: string | undefined }): TrustedProxies {
   const { hops } = settings;
   const publicUrl = settings.publicUrl?.replace(/\/+$/, '');
-  function forwarded(req: Request) {
+  function forwarded(req: RequestHead) {
     if (!hops) return null;
     const host = req.headers.get('x-forwarded-host')?.split(',')[0]?.trim();
     const proto = req.headers.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();

@@ -1,7 +1,14 @@
-import { IncomingMessage, type Server, ServerResponse, STATUS_CODES } from 'node:http';
+import {
+  createServer,
+  IncomingMessage,
+  type RequestListener,
+  type Server,
+  ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import { errorBody } from '@convo/router';
-import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
+import { getRequestListener, type Http2Bindings, type HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { MikroORM } from '@mikro-orm/core';
 import type { App } from '../http/app.ts';
@@ -34,11 +41,13 @@ export function serveOnNode(
   listen: { host: string; port: number; logger: Logger; sendTimeoutMs?: number; onListen?: (port: number) => void },
 ): Promise<void> {
   const { logger } = listen;
-  const fetch = nodeFetch(app, listen.sendTimeoutMs);
-  const server = serve({ fetch, port: listen.port, hostname: listen.host }, (info) => {
-    logger.info({ url: `http://${listen.host}:${info.port}`, pid: process.pid }, 'listening');
-    listen.onListen?.(info.port);
-  }) as Server;
+  const server = nodeServer(app, { hostname: listen.host, sendTimeoutMs: listen.sendTimeoutMs });
+  server.listen(listen.port, listen.host, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : listen.port;
+    logger.info({ url: `http://${listen.host}:${port}`, pid: process.pid }, 'listening');
+    listen.onListen?.(port);
+  });
   server.on('error', (err) => {
     if (!server.listening) {
       logCannotListen(logger, listen, err);
@@ -91,10 +100,47 @@ export function serveOnNode(
 }
 
 /**
+ * The app as Node's HTTP server, not yet listening: each request answered by the app through
+ * @hono/node-server (nodeFetch), but a played beacon, which is taken before it (withBeacons).
+ */
+export function nodeServer(app: App, options: { hostname?: string; sendTimeoutMs?: number } = {}): Server {
+  const listener = getRequestListener(nodeFetch(app, options.sendTimeoutMs), { hostname: options.hostname });
+  return createServer(withBeacons(app, listener));
+}
+
+/**
+ * Node's request listener with the played beacon taken before @hono/node-server's: a beacon comes
+ * as often as pages are viewed, and its checks read a few of its headers (App.takeBeacon), where
+ * the web stack would build a Request, route it twice and build a Response, for a 204 without a
+ * body. What it does not keep (a refusal, a failure, any other request) goes on to the listener,
+ * which answers it as the app does on every runtime.
+ */
+function withBeacons(app: App, listener: RequestListener): RequestListener {
+  return (req, res) => {
+    const bodiless = req.headers['transfer-encoding'] === undefined && (req.headers['content-length'] ?? '0') === '0';
+    if (req.method !== 'POST' || !req.url?.includes('/played?') || !bodiless) {
+      listener(req, res);
+      return;
+    }
+    const head = { headers: { get: (name: string) => headerOf(req, name) } };
+    void app.takeBeacon(req.url, head, { clientIp: req.socket.remoteAddress }).then(
+      (headers) => (headers ? res.writeHead(204, headers).end() : listener(req, res)),
+      () => listener(req, res),
+    );
+  };
+}
+
+/** A request's header as a Request's headers would give it: several of one name joined; null for none. */
+function headerOf(req: IncomingMessage, name: string): string | null {
+  const value = req.headers[name];
+  return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+}
+
+/**
  * The app as @hono/node-server's fetch callback, with what only Node can do: answers a client
  * takes nothing of are cut off, and live streams are written to their connections directly.
  */
-export function nodeFetch(app: App, sendTimeoutMs = 15_000) {
+function nodeFetch(app: App, sendTimeoutMs = 15_000) {
   // A client that never reads its answer would hold the answer's memory and its socket forever:
   // an answer it takes nothing of for sendTimeoutMs is cut off. A long answer (a recording) goes
   // on as long as the client keeps taking it: each time the socket's buffer drains, the clock

@@ -131,6 +131,7 @@ export async function buildApp(
     fetch: app.fetch,
     attachLive: app.attachLive,
     takeFile: app.takeFile,
+    takeBeacon: app.takeBeacon,
     settle: app.settle,
     drain() {
       app.drain();
