@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { SiteAccount, UploadVisitor } from '@convo/domain';
 
 /* The site's cookies, the secrets they hold, and what is bound to them (CSRF tokens, uploads). */
@@ -18,7 +18,7 @@ export const COOKIE_VALUE = /^[\w-]{43}$/;
 export const secret = () => randomBytes(32).toString('base64url');
 
 /** The CSRF token bound to a session or visitor cookie. */
-export const csrfFor = (cookie: string) => createHash('sha256').update(`csrf:${cookie}`).digest('base64url');
+export const csrfFor = (cookie: string) => hash('sha256', `csrf:${cookie}`, 'base64url');
 
 /** A session or visitor cookie's value in a Cookie header: its first, when it is one we could have set. */
 const cookieIn = (name: string) => new RegExp(`(?:^|;)\\s*${name}=([\\w-]{43})\\s*(?:;|$)`);
@@ -38,7 +38,7 @@ export function cookieCsrf(header: string | undefined): string {
 /** Whose uploads this visitor's requests reach: bound to the same cookie as their CSRF token. */
 export const uploadVisitor = (accountId: number, csrfToken: string): UploadVisitor => ({
   accountId,
-  owner: createHash('sha256').update(`upload:${csrfToken}`).digest('base64url'),
+  owner: hash('sha256', `upload:${csrfToken}`, 'base64url'),
 });
 
 /** How every cookie of the site is set: the whole site, never to scripts, same-site, secure on https. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
 /*
@@ -48,7 +48,7 @@ export class KeptFiles {
     if (!made) {
       made = make()
         .then((body) => {
-          const file = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+          const file = { body, etag: `"${hash('sha256', body, 'base64url').slice(0, 22)}"` };
           const now = this.#kept.get(key);
           if (!now || now.mark <= mark) this.#kept.set(key, { ...file, mark, host: at.host });
           return file;

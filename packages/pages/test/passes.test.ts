@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { ConversationAccess } from '@convo/domain';
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,6 +12,8 @@ import {
   PASS_LIFETIME_SECONDS,
   type PassGrants,
   passReader,
+  playTicket,
+  playTicketViewer,
   withGrant,
 } from '../src/passes.ts';
 
@@ -24,6 +27,24 @@ const KEY = 'the-site-signing-key-for-these-tests';
 const OTHER_KEY = 'another-site-signing-key';
 const NOW = Date.UTC(2026, 10, 27, 12);
 const HOUR = 3600 * 1000;
+
+describe('the MAC every token carries', () => {
+  // Made of two one-shot digests (RFC 2104): the MAC createHmac makes, for a key of any length.
+  it.each([
+    ['a short key', KEY],
+    ['a key of one block', 'k'.repeat(64)],
+    ['a key longer than a block', 'long-'.repeat(40)],
+    ['a key that is not ASCII', 'clé-ünïcödé-🔑'],
+  ])('is HMAC-SHA256, with %s', (_, key) => {
+    const to = { accountId: 12, slug: 'Welcome-Video', messageId: 345, csrf: 'c'.repeat(43), viewerId: 6 };
+    const ticket = playTicket(key, to, NOW);
+    const [viewer, until, tag] = ticket.split('.');
+    const signed = `play:12.welcome-video.345.${to.csrf}.${viewer}.${until}`;
+    expect(tag).toBe(createHmac('sha256', key).update(signed).digest('base64url'));
+    expect(playTicketViewer(key, to, ticket, NOW)).toEqual({ viewerId: 6 });
+    expect(playTicketViewer(OTHER_KEY, to, ticket, NOW)).toBeUndefined();
+  });
+});
 
 describe("an embed's handoff of a start", () => {
   const grant = newGrant(7, null, NOW);

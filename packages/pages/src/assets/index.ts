@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -15,10 +15,10 @@ export interface Asset {
 function asset(file: string, type: string, from: URL | string = new URL(file, import.meta.url)): Asset {
   // A library's own source map is not served: its comment would only ask for a missing file.
   const body = readFileSync(from, 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
-  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
+  const digest = hash('sha256', body, 'hex').slice(0, 12);
   const ext = file.slice(file.lastIndexOf('.') + 1);
   const name = file.slice(0, file.lastIndexOf('.'));
-  return { path: `/assets/${name}-${hash}.${ext}`, type, body };
+  return { path: `/assets/${name}-${digest}.${ext}`, type, body };
 }
 
 export const STYLESHEET = asset('site.css', 'text/css; charset=utf-8');

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   type PageMessageRecord,
   playsShown,
@@ -103,7 +103,7 @@ export async function takePlay(deps: SiteDeps, account: SiteAccount, beacon: Bea
     accountId: to.accountId,
     messageId: to.messageId,
     viewerId: held.viewerId,
-    sessionKey: createHash('sha256').update(`play:${csrf}`).digest('hex'),
+    sessionKey: hash('sha256', `play:${csrf}`, 'hex'),
   });
   return null;
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   isReactionName,
   type PageMessageRecord,
@@ -35,7 +35,7 @@ import {
 const MESSAGE_ID = /^[1-9]\d{0,9}$/;
 
 /** The key an anonymous visitor's reactions are kept under: their session's, by a hash of its token. */
-const sessionKey = (c: SiteContext) => createHash('sha256').update(`react:${c.var.csrf}`).digest('hex');
+const sessionKey = (c: SiteContext) => hash('sha256', `react:${c.var.csrf}`, 'hex');
 
 /** What a page shows of reactions to this reader (`viewer`, as the page's rule reads them) among `messages`. */
 export async function reactionsDisplay(

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type Authenticated, newMediaKey, type PagePosition, removeRecording } from '@convo/domain';
 import {
   ApiError,
@@ -69,9 +69,8 @@ const REVALIDATE = { 'cache-control': 'private, no-cache', vary: 'Authorization'
  */
 function entityTag(route: Route, found: Authenticated, url: URL): string {
   const { account } = found;
-  const digest = createHash('sha256')
-    .update([found.changeMark, account.id, account.host, account.key, route.operation.name, url.search].join('\n'))
-    .digest('base64url');
+  const of = [found.changeMark, account.id, account.host, account.key, route.operation.name, url.search];
+  const digest = hash('sha256', of.join('\n'), 'base64url');
   return `"${digest.slice(0, 27)}"`;
 }
 
