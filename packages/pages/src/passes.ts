@@ -41,8 +41,6 @@ export interface PassGrant {
 /** Conversation id → the start this device made of it. */
 export type PassGrants = Map<number, PassGrant>;
 
-const encoder = new TextEncoder();
-
 /** SHA-256's block: a key's pads are this long (RFC 2104). */
 const BLOCK = 64;
 /** The HMAC pads of the one key a process signs with (the site's), made when it is first used. */
