@@ -31,7 +31,8 @@ export interface Site {
   unavailable(req: Request): Promise<Response>;
   /**
    * A played beacon's checks and play (routes/plays.ts), for a server that takes beacons before
-   * the web stack: null when it was kept (204), else the refusal its route would answer.
+   * the web stack and hands what it does not keep to the route: null when it was kept (204), else
+   * the refusal its route will answer (and count against the beacons' limit).
    */
   takePlay(account: SiteAccount, beacon: Beacon): ReturnType<typeof takePlay>;
 }
@@ -121,7 +122,7 @@ export function createSite(deps: SiteDeps): Site {
   return {
     fetch: async (req, account, visit) => app.fetch(req, { account, visit }),
     unavailable: unavailablePage,
-    takePlay: (account, beacon) => takePlay(deps, account, beacon),
+    takePlay: (account, beacon) => takePlay(deps, account, beacon, true),
   };
 }
 

@@ -87,18 +87,30 @@ export type BeaconRefusal = { status: 403 } | { status: 404 } | { status: 429; r
  * A ticket that does not hold (none, another message's, slug's, cookie's or account's, or a day
  * old) is refused as a recording this reader may not play is: 404.
  */
-export async function takePlay(deps: SiteDeps, account: SiteAccount, beacon: Beacon): Promise<BeaconRefusal | null> {
+export async function takePlay(
+  deps: SiteDeps,
+  account: SiteAccount,
+  beacon: Beacon,
+  refusalsElsewhere = false,
+): Promise<BeaconRefusal | null> {
   if (!MESSAGE_ID.test(beacon.id)) return { status: 404 };
   if (beacon.fetchSite !== 'same-origin' && beacon.origin !== account.host) return { status: 403 };
-  const limit = deps.rates.playsPerIpPerMinute;
-  if (limit > 0) {
+  const limited = async (): Promise<BeaconRefusal | null> => {
+    const limit = deps.rates.playsPerIpPerMinute;
+    if (limit <= 0) return null;
     const taken = await deps.readLimits.take(`${account.id}:play:${beacon.clientIp}`, limit, 60);
-    if (!taken.allowed) return { status: 429, retryAfter: taken.resetSeconds };
-  }
+    return taken.allowed ? null : { status: 429, retryAfter: taken.resetSeconds };
+  };
+  // A server that hands every refusal on to the route (`refusalsElsewhere`) counts only the plays
+  // it keeps: the route counts the others, each once.
+  const first = refusalsElsewhere ? null : await limited();
+  if (first) return first;
   const csrf = cookieCsrf(beacon.cookie);
   const to = { accountId: account.id, slug: beacon.slug, messageId: Number(beacon.id), csrf };
   const held = playTicketViewer(await deps.secrets.signingKey(), to, beacon.ticket);
   if (!held) return { status: 404 };
+  const last = refusalsElsewhere ? await limited() : null;
+  if (last) return last;
   deps.playBuffer.add({
     accountId: to.accountId,
     messageId: to.messageId,
