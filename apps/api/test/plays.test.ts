@@ -1,7 +1,8 @@
+import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ZMessagePlayedEvent } from '@convo/domain';
+import { type NewPlay, PlayBuffer, ZMessagePlayedEvent } from '@convo/domain';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
@@ -539,5 +540,39 @@ describe('played receipts', () => {
     } finally {
       await new Promise((r) => server.close(r));
     }
+  });
+
+  it('writes a play reported again after it was kept no second time, while the process remembers it', async () => {
+    // The server's own store, its statements counted: the last `remembered` plays written are known.
+    const written: number[] = [];
+    const store = {
+      record(plays: readonly NewPlay[]) {
+        written.push(plays.length);
+        return h.services.plays.record(plays);
+      },
+    };
+    const buffer = new PlayBuffer(store, { waitMs: 10_000, maxPlays: 100, remembered: 2, onError: () => {} });
+    // A recording of its own, whose plays no other test counts.
+    const id = await posted(teammate, 'onboarding');
+    const [row] = await sql<{ account_id: number }>('select account_id from message where id = ?', [id]);
+    const session = (n: number) => hash('sha256', `remembered-${n}`, 'hex');
+    const playOf = (n: number) => ({
+      accountId: present(row).account_id,
+      messageId: id,
+      viewerId: null,
+      sessionKey: session(n),
+    });
+    for (const n of [1, 2, 1]) buffer.add(playOf(n));
+    await buffer.flush();
+    expect([written, await playsOf(id)]).toEqual([[2], 2]);
+    // Both again: nothing to write. A third session's play pushes the first out of what is remembered.
+    for (const n of [1, 2]) buffer.add(playOf(n));
+    await buffer.flush();
+    buffer.add(playOf(3));
+    await buffer.flush();
+    for (const n of [2, 3, 1]) buffer.add(playOf(n));
+    await buffer.flush();
+    // The first came again after it was forgotten: written again, and kept once still.
+    expect([written, await playsOf(id)]).toEqual([[2, 1, 1], 3]);
   });
 });

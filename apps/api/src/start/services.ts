@@ -131,6 +131,8 @@ export const DEFAULT_SERVICE_OPTIONS: ServiceOptions = { rateLimit: DEFAULT_RATE
  */
 const PLAY_BATCH_MS = 100;
 const PLAY_BATCH_MAX = 500;
+/** The plays written that a process remembers (a few MB at most), so a play reported again costs no statement. */
+const PLAYS_REMEMBERED = 20_000;
 
 /** How often expired rows are purged. */
 const IDEMPOTENCY_PURGE_MS = 60 * 60_000;
@@ -217,6 +219,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     playBuffer: new PlayBuffer(plays, {
       waitMs: PLAY_BATCH_MS,
       maxPlays: PLAY_BATCH_MAX,
+      remembered: PLAYS_REMEMBERED,
       onError: (err: unknown, n: number) => logger.error({ err, plays: n }, 'reported plays could not be kept'),
     }),
     reactions: new PgReactionStore(em),

@@ -8,13 +8,23 @@ import type { NewPlay, PlayStore } from './ports.ts';
  * (its page's signed ticket, given only where reportsPlay says the play is a receipt) and answered
  * at once, and its play waits here at most `waitMs` (or until `maxPlays` wait) to be written with
  * the others in one statement (PlayStore.record), which keeps each once per message and session.
- * A play reported again before then is one play. What waits is lost if the process dies before
- * writing it (at most `waitMs` of plays); a server that stops writes it first (flush).
+ * A play reported again before then is one play; one reported again after it was written is
+ * known here (the last `remembered` plays written, by message and session) and not written again.
+ * What waits is lost if the process dies before writing it (at most `waitMs` of plays); a server
+ * that stops writes it first (flush).
  */
 export class PlayBuffer {
   private readonly store: Pick<PlayStore, 'record'>;
-  private readonly options: { waitMs: number; maxPlays: number; onError(err: unknown, plays: number): void };
+  private readonly options: {
+    waitMs: number;
+    maxPlays: number;
+    /** How many plays written this process remembers, so that one reported again costs no statement. */
+    remembered: number;
+    onError(err: unknown, plays: number): void;
+  };
   private pending = new Map<string, NewPlay>();
+  /** The plays written, oldest first (a Map keeps its keys in the order they came). */
+  private readonly written = new Map<string, true>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** The batches being written, one after another (so a message's first play is first once). */
   private writing: Promise<void> = Promise.resolve();
@@ -25,8 +35,8 @@ export class PlayBuffer {
   }
 
   add(play: NewPlay): void {
-    const key = `${play.messageId}:${play.sessionKey}`;
-    if (this.pending.has(key)) return;
+    const key = playKey(play);
+    if (this.pending.has(key) || this.written.has(key)) return;
     this.pending.set(key, play);
     if (this.pending.size >= this.options.maxPlays) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.options.waitMs);
@@ -40,11 +50,25 @@ export class PlayBuffer {
     this.pending = new Map();
     this.writing = this.writing.then(async () => {
       if (batch.length === 0) return;
-      await this.store.record(batch).catch((err: unknown) => this.options.onError(err, batch.length));
+      try {
+        await this.store.record(batch);
+      } catch (err) {
+        this.options.onError(err, batch.length);
+        return;
+      }
+      // Each is kept now, or was before, or its recording is no longer shown: written either way.
+      for (const play of batch) this.written.set(playKey(play), true);
+      for (const key of this.written.keys()) {
+        if (this.written.size <= this.options.remembered) break;
+        this.written.delete(key);
+      }
     });
     return this.writing;
   }
 }
+
+/** A play as it is kept once: by message and session (a session key's first 32 hex digits are as unique). */
+const playKey = (play: NewPlay) => `${play.messageId}:${play.sessionKey.slice(0, 32)}`;
 
 /** A message of a page, as the receipt rules ask of it. */
 const playedMessage = (m: PageMessageRecord): PlayedMessage => ({
