@@ -23,8 +23,8 @@ export class PlayBuffer {
     onError(err: unknown, plays: number): void;
   };
   private pending = new Map<string, NewPlay>();
-  /** The plays written, oldest first (a Map keeps its keys in the order they came). */
-  private readonly written = new Map<string, true>();
+  /** The plays written, oldest first (a Set keeps the order they came in). */
+  private readonly written = new Set<string>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** The batches being written, one after another (so a message's first play is first once). */
   private writing: Promise<void> = Promise.resolve();
@@ -57,8 +57,8 @@ export class PlayBuffer {
         return;
       }
       // Each is kept now, or was before, or its recording is no longer shown: written either way.
-      for (const play of batch) this.written.set(playKey(play), true);
-      for (const key of this.written.keys()) {
+      for (const play of batch) this.written.add(playKey(play));
+      for (const key of this.written) {
         if (this.written.size <= this.options.remembered) break;
         this.written.delete(key);
       }
