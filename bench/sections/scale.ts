@@ -18,7 +18,12 @@ export async function scale(product: Server) {
     return 1000 / run.rps;
   };
   const lines: string[] = [];
-  for (const path of ['/api/v1/conversations/get_conversation', '/api/v1/conversations/get_conversations?page=1']) {
+  // get_conversation within 1.1x (issue 39), a page within 1.25x (issue 40).
+  const paths = [
+    { path: '/api/v1/conversations/get_conversation', most: 1.1 },
+    { path: '/api/v1/conversations/get_conversations?page=1', most: 1.25 },
+  ];
+  for (const { path, most } of paths) {
     await single(TOKEN, path);
     await single(LARGE_TOKEN, path);
     // Alternated twice, so that machine noise falls on both accounts alike.
@@ -29,12 +34,12 @@ export async function scale(product: Server) {
     const small = (small1 + small2) / 2;
     const big = (big1 + big2) / 2;
     lines.push(
-      `${path}: mean ${small.toFixed(2)} ms at ${N}, ${big.toFixed(2)} ms at ${LARGE} (x${(big / small).toFixed(2)}, target <= 1.25)`,
+      `${path}: mean ${small.toFixed(2)} ms at ${N}, ${big.toFixed(2)} ms at ${LARGE} (x${(big / small).toFixed(2)}, target <= ${most})`,
     );
     aim(
-      `at ${LARGE}: ${path.replace(/.*\//, '')} mean <= 1.25x at ${N}`,
+      `at ${LARGE}: ${path.replace(/.*\//, '')} mean <= ${most}x at ${N}`,
       `x${(big / small).toFixed(2)}`,
-      big / small <= 1.25,
+      big / small <= most,
     );
   }
   const deep = await drive(
