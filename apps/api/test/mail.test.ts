@@ -55,7 +55,7 @@ describe('mail', () => {
     expect(mail.text).toContain('Hello <script>alert(1)</script>');
   });
 
-  it('marks mails sent once delivered, several at a time, and keeps no body', async () => {
+  it('takes mails out of the queue once delivered, several at a time, and keeps nothing of them', async () => {
     const id = await account('batch');
     const to = ['one', 'two', 'three'].map((n) => `${n}@batch.example`);
     await Promise.all(
@@ -63,10 +63,7 @@ describe('mail', () => {
     );
     for (const address of to) await mailbox.next(address);
     const pending = async () =>
-      h.db.orm.em
-        .fork()
-        .getConnection()
-        .execute(`select id from outgoing_mail where account_id = ? and (sent_at is null or body is not null)`, [id]);
+      h.db.orm.em.fork().getConnection().execute('select id from outgoing_mail where account_id = ?', [id]);
     const deadline = Date.now() + 5_000;
     while ((await pending()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(await pending()).toEqual([]);

@@ -79,6 +79,10 @@ export const OutgoingMail = defineEntity({
     nextAttemptAt: p.datetime().columnType('timestamptz(6)').defaultRaw('now()'),
     attempts: p.integer().default(0),
     lastError: p.text().nullable(),
+    /**
+     * Written by versions before 2026-12-06 only: a sent mail now leaves the table. Kept so that a
+     * replica of the older version, during an upgrade, can still mark what it sent.
+     */
     sentAt: p.datetime().columnType('timestamptz(6)').nullable(),
   },
   indexes: [

@@ -42,6 +42,7 @@ import { Migration20261215100000_moments } from './Migration20261215100000_momen
 import { Migration20261216000000_reactions } from './Migration20261216000000_reactions.ts';
 import { Migration20261217000000_transcripts } from './Migration20261217000000_transcripts.ts';
 import { Migration20261218000000_reply_addresses } from './Migration20261218000000_reply_addresses.ts';
+import { Migration20261219000000_sent_mail_leaves } from './Migration20261219000000_sent_mail_leaves.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -91,4 +92,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261216000000_reactions', class: Migration20261216000000_reactions },
   { name: 'Migration20261217000000_transcripts', class: Migration20261217000000_transcripts },
   { name: 'Migration20261218000000_reply_addresses', class: Migration20261218000000_reply_addresses },
+  { name: 'Migration20261219000000_sent_mail_leaves', class: Migration20261219000000_sent_mail_leaves },
 ];
