@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { pick } from './correctness.ts';
-import { CONNECTIONS, DURATION, log, N, TOKEN } from './options.ts';
+import { CONNECTIONS, DB, DURATION, log, N, TOKEN } from './options.ts';
 import { peakRssMb, resetPeak, type Server } from './servers.ts';
 
 /* The load: each scenario driven with autocannon on both servers, alternated, and the rows printed. */
@@ -88,6 +89,35 @@ export function cpuMeter(server: Server): (units: number) => { serverMs: number;
       clientMs: (client.user + client.system) / 1000 / each,
     };
   };
+}
+
+/** What the product's queues hold that is due now: notifications, mail, workflow and webhook events. */
+const DUE_WORK = `select (select count(*) from notify_event)
+  + (select count(*) from notification_digest where due_at <= now())
+  + (select count(*) from outgoing_mail where sent_at is null and attempts < 8 and next_attempt_at <= now())
+  + (select count(*) from workflow_event)
+  + (select count(*) from webhook_event where not dispatched) as n`;
+
+/**
+ * Waits (a minute at most) until the product's queues hold nothing due, so that a round does not
+ * pay for the work the one before it queued; says what that work cost, in ms of the product's and
+ * PostgreSQL's CPU.
+ */
+export async function settled(server: Server): Promise<{ serverMs: number; pgMs: number }> {
+  const spent = cpuMeter(server);
+  const db = new pg.Client({ connectionString: DB });
+  await db.connect();
+  try {
+    const deadline = Date.now() + 60_000;
+    while (Number((await db.query<{ n: string }>(DUE_WORK)).rows[0]?.n ?? 0) > 0) {
+      if (Date.now() > deadline) throw new Error("the product's queues did not empty within a minute");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    await db.end();
+  }
+  const { serverMs, pgMs } = spent(1);
+  return { serverMs, pgMs };
 }
 
 export async function drive(
