@@ -147,7 +147,7 @@ const base64url = (bytes: ArrayBuffer): string =>
  * The site's key as WebCrypto holds it, imported when first used and again only when the key
  * changes: a mail signs four links, and importing the key for each was a third of their cost.
  */
-let imported: { key: string; hmac: Promise<CryptoKey> } | null = null;
+let imported: { key: string; hmac: ReturnType<typeof crypto.subtle.importKey> } | null = null;
 
 async function signature(key: string, payload: string): Promise<string> {
   if (imported?.key !== key) {
