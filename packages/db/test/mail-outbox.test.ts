@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAIL_MAX_ATTEMPTS, PgMailOutbox } from '../src/index.ts';
+import { MAIL_MAX_ATTEMPTS, MailBatch, PgMailOutbox } from '../src/index.ts';
 import { query } from '../src/repositories/sql.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
 
@@ -46,5 +46,41 @@ describe('the mail queue', () => {
     // Taken: their next attempt moved out, so another worker takes the next one.
     expect((await outbox.claimDue(10)).map((m) => m.recipient)).toEqual(['newer@mail.example']);
     expect(await outbox.claimDue(10)).toEqual([]);
+  });
+
+  it('writes a batch of mails together, each as it was queued, and none when its transaction fails', async () => {
+    const mail = (n: number) => ({
+      to: `batch${n}@mail.example`,
+      subject: `Mail ${n}`,
+      text: `Body ${n}`,
+      ...(n === 1 ? { html: '<p>Body 1</p>', headers: { 'List-Unsubscribe': '<https://mail.example/u>' } } : {}),
+    });
+    const batch = new MailBatch();
+    for (const n of [1, 2, 3]) await batch.enqueue(account, mail(n));
+    const queued = () =>
+      sql<{ recipient: string; subject: string; body: string; html: string | null; headers: unknown }>(
+        `select recipient, subject, body, html, headers from outgoing_mail where recipient like 'batch%' order by id`,
+      );
+    expect(await queued()).toEqual([]);
+    const failed = new MailBatch();
+    await failed.enqueue(account, mail(9));
+    await expect(
+      db.orm.em.fork().transactional(async (tx) => {
+        await failed.write(tx);
+        throw new Error('the round failed');
+      }),
+    ).rejects.toThrow('the round failed');
+    await db.orm.em.fork().transactional((tx) => batch.write(tx));
+    expect(await queued()).toEqual([
+      {
+        recipient: 'batch1@mail.example',
+        subject: 'Mail 1',
+        body: 'Body 1',
+        html: '<p>Body 1</p>',
+        headers: { 'List-Unsubscribe': '<https://mail.example/u>' },
+      },
+      { recipient: 'batch2@mail.example', subject: 'Mail 2', body: 'Body 2', html: null, headers: null },
+      { recipient: 'batch3@mail.example', subject: 'Mail 3', body: 'Body 3', html: null, headers: null },
+    ]);
   });
 });

@@ -15,6 +15,69 @@ export interface ClaimedMail {
 /** Attempts before a mail is given up (about four hours of backoff in all). */
 export const MAIL_MAX_ATTEMPTS = 8;
 
+/** A mail to queue, and the account it is sent for. */
+interface Queued {
+  accountId: number;
+  mail: OutgoingMail;
+}
+
+/**
+ * Queues `mails` in at most two statements however many they are: the reply addresses their
+ * `Reply-To` names (kept in the same transaction: an address is good once its mail is queued),
+ * then the mails.
+ */
+async function enqueueAll(em: EntityManager, mails: readonly Queued[]): Promise<void> {
+  const grants = mails.flatMap(({ accountId, mail }) => {
+    const g = mail.replyAddress;
+    if (!g) return [];
+    const { userId, conversationId, parentId, tokenHash, messageId, days } = g;
+    return [{ accountId, userId, conversationId, parentId, tokenHash, messageId, days }];
+  });
+  if (grants.length > 0) {
+    await query(
+      em,
+      `insert into reply_address (account_id, user_id, conversation_id, parent_id, token_hash, message_id, expires_at)
+       select "accountId", "userId", "conversationId", "parentId", "tokenHash", "messageId", now() + make_interval(days => days)
+       from jsonb_to_recordset(?::jsonb) as g("accountId" int, "userId" int, "conversationId" int, "parentId" int,
+         "tokenHash" varchar, "messageId" varchar, days int)`,
+      [JSON.stringify(grants)],
+    );
+  }
+  const rows = mails.map(({ accountId, mail }) => ({
+    accountId,
+    to: mail.to,
+    subject: mail.subject.slice(0, 255),
+    text: mail.text,
+    html: mail.html ?? null,
+    headers: mail.headers ?? null,
+  }));
+  await query(
+    em,
+    `insert into outgoing_mail (account_id, recipient, subject, body, html, headers)
+     select "accountId", "to", subject, text, html, headers
+     from jsonb_to_recordset(?::jsonb) as m("accountId" int, "to" varchar, subject varchar, text text, html text, headers jsonb)`,
+    [JSON.stringify(rows)],
+  );
+}
+
+/**
+ * Mails a worker makes many of in one transaction (the notifications): kept by `enqueue` and
+ * written together by `write`, two statements for the lot instead of one or two a mail.
+ */
+export class MailBatch implements MailOutbox {
+  private readonly mails: Queued[] = [];
+
+  enqueue(accountId: number, mail: OutgoingMail): Promise<void> {
+    this.mails.push({ accountId, mail });
+    return Promise.resolve();
+  }
+
+  /** Writes what was queued (nothing, when nothing was) in `em`'s transaction. */
+  async write(em: EntityManager): Promise<void> {
+    if (this.mails.length > 0) await enqueueAll(em, this.mails.splice(0));
+  }
+}
+
 export class PgMailOutbox implements MailOutbox {
   private readonly em: EntityManager;
 
@@ -23,28 +86,7 @@ export class PgMailOutbox implements MailOutbox {
   }
 
   async enqueue(accountId: number, mail: OutgoingMail): Promise<void> {
-    const grant = mail.replyAddress;
-    if (grant) {
-      // Kept with the mail, in its transaction: an address is good once its mail is queued.
-      await query(
-        this.em,
-        `insert into reply_address (account_id, user_id, conversation_id, parent_id, token_hash, message_id, expires_at)
-         values (?, ?, ?, ?, ?, ?, now() + make_interval(days => ?))`,
-        [accountId, grant.userId, grant.conversationId, grant.parentId, grant.tokenHash, grant.messageId, grant.days],
-      );
-    }
-    await query(
-      this.em,
-      'insert into outgoing_mail (account_id, recipient, subject, body, html, headers) values (?, ?, ?, ?, ?, ?::jsonb)',
-      [
-        accountId,
-        mail.to,
-        mail.subject.slice(0, 255),
-        mail.text,
-        mail.html ?? null,
-        mail.headers ? JSON.stringify(mail.headers) : null,
-      ],
-    );
+    await enqueueAll(this.em, [{ accountId, mail }]);
   }
 
   /**

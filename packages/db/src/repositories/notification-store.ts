@@ -13,7 +13,7 @@ import {
 import type { EntityManager } from '@mikro-orm/core';
 import type { RawBuilder } from 'kysely';
 import { intakePageNameSql, startedOnIntakeSql } from './conversation-reads.ts';
-import { PgMailOutbox } from './mail-outbox.ts';
+import { MailBatch } from './mail-outbox.ts';
 import { db, rowsOf } from './query.ts';
 import { fromJson, query } from './sql.ts';
 
@@ -290,10 +290,11 @@ export class PgNotificationStore implements NotificationStore {
       const taken = await query<object>(tx, TAKE_DUE, [limit]);
       if (taken.length === 0) return 0;
       const rows = await query<DigestRow>(tx, DIGESTS, [JSON.stringify(taken)]);
-      const outbox = new PgMailOutbox(tx);
+      const outbox = new MailBatch();
       // A mail with nothing left to tell (the messages were the recipient's own, or were removed) is dropped.
       for (const row of rows)
         if (row.total > 0 || row.total_plays > 0 || row.total_reactions > 0) await send(digest(row), outbox);
+      await outbox.write(tx);
       return taken.length;
     });
   }
