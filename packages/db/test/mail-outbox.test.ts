@@ -83,4 +83,12 @@ describe('the mail queue', () => {
       { recipient: 'batch3@mail.example', subject: 'Mail 3', body: 'Body 3', html: null, headers: null },
     ]);
   });
+
+  it('queues a subject cut through an emoji at 255 characters, the half left as U+FFFD', async () => {
+    await outbox.enqueue(account, { to: 'cut@mail.example', subject: `${'x'.repeat(254)}\u{1F600}`, text: 'Hi' });
+    const [row] = await sql<{ subject: string }>(
+      `select subject from outgoing_mail where recipient = 'cut@mail.example'`,
+    );
+    expect(row?.subject).toBe(`${'x'.repeat(254)}\uFFFD`);
+  });
 });

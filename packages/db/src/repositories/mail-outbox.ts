@@ -1,4 +1,4 @@
-import type { MailOutbox, OutgoingMail } from '@convo/domain';
+import { type MailOutbox, type OutgoingMail, toWellFormed } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { intArray, query } from './sql.ts';
 
@@ -27,6 +27,8 @@ interface Queued {
  * then the mails.
  */
 async function enqueueAll(em: EntityManager, mails: readonly Queued[]): Promise<void> {
+  const json = (rows: object[]) =>
+    JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'string' ? toWellFormed(value) : value));
   const grants = mails.flatMap(({ accountId, mail }) => {
     const g = mail.replyAddress;
     if (!g) return [];
@@ -40,7 +42,7 @@ async function enqueueAll(em: EntityManager, mails: readonly Queued[]): Promise<
        select "accountId", "userId", "conversationId", "parentId", "tokenHash", "messageId", now() + make_interval(days => days)
        from jsonb_to_recordset(?::jsonb) as g("accountId" int, "userId" int, "conversationId" int, "parentId" int,
          "tokenHash" varchar, "messageId" varchar, days int)`,
-      [JSON.stringify(grants)],
+      [json(grants)],
     );
   }
   const rows = mails.map(({ accountId, mail }) => ({
@@ -56,7 +58,7 @@ async function enqueueAll(em: EntityManager, mails: readonly Queued[]): Promise<
     `insert into outgoing_mail (account_id, recipient, subject, body, html, headers)
      select "accountId", "to", subject, text, html, headers
      from jsonb_to_recordset(?::jsonb) as m("accountId" int, "to" varchar, subject varchar, text text, html text, headers jsonb)`,
-    [JSON.stringify(rows)],
+    [json(rows)],
   );
 }
 
