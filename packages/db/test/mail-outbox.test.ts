@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAIL_MAX_ATTEMPTS, MailBatch, PgMailOutbox } from '../src/index.ts';
+import { MAIL_MAX_ATTEMPTS, MailBatch, PgMailOutbox, vacuumChurningTables } from '../src/index.ts';
+import { CLAIM_DUE_MAIL } from '../src/repositories/mail-outbox.ts';
 import { query } from '../src/repositories/sql.ts';
 import { openTestDatabase, type TestDatabase } from '../src/testing.ts';
 
@@ -90,5 +91,25 @@ describe('the mail queue', () => {
       `select subject from outgoing_mail where recipient = 'cut@mail.example'`,
     );
     expect(row?.subject).toBe(`${'x'.repeat(254)}\uFFFD`);
+  });
+
+  it('takes ten of 5,000 waiting mails off the due index, once the queue tables are analyzed', async () => {
+    await sql(
+      `insert into outgoing_mail (account_id, recipient, subject, body)
+       select ?, 'waiting' || n || '@mail.example', 'Hi', 'A link' from generate_series(1, 5000) n`,
+      [account],
+    );
+    // What a server without autovacuum gets from the service's own rounds (apps/api workers/vacuum.ts).
+    await vacuumChurningTables(db.orm.em.fork(), { analyze: true });
+    const [row] = await sql<{ 'QUERY PLAN': unknown }>(`explain (format json) ${CLAIM_DUE_MAIL}`, [
+      MAIL_MAX_ATTEMPTS,
+      10,
+    ]);
+    const plan = JSON.stringify(row?.['QUERY PLAN']);
+    // Without statistics the planner took `sent_at is null` for 0.5 % of the queue: a bitmap scan of
+    // every due mail, sorted for the first ten (8 ms at 8,000, against 0.1 ms off the index).
+    expect(plan).toContain('"Index Name":"outgoing_mail_due"');
+    expect(plan).not.toContain('"Node Type":"Sort"');
+    expect(plan).not.toContain('Bitmap');
   });
 });

@@ -80,6 +80,15 @@ export class MailBatch implements MailOutbox {
   }
 }
 
+/** Takes due mails tried fewer times than the first parameter, at most the second's: see PgMailOutbox.claimDue. */
+export const CLAIM_DUE_MAIL = `update outgoing_mail set attempts = attempts + 1,
+    next_attempt_at = now() + make_interval(mins => least(power(2, attempts)::int, 60))
+  where id in (
+    select id from outgoing_mail
+    where sent_at is null and next_attempt_at <= now() and attempts < ?
+    order by next_attempt_at, id limit ? for update skip locked)
+  returning id, recipient, subject, body, html, headers`;
+
 export class PgMailOutbox implements MailOutbox {
   private readonly em: EntityManager;
 
@@ -98,17 +107,7 @@ export class PgMailOutbox implements MailOutbox {
    * a mail is sent at least once. SKIP LOCKED keeps two workers off the same rows.
    */
   async claimDue(limit: number): Promise<ClaimedMail[]> {
-    return query<ClaimedMail>(
-      this.em,
-      `update outgoing_mail set attempts = attempts + 1,
-         next_attempt_at = now() + make_interval(mins => least(power(2, attempts)::int, 60))
-       where id in (
-         select id from outgoing_mail
-         where sent_at is null and next_attempt_at <= now() and attempts < ?
-         order by next_attempt_at, id limit ? for update skip locked)
-       returning id, recipient, subject, body, html, headers`,
-      [MAIL_MAX_ATTEMPTS, limit],
-    );
+    return query<ClaimedMail>(this.em, CLAIM_DUE_MAIL, [MAIL_MAX_ATTEMPTS, limit]);
   }
 
   /**
