@@ -207,6 +207,24 @@ describe('a reply notifies the members', () => {
     await settle();
     expect(mailbox.mails).toEqual([]);
   });
+
+  it('gives each conversation its own link in mails sent together, and one link for all of them', async () => {
+    for (const slug of ['thread', 'one']) {
+      expect((await new Visitor(h, HOST).reply(slug, { text: `Together in ${slug}` })).status).toBe(303);
+    }
+    const [a, b] = [
+      await mailTo(mailbox, 'olivia@post.example', /Together in thread/),
+      await mailTo(mailbox, 'olivia@post.example', /Together in one/),
+    ];
+    await mailbox.next('sam@post.example');
+    const line = (mail: Mail, starts: string) => mail.text.split('\n').find((l) => l.startsWith(starts)) ?? '';
+    const all = (mail: Mail) => line(mail, 'No more mail from');
+    expect(all(a)).toMatch(/\/unsubscribe\/\d+\.\d+\.0\./);
+    expect(all(a)).toBe(all(b));
+    expect(unsubscribeLink(a)).not.toBe(unsubscribeLink(b));
+    expect(line(a, 'No more mail about this conversation')).toContain(unsubscribeLink(a));
+    expect(line(b, 'No more mail about this conversation')).toContain(unsubscribeLink(b));
+  });
 });
 
 describe('stopping the mail', () => {

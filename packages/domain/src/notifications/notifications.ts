@@ -385,10 +385,19 @@ export async function sendNotifications(
   const fannedOut = await store.fanOut(limit * 4, options.batchSeconds);
   // Read before the mails are taken: inside takeDue's transaction only its outbox may be used.
   const key = await secrets.signingKey();
+  // A round mails one person about many conversations: the links that stop all of it are the same
+  // in each of their mails, and signed once.
+  const tokens = new Map<string, Promise<string>>();
+  const token = (target: MuteTarget) => {
+    const payload = payloadOf(target);
+    const made = tokens.get(payload) ?? muteToken(key, target);
+    tokens.set(payload, made);
+    return made;
+  };
   const sent = await store.takeDue(limit, async (digest, outbox) => {
     const target = { accountId: digest.account.id, userId: digest.recipient.id };
     const link = async (conversationId: number, kind: MuteKind) =>
-      unsubscribeUrl(digest.account, await muteToken(key, { ...target, conversationId, kind }));
+      unsubscribeUrl(digest.account, await token({ ...target, conversationId, kind }));
     const links = {
       muteUrl: await link(digest.conversation.id, 'all'),
       muteAllUrl: await link(0, 'all'),
