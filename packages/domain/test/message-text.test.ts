@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { messageBody, messageHtmlText, safeMessageHtml } from '../src/index.ts';
+import { messageBody, messageHtmlText, safeMessageHtml, toWellFormed } from '../src/index.ts';
 
 describe('a message’s text as the API takes it', () => {
   it('keeps text without markup as written, a < b and x & y included', () => {
@@ -26,5 +26,14 @@ describe('a message’s text as the API takes it', () => {
     expect(() => messageBody('')).toThrow('text: Write a message, or send a recording.');
     expect(() => messageBody('<img src=x onerror=alert(1)>')).toThrow(/nothing is left/);
     expect(() => messageBody('x\u0000')).toThrow(/NUL/);
+  });
+});
+
+describe('text the service cut itself, made well-formed', () => {
+  it('turns each lone surrogate into U+FFFD, call after call, and leaves pairs alone', () => {
+    for (let i = 0; i < 3; i++) {
+      expect(toWellFormed('a\uD83Db\uDC00c')).toBe('a\uFFFDb\uFFFDc');
+      expect(toWellFormed('ok 🎬')).toBe('ok 🎬');
+    }
   });
 });

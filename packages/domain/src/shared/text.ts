@@ -10,12 +10,15 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** String.prototype.isWellFormed, without asking every client's compiler for ES2024. */
 export const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
 
+/** Every lone surrogate (replace() starts a global pattern from the beginning each time). */
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE, 'g');
+
 /**
  * String.prototype.toWellFormed: each lone surrogate becomes U+FFFD, as it would on its way to
  * PostgreSQL as UTF-8. For text the service cut itself (an excerpt, a subject at 255 characters)
  * on its way into a JSON parameter, which PostgreSQL refuses with a lone surrogate's escape in it.
  */
-export const toWellFormed = (text: string): string => text.replace(new RegExp(LONE_SURROGATE, 'g'), '\uFFFD');
+export const toWellFormed = (text: string): string => text.replace(LONE_SURROGATES, '\uFFFD');
 
 export function textProblem(what: string, text: string): string | null {
   if (!isWellFormed(text)) return `${what} must be valid Unicode text (no lone surrogates)`;
