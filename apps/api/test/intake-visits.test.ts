@@ -4,8 +4,12 @@ import { join } from 'node:path';
 import { loadSeed } from '@convo/db';
 import { advanceWorkflows } from '@convo/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.ts';
+import { startNotifyWorker } from '../src/workers/notify.ts';
+import type { QueueWorker } from '../src/workers/queue-worker.ts';
 import { apiCall, auth, type Harness, openHarness, secondApp } from './support/harness.ts';
 import { deliverMailTo, type Mailbox, signInLink } from './support/mailbox.ts';
+import { mailTo } from './support/people.ts';
 import { attr, elements, present, textOf, Visitor } from './support/site.ts';
 import { awayFromWindowEnd } from './support/windows.ts';
 
@@ -22,12 +26,20 @@ const TOKEN = 'front-site-token-0123456789';
 let h: Harness;
 let mailbox: Mailbox;
 let stopMail: () => Promise<void>;
+let notify: QueueWorker;
 
 beforeAll(async () => {
   h = await openHarness({ app: { site: { limits: { perIpPerMinute: 1000, perEmailPer15Minutes: 1000 } } } });
   const delivery = await deliverMailTo(h.services);
   mailbox = delivery.mailbox;
   stopMail = delivery.close;
+  // The notification round makes a visitor's link back, woken by each start as in a server process.
+  notify = startNotifyWorker(h.services.notifications, h.services.secrets, {
+    batchSeconds: 3600,
+    logger: createLogger('silent'),
+    onQueued: delivery.kick,
+  });
+  h.services.onComeBackQueued(notify.kick);
   await loadSeed(h.db.orm.em.fork(), {
     accounts: [
       {
@@ -78,6 +90,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  await notify?.stop();
   await stopMail?.();
   await h?.close();
 });
@@ -87,6 +100,14 @@ const api = async (slug: string) =>
 
 const count = async (table: string) =>
   Number((await h.db.orm.em.fork().getConnection().execute(`select count(*)::int as n from ${table}`))[0].n);
+
+/**
+ * The links back made and asked for: a start under an address asks with its event, which the
+ * notification round turns into the link (kept once its mail is sent), so the sum does not move
+ * while the worker runs.
+ */
+const comeBacks = async () =>
+  (await count('sign_in_link')) + (await count('notify_event where come_back_email is not null'));
 
 const location = (p: { headers: Headers }) => p.headers.get('location') ?? '';
 const slugOf = (p: { headers: Headers }) => present(/\/c(?:onversations\/front)?\/([\w-]+)/.exec(location(p))?.[1]);
@@ -105,6 +126,9 @@ async function start(v: Visitor, path: string, fields: Record<string, string>) {
   return v.post(path, { csrf: v.hidden('csrf'), submit: v.hidden('submit'), ...fields });
 }
 
+/** A mail with a sign-in link (the team's notifications go to the same mailbox). */
+const SIGN_IN = /\/sign-in\//;
+
 const FIXTURES = new URL('./fixtures/media/', import.meta.url).pathname;
 
 /** A visitor signed in through the mailed link. */
@@ -112,7 +136,7 @@ async function signedIn(email: string, host = HOST): Promise<Visitor> {
   const v = new Visitor(h, host);
   await v.get('/sign-in');
   await v.post('/sign-in', { csrf: v.hidden('csrf'), email, return: '/' });
-  expect((await v.confirm(signInLink(await mailbox.next(email)))).status).toBe(303);
+  expect((await v.confirm(signInLink(await mailTo(mailbox, email, SIGN_IN)))).status).toBe(303);
   return v;
 }
 
@@ -200,7 +224,7 @@ describe('the primary intake page at /', () => {
 
     // The mail quotes nothing the visitor wrote or chose; its link confirms the address on any
     // device: the message is Vera's, she is a member, and signed in. (Its domain arrives in lower case.)
-    const mail = await mailbox.next('Vera@visitor.example');
+    const mail = await mailTo(mailbox, 'Vera@visitor.example', SIGN_IN);
     expect(mail.text).toContain(`${HOST}/c/${slug}`);
     expect(mail.text).not.toContain('My order never came');
     expect(mail.text).not.toContain('Vera Visitor');
@@ -247,7 +271,7 @@ describe('the primary intake page at /', () => {
     expect(reply.html).toContain('Check your e-mail');
     expect((await api(slug)).messages.map((m: { text: string }) => m.text)).not.toContain('The account is 999');
     // Only Pat, confirming the mailed link, puts Pat's name on it.
-    const mail = await mailbox.next('pat@customer.example');
+    const mail = await mailTo(mailbox, 'pat@customer.example', SIGN_IN);
     expect(mail.text).not.toContain('refund');
     const pat = new Visitor(h, HOST);
     expect((await pat.confirm(signInLink(mail))).status).toBe(303);
@@ -324,9 +348,7 @@ describe('refusals change nothing', () => {
     [{ name: 'X', email: 'x@v.example', text: '   ' }, /^Write a message, or send a recording\.$/],
     [{ name: 'X', email: 'sam@front.example', text: 'Hi' }, /belongs to the team of Front Desk: sign in/],
   ])('%j', async (fields, problem) => {
-    // A start under an address makes its sign-in link with the mail; the link stays once the mail
-    // is sent (a sent mail leaves the queue, so the queue's count would not do).
-    const before = [await count('conversation'), await count('account_user'), await count('sign_in_link')];
+    const before = [await count('conversation'), await count('account_user'), await comeBacks()];
     const v = new Visitor(h, HOST);
     const refused = await start(v, '/', fields);
     expect(refused.status).toBe(422);
@@ -334,7 +356,7 @@ describe('refusals change nothing', () => {
     expect(textOf(alert)).toMatch(problem);
     // What the visitor typed is still there.
     expect(refused.html).toContain(`value="${fields.email}"`);
-    expect([await count('conversation'), await count('account_user'), await count('sign_in_link')]).toEqual(before);
+    expect([await count('conversation'), await count('account_user'), await comeBacks()]).toEqual(before);
   });
 
   it('refuses a form without its token, or from another site, with a page that says why', async () => {
@@ -419,11 +441,12 @@ describe('a page read earlier by this process', () => {
     const refused = await v.post('/p/later', { ...fields('After it was disabled'), email: 'new@v.example' });
     expect(refused.status).toBe(404);
     expect([await count('conversation'), await count('message')]).toEqual(before);
-    // Nobody was made for the address, and nothing was mailed to it: no link, no mail queued (the
-    // queue's count would not do: a mail the worker sends meanwhile leaves it).
+    // Nobody was made for the address, and nothing was mailed to it: no link, none asked for, no
+    // mail queued (the queue's count would not do: a mail the worker sends meanwhile leaves it).
     for (const [table, column] of [
       ['account_user', 'email'],
       ['sign_in_link', 'email'],
+      ['notify_event', 'come_back_email'],
       ['outgoing_mail', 'recipient'],
     ]) {
       expect(
@@ -595,11 +618,11 @@ describe('a secondary page and its embed', () => {
 
   it('lets a signed-in participant start under their own name, with no mail', async () => {
     const pat = await signedIn('pat@customer.example');
-    const links = await count('sign_in_link');
+    const links = await comeBacks();
     const posted = await start(pat, '/p/feedback', { text: 'Signed in', name: 'Someone Else', email: 'x@y.example' });
     expect(posted.status).toBe(303);
     expect((await api(slugOf(posted))).messages[0].author).toMatchObject({ name: 'Pat Customer' });
-    expect(await count('sign_in_link')).toBe(links);
+    expect(await comeBacks()).toBe(links);
   });
 });
 

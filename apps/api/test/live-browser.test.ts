@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LiveListener, loadSeed } from '@convo/db';
 import { sendNotifications } from '@convo/domain';
+import { signInLinks } from '@convo/pages';
 import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -280,7 +281,7 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     await authorPage.reload();
     expect(await authorPage.locator(`#played-${id}`).textContent()).toBe('Played by 1 visitor');
     // The author's mail digest says it, once (the notifier's round, with the batch window at nought).
-    await sendNotifications(h.services.notifications, h.services.secrets, { batchSeconds: 0 });
+    await sendNotifications(h.services.notifications, h.services.secrets, { batchSeconds: 0, links: signInLinks });
     const told = (await h.db.orm.em
       .fork()
       .getConnection()

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSeed, type TSeed } from '@convo/db';
-import { muteToken } from '@convo/domain';
-import { notificationHtml } from '@convo/pages';
+import { muteToken, sendNotifications } from '@convo/domain';
+import { notificationHtml, signInLinks } from '@convo/pages';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { startNotifyWorker } from '../src/workers/notify.ts';
@@ -350,6 +350,74 @@ describe('a conversation started on an intake page', () => {
       expect(own.mailbox.mails.filter((m) => m.to.includes('sam@front.example'))).toEqual([]);
     } finally {
       await worker.stop();
+      await own.close();
+    }
+  });
+
+  it('mails the visitor their link back from a round after the answer, and loses nothing when the round fails', async () => {
+    // No notification worker: the rounds are run here, one at a time.
+    const own = await openPeopleSite({
+      accounts: [
+        {
+          key: 'front',
+          name: 'Front',
+          host: 'https://front.example.com',
+          owner: 'olivia@front.example',
+          users: [{ email: 'olivia@front.example', name: 'Olivia Owner' }],
+          intake_pages: [{ name: 'Contact us', key: 'contact' }],
+        },
+      ],
+    });
+    const rows = (sql: string) => own.h.db.orm.em.fork().getConnection().execute(sql);
+    const round = (links: typeof signInLinks) =>
+      sendNotifications(own.h.services.notifications, own.h.services.secrets, { batchSeconds: 3600, links });
+    try {
+      const v = new Visitor(own.h, 'https://front.example.com');
+      await v.get('/p/contact');
+      const started = await v.post('/p/contact', {
+        csrf: v.hidden('csrf'),
+        submit: v.hidden('submit'),
+        name: 'Una Later',
+        email: 'una@visitor.example',
+        text: 'Is anyone there?',
+      });
+      expect(started.status).toBe(303);
+      // Answered with the event that asks for the link, and nothing else for the address yet.
+      const asked = `select come_back_email from notify_event where come_back_email = 'una@visitor.example'`;
+      expect(await rows(asked)).toHaveLength(1);
+      expect(await rows(`select id from sign_in_link where email = 'una@visitor.example'`)).toEqual([]);
+      // A round that cannot make the link takes nothing: the event waits for the next one.
+      const failing = (account: Parameters<typeof signInLinks>[0]) => ({
+        ...signInLinks(account),
+        newToken: () => {
+          throw new Error('no randomness today');
+        },
+      });
+      await expect(round(failing)).rejects.toThrow('no randomness today');
+      expect(await rows(asked)).toHaveLength(1);
+      expect(await rows(`select id from sign_in_link where email = 'una@visitor.example'`)).toEqual([]);
+      // The next round makes the link (for the start's message) and queues its mail, once.
+      await round(signInLinks);
+      expect(await rows(asked)).toEqual([]);
+      const links = await rows(
+        `select l.claim_message_id, l.name, l.return_path, m.text from sign_in_link l
+         join message m on m.id = l.claim_message_id where l.email = 'una@visitor.example'`,
+      );
+      const slug = (started.headers.get('location') ?? '').replace(/^\/c\//, '').replace(/[#?].*$/, '');
+      expect(links).toEqual([
+        {
+          claim_message_id: expect.any(Number),
+          name: 'Una Later',
+          return_path: `/c/${slug}`,
+          text: 'Is anyone there?',
+        },
+      ]);
+      const mail = await mailTo(own.mailbox, 'una@visitor.example', /Confirm your conversation|confirms it/);
+      expect(mailHeader(mail, 'Subject')).toBe('Confirm your conversation with Front');
+      expect(mail.text).toContain('https://front.example.com/sign-in/');
+      await round(signInLinks);
+      expect(await rows(`select id from sign_in_link where email = 'una@visitor.example'`)).toHaveLength(1);
+    } finally {
       await own.close();
     }
   });

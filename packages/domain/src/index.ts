@@ -62,6 +62,7 @@ export * from './messages/update-message-template.ts';
 export * from './messages/views.ts';
 export * from './notifications/mail-preferences.ts';
 export * from './notifications/notifications.ts';
+export * from './people/come-back.ts';
 export * from './people/complete-sign-in.ts';
 export * from './people/message-text.ts';
 export * from './people/open-sign-in-link.ts';

@@ -98,7 +98,7 @@ describe('sendStart', () => {
     const read = pageOf('v1');
     version = 'v2';
     const sent = await sendStart({ intake, media }, ACCOUNT, read, FORM, FILE, {
-      link: null,
+      signedIn: true,
       sender: 'client',
       reread: () => intake.page(ACCOUNT.id, 'support'),
     });
@@ -113,7 +113,7 @@ describe('sendStart', () => {
     const { intake } = intakeAt(() => 'v2');
     const { media, removed } = mediaThat('measures');
     const sent = await sendStart({ intake, media }, ACCOUNT, pageOf('v1'), FORM, FILE, {
-      link: null,
+      signedIn: true,
       sender: 'client',
       // Read anew, it is another page now (the key moved to it).
       reread: async () => pageOf('v2', 8),
@@ -127,7 +127,7 @@ describe('sendStart', () => {
     const { intake, starts } = intakeAt(() => 'v1');
     const { media, removed } = mediaThat('refuses');
     const sent = await sendStart({ intake, media }, ACCOUNT, pageOf('v1'), FORM, FILE, {
-      link: null,
+      signedIn: true,
       sender: 'client',
       reread: () => intake.page(ACCOUNT.id, 'support'),
     });

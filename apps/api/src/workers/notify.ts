@@ -1,11 +1,12 @@
 import { type NotificationStore, type SiteSecrets, sendNotifications } from '@convo/domain';
-import { notificationHtml } from '@convo/pages';
+import { notificationHtml, signInLinks } from '@convo/pages';
 import type { Logger } from '../logger.ts';
 import { type QueueWorker, startQueueWorker } from './queue-worker.ts';
 
 /*
  * Tells people that someone answered (domain: notifications.ts). Each round turns posted messages
- * into pending mails and queues the due ones into the mail queue, which the mail worker sends. Both
+ * into pending mails (and mails a visitor who started a conversation under an address their link
+ * back) and queues the due ones into the mail queue, which the mail worker sends. Both
  * are tables taken with SKIP LOCKED, so every replica runs one and a restart loses nothing.
  */
 
@@ -35,6 +36,7 @@ export function startNotifyWorker(store: NotificationStore, secrets: SiteSecrets
         batchSeconds: options.batchSeconds,
         html: notificationHtml,
         replies: options.replies,
+        links: signInLinks,
       });
       if (did) options.onQueued?.();
       return did;

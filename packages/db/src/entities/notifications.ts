@@ -21,6 +21,8 @@ export const NotifyEvent = defineEntity({
     authorId: p.integer().nullable(),
     playId: p.bigint('number').nullable(),
     reactionId: p.bigint('number').nullable(),
+    /** A start's message under an address nobody confirmed: the round mails it a link back. */
+    comeBackEmail: p.string().length(255).nullable(),
   },
 });
 

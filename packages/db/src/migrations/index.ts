@@ -43,6 +43,7 @@ import { Migration20261216000000_reactions } from './Migration20261216000000_rea
 import { Migration20261217000000_transcripts } from './Migration20261217000000_transcripts.ts';
 import { Migration20261218000000_reply_addresses } from './Migration20261218000000_reply_addresses.ts';
 import { Migration20261219000000_sent_mail_leaves } from './Migration20261219000000_sent_mail_leaves.ts';
+import { Migration20261220000000_come_back_later } from './Migration20261220000000_come_back_later.ts';
 
 /** Listed explicitly, in order: no folder scanning (which Deno and bundlers cannot rely on). */
 export const migrationsList: MigrationObject[] = [
@@ -93,4 +94,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261217000000_transcripts', class: Migration20261217000000_transcripts },
   { name: 'Migration20261218000000_reply_addresses', class: Migration20261218000000_reply_addresses },
   { name: 'Migration20261219000000_sent_mail_leaves', class: Migration20261219000000_sent_mail_leaves },
+  { name: 'Migration20261220000000_come_back_later', class: Migration20261220000000_come_back_later },
 ];

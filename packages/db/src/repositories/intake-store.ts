@@ -7,7 +7,6 @@ import {
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
 import { type InferResult, sql } from 'kysely';
-import { sha256 } from '../tokens.ts';
 import { ACCOUNT_DEFAULTS } from './account-store.ts';
 import { changeMark } from './change-marks.ts';
 import { settingsOf } from './conversation-reads.ts';
@@ -98,7 +97,6 @@ const pageOf = (row: PageRow): PublicIntakePage => ({
 
 const email = () => sql<string | null>`${slot('email')}::text`;
 const confirmed = () => sql<boolean>`${slot('confirmed')}::boolean`;
-const link = () => sql<string | null>`${slot('link')}::varchar`;
 
 /**
  * One statement: the page as it is now (nothing is written unless it is as the start read it), the
@@ -106,9 +104,9 @@ const link = () => sql<string | null>`${slot('link')}::varchar`;
  * refuse the team's), the conversation (only when the form token is new and the address is not
  * the team's), its members (the page's team, and a signed-in visitor), the first message (by the
  * signed-in visitor; else anonymous, under the name given while the address is unconfirmed), their
- * webhook events in order, the notifications, the change mark, the workflow's two events
- * (created, then the message), and the sign-in link with its mail (which puts the address's
- * person's name on the message once confirmed). The last select says what happened.
+ * webhook events in order, the notifications (the message's event carries the address to mail a
+ * link back to, which the notification round makes after the answer), the change mark, and the
+ * workflow's two events (created, then the message). The last select says what happened.
  */
 const START = statement(
   'intake_start',
@@ -213,6 +211,7 @@ const START = statement(
         conversation: column('added.conversation_id'),
         message: column('added.id'),
         author: column('added.author_id'),
+        comeBack: sql<string | null>`case when ${slot('comeBack')}::boolean then ${email()} end`,
       }),
     )
     .with('change_mark', () => changeMark('c', accountInt()))
@@ -227,41 +226,6 @@ const START = statement(
         { message: sql<null>`null::int`, author: sql<null>`null::int` },
         { message: column('added.id'), author: column('added.author_id') },
       ),
-    )
-    .with('link', (q) =>
-      q
-        .insertInto('sign_in_link')
-        .columns(['account_id', 'email', 'name', 'token_hash', 'return_path', 'claim_message_id', 'expires_at'])
-        .expression(
-          q
-            .selectFrom('added')
-            .select([
-              accountInt().as('account_id'),
-              email().as('email'),
-              sql<string | null>`${slot('name')}::text`.as('name'),
-              link().as('token_hash'),
-              sql<string | null>`${slot('returnPath')}::varchar`.as('return_path'),
-              sql<number | null>`case when ${confirmed()} then null else added.id end`.as('claim_message_id'),
-              sql<Date>`now() + make_interval(secs => ${slot('linkSeconds')}::int)`.as('expires_at'),
-            ])
-            .where(sql<boolean>`${link()} is not null`),
-        ),
-    )
-    .with('mail', (q) =>
-      q
-        .insertInto('outgoing_mail')
-        .columns(['account_id', 'recipient', 'subject', 'body'])
-        .expression(
-          q
-            .selectFrom('added')
-            .select([
-              accountInt().as('account_id'),
-              email().as('recipient'),
-              sql<string | null>`${slot('subject')}::varchar`.as('subject'),
-              sql<string | null>`${slot('body')}::text`.as('body'),
-            ])
-            .where(sql<boolean>`${link()} is not null`),
-        ),
     )
     .selectNoFrom([
       sql<number | null>`(select id from added)`.as('message_id'),
@@ -292,11 +256,7 @@ function startArgs(accountId: number, s: IntakeStart) {
     contentType: media?.contentType ?? null,
     bytes: media?.bytes ?? null,
     poster: media?.poster === true,
-    link: s.comeBack ? sha256(s.comeBack.token) : null,
-    linkSeconds: s.comeBack?.ttlSeconds ?? 0,
-    returnPath: s.comeBack?.returnPath ?? null,
-    subject: s.comeBack?.mail.subject.slice(0, 255) ?? null,
-    body: s.comeBack?.mail.text ?? null,
+    comeBack: s.comeBack,
     confirmed: s.visitor?.confirmed ?? false,
   };
 }

@@ -1,4 +1,5 @@
 import {
+  type ComeBackWrites,
   type DueDigest,
   isReactionName,
   isTeamRole,
@@ -8,12 +9,15 @@ import {
   NOTIFY_MAX_MESSAGES,
   type NotificationStore,
   reactionEmoji,
+  type SiteAccount,
   UNVERIFIED_NAME_SUFFIX,
+  type UnconfirmedStart,
 } from '@convo/domain';
 import type { EntityManager } from '@mikro-orm/core';
-import type { RawBuilder } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { intakePageNameSql, startedOnIntakeSql } from './conversation-reads.ts';
 import { MailBatch } from './mail-outbox.ts';
+import { PgPeopleStore } from './people-store.ts';
 import { db, rowsOf } from './query.ts';
 import { fromJson, query } from './sql.ts';
 
@@ -32,17 +36,20 @@ export const notifyEvents = (
     conversation: RawBuilder<number>;
     message: RawBuilder<number>;
     author: RawBuilder<number | null>;
+    /** An intake start's address to mail a link back to (UnconfirmedStart); null for any other message. */
+    comeBack?: RawBuilder<string | null>;
   },
 ) =>
   db
     .insertInto('notify_event')
-    .columns(['account_id', 'conversation_id', 'message_id', 'author_id'])
+    .columns(['account_id', 'conversation_id', 'message_id', 'author_id', 'come_back_email'])
     .expression(
       rowsOf(source).select([
         c.account.as('account_id'),
         c.conversation.as('conversation_id'),
         c.message.as('message_id'),
         c.author.as('author_id'),
+        (c.comeBack ?? sql<string | null>`null::varchar`).as('come_back_email'),
       ]),
     );
 
@@ -60,7 +67,7 @@ const mutedSql = (account: string, user: string, conversation: string, kind: str
 const FAN_OUT = `
   with ev as (
     delete from notify_event where id in (select id from notify_event order by id limit ? for update skip locked)
-    returning account_id, conversation_id, message_id, author_id, play_id, reaction_id,
+    returning account_id, conversation_id, message_id, author_id, play_id, reaction_id, come_back_email,
       play_id is null and reaction_id is null as posted
   ),
   told as (
@@ -100,7 +107,34 @@ const FAN_OUT = `
       first_reaction_id = coalesce(notification_digest.first_reaction_id, excluded.first_reaction_id),
       due_at = least(notification_digest.due_at, excluded.due_at)
   )
-  select count(*)::int as n from ev`;
+  select (select count(*)::int from ev) as n,
+    -- The starts under an address nobody confirmed, whose visitor is mailed a link back (still there).
+    (select coalesce(json_agg(json_build_object('account_id', a.id, 'account_name', a.name, 'host', a.host,
+       'key', a.key, 'slug', c.slug, 'message_id', m.id, 'email', ev.come_back_email,
+       'name', coalesce(m.claimed_name, ''))), '[]'::json)
+     from ev join account a on a.id = ev.account_id
+       join conversation c on c.id = ev.conversation_id and c.account_id = ev.account_id
+       join message m on m.id = ev.message_id and m.account_id = ev.account_id
+     where ev.come_back_email is not null) as come_backs`;
+
+/** The account as a mail's links need it, from a row's `account_id`, `account_name`, `host`, `key`. */
+const siteAccount = (r: { account_id: number; account_name: string; host: string; key: string }): SiteAccount => ({
+  id: r.account_id,
+  name: r.account_name,
+  host: r.host,
+  key: r.key,
+});
+
+interface ComeBackRow {
+  account_id: number;
+  account_name: string;
+  host: string;
+  key: string;
+  slug: string;
+  message_id: number;
+  email: string;
+  name: string;
+}
 
 /** The due mails taken (and removed) in the caller's transaction. */
 const TAKE_DUE = `
@@ -230,7 +264,7 @@ interface MessageRow {
 }
 
 const digest = (r: DigestRow): DueDigest => ({
-  account: { id: r.account_id, name: r.account_name, host: r.host, key: r.key },
+  account: siteAccount(r),
   conversation: { id: r.conversation_id, title: r.title, slug: r.slug, anyoneCanPost: r.anyone_can_post },
   recipient: { id: r.user_id, name: r.user_name, email: r.email },
   startedVia: r.started_via,
@@ -280,9 +314,26 @@ export class PgNotificationStore implements NotificationStore {
     this.em = em;
   }
 
-  async fanOut(limit: number, batchSeconds: number): Promise<number> {
-    const [row] = await query<{ n: number }>(this.em, FAN_OUT, [limit, batchSeconds]);
-    return row?.n ?? 0;
+  async fanOut(
+    limit: number,
+    batchSeconds: number,
+    comeBack: (start: UnconfirmedStart, writes: ComeBackWrites) => Promise<void>,
+  ): Promise<number> {
+    return this.em.transactional(async (tx) => {
+      const [row] = await query<{ n: number; come_backs: unknown }>(tx, FAN_OUT, [limit, batchSeconds]);
+      const starts = fromJson<ComeBackRow[]>(row?.come_backs ?? []);
+      if (starts.length > 0) {
+        const writes = { people: new PgPeopleStore(tx), outbox: new MailBatch() };
+        for (const r of starts) {
+          await comeBack(
+            { account: siteAccount(r), slug: r.slug, messageId: r.message_id, email: r.email, name: r.name },
+            writes,
+          );
+        }
+        await writes.outbox.write(tx);
+      }
+      return row?.n ?? 0;
+    });
   }
 
   async takeDue(limit: number, send: (digest: DueDigest, outbox: MailOutbox) => Promise<void>): Promise<number> {

@@ -111,6 +111,7 @@ export class PgPeopleStore implements PeopleStore {
         token_hash: sha256(token),
         return_path: link.returnPath,
         pending_reply: link.pending ? sql`${JSON.stringify(link.pending)}::jsonb` : null,
+        claim_message_id: link.claim ?? null,
         expires_at: fromNow(link.ttlSeconds),
       }),
     );

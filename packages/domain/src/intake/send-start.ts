@@ -1,7 +1,6 @@
 import { measureRecording } from '../media/measure-recording.ts';
 import { keepPoster, type MediaDeps, removeRecording } from '../media/media.ts';
 import type { ReceivedFile } from '../media/uploads.ts';
-import type { LinkOptions } from '../people/people.ts';
 import type { SiteAccount } from '../records.ts';
 import {
   type IntakeForm,
@@ -31,7 +30,8 @@ export async function sendStart(
   form: Omit<IntakeForm, 'media'> & { mediaKind?: string | undefined },
   file: ReceivedFile | null,
   options: {
-    link: LinkOptions | null;
+    /** Signed in: the form's name and address are theirs (no link back is mailed). */
+    signedIn: boolean;
     sender: string;
     reread: () => Promise<PublicIntakePage | null>;
     /** The poster the recorder made (checked by posterFromForm). */
@@ -47,7 +47,7 @@ export async function sendStart(
   }
   const media = measured?.media ? await keepPoster(deps.media, measured.media, options.poster) : undefined;
   const startOn = (on: PublicIntakePage) =>
-    startConversation({ intake: deps.intake }, account, on, { ...form, media }, { link: options.link });
+    startConversation({ intake: deps.intake }, account, on, { ...form, media }, { signedIn: options.signedIn });
   let current: PublicIntakePage | null = page;
   let outcome: StartOutcome = await startOn(page);
   if (outcome.kind === 'page_changed') {

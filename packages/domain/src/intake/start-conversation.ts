@@ -4,21 +4,20 @@ import { SlugTakenError } from '../conversations/ports.ts';
 import { generateSlug } from '../conversations/slug.ts';
 import { startedTitle } from '../conversations/title.ts';
 import type { StoredMedia } from '../media/media.ts';
-import { type LinkOptions, replyProblem, replyText } from '../people/people.ts';
+import { replyProblem, replyText } from '../people/people.ts';
 import type { AccountContext, SiteAccount, UserRecord, WorkflowRecord } from '../records.ts';
-import type { OutgoingMail } from '../shared/mail.ts';
 import { emailProblem, nameProblem } from '../shared/person.ts';
 import { clockMicros, type EpochMicros } from '../shared/time.ts';
-import { conversationUrl } from '../shared/urls.ts';
 
 /*
  * A visitor starts a conversation on an intake page (`/p/<key>`, its embed, or `/` for the primary
  * one): the same conversation `create_conversation` makes through that page (draftConversation:
  * the account's title convention, the page's workflow copied, `via_primary_intake_page` /
  * `intake_page_id`), private (between the visitor and the team), with the page's team and the
- * visitor as members and the visitor's message first. The visitor is mailed a link that signs them
- * in from anywhere (`link`; null for a visitor already signed in): an address typed into a form
- * signs nobody in (the site recognises the device by a pass of its own).
+ * visitor as members and the visitor's message first. A visitor who is not signed in is mailed a
+ * link that signs them in from anywhere (people/come-back.ts, after the answer: the notification
+ * round makes it): an address typed into a form signs nobody in (the site recognises the device by a
+ * pass of its own).
  */
 
 /** An intake page as its visitors see it, with what starting a conversation on it needs. */
@@ -62,8 +61,12 @@ export interface IntakeStart {
    */
   visitor: { name: string; email: string; confirmed: boolean } | null;
   message: { text: string; submitKey: string | null; media?: StoredMedia | undefined };
-  /** The sign-in link mailed to the visitor, and the mail: only with an address. */
-  comeBack: { token: string; ttlSeconds: number; returnPath: string; mail: OutgoingMail } | null;
+  /**
+   * The visitor is mailed a link back (an address nobody confirmed): the start's notify_event
+   * carries the address, and the notification round makes the link and its mail
+   * (people/come-back.ts), after the answer.
+   */
+  comeBack: boolean;
 }
 
 export type IntakeStartResult =
@@ -114,41 +117,11 @@ export type StartOutcome =
   | { kind: 'refused'; problem: string }
   | Extract<IntakeStartResult, { kind: 'started' } | { kind: 'page_changed' }>;
 
-/** How long the mailed link that brings a visitor back works: a week, once. */
-export const COME_BACK_LINK_TTL_SECONDS = 7 * 24 * 3600;
-
 /** A form token used already (or another form's), said to whoever sends it again. */
 export const INTAKE_FORM_USED = 'This form was already used. Reload the page to start a conversation.';
 
 /** A slug drawn again when it collides (as create does). */
 const SLUG_ATTEMPTS = 3;
-
-/**
- * The mail a visitor gets when they start a conversation under an address: where it is, and a
- * link that confirms the address (signs them in and puts their name on the message). It goes to
- * an address nobody has confirmed, so it carries nothing the visitor wrote or chose (not their
- * words, not the name they gave): only the account's own words and the conversation's address.
- */
-export function comeBackMail(
-  account: SiteAccount,
-  started: { slug: string; email: string; signInUrl: string },
-): OutgoingMail {
-  return {
-    to: started.email,
-    subject: `Confirm your conversation with ${account.name}`,
-    text: [
-      `A conversation with ${account.name} was started with this address.`,
-      '',
-      `If it was you, this link confirms it: it signs you in as ${started.email}, puts your name on your message and opens the conversation (it works once, for 7 days):`,
-      started.signInUrl,
-      '',
-      `Until then your message shows as not verified, and we write to you about answers once you have confirmed. On the device you started it on, it opens at ${conversationUrl(account, started.slug)}`,
-      '',
-      'If you did not start this conversation, ignore this e-mail: nothing is shown under your address, and nobody is signed in.',
-      '',
-    ].join('\n'),
-  };
-}
 
 /** Who the form says the visitor is, or why that will not do; null for an anonymous start. */
 function visitorOf(page: PublicIntakePage, form: IntakeForm): { name: string; email: string } | null | string {
@@ -165,15 +138,15 @@ export async function startConversation(
   account: SiteAccount,
   page: PublicIntakePage,
   form: IntakeForm,
-  /** `link`: how to mail the visitor a link back; null when they are signed in (the form's name and address are theirs). */
-  device: { link: LinkOptions | null },
+  /** Signed in: the form's name and address are theirs, and they need no link back. */
+  device: { signedIn: boolean },
 ): Promise<StartOutcome> {
   const textProblem = form.media && form.text.trim() === '' ? null : replyProblem(form.text, 'message');
   if (textProblem) return { kind: 'refused', problem: textProblem };
   const given = visitorOf(page, form);
   if (typeof given === 'string') return { kind: 'refused', problem: given };
   // An address typed into a form is nobody's word: the message waits under the name, unconfirmed.
-  const visitor = given && { ...given, confirmed: device.link === null };
+  const visitor = given && { ...given, confirmed: device.signedIn };
   const owner: UserRecord | null = page.account.owner;
   const conversation = draftConversation(
     page.account,
@@ -200,24 +173,13 @@ export async function startConversation(
     media: form.media,
   };
   for (let attempt = 1; ; attempt++) {
-    const link = device.link;
-    const token = link?.newToken() ?? '';
-    const comeBack =
-      visitor && link
-        ? {
-            token,
-            ttlSeconds: COME_BACK_LINK_TTL_SECONDS,
-            returnPath: `/c/${conversation.slug}`,
-            mail: comeBackMail(account, { ...conversation, email: visitor.email, signInUrl: link.signInUrl(token) }),
-          }
-        : null;
     try {
       const result = await deps.intake.start(account.id, {
         page: { key: page.key, version: page.version },
         conversation,
         visitor,
         message,
-        comeBack,
+        comeBack: visitor !== null && !visitor.confirmed,
       });
       if (result.kind === 'form_used') {
         return { kind: 'refused', problem: INTAKE_FORM_USED };

@@ -1,3 +1,5 @@
+import { type ComeBackWrites, mailComeBack, type UnconfirmedStart } from '../people/come-back.ts';
+import type { LinkOptions } from '../people/people.ts';
 import type { SiteAccount, TeamRole } from '../records.ts';
 import type { MailOutbox, OutgoingMail } from '../shared/mail.ts';
 import { issueReplyAddress, REPLY_ABOVE_MARKER } from '../shared/reply-address.ts';
@@ -96,8 +98,16 @@ export interface DueDigest {
 export type MuteKind = 'all' | 'plays';
 
 export interface NotificationStore {
-  /** Turns up to `limit` posted messages into pending mails (one per person and conversation), due `batchSeconds` after their first message. */
-  fanOut(limit: number, batchSeconds: number): Promise<number>;
+  /**
+   * Turns up to `limit` posted messages into pending mails (one per person and conversation), due
+   * `batchSeconds` after their first message; hands each start under an address nobody confirmed
+   * to `comeBack`, with the sign-in links and the outbox of the same transaction.
+   */
+  fanOut(
+    limit: number,
+    batchSeconds: number,
+    comeBack: (start: UnconfirmedStart, writes: ComeBackWrites) => Promise<void>,
+  ): Promise<number>;
   /**
    * Takes up to `limit` due mails, each handed to `send` with an outbox in the same transaction:
    * a taken mail is queued or, if anything fails, left to be taken again.
@@ -379,10 +389,14 @@ export async function sendNotifications(
     html?: (digest: DueDigest, links: NotificationLinks, reply?: MailReply) => string;
     /** Mail may be answered at reply addresses on this domain (INBOUND_MAIL_DOMAIN), good for `days`. */
     replies?: { domain: string; days: number } | undefined;
+    /** How an account's sign-in links are made: a visitor's link back after an intake start. */
+    links: (account: SiteAccount) => LinkOptions;
   },
 ): Promise<boolean> {
   const limit = options.limit ?? 50;
-  const fannedOut = await store.fanOut(limit * 4, options.batchSeconds);
+  const fannedOut = await store.fanOut(limit * 4, options.batchSeconds, (start, writes) =>
+    mailComeBack(writes, options.links(start.account), start),
+  );
   // Read before the mails are taken: inside takeDue's transaction only its outbox may be used.
   const key = await secrets.signingKey();
   // A round mails one person about many conversations: the links that stop all of it are the same

@@ -128,7 +128,7 @@ export function intakeRoutes({ deps, posting }: SiteKit) {
       read.file ?? null,
       {
         // A signed-in visitor needs no link back: their session opens it.
-        link: signedIn ? null : posting.link(account),
+        signedIn: signedIn !== null,
         sender: c.env.visit.clientIp,
         // Read earlier and changed since: started from the page as it is now, if it is the same page.
         reread: async () => find(c, at),
