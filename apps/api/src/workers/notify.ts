@@ -30,7 +30,10 @@ export function startNotifyWorker(store: NotificationStore, secrets: SiteSecrets
     logger: options.logger,
     intervalMs: options.intervalMs ?? Math.max(100, Math.min(5_000, (options.batchSeconds * 1000) / 4)),
     onError: options.onError,
+    // The API comes first: under a load that keeps requests waiting for a connection, a round
+    // waits up to a second (as the webhook deliveries do); the mail it makes goes after.
     busy: options.busy,
+    maxYieldMs: 1_000,
     async step() {
       const did = await sendNotifications(store, secrets, {
         batchSeconds: options.batchSeconds,
