@@ -304,14 +304,15 @@ describe('following', () => {
 });
 
 describe('a conversation started on an intake page', () => {
-  it('tells the page’s team at once, as news of its own; what follows waits for the batch', async () => {
-    // Its own site, with a batch of an hour: only a mail sent at once arrives in this test.
-    const own = await openPeopleSite({
+  const FRONT = 'https://front.example.com';
+  /** Front's own site, with Sam on the team and a contact page whose team is Sam. */
+  const frontSite = () =>
+    openPeopleSite({
       accounts: [
         {
           key: 'front',
           name: 'Front',
-          host: 'https://front.example.com',
+          host: FRONT,
           owner: 'olivia@front.example',
           users: [
             { email: 'olivia@front.example', name: 'Olivia Owner' },
@@ -321,30 +322,36 @@ describe('a conversation started on an intake page', () => {
         },
       ],
     });
+  /** A visitor's start on the contact page under a name and an address. */
+  const startOn = async (own: PeopleSite, fields: { name: string; email: string; text: string }) => {
+    const v = new Visitor(own.h, FRONT);
+    await v.get('/p/contact');
+    const started = await v.post('/p/contact', { csrf: v.hidden('csrf'), submit: v.hidden('submit'), ...fields });
+    expect(started.status, started.html.match(/role="alert">[^<]*/)?.[0]).toBe(303);
+    return (started.headers.get('location') ?? '').replace(/^\/c\//, '').replace(/[#?].*$/, '');
+  };
+
+  it('tells the page’s team at once, as news of its own; what follows waits for the batch', async () => {
+    // Its own site, with a batch of an hour: only a mail sent at once arrives in this test.
+    const own = await frontSite();
     const worker = startNotifyWorker(own.h.services.notifications, own.h.services.secrets, {
       batchSeconds: 3600,
       logger: createLogger('silent'),
       intervalMs: 100,
     });
     try {
-      const v = new Visitor(own.h, 'https://front.example.com');
-      await v.get('/p/contact');
-      const started = await v.post('/p/contact', {
-        csrf: v.hidden('csrf'),
-        submit: v.hidden('submit'),
+      const slug = await startOn(own, {
         name: 'Tom Tester',
         email: 'tom@visitor.example',
         text: 'I need help with my invoice',
       });
-      expect(started.status, started.html.match(/role="alert">[^<]*/)?.[0]).toBe(303);
       const mail = await own.mailbox.next('sam@front.example');
       expect(mailHeader(mail, 'Subject')).toBe(
         'New conversation from Tom Tester (not verified) via Contact us on Front',
       );
       expect(mail.text).toContain('> I need help with my invoice');
       // The owner answers: batched, so nothing more to Sam within the hour.
-      const slug = (started.headers.get('location') ?? '').replace(/^\/c\//, '').replace(/[#?].*$/, '');
-      const olivia = await signIn(own, 'https://front.example.com', 'olivia@front.example');
+      const olivia = await signIn(own, FRONT, 'olivia@front.example');
       expect((await olivia.reply(slug, { text: 'On it' })).status).toBe(303);
       await new Promise((r) => setTimeout(r, 1500));
       expect(own.mailbox.mails.filter((m) => m.to.includes('sam@front.example'))).toEqual([]);
@@ -356,32 +363,12 @@ describe('a conversation started on an intake page', () => {
 
   it('mails the visitor their link back from a round after the answer, and loses nothing when the round fails', async () => {
     // No notification worker: the rounds are run here, one at a time.
-    const own = await openPeopleSite({
-      accounts: [
-        {
-          key: 'front',
-          name: 'Front',
-          host: 'https://front.example.com',
-          owner: 'olivia@front.example',
-          users: [{ email: 'olivia@front.example', name: 'Olivia Owner' }],
-          intake_pages: [{ name: 'Contact us', key: 'contact' }],
-        },
-      ],
-    });
+    const own = await frontSite();
     const rows = (sql: string) => own.h.db.orm.em.fork().getConnection().execute(sql);
     const round = (links: typeof signInLinks) =>
       sendNotifications(own.h.services.notifications, own.h.services.secrets, { batchSeconds: 3600, links });
     try {
-      const v = new Visitor(own.h, 'https://front.example.com');
-      await v.get('/p/contact');
-      const started = await v.post('/p/contact', {
-        csrf: v.hidden('csrf'),
-        submit: v.hidden('submit'),
-        name: 'Una Later',
-        email: 'una@visitor.example',
-        text: 'Is anyone there?',
-      });
-      expect(started.status).toBe(303);
+      const slug = await startOn(own, { name: 'Una Later', email: 'una@visitor.example', text: 'Is anyone there?' });
       // Answered with the event that asks for the link, and nothing else for the address yet.
       const asked = `select come_back_email from notify_event where come_back_email = 'una@visitor.example'`;
       expect(await rows(asked)).toHaveLength(1);
@@ -403,7 +390,6 @@ describe('a conversation started on an intake page', () => {
         `select l.claim_message_id, l.name, l.return_path, m.text from sign_in_link l
          join message m on m.id = l.claim_message_id where l.email = 'una@visitor.example'`,
       );
-      const slug = (started.headers.get('location') ?? '').replace(/^\/c\//, '').replace(/[#?].*$/, '');
       expect(links).toEqual([
         {
           claim_message_id: expect.any(Number),
@@ -414,7 +400,7 @@ describe('a conversation started on an intake page', () => {
       ]);
       const mail = await mailTo(own.mailbox, 'una@visitor.example', /Confirm your conversation|confirms it/);
       expect(mailHeader(mail, 'Subject')).toBe('Confirm your conversation with Front');
-      expect(mail.text).toContain('https://front.example.com/sign-in/');
+      expect(mail.text).toContain(`${FRONT}/sign-in/`);
       await round(signInLinks);
       expect(await rows(`select id from sign_in_link where email = 'una@visitor.example'`)).toHaveLength(1);
     } finally {
