@@ -15,6 +15,7 @@ import {
   FAKE_MEDIA_DEVICES,
   hasChromium,
   launchChromium,
+  screenshot,
   warnIfNoChromium,
 } from './support/chromium.ts';
 import { apiCall, auth, type Harness, openHarness } from './support/harness.ts';
@@ -294,7 +295,7 @@ describe.skipIf(!hasChromium)('starting a conversation in Chromium', { timeout: 
         expect(await axeViolations(page)).toEqual([]);
         expect(await page.evaluate('document.documentElement.scrollWidth > window.innerWidth')).toBe(false);
         const name = path === '/' ? 'intake' : path.slice(1).replaceAll('/', '-');
-        await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+        await screenshot(page, { path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
         await context.close();
       }
     }

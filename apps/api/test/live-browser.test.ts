@@ -11,7 +11,7 @@ import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeServer } from '../src/start/serve-node.ts';
-import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
+import { axeViolations, hasChromium, launchChromium, screenshot, warnIfNoChromium } from './support/chromium.ts';
 import { listen } from './support/events.ts';
 import { type Harness, openHarness } from './support/harness.ts';
 import { present, Visitor } from './support/site.ts';
@@ -140,7 +140,7 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     for (const width of [375, 1280]) {
       await page.setViewportSize({ width, height: 900 });
       expect(await page.evaluate('document.documentElement.scrollWidth > window.innerWidth')).toBe(false);
-      await page.screenshot({ path: join(SHOTS, `live-inbox-${width}.png`), fullPage: true });
+      await screenshot(page, { path: join(SHOTS, `live-inbox-${width}.png`), fullPage: true });
     }
     await context.close();
   });
@@ -190,7 +190,7 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     expect(await form.locator('input[name=parent]').inputValue()).toBe(String(rootId));
     expect(await page.locator('#reply-heading').textContent()).toBe('Reply in this thread');
     expect(await axeViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SHOTS, 'thread-inline-375.png'), fullPage: true });
+    await screenshot(page, { path: join(SHOTS, 'thread-inline-375.png'), fullPage: true });
     await page.getByLabel('Your reply').fill('Mine, in the thread too');
     await Promise.all([
       page.waitForURL(`**/c/third/m/${rootId}#message-*`),
@@ -294,7 +294,7 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     ]);
     // The author's own page sends no beacon at all.
     expect(await authorPage.locator(`#message-${id} figure[data-play]`).count()).toBe(0);
-    await authorPage.screenshot({ path: join(SHOTS, 'played-receipt-1280.png'), fullPage: true });
+    await screenshot(authorPage, { path: join(SHOTS, 'played-receipt-1280.png'), fullPage: true });
     await visitor.close();
     await author.close();
   });
@@ -377,7 +377,7 @@ describe.skipIf(!hasChromium)('live updates in Chromium', { timeout: 60_000 }, (
     // The set stays open, the focus on the same kind's button there; "Done" closes it.
     expect(await page.evaluate('document.activeElement?.value')).toBe('celebrate');
     expect(await axeViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SHOTS, 'reactions-375.png'), fullPage: true });
+    await screenshot(page, { path: join(SHOTS, 'reactions-375.png'), fullPage: true });
     await page.getByRole('button', { name: 'Done' }).click();
     await expect.poll(() => page.locator(`#reactions-${id} .picker`).count()).toBe(0);
     expect(await page.evaluate('document.activeElement?.textContent')).toBe('React');

@@ -17,6 +17,7 @@ import {
   FAKE_MEDIA_DEVICES,
   hasChromium,
   launchChromium,
+  screenshot,
   warnIfNoChromium,
 } from './support/chromium.ts';
 import { listen } from './support/events.ts';
@@ -346,20 +347,20 @@ describe.skipIf(!hasChromium)('recording in Chromium', () => {
       expect(await axeViolations(page)).toEqual([]);
       const overflow = await page.evaluate('document.documentElement.scrollWidth > window.innerWidth');
       expect(overflow).toBe(false);
-      await page.locator(`#message-${posted}`).screenshot({ path: join(SHOTS, `transcript-${width}.png`) });
-      await page.locator('#reply').screenshot({ path: join(SHOTS, `recorder-${width}.png`) });
+      await screenshot(page.locator(`#message-${posted}`), { path: join(SHOTS, `transcript-${width}.png`) });
+      await screenshot(page.locator('#reply'), { path: join(SHOTS, `recorder-${width}.png`) });
       // Ready to record: the preview and the devices; then the countdown.
       await page.getByRole('button', { name: 'Record screen' }).click();
       await page.getByRole('button', { name: 'Start recording' }).waitFor();
       await page.waitForTimeout(300);
       expect(await axeViolations(page)).toEqual([]);
-      await page.locator('#reply').screenshot({ path: join(SHOTS, `recorder-ready-${width}.png`) });
+      await screenshot(page.locator('#reply'), { path: join(SHOTS, `recorder-ready-${width}.png`) });
       await page.getByRole('button', { name: 'Start recording' }).click();
       await page.getByText('Recording starts in 3…').waitFor();
-      await page.locator('#reply').screenshot({ path: join(SHOTS, `recorder-countdown-${width}.png`) });
+      await screenshot(page.locator('#reply'), { path: join(SHOTS, `recorder-countdown-${width}.png`) });
       await page.getByRole('button', { name: 'Cancel' }).click();
       await page.locator('video[src^="/media/"]').first().scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(SHOTS, `recording-${width}.png`) });
+      await screenshot(page, { path: join(SHOTS, `recording-${width}.png`) });
       // A recording the browser cannot play says so beside its player, with the download below.
       await page.evaluate(
         "document.querySelector('figure.recording video').src = 'data:video/mp4;base64,AAAAAAAAAAAAAAAA'",

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
+import { axeViolations, hasChromium, launchChromium, screenshot, warnIfNoChromium } from './support/chromium.ts';
 import { type Harness, openHarness } from './support/harness.ts';
 import { loadSites, present } from './support/site.ts';
 
@@ -174,7 +174,7 @@ describe.skipIf(!hasChromium)('conversation pages in Chromium', () => {
         expect(await overflow(page), `${path} at ${width}px`).toBeLessThanOrEqual(0);
       }
       await page.goto(`${acme}/c/thread`);
-      await page.screenshot({ path: join(SHOTS, `thread-${width}.png`), fullPage: true });
+      await screenshot(page, { path: join(SHOTS, `thread-${width}.png`), fullPage: true });
       await context.close();
     }
     expect(existsSync(join(SHOTS, 'thread-375.png'))).toBe(true);
@@ -326,19 +326,19 @@ describe.skipIf(!hasChromium)('conversation pages in Chromium', () => {
       ] as const) {
         await page.goto(url);
         expect(await overflow(page), `${name} at ${width}`).toBe(0);
-        await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`) });
+        await screenshot(page, { path: join(SHOTS, `${name}-${width}.png`) });
       }
       await page.context().addCookies([session]);
       await page.goto(`${thread.conversation_url}#manage-members`);
       expect(await overflow(page), `team at ${width}`).toBe(0);
-      await page.screenshot({ path: join(SHOTS, `team-${width}.png`) });
+      await screenshot(page, { path: join(SHOTS, `team-${width}.png`) });
       await page.goto(`${acme}/`);
       expect(await overflow(page), `inbox at ${width}`).toBe(0);
-      await page.screenshot({ path: join(SHOTS, `inbox-${width}.png`) });
+      await screenshot(page, { path: join(SHOTS, `inbox-${width}.png`) });
       await page.goto(`${acme}/settings`);
-      await page.screenshot({ path: join(SHOTS, `settings-${width}.png`) });
+      await screenshot(page, { path: join(SHOTS, `settings-${width}.png`) });
       await page.goto(`${acme}/unsubscribe/${mute}`);
-      await page.screenshot({ path: join(SHOTS, `unsubscribe-${width}.png`) });
+      await screenshot(page, { path: join(SHOTS, `unsubscribe-${width}.png`) });
       await page.close();
     }
   }, 120_000);

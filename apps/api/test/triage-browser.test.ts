@@ -8,7 +8,7 @@ import { loadSeed } from '@convo/db';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeServer } from '../src/start/serve-node.ts';
-import { axeViolations, hasChromium, launchChromium, warnIfNoChromium } from './support/chromium.ts';
+import { axeViolations, hasChromium, launchChromium, screenshot, warnIfNoChromium } from './support/chromium.ts';
 import { type Harness, openHarness } from './support/harness.ts';
 import { present } from './support/site.ts';
 
@@ -170,7 +170,7 @@ describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 
           if (javaScript) expect(await axeViolations(page), `${path} at ${width}`).toEqual([]);
           // The README's two pictures: the inbox and a conversation, as a desktop shows them.
           const readme = javaScript && width === 1280 && (name === 'inbox' || name === 'conversation');
-          await page.screenshot({
+          await screenshot(page, {
             path: readme ? join(README_SHOTS, `${name}.png`) : join(SHOTS, `triage-${name}-${width}${suffix}.png`),
             fullPage: !readme,
           });
@@ -253,7 +253,7 @@ describe.skipIf(!hasChromium)('the team triages in Chromium', { timeout: 90_000 
         action: { type: 'add_tags', tags: ['talked'] },
       },
     ]);
-    await page.screenshot({ path: join(SHOTS, 'workflow-editor-375.png'), fullPage: true });
+    await screenshot(page, { path: join(SHOTS, 'workflow-editor-375.png'), fullPage: true });
     await context.close();
   });
 

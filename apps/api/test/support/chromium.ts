@@ -61,3 +61,18 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   );
   return Array.isArray(found) ? found : [];
 }
+
+/**
+ * A screenshot for people to look at (the tests' temp folder). Chromium now and then refuses one
+ * capture ("Unable to capture screenshot") and takes the same one a moment later: asked again
+ * once, so a browser's hiccup does not fail a test whose assertions passed.
+ */
+export async function screenshot<O>(target: { screenshot(options?: O): Promise<unknown> }, options: O): Promise<void> {
+  try {
+    await target.screenshot(options);
+  } catch (e) {
+    if (!(e instanceof Error && e.message.includes('Unable to capture screenshot'))) throw e;
+    await new Promise((r) => setTimeout(r, 250));
+    await target.screenshot(options);
+  }
+}
