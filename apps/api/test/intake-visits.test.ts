@@ -39,7 +39,7 @@ beforeAll(async () => {
     logger: createLogger('silent'),
     onQueued: delivery.kick,
   });
-  h.services.onComeBackQueued(notify.kick);
+  h.services.onIntakeStarted(notify.kick);
   await loadSeed(h.db.orm.em.fork(), {
     accounts: [
       {

@@ -47,8 +47,8 @@ export interface Services extends ProcedureServices {
   mailQueue: PgMailOutbox;
   /** Called after each queued mail, so a worker in this process sends it at once. */
   onMailQueued(listener: () => void): void;
-  /** Called after an intake start whose visitor is mailed a link back, so a notification worker in this process makes it at once. */
-  onComeBackQueued(listener: () => void): void;
+  /** Called after each intake start, so a notification worker in this process tells the team and mails a visitor's link back at once. */
+  onIntakeStarted(listener: () => void): void;
   visitorLimits: VisitorLimits;
   /** Page reads per client address on the sites (blocks of quota claimed in the database). */
   readLimits: VisitorLimits;

@@ -74,7 +74,7 @@ export async function buildApp(
     onError: () => services.metrics.backgroundError('notifications'),
     busy: services.databaseBusy,
   });
-  services.onComeBackQueued(notify.kick);
+  services.onIntakeStarted(notify.kick);
   const { retryScale, timeoutMs, ...policy } = config.webhooks;
   const webhooks = startWebhookWorker(services.webhooks, {
     policy,

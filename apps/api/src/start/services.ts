@@ -190,7 +190,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     IDEMPOTENCY_PURGE_MS,
   ).unref();
   const mailListeners: (() => void)[] = [];
-  const comeBackListeners: (() => void)[] = [];
+  const startListeners: (() => void)[] = [];
   const live = createLiveHub(new PgLiveLog(em), options.live ?? DEFAULT_LIVE, logger);
   const metrics = createMetrics(
     () => poolStats(em),
@@ -241,8 +241,9 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
       page: (accountId, key, options) => intake.page(accountId, key, options),
       async start(accountId, start) {
         const started = await intake.start(accountId, start);
-        // The start's event asks for the visitor's link back: wake the notification worker, which makes it.
-        if (started.kind === 'started' && started.created && start.comeBack) for (const l of comeBackListeners) l();
+        // A start is news for the team at once, and may ask for the visitor's link back: wake the
+        // notification worker, which does both.
+        if (started.kind === 'started' && started.created) for (const l of startListeners) l();
         return started;
       },
       keepPassCode: (accountId, codeHash, grant, ttlSeconds) =>
@@ -261,7 +262,7 @@ export function createServices(orm: MikroORM, logger: Logger, options = DEFAULT_
     },
     mailQueue,
     onMailQueued: (listener) => mailListeners.push(listener),
-    onComeBackQueued: (listener) => comeBackListeners.push(listener),
+    onIntakeStarted: (listener) => startListeners.push(listener),
     visitorLimits: new PgVisitorLimits(em),
     readLimits,
     authenticate: (token) => accounts.findByTokenHash(hashToken(token)),

@@ -211,7 +211,8 @@ const START = statement(
         conversation: column('added.conversation_id'),
         message: column('added.id'),
         author: column('added.author_id'),
-        comeBack: sql<string | null>`case when ${slot('comeBack')}::boolean then ${email()} end`,
+        // An address nobody confirmed is mailed a link back (null: no address, or signed in).
+        comeBack: sql<string | null>`case when not ${confirmed()} then ${email()} end`,
       }),
     )
     .with('change_mark', () => changeMark('c', accountInt()))
@@ -256,7 +257,6 @@ function startArgs(accountId: number, s: IntakeStart) {
     contentType: media?.contentType ?? null,
     bytes: media?.bytes ?? null,
     poster: media?.poster === true,
-    comeBack: s.comeBack,
     confirmed: s.visitor?.confirmed ?? false,
   };
 }

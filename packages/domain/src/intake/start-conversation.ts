@@ -56,17 +56,12 @@ export interface IntakeStart {
   /**
    * Who the visitor is; null for an anonymous start. `confirmed`: signed in as the address's
    * person, who posts it. Else the message is posted under the name, unconfirmed (no author, no
-   * member), until the link mailed to the address is confirmed; nobody is made or found for it
-   * but to refuse the team's address.
+   * member), until the link mailed to the address is confirmed (the start's notify_event carries
+   * the address, and the notification round makes the link and its mail after the answer:
+   * people/come-back.ts); nobody is made or found for it but to refuse the team's address.
    */
   visitor: { name: string; email: string; confirmed: boolean } | null;
   message: { text: string; submitKey: string | null; media?: StoredMedia | undefined };
-  /**
-   * The visitor is mailed a link back (an address nobody confirmed): the start's notify_event
-   * carries the address, and the notification round makes the link and its mail
-   * (people/come-back.ts), after the answer.
-   */
-  comeBack: boolean;
 }
 
 export type IntakeStartResult =
@@ -179,7 +174,6 @@ export async function startConversation(
         conversation,
         visitor,
         message,
-        comeBack: visitor !== null && !visitor.confirmed,
       });
       if (result.kind === 'form_used') {
         return { kind: 'refused', problem: INTAKE_FORM_USED };
