@@ -47,8 +47,8 @@ export const slot = <T>(key: string): RawBuilder<T> => sql<T>`${new Slot(key)}`;
 export interface Statement<Row> {
   name: string;
   text: string;
-  /** Each $n: a constant of the statement, or the run's argument of that name. */
-  parameters: readonly ({ key: string } | { value: unknown })[];
+  /** Each $n: the run's argument of that name. */
+  parameters: readonly { key: string }[];
   /** Carries the row type (never read). */
   readonly row?: Row;
 }
@@ -57,23 +57,40 @@ export interface Statement<Row> {
 export type RowOf<S> = S extends Statement<infer Row> ? Row : never;
 
 /**
+ * A constant of a statement (`.limit(1)`, `'pending'`) written into its text as Kysely writes a
+ * `sql.lit` value, so that PostgreSQL plans with it. As a parameter it is unknown to the generic
+ * plan: a `limit $5` is planned as a tenth of the table, the plan built once looks dearer than one
+ * built for each run's values, and PostgreSQL goes on parsing and planning every run (a lookup's
+ * database CPU tripled once the account outgrew the estimate). A value no literal can say is a
+ * mistake in the statement: it must be a slot.
+ */
+function literal(name: string, value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  // In parentheses when negative: `a -$1` must not become a comment.
+  if (typeof value === 'number' && Number.isFinite(value)) return value < 0 ? `(${value})` : String(value);
+  if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'`;
+  throw new Error(`statement ${name}: the constant ${String(value)} is not a literal; make it a slot`);
+}
+
+/**
  * Compiles `query` once. A slot used twice is one parameter ($n) of the statement, so the
- * statement binds each argument once.
+ * statement binds each argument once; a constant is written into the text (`literal`).
  */
 export function statement<Row>(name: string, query: Compilable<Row>): Statement<Row> {
   const compiled = query.compile();
-  const parameters: ({ key: string } | { value: unknown })[] = [];
+  const parameters: { key: string }[] = [];
   const slots = new Map<string, number>();
   const renumbered = compiled.parameters.map((p) => {
-    if (!(p instanceof Slot)) return parameters.push({ value: p });
+    if (!(p instanceof Slot)) return literal(name, p);
     const known = slots.get(p.key);
-    if (known !== undefined) return known;
+    if (known !== undefined) return `$${known}`;
     const n = parameters.push({ key: p.key });
     slots.set(p.key, n);
-    return n;
+    return `$${n}`;
   });
   // Kysely writes parameters only as $1..$n, and the statements' SQL fragments hold no `$`.
-  const text = compiled.sql.replace(/\$(\d+)\b/g, (_, n: string) => `$${renumbered[Number(n) - 1]}`);
+  const text = compiled.sql.replace(/\$(\d+)\b/g, (_, n: string) => renumbered[Number(n) - 1] as string);
   return { name, text, parameters };
 }
 
@@ -87,7 +104,6 @@ export async function run<Row>(
   args: Readonly<Record<string, unknown>>,
 ): Promise<Row[]> {
   const values = s.parameters.map((p) => {
-    if (!('key' in p)) return p.value;
     if (!(p.key in args)) throw new Error(`statement ${s.name} needs an argument "${p.key}"`);
     return args[p.key];
   });
