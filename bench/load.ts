@@ -51,22 +51,28 @@ export interface Run {
   pgMs: number;
 }
 
-/** A process's CPU time so far in ms (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms). */
-export function cpuTimeMs(pid: number | undefined): number {
+/**
+ * A process's CPU time so far in ms (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms),
+ * with `children` that of its children that ended and were waited for (cutime + cstime).
+ */
+export function cpuTimeMs(pid: number | undefined, children = false): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const own = Number(fields[11]) + Number(fields[12]);
+  return (children ? own + Number(fields[13]) + Number(fields[14]) : own) * 10;
 }
 
 /**
  * The CPU time so far of every PostgreSQL process on this machine (the server's backends,
- * writer, WAL writer …), in ms: what a run cost the database, read before and after it.
+ * writer, WAL writer …), in ms: what a run cost the database, read before and after it. A backend
+ * that ended (a pool's connection closed) is counted in its postmaster's children's time, so the
+ * sum never goes back.
  */
 export function postgresCpuMs(): number {
   let total = 0;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuTimeMs(Number(pid));
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuTimeMs(Number(pid), true);
     } catch {
       // The process ended while it was being read.
     }
@@ -171,9 +177,18 @@ export interface Worst {
   non2xx: number;
 }
 
+/** One row of a comparison: a scenario at a connection count, on each server (with its peak RSS in MB). */
+export interface Compared {
+  scenario: string;
+  connections: number;
+  product: Run & { rss: number };
+  baseline: Run & { rss: number };
+}
+
 /** Each scenario at each connection count on both servers, alternating which goes first. */
 export async function compare(product: Server, baseline: Server, scenarios: Scenario[]) {
   const rows: string[] = [];
+  const measured: Compared[] = [];
   let order = [product, baseline];
   const most = Math.max(...CONNECTIONS);
   let worst: Worst = { ratio: Number.POSITIVE_INFINITY, p99: 0, non2xx: 0 };
@@ -188,6 +203,7 @@ export async function compare(product: Server, baseline: Server, scenarios: Scen
       order = [...order].reverse();
       const p = runs.get(product.name) as Run & { rss: number };
       const b = runs.get(baseline.name) as Run & { rss: number };
+      measured.push({ scenario: s.name, connections: c, product: p, baseline: b });
       const ratio = p.rps / b.rps;
       const p99ratio = p.p99 / Math.max(b.p99, 1);
       worst = {
@@ -195,22 +211,24 @@ export async function compare(product: Server, baseline: Server, scenarios: Scen
         p99: c === most ? Math.max(worst.p99, p99ratio) : worst.p99,
         non2xx: worst.non2xx + p.non2xx,
       };
+      const side = (r: Run & { rss: number }) =>
+        `${fmt(r.rps)}${fmt(r.p50)}${fmt(r.p99)}${fmt(r.non2xx)}${fmt(r.rss)}${fmt(r.cpuMs, 2)}${fmt(r.pgMs, 2)}`;
       rows.push(
-        `${s.name.padEnd(28)}${String(c).padStart(5)} |${fmt(p.rps)}${fmt(p.p50)}${fmt(p.p99)}${fmt(p.non2xx)}${fmt(p.rss)}${fmt(p.cpuMs, 2)} |${fmt(b.rps)}${fmt(b.p50)}${fmt(b.p99)}${fmt(b.non2xx)}${fmt(b.rss)}${fmt(b.cpuMs, 2)} |${fmt(ratio, 2)}${fmt(p99ratio, 2)}${fmt(p.cpuMs / Math.max(b.cpuMs, 0.001), 2)}`,
+        `${s.name.padEnd(28)}${String(c).padStart(5)} |${side(p)} |${side(b)} |${fmt(ratio, 2)}${fmt(p99ratio, 2)}${fmt(p.cpuMs / Math.max(b.cpuMs, 0.001), 2)}${fmt(p.pgMs / Math.max(b.pgMs, 0.001), 2)}`,
       );
       log(rows.at(-1) as string);
     }
   }
-  return { rows, worst };
+  return { rows, worst, measured };
 }
 
 export function printHeader(): void {
-  const side = `${'req/s'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'non2xx'.padStart(8)}${'RSS MB'.padStart(8)}${'CPU ms'.padStart(8)}`;
+  const side = `${'req/s'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'non2xx'.padStart(8)}${'RSS MB'.padStart(8)}${'CPU ms'.padStart(8)}${'PG ms'.padStart(8)}`;
   console.log(
-    `\n${' '.repeat(34)}| ${'product'.padEnd(48)}| baseline (node:http + pg)${' '.repeat(23)}| product/baseline`,
+    `\n${' '.repeat(34)}| ${'product'.padEnd(56)}| baseline (node:http + pg)${' '.repeat(31)}| product/baseline`,
   );
   console.log(
-    `${'scenario'.padEnd(28)}${'conns'.padStart(5)} |${side} |${side} |${'rps x'.padStart(8)}${'p99 x'.padStart(8)}${'CPU x'.padStart(8)}`,
+    `${'scenario'.padEnd(28)}${'conns'.padStart(5)} |${side} |${side} |${'rps x'.padStart(8)}${'p99 x'.padStart(8)}${'CPU x'.padStart(8)}${'PG x'.padStart(8)}`,
   );
 }
 

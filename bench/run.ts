@@ -30,7 +30,7 @@ import { withUnkept } from './sections/unkept.ts';
 import { webhooks } from './sections/webhooks.ts';
 import { workflows } from './sections/workflows.ts';
 import { peakRssMb, runPeak, start, startOptions } from './servers.ts';
-import { aim, targets } from './targets.ts';
+import { aim, apiTargets, targets } from './targets.ts';
 
 async function main() {
   const timings = opt['skip-load'] ? {} : await load();
@@ -82,6 +82,7 @@ async function main() {
       aim('req/s >= 0.80x the baseline, every row', `lowest x${worst.ratio.toFixed(2)}`, worst.ratio >= 0.8);
       aim(`p99 <= 1.50x the baseline at ${most} connections`, `worst x${worst.p99.toFixed(2)}`, worst.p99 <= 1.5);
       aim('product non-2xx = 0', String(worst.non2xx), worst.non2xx === 0);
+      apiTargets([...reads.measured, ...writes.measured]);
     }
     if (unkeptPages) console.log(unkeptPages);
     if (EXTRAS.has('conditional')) await withUnkept((unkept) => conditional(product, unkept));
