@@ -177,12 +177,17 @@ export interface Worst {
   non2xx: number;
 }
 
-/** One row of a comparison: a scenario at a connection count, on each server (with its peak RSS in MB). */
+/**
+ * One row of a comparison: a scenario at a connection count, on each server (with its peak RSS in
+ * MB), and the product's req/s and p99 over the baseline's.
+ */
 export interface Compared {
   scenario: string;
   connections: number;
   product: Run & { rss: number };
   baseline: Run & { rss: number };
+  ratio: number;
+  p99ratio: number;
 }
 
 /** Each scenario at each connection count on both servers, alternating which goes first. */
@@ -203,9 +208,9 @@ export async function compare(product: Server, baseline: Server, scenarios: Scen
       order = [...order].reverse();
       const p = runs.get(product.name) as Run & { rss: number };
       const b = runs.get(baseline.name) as Run & { rss: number };
-      measured.push({ scenario: s.name, connections: c, product: p, baseline: b });
       const ratio = p.rps / b.rps;
       const p99ratio = p.p99 / Math.max(b.p99, 1);
+      measured.push({ scenario: s.name, connections: c, product: p, baseline: b, ratio, p99ratio });
       worst = {
         ratio: Math.min(worst.ratio, ratio),
         p99: c === most ? Math.max(worst.p99, p99ratio) : worst.p99,
